@@ -1,0 +1,28 @@
+/*
+ * Shared declarations of the zt tool's subcommands. Exit codes:
+ *   0 success; 1 the file is invalid or a check failed; 2 usage error;
+ *   3 system error (I/O, out of memory).
+ */
+#ifndef ZT_TOOL_H
+#define ZT_TOOL_H
+
+#include <stdio.h>
+#include <ztensor/ztensor.h>
+
+enum { ZT_EXIT_OK = 0, ZT_EXIT_INVALID = 1, ZT_EXIT_USAGE = 2, ZT_EXIT_SYSTEM = 3 };
+
+int zt_cmd_info(int argc, char **argv);
+int zt_cmd_verify(int argc, char **argv);
+int zt_cmd_get(int argc, char **argv);
+int zt_cmd_pack(int argc, char **argv);
+
+/* Prints "zt CMD: FILE: message" and returns the exit code for the status. */
+int tool_report(const char *cmd, const char *file, const zt_error *err);
+/* Exit code for a library status. */
+int tool_exit_for(zt_status st);
+/* 1 if arg is -h or --help. */
+int tool_is_help(const char *arg);
+/* Write all bytes; 0 on success. */
+int tool_write_all(int fd, const void *p, size_t n);
+
+#endif

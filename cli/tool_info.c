@@ -1,0 +1,106 @@
+/* zt info: the manifest, human-readable or as the JSON the server serves. */
+#include "tool.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_help[] =
+    "NAME\n"
+    "    zt info - print the manifest of a zTensor file\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    zt info FILE [--json]\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    Opens and validates FILE, then prints its version, attributes and one\n"
+    "    line per object: name, format, shape and components (dtype, logical\n"
+    "    type, encoding, stored bytes, offset, digest).\n"
+    "\n"
+    "OPTIONS\n"
+    "    --json    print the manifest as JSON, exactly as ztensord serves it at\n"
+    "              GET /v1/files/{file} (mapping in docs/JSON.md)\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0 printed; 1 the file is invalid; 2 usage error; 3 system error.\n";
+
+static void print_shape(const zt_object *o)
+{
+    if (!zt_object_has_shape(o)) {
+        printf("-");
+        return;
+    }
+    printf("[");
+    for (size_t i = 0; i < zt_object_ndim(o); i++)
+        printf("%s%" PRIu64, i ? "," : "", zt_object_shape(o)[i]);
+    printf("]");
+}
+
+static void print_object(const zt_object *o)
+{
+    printf("  %s  %s  ", zt_object_name(o), zt_object_format(o));
+    print_shape(o);
+    printf("\n");
+    for (size_t i = 0; i < zt_object_component_count(o); i++) {
+        const zt_component *c = zt_object_component_at(o, i);
+        printf("    %-14s %-4s", zt_component_role(c), zt_dtype_name(zt_component_dtype(c)));
+        if (zt_component_type(c))
+            printf(" (%s)", zt_component_type(c));
+        printf(" %s %" PRIu64 " B @%" PRIu64, zt_component_encoding(c) ? "zstd" : "raw",
+               zt_component_length(c), zt_component_offset(c));
+        if (zt_component_encoding(c))
+            printf(" -> %" PRIu64 " B", zt_component_decoded_length(c));
+        if (zt_component_digest(c))
+            printf(" %s", zt_component_digest(c));
+        printf("\n");
+    }
+}
+
+int zt_cmd_info(int argc, char **argv)
+{
+    const char *file = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (tool_is_help(argv[i])) {
+            fputs(k_help, stdout);
+            return ZT_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!file && argv[i][0] != '-') {
+            file = argv[i];
+        } else {
+            fprintf(stderr, "zt info: unexpected argument \"%s\"\n%s", argv[i], k_help);
+            return ZT_EXIT_USAGE;
+        }
+    }
+    if (!file) {
+        fputs(k_help, stderr);
+        return ZT_EXIT_USAGE;
+    }
+    zt_file *f;
+    zt_error err;
+    if (zt_open(file, NULL, &f, &err))
+        return tool_report("info", file, &err);
+    if (zt_file_warning(f))
+        fprintf(stderr, "zt info: %s: warning: %s\n", file, zt_file_warning(f));
+    int rc = ZT_EXIT_OK;
+    if (json) {
+        char *s = zt_file_manifest_json(f, ZT_JSON_PRETTY, &err);
+        if (!s) {
+            rc = tool_report("info", file, &err);
+        } else {
+            puts(s);
+            zt_free(s);
+        }
+    } else {
+        printf("%s: %s, version %s, %" PRIu64 " bytes, %zu objects\n", file,
+               zt_file_kind_name(zt_file_get_kind(f)), zt_file_version(f), zt_file_size(f),
+               zt_file_object_count(f));
+        for (size_t i = 0; i < zt_file_object_count(f); i++)
+            print_object(zt_file_object_at(f, i));
+    }
+    zt_close(f);
+    if (fflush(stdout) != 0)
+        rc = ZT_EXIT_SYSTEM;
+    return rc;
+}

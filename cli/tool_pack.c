@@ -1,0 +1,217 @@
+/* zt pack: build a .zt file of dense objects from raw little-endian buffers. */
+#include "tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char k_help[] =
+    "NAME\n"
+    "    zt pack - build a zTensor file from raw buffers\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    zt pack -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none]\n"
+    "            NAME=DTYPE:SHAPE:RAWFILE...\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    Writes one dense object per NAME=DTYPE:SHAPE:RAWFILE argument, streaming\n"
+    "    RAWFILE (\"-\" is standard input, usable once) into the object's data\n"
+    "    component. NAME ends at the first '='; it may be any UTF-8 text without\n"
+    "    '='. DTYPE is a storage type (f64 f32 f16 bf16 i64 i32 i16 i8 u64 u32 u16\n"
+    "    u8 bool, or the long names float32 ...) or a logical type (f8_e4m3fn,\n"
+    "    f8_e5m2, f8_e4m3fnuz, f8_e5m2fnuz, complex64, complex128). SHAPE is\n"
+    "    dimensions joined by 'x' (1024x768); an empty SHAPE is a scalar.\n"
+    "    RAWFILE must hold exactly product(SHAPE) elements. OUT.zt appears only\n"
+    "    when complete (temporary file, fsync, rename, fsync of the directory).\n"
+    "\n"
+    "OPTIONS\n"
+    "    -o OUT.zt           output file (required)\n"
+    "    --compress[=LEVEL]  zstd-compress every component (level 1-19, default 3)\n"
+    "    --digest KIND       sha256 (default), crc32c or none\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0 written; 1 a buffer does not match its shape; 2 usage error;\n"
+    "    3 system error.\n";
+
+typedef struct spec {
+    char *name;
+    zt_dtype dtype;
+    const char *type;
+    size_t ndim;
+    uint64_t shape[ZT_MAX_NDIM];
+    const char *path;
+} spec;
+
+static int parse_dtype(const char *s, spec *sp)
+{
+    sp->type = NULL;
+    sp->dtype = zt_dtype_parse(s, strlen(s));
+    if (!sp->dtype)
+        sp->dtype = zt_dtype_parse_long(s, strlen(s));
+    if (sp->dtype)
+        return 0;
+    unsigned ratio;
+    if (zt_logical_type_info(s, &sp->dtype, &ratio)) {
+        sp->type = s;
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_shape(char *s, spec *sp)
+{
+    sp->ndim = 0;
+    if (!*s)
+        return 0;
+    for (char *tok = strtok(s, "x"); tok; tok = strtok(NULL, "x")) {
+        char *end;
+        errno = 0;
+        if (sp->ndim == ZT_MAX_NDIM || *tok < '0' || *tok > '9')
+            return -1;
+        unsigned long long v = strtoull(tok, &end, 10);
+        if (*end || errno)
+            return -1;
+        sp->shape[sp->ndim++] = v;
+    }
+    return 0;
+}
+
+/* NAME=DTYPE:SHAPE:RAWFILE; modifies arg. */
+static int parse_spec(char *arg, spec *sp)
+{
+    char *eq = strchr(arg, '=');
+    if (!eq)
+        return -1;
+    *eq = 0;
+    sp->name = arg;
+    char *dt = eq + 1, *c1 = strchr(dt, ':');
+    if (!c1)
+        return -1;
+    *c1 = 0;
+    char *sh = c1 + 1, *c2 = strchr(sh, ':');
+    if (!c2 || !c2[1])
+        return -1;
+    *c2 = 0;
+    sp->path = c2 + 1;
+    if (parse_dtype(dt, sp) != 0) {
+        fprintf(stderr, "zt pack: \"%s\": unknown dtype \"%s\"\n", sp->name, dt);
+        return -1;
+    }
+    if (parse_shape(sh, sp) != 0) {
+        fprintf(stderr, "zt pack: \"%s\": bad shape (write it like 1024x768)\n", sp->name);
+        return -1;
+    }
+    return 0;
+}
+
+static int pack_one(zt_writer *w, const spec *sp, const zt_component_spec *cs, zt_error *err)
+{
+    int fd = strcmp(sp->path, "-") ? open(sp->path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+    if (fd < 0) {
+        fprintf(stderr, "zt pack: %s: %s\n", sp->path, strerror(errno));
+        return ZT_EXIT_SYSTEM;
+    }
+    zt_component_spec c = *cs;
+    c.dtype = sp->dtype;
+    c.type = sp->type;
+    static char buf[1 << 20];
+    zt_status st = zt_writer_begin(w, &c, err);
+    while (!st) {
+        ssize_t r = read(fd, buf, sizeof(buf));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            fprintf(stderr, "zt pack: %s: %s\n", sp->path, strerror(errno));
+            if (fd != STDIN_FILENO)
+                close(fd);
+            return ZT_EXIT_SYSTEM;
+        }
+        if (r == 0)
+            break;
+        st = zt_writer_write(w, buf, (size_t)r, err);
+    }
+    if (fd != STDIN_FILENO)
+        close(fd);
+    size_t id;
+    const char *role = "data";
+    if (!st)
+        st = zt_writer_end(w, &id, err);
+    if (!st)
+        st = zt_writer_add_object(w, sp->name, "dense", sp->ndim, sp->shape, NULL, 1, &role,
+                                  &id, err);
+    return st ? tool_report("pack", sp->path, err) : ZT_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, const char **out, zt_component_spec *cs, spec *specs,
+                      int *nspecs)
+{
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (tool_is_help(a)) {
+            fputs(k_help, stdout);
+            return -1;
+        } else if (!strcmp(a, "-o") && i + 1 < argc) {
+            *out = argv[++i];
+        } else if (!strncmp(a, "--compress", 10) && (a[10] == 0 || a[10] == '=')) {
+            cs->encoding = ZT_ENC_ZSTD;
+            cs->zstd_level = a[10] ? atoi(a + 11) : 3;
+            if (cs->zstd_level < 1 || cs->zstd_level > 19) {
+                fprintf(stderr, "zt pack: compression level must be 1-19\n");
+                return ZT_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--digest") && i + 1 < argc) {
+            const char *d = argv[++i];
+            cs->digest = !strcmp(d, "sha256")   ? ZT_DIGEST_SHA256
+                         : !strcmp(d, "crc32c") ? ZT_DIGEST_CRC32C
+                         : !strcmp(d, "none")   ? ZT_DIGEST_NONE
+                                                : (zt_digest_kind)-1;
+            if ((int)cs->digest < 0) {
+                fprintf(stderr, "zt pack: --digest must be sha256, crc32c or none\n");
+                return ZT_EXIT_USAGE;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "zt pack: unknown option \"%s\"\n", a);
+            return ZT_EXIT_USAGE;
+        } else if (parse_spec(a, &specs[(*nspecs)++]) != 0) {
+            fprintf(stderr, "zt pack: bad argument \"%s\" (want NAME=DTYPE:SHAPE:RAWFILE)\n",
+                    argv[i]);
+            return ZT_EXIT_USAGE;
+        }
+    }
+    if (!*out || !*nspecs) {
+        fprintf(stderr, "zt pack: need -o OUT.zt and at least one NAME=DTYPE:SHAPE:RAWFILE\n");
+        return ZT_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int zt_cmd_pack(int argc, char **argv)
+{
+    const char *out = NULL;
+    zt_component_spec cs = {.encoding = ZT_ENC_RAW, .digest = ZT_DIGEST_SHA256};
+    spec *specs = calloc((size_t)argc, sizeof(*specs));
+    int nspecs = 0;
+    if (!specs)
+        return ZT_EXIT_SYSTEM;
+    int rc = parse_args(argc, argv, &out, &cs, specs, &nspecs);
+    if (rc) {
+        free(specs);
+        return rc < 0 ? ZT_EXIT_OK : rc;
+    }
+    zt_writer *w;
+    zt_error err;
+    if (zt_writer_open(out, NULL, &w, &err)) {
+        free(specs);
+        return tool_report("pack", out, &err);
+    }
+    for (int i = 0; i < nspecs && !rc; i++)
+        rc = pack_one(w, &specs[i], &cs, &err);
+    if (!rc && zt_writer_finish(w, &err))
+        rc = tool_report("pack", out, &err);
+    zt_writer_free(w);
+    free(specs);
+    return rc;
+}

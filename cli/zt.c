@@ -1,0 +1,50 @@
+/* zt: inspect, verify, extract and pack zTensor files. Dispatches to tool_*.c. */
+#include "tool.h"
+
+#include <string.h>
+
+static const char k_usage[] =
+    "NAME\n"
+    "    zt - inspect, verify, extract and pack zTensor (.zt) files\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    zt info FILE [--json]\n"
+    "    zt verify FILE...\n"
+    "    zt get FILE OBJECT [COMPONENT] [-o OUT]\n"
+    "    zt pack -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none] "
+    "NAME=DTYPE:SHAPE:RAWFILE...\n"
+    "    zt --version\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    Every command has its own --help (for example: zt pack --help).\n"
+    "    Files in zTensor 1.2 and 1.0 layouts are read; 1.2 is written.\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0  success\n"
+    "    1  the file is invalid, or a check failed\n"
+    "    2  usage error\n"
+    "    3  system error (I/O, missing file, out of memory)\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || tool_is_help(argv[1]) || !strcmp(argv[1], "help")) {
+        fputs(k_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? ZT_EXIT_USAGE : ZT_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("zt %s (zTensor format %s)\n", ZT_VERSION_STRING, ZT_FORMAT_VERSION);
+        return ZT_EXIT_OK;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"info", zt_cmd_info},
+                {"verify", zt_cmd_verify},
+                {"get", zt_cmd_get},
+                {"pack", zt_cmd_pack}};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (!strcmp(argv[1], cmds[i].name))
+            return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "zt: unknown command \"%s\" (see zt --help)\n", argv[1]);
+    return ZT_EXIT_USAGE;
+}

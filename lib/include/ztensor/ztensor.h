@@ -1,0 +1,385 @@
+/*
+ * libztensor: read, validate and write zTensor (.zt) files.
+ *
+ * One public header. Every handle is opaque. Every function that can fail
+ * returns a zt_status and, when given a zt_error, fills it with a message that
+ * names the object, the component and the byte offset involved.
+ *
+ * Ownership, stated once for the whole API:
+ *  - zt_file, zt_writer, zt_decoder are created by zt_*_open/new and released
+ *    by the matching zt_*_close/free, which accept NULL.
+ *  - const pointers returned by accessors (objects, components, values, names,
+ *    shapes) are owned by the zt_file and live until zt_close().
+ *  - char * returned by functions named *_json are malloc'ed: release them with
+ *    zt_free().
+ *
+ * Thread safety: a zt_file is immutable after zt_open() and may be read from
+ * any number of threads. A zt_writer or zt_decoder is used by one thread.
+ */
+#ifndef ZTENSOR_H
+#define ZTENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ZT_BUILDING_LIBRARY)
+#define ZT_API __attribute__((visibility("default")))
+#else
+#define ZT_API
+#endif
+
+#define ZT_VERSION_MAJOR 0
+#define ZT_VERSION_MINOR 1
+#define ZT_VERSION_PATCH 0
+#define ZT_VERSION_STRING "0.1.0"
+
+/* The newest zTensor format version this library reads and writes. */
+#define ZT_FORMAT_VERSION "1.2.0"
+
+/* Defaults of zt_open_options. */
+#define ZT_DEFAULT_MAX_MANIFEST (64ull << 20)       /* 64 MiB */
+#define ZT_SPEC_MAX_MANIFEST (1000ull * 1000 * 1000) /* the spec's 1 GB ceiling */
+#define ZT_DEFAULT_MAX_UNCOMPRESSED (64ull << 30)   /* 64 GiB per component */
+#define ZT_MAX_DEPTH 64                              /* CBOR nesting */
+#define ZT_MAX_NDIM 64
+#define ZT_ALIGNMENT 64
+
+/* ---------------------------------------------------------------- errors */
+
+/* Stable, explicitly numbered codes. Never renumber; only append. */
+#define ZT_STATUS_LIST(X)                                                                          \
+    X(ZT_OK, 0, "ok")                                                                              \
+    X(ZT_E_NOMEM, 1, "out of memory")                                                              \
+    X(ZT_E_IO, 2, "I/O error")                                                                     \
+    X(ZT_E_ARG, 3, "invalid argument")                                                             \
+    X(ZT_E_TRUNCATED, 10, "file truncated")                                                        \
+    X(ZT_E_MAGIC, 11, "bad magic")                                                                 \
+    X(ZT_E_MANIFEST_SIZE, 12, "bad manifest size")                                                 \
+    X(ZT_E_CBOR, 13, "malformed CBOR")                                                             \
+    X(ZT_E_DEPTH, 14, "nesting too deep")                                                          \
+    X(ZT_E_LIMIT, 15, "limit exceeded")                                                            \
+    X(ZT_E_VERSION, 20, "unsupported version")                                                     \
+    X(ZT_E_SCHEMA, 21, "manifest schema violation")                                                \
+    X(ZT_E_DUPLICATE, 22, "duplicate name")                                                        \
+    X(ZT_E_DTYPE, 30, "bad dtype")                                                                 \
+    X(ZT_E_TYPE, 31, "bad logical type")                                                           \
+    X(ZT_E_ALIGN, 32, "misaligned offset")                                                         \
+    X(ZT_E_BOUNDS, 33, "out of bounds")                                                            \
+    X(ZT_E_SIZE, 34, "size mismatch")                                                              \
+    X(ZT_E_ENCODING, 35, "bad encoding")                                                           \
+    X(ZT_E_DIGEST_FORMAT, 36, "malformed digest")                                                  \
+    X(ZT_E_COMPONENTS, 37, "missing or invalid component")                                         \
+    X(ZT_E_DIGEST_MISMATCH, 40, "digest mismatch")                                                 \
+    X(ZT_E_ZSTD, 41, "zstd error")                                                                 \
+    X(ZT_E_NOT_FOUND, 42, "not found")                                                             \
+    X(ZT_E_STATE, 43, "call out of order")                                                         \
+    X(ZT_E_UNSUPPORTED, 44, "unsupported")                                                         \
+    X(ZT_E_JSON, 45, "JSON error")                                                                 \
+    X(ZT_E_OVERLAP, 46, "overlapping data")                                                      \
+    X(ZT_E_NOSPACE, 47, "no space left on device")
+
+typedef enum zt_status {
+#define ZT__ENUM(name, num, text) name = num,
+    ZT_STATUS_LIST(ZT__ENUM)
+#undef ZT__ENUM
+} zt_status;
+
+/* "ZT_E_BOUNDS" for ZT_E_BOUNDS; "ZT_E_UNKNOWN" for a number not in the list. */
+ZT_API const char *zt_status_name(zt_status s);
+/* "out of bounds" for ZT_E_BOUNDS. Static strings. */
+ZT_API const char *zt_status_text(zt_status s);
+
+/* Filled by failing calls. Caller-allocated; no ownership. `message` is the
+ * complete human sentence and already names object, component and offset. */
+typedef struct zt_error {
+    zt_status code;
+    int has_offset;      /* offset below is meaningful */
+    uint64_t offset;     /* byte offset in the file (or in the input) */
+    char object[256];    /* object name, "" if none */
+    char component[128]; /* component role, "" if none */
+    char message[768];
+} zt_error;
+
+/* --------------------------------------------------------------- memory */
+
+/* Replace the allocator used by the library itself (not by zstd, OpenSSL or
+ * jansson). Meant for tests that fail the Nth allocation. Not thread safe:
+ * call before any other zt_ function. NULL arguments restore the default. */
+ZT_API void zt_set_allocator(void *(*malloc_fn)(size_t), void *(*realloc_fn)(void *, size_t),
+                             void (*free_fn)(void *));
+/* Release memory that the API documented as "release with zt_free". */
+ZT_API void zt_free(void *p);
+
+/* ---------------------------------------------------------------- types */
+
+typedef enum zt_dtype {
+    ZT_DTYPE_INVALID = 0,
+    ZT_DTYPE_F64,
+    ZT_DTYPE_F32,
+    ZT_DTYPE_F16,
+    ZT_DTYPE_BF16,
+    ZT_DTYPE_I64,
+    ZT_DTYPE_I32,
+    ZT_DTYPE_I16,
+    ZT_DTYPE_I8,
+    ZT_DTYPE_U64,
+    ZT_DTYPE_U32,
+    ZT_DTYPE_U16,
+    ZT_DTYPE_U8,
+    ZT_DTYPE_BOOL,
+    ZT_DTYPE_COUNT
+} zt_dtype;
+
+/* "f32"; NULL for an invalid value. */
+ZT_API const char *zt_dtype_name(zt_dtype d);
+/* Accepts the 1.2 short names ("f32"); returns ZT_DTYPE_INVALID otherwise. */
+ZT_API zt_dtype zt_dtype_parse(const char *name, size_t len);
+/* Accepts the 1.0 long names ("float32", "bfloat16", "uint8", "bool"). */
+ZT_API zt_dtype zt_dtype_parse_long(const char *name, size_t len);
+/* Bytes per element: 8, 4, 2 or 1; 0 for an invalid value. */
+ZT_API unsigned zt_dtype_width(zt_dtype d);
+
+/* For a known logical type: its required storage dtype and ratio (storage
+ * elements per logical element). Returns 0 for an unknown logical type. */
+ZT_API int zt_logical_type_info(const char *type, zt_dtype *storage, unsigned *ratio);
+
+typedef enum zt_encoding { ZT_ENC_RAW = 0, ZT_ENC_ZSTD = 1 } zt_encoding;
+typedef enum zt_digest_kind { ZT_DIGEST_NONE = 0, ZT_DIGEST_SHA256 = 1, ZT_DIGEST_CRC32C = 2 } zt_digest_kind;
+
+/* What kind of file a zt_file was read from. */
+typedef enum zt_file_kind {
+    ZT_KIND_ZT_1_2 = 1,   /* footer magic; "objects" manifest */
+    ZT_KIND_ZT_1_0 = 2,   /* no footer magic; "tensors" manifest */
+    ZT_KIND_SAFETENSORS = 3,
+    ZT_KIND_ALT = 4
+} zt_file_kind;
+/* "zt-1.2", "zt-1.0", "safetensors", "alt". */
+ZT_API const char *zt_file_kind_name(zt_file_kind k);
+
+/* --------------------------------------------------------------- values */
+
+/* A CBOR (or JSON) value from a manifest's attributes, read-only. */
+typedef struct zt_value zt_value;
+typedef enum zt_value_kind {
+    ZT_VAL_UINT = 0,  /* zt_value_uint() */
+    ZT_VAL_NEGINT,    /* value is -1 - zt_value_uint() */
+    ZT_VAL_BYTES,     /* zt_value_data() */
+    ZT_VAL_TEXT,      /* zt_value_data(); valid UTF-8; NUL-terminated */
+    ZT_VAL_ARRAY,     /* zt_value_count(), zt_value_item() */
+    ZT_VAL_MAP,       /* zt_value_count(), zt_value_key(), zt_value_item() */
+    ZT_VAL_TAG,       /* zt_value_uint() is the tag, zt_value_item(v, 0) the content */
+    ZT_VAL_FALSE,
+    ZT_VAL_TRUE,
+    ZT_VAL_NULL,
+    ZT_VAL_UNDEFINED,
+    ZT_VAL_SIMPLE,    /* other simple value: zt_value_uint() */
+    ZT_VAL_FLOAT      /* zt_value_float() */
+} zt_value_kind;
+
+ZT_API zt_value_kind zt_value_get_kind(const zt_value *v);
+ZT_API uint64_t zt_value_uint(const zt_value *v);
+ZT_API double zt_value_float(const zt_value *v);
+ZT_API const char *zt_value_data(const zt_value *v, size_t *len);
+ZT_API size_t zt_value_count(const zt_value *v);
+ZT_API const zt_value *zt_value_item(const zt_value *v, size_t i);
+ZT_API const zt_value *zt_value_key(const zt_value *v, size_t i);
+/* For a map: the value under a text key, or NULL. */
+ZT_API const zt_value *zt_value_get(const zt_value *map, const char *key);
+
+/* --------------------------------------------------------------- reader */
+
+typedef struct zt_file zt_file;
+typedef struct zt_object zt_object;
+typedef struct zt_component zt_component;
+
+typedef struct zt_open_options {
+    uint64_t max_manifest_size;   /* 0 = ZT_DEFAULT_MAX_MANIFEST; capped at ZT_SPEC_MAX_MANIFEST */
+    uint64_t max_uncompressed;    /* 0 = ZT_DEFAULT_MAX_UNCOMPRESSED */
+    unsigned flags;               /* ZT_OPEN_* */
+} zt_open_options;
+
+/* Do not mmap; read the whole file into memory (for filesystems without mmap). */
+#define ZT_OPEN_NO_MMAP 1u
+/* For .zt, .safetensors and .alt files, the kind is detected from the bytes. */
+
+/* Open and validate `path`. On success *out owns the mapping and an fd. */
+ZT_API zt_status zt_open(const char *path, const zt_open_options *opt, zt_file **out, zt_error *err);
+/* Same over an fd the caller keeps: the library dup()s it. */
+ZT_API zt_status zt_open_fd(int fd, const zt_open_options *opt, zt_file **out, zt_error *err);
+/* Same over bytes in memory, which must outlive the zt_file (no copy).
+ * This is the pure entry point the fuzzers use. zt_file_fd() returns -1. */
+ZT_API zt_status zt_open_memory(const void *data, size_t len, const zt_open_options *opt,
+                                zt_file **out, zt_error *err);
+ZT_API void zt_close(zt_file *f);
+
+ZT_API zt_file_kind zt_file_get_kind(const zt_file *f);
+/* The manifest's version string ("1.2.0", "1.0"); "" for foreign formats. */
+ZT_API const char *zt_file_version(const zt_file *f);
+/* A warning from opening (e.g. a newer minor version), or NULL. */
+ZT_API const char *zt_file_warning(const zt_file *f);
+ZT_API uint64_t zt_file_size(const zt_file *f);
+/* Start of the mapped bytes, and the fd (-1 for zt_open_memory). */
+ZT_API const uint8_t *zt_file_bytes(const zt_file *f);
+ZT_API int zt_file_fd(const zt_file *f);
+/* Byte range of the manifest (CBOR or JSON header) inside the file. */
+ZT_API uint64_t zt_file_manifest_offset(const zt_file *f);
+ZT_API uint64_t zt_file_manifest_length(const zt_file *f);
+/* File attributes as a map, or NULL when the file has none. */
+ZT_API const zt_value *zt_file_attributes(const zt_file *f);
+
+/* Objects in manifest order. */
+ZT_API size_t zt_file_object_count(const zt_file *f);
+ZT_API const zt_object *zt_file_object_at(const zt_file *f, size_t i);
+/* Exact-name lookup (hash table); NULL when absent. */
+ZT_API const zt_object *zt_file_find_object(const zt_file *f, const char *name, size_t len);
+
+ZT_API const char *zt_object_name(const zt_object *o);
+ZT_API size_t zt_object_name_len(const zt_object *o);
+/* "dense", "sparse_csr", ... or an unknown format string as stored. */
+ZT_API const char *zt_object_format(const zt_object *o);
+ZT_API size_t zt_object_ndim(const zt_object *o);
+ZT_API const uint64_t *zt_object_shape(const zt_object *o);
+/* 1 when the object carries a shape. */
+ZT_API int zt_object_has_shape(const zt_object *o);
+ZT_API const zt_value *zt_object_attributes(const zt_object *o);
+ZT_API size_t zt_object_component_count(const zt_object *o);
+ZT_API const zt_component *zt_object_component_at(const zt_object *o, size_t i);
+ZT_API const zt_component *zt_object_find_component(const zt_object *o, const char *role);
+/* For foreign formats: the tensor name in the original file ("" if none). */
+ZT_API const char *zt_object_source_name(const zt_object *o);
+
+ZT_API const char *zt_component_role(const zt_component *c);
+ZT_API zt_dtype zt_component_dtype(const zt_component *c);
+/* Logical type as stored, or NULL when absent. */
+ZT_API const char *zt_component_type(const zt_component *c);
+ZT_API uint64_t zt_component_offset(const zt_component *c);
+ZT_API uint64_t zt_component_length(const zt_component *c);
+ZT_API zt_encoding zt_component_encoding(const zt_component *c);
+/* uncompressed_length for zstd; equals length for raw. */
+ZT_API uint64_t zt_component_decoded_length(const zt_component *c);
+ZT_API zt_digest_kind zt_component_digest_kind(const zt_component *c);
+/* The digest string as stored ("sha256:ab..."), or NULL. */
+ZT_API const char *zt_component_digest(const zt_component *c);
+/* Binary digest: 32 bytes for sha256, 4 (big-endian value) for crc32c. */
+ZT_API const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len);
+
+/* Zero-copy pointer to the stored bytes (any encoding); valid until zt_close(). */
+ZT_API const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c);
+
+/* Decoded bytes into buf (cap >= zt_component_decoded_length). *out_len gets
+ * the number of bytes written. zstd output is capped at uncompressed_length and
+ * must equal it. */
+ZT_API zt_status zt_component_read(const zt_file *f, const zt_component *c, void *buf, size_t cap,
+                                   size_t *out_len, zt_error *err);
+
+/* Decoded bytes pushed to a callback. A non-zero return from sink stops with ZT_E_IO. */
+typedef int (*zt_sink_fn)(void *ud, const void *data, size_t len);
+ZT_API zt_status zt_component_stream(const zt_file *f, const zt_component *c, zt_sink_fn sink,
+                                     void *ud, zt_error *err);
+
+/* Pull decoder: fills buf with the next decoded bytes; *out_len == 0 at the end. */
+typedef struct zt_decoder zt_decoder;
+ZT_API zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **out,
+                                zt_error *err);
+ZT_API zt_status zt_decoder_read(zt_decoder *d, void *buf, size_t cap, size_t *out_len,
+                                 zt_error *err);
+ZT_API void zt_decoder_free(zt_decoder *d);
+
+/* Recompute the component's digest over its stored bytes. ZT_OK when it
+ * matches or when there is no digest (*checked = 0 then). */
+ZT_API zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_component *c,
+                                     int *checked, zt_error *err);
+
+/* ----------------------------------------------------------------- JSON */
+
+#define ZT_JSON_COMPACT 0u
+#define ZT_JSON_PRETTY 1u
+
+/* The whole manifest as JSON (see docs/JSON.md for the mapping). Release with zt_free(). */
+ZT_API char *zt_file_manifest_json(const zt_file *f, unsigned flags, zt_error *err);
+/* One object as JSON. Release with zt_free(). */
+ZT_API char *zt_object_json(const zt_object *o, unsigned flags, zt_error *err);
+
+/* --------------------------------------------------------------- digest */
+
+/* Incremental sha256 / crc32c. */
+typedef struct zt_hasher zt_hasher;
+ZT_API zt_hasher *zt_hasher_new(zt_digest_kind kind);
+ZT_API void zt_hasher_update(zt_hasher *h, const void *data, size_t len);
+/* Writes 32 bytes (sha256) or 4 bytes (crc32c, big-endian); returns the count. */
+ZT_API size_t zt_hasher_final(zt_hasher *h, uint8_t out[32]);
+ZT_API void zt_hasher_free(zt_hasher *h);
+ZT_API uint32_t zt_crc32c(uint32_t crc, const void *data, size_t len);
+/* "sha256:<64 hex>" or "crc32c:0x<8 HEX>" into out (>= 72 bytes). */
+ZT_API void zt_digest_format(zt_digest_kind kind, const uint8_t *bin, char out[80]);
+/* Parse a digest string; returns ZT_OK and fills kind/bin (32 bytes room). */
+ZT_API zt_status zt_digest_parse(const char *s, size_t len, zt_digest_kind *kind, uint8_t bin[32]);
+
+/* --------------------------------------------------------------- writer */
+
+typedef struct zt_writer zt_writer;
+
+typedef struct zt_writer_options {
+    int fsync;       /* fsync the file (and, for a path, its directory). Default 1 via zt_writer_options_init */
+    int mode;        /* file mode for a path; 0 = 0644 */
+} zt_writer_options;
+ZT_API void zt_writer_options_init(zt_writer_options *o);
+
+/* Write to `path`: bytes go to a temporary file beside it, and zt_writer_finish()
+ * fsyncs, renames it over `path` and fsyncs the directory. */
+ZT_API zt_status zt_writer_open(const char *path, const zt_writer_options *opt, zt_writer **out,
+                                zt_error *err);
+/* Write to an fd the caller keeps, from its current position (expected 0). No rename. */
+ZT_API zt_status zt_writer_open_fd(int fd, const zt_writer_options *opt, zt_writer **out,
+                                   zt_error *err);
+
+typedef struct zt_component_spec {
+    zt_dtype dtype;
+    const char *type;        /* logical type or NULL */
+    zt_encoding encoding;    /* ZT_ENC_ZSTD compresses on the fly */
+    int zstd_level;          /* 0 = default (3) */
+    zt_digest_kind digest;   /* over the stored bytes */
+} zt_component_spec;
+
+/* Start a component; the writer pads to 64 bytes first. */
+ZT_API zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error *err);
+ZT_API zt_status zt_writer_write(zt_writer *w, const void *data, size_t len, zt_error *err);
+/* Finish the component; *id (may be NULL) identifies it for zt_writer_add_object. */
+ZT_API zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err);
+/* Abandon the component being written: its bytes are cut back out of the file. */
+ZT_API zt_status zt_writer_cancel(zt_writer *w, zt_error *err);
+
+/* Facts about a finished component. */
+typedef struct zt_written_component {
+    uint64_t offset, length, uncompressed_length;
+    zt_encoding encoding;
+    zt_digest_kind digest_kind;
+    char digest[80];
+    uint8_t sha256[32]; /* always computed over the stored bytes when digest is sha256 */
+} zt_written_component;
+ZT_API zt_status zt_writer_component_info(const zt_writer *w, size_t id, zt_written_component *out);
+
+/* Add an object made of finished components. roles[i] names components ids[i].
+ * attributes_json is a JSON object text or NULL. The object is validated like a
+ * read one (sizes against shape, required components). */
+ZT_API zt_status zt_writer_add_object(zt_writer *w, const char *name, const char *format,
+                                      size_t ndim, const uint64_t *shape,
+                                      const char *attributes_json, size_t ncomp,
+                                      const char *const *roles, const size_t *ids, zt_error *err);
+/* File attributes as a JSON object text. */
+ZT_API zt_status zt_writer_set_attributes(zt_writer *w, const char *attributes_json, zt_error *err);
+/* Write manifest, size and footer; publish when opened on a path. */
+ZT_API zt_status zt_writer_finish(zt_writer *w, zt_error *err);
+/* Bytes written so far. */
+ZT_API uint64_t zt_writer_position(const zt_writer *w);
+/* Free; a writer that was not finished removes its temporary file. */
+ZT_API void zt_writer_free(zt_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZTENSOR_H */

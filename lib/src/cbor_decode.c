@@ -1,0 +1,403 @@
+/*
+ * A bounded CBOR decoder (RFC 8949) for manifests from strangers.
+ *
+ * Why not libcbor's cbor_load(): it allocates an array by its declared length
+ * before any element is read, and frees trees recursively. Here:
+ *  - no recursion: containers live on an explicit frame stack of at most
+ *    max_depth entries;
+ *  - no allocation sized by a declared length: children are collected on a
+ *    growable stack as they are actually decoded, and a container's declared
+ *    count is first checked against the bytes left (each item needs >= 1 byte);
+ *  - every text string is checked to be UTF-8.
+ * Memory is therefore O(input bytes), and time O(input bytes).
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct frame {
+    uint8_t kind;       /* ZT_VAL_ARRAY, ZT_VAL_MAP, ZT_VAL_TAG */
+    bool indefinite;
+    uint64_t expected;  /* items (map: keys + values) */
+    uint64_t got;
+    size_t base;        /* index of the first child on the value stack */
+    uint64_t tag;
+    uint64_t at;        /* offset of the head, for messages */
+} frame;
+
+typedef struct dec {
+    const uint8_t *p;
+    size_t len, pos;
+    uint64_t base_off;
+    zt_arena *arena;
+    zt_error *err;
+    zt_value *vs;       /* value stack */
+    size_t vn, vcap;
+} dec;
+
+#define FAIL_AT(d, code, at, ...) zt__fail((d)->err, (code), NULL, NULL, 1, (d)->base_off + (at), __VA_ARGS__)
+
+static zt_status push_value(dec *d, const zt_value *v)
+{
+    if (d->vn == d->vcap) {
+        size_t ncap = d->vcap ? d->vcap * 2 : 256;
+        zt_value *nv = zt__realloc(d->vs, ncap * sizeof(*nv));
+        if (!nv)
+            return ZT_FAIL(d->err, ZT_E_NOMEM, "out of memory decoding the manifest");
+        d->vs = nv;
+        d->vcap = ncap;
+    }
+    d->vs[d->vn++] = *v;
+    return ZT_OK;
+}
+
+static bool utf8_valid(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k;
+        uint32_t cp;
+        if ((c & 0xE0) == 0xC0) {
+            k = 1;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            k = 2;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            k = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + k >= n)
+            return false;
+        for (size_t j = 1; j <= k; j++) {
+            if ((s[i + j] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + j] & 0x3F);
+        }
+        if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += k + 1;
+    }
+    return true;
+}
+
+/* Reads the argument of a head whose initial byte is at d->pos. */
+static zt_status read_head(dec *d, unsigned *major, unsigned *ai, uint64_t *arg)
+{
+    size_t at = d->pos;
+    if (d->pos >= d->len)
+        return FAIL_AT(d, ZT_E_CBOR, at, "manifest ends inside a CBOR item");
+    uint8_t ib = d->p[d->pos++];
+    *major = ib >> 5;
+    *ai = ib & 31;
+    if (*ai < 24) {
+        *arg = *ai;
+        return ZT_OK;
+    }
+    if (*ai > 27) {
+        if (*ai == 31)
+            return ZT_OK;
+        return FAIL_AT(d, ZT_E_CBOR, at, "reserved CBOR additional information %u", *ai);
+    }
+    size_t nb = (size_t)1 << (*ai - 24);
+    if (d->len - d->pos < nb)
+        return FAIL_AT(d, ZT_E_CBOR, at, "manifest ends inside a CBOR head");
+    uint64_t v = 0;
+    for (size_t i = 0; i < nb; i++)
+        v = (v << 8) | d->p[d->pos + i];
+    d->pos += nb;
+    *arg = v;
+    return ZT_OK;
+}
+
+static double half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1F;
+    int m = h & 0x3FF;
+    double v;
+    if (e == 0)
+        v = ldexp(m, -24);
+    else if (e == 31)
+        v = m ? NAN : INFINITY;
+    else
+        v = ldexp(m + 1024, e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static zt_status make_string(dec *d, unsigned major, uint64_t at, const uint8_t *src, size_t n,
+                             zt_value *out)
+{
+    if (major == 3 && !utf8_valid(src, n))
+        return FAIL_AT(d, ZT_E_CBOR, at, "text string is not valid UTF-8");
+    if (n > UINT32_MAX)
+        return FAIL_AT(d, ZT_E_LIMIT, at, "string too long");
+    char *s = zt__arena_strndup(d->arena, (const char *)src, n);
+    if (!s)
+        return ZT_FAIL(d->err, ZT_E_NOMEM, "out of memory decoding the manifest");
+    out->kind = major == 3 ? ZT_VAL_TEXT : ZT_VAL_BYTES;
+    out->n = (uint32_t)n;
+    out->v.s = s;
+    return ZT_OK;
+}
+
+/* Indefinite-length string: definite chunks of the same major type, then a break. */
+static zt_status indefinite_string(dec *d, unsigned major, uint64_t at, zt_value *out)
+{
+    size_t scan = d->pos, total = 0;
+    for (;;) {
+        if (scan >= d->len)
+            return FAIL_AT(d, ZT_E_CBOR, at, "indefinite string has no break");
+        if (d->p[scan] == 0xFF)
+            break;
+        size_t save = d->pos;
+        d->pos = scan;
+        unsigned cm, cai;
+        uint64_t clen;
+        zt_status st = read_head(d, &cm, &cai, &clen);
+        if (st)
+            return st;
+        if (cm != major || cai == 31)
+            return FAIL_AT(d, ZT_E_CBOR, scan, "bad chunk in an indefinite-length string");
+        if (clen > d->len - d->pos)
+            return FAIL_AT(d, ZT_E_CBOR, scan, "string chunk longer than the manifest");
+        total += (size_t)clen;
+        scan = d->pos + (size_t)clen;
+        d->pos = save;
+    }
+    uint8_t *buf = zt__arena_alloc(d->arena, total + 1);
+    if (!buf)
+        return ZT_FAIL(d->err, ZT_E_NOMEM, "out of memory decoding the manifest");
+    size_t w = 0;
+    while (d->p[d->pos] != 0xFF) {
+        unsigned cm, cai;
+        uint64_t clen;
+        read_head(d, &cm, &cai, &clen);
+        memcpy(buf + w, d->p + d->pos, (size_t)clen);
+        w += (size_t)clen;
+        d->pos += (size_t)clen;
+    }
+    d->pos++; /* break */
+    zt_status st = make_string(d, major, at, buf, total, out);
+    return st;
+}
+
+static zt_status simple_value(dec *d, unsigned ai, uint64_t arg, uint64_t at, zt_value *v)
+{
+    switch (ai) {
+    case 20:
+        v->kind = ZT_VAL_FALSE;
+        return ZT_OK;
+    case 21:
+        v->kind = ZT_VAL_TRUE;
+        return ZT_OK;
+    case 22:
+        v->kind = ZT_VAL_NULL;
+        return ZT_OK;
+    case 23:
+        v->kind = ZT_VAL_UNDEFINED;
+        return ZT_OK;
+    case 24:
+        if (arg < 32)
+            return FAIL_AT(d, ZT_E_CBOR, at, "invalid two-byte simple value %llu",
+                           (unsigned long long)arg);
+        v->kind = ZT_VAL_SIMPLE;
+        v->v.u = arg;
+        return ZT_OK;
+    case 25:
+        v->kind = ZT_VAL_FLOAT;
+        v->v.f = half_to_double((uint16_t)arg);
+        return ZT_OK;
+    case 26: {
+        uint32_t bits = (uint32_t)arg;
+        float f;
+        memcpy(&f, &bits, 4);
+        v->kind = ZT_VAL_FLOAT;
+        v->v.f = f;
+        return ZT_OK;
+    }
+    case 27:
+        v->kind = ZT_VAL_FLOAT;
+        memcpy(&v->v.f, &arg, 8);
+        return ZT_OK;
+    default:
+        v->kind = ZT_VAL_SIMPLE;
+        v->v.u = arg;
+        return ZT_OK;
+    }
+}
+
+/* Pops the children of the top frame into an arena array and pushes the container. */
+static zt_status close_frame(dec *d, frame *f)
+{
+    size_t n = d->vn - f->base;
+    zt_value cv = {0};
+    cv.kind = f->kind;
+    if (n) {
+        zt_value *items = zt__arena_alloc(d->arena, n * sizeof(zt_value));
+        if (!items)
+            return ZT_FAIL(d->err, ZT_E_NOMEM, "out of memory decoding the manifest");
+        memcpy(items, d->vs + f->base, n * sizeof(zt_value));
+        cv.v.items = items;
+    }
+    if (n > UINT32_MAX)
+        return FAIL_AT(d, ZT_E_LIMIT, f->at, "container too large");
+    cv.n = (uint32_t)(f->kind == ZT_VAL_MAP ? n / 2 : n);
+    cv.tag = f->tag;
+    d->vn = f->base;
+    return push_value(d, &cv);
+}
+
+static zt_status open_container(dec *d, frame *stack, size_t *depth, size_t max_depth,
+                                uint8_t kind, bool indef, uint64_t count, uint64_t tag,
+                                uint64_t at)
+{
+    if (*depth >= max_depth)
+        return FAIL_AT(d, ZT_E_DEPTH, at, "CBOR nesting deeper than %zu", max_depth);
+    uint64_t left = d->len - d->pos;
+    if (!indef) {
+        uint64_t need = count;
+        if (kind == ZT_VAL_MAP && !zt__mul_ok(count, 2, &need))
+            need = UINT64_MAX;
+        if (need > left)
+            return FAIL_AT(d, ZT_E_CBOR, at,
+                           "container declares %llu items but only %llu bytes follow",
+                           (unsigned long long)count, (unsigned long long)left);
+        count = need;
+    }
+    frame *f = &stack[(*depth)++];
+    f->kind = kind;
+    f->indefinite = indef;
+    f->expected = count;
+    f->got = 0;
+    f->base = d->vn;
+    f->tag = tag;
+    f->at = at;
+    return ZT_OK;
+}
+
+static zt_status decode_loop(dec *d, size_t max_depth)
+{
+    frame stack[ZT_MAX_DEPTH + 1];
+    size_t depth = 0;
+    if (max_depth == 0 || max_depth > ZT_MAX_DEPTH)
+        max_depth = ZT_MAX_DEPTH;
+    for (;;) {
+        /* Close every container that is complete. */
+        while (depth && !stack[depth - 1].indefinite &&
+               stack[depth - 1].got == stack[depth - 1].expected) {
+            zt_status st = close_frame(d, &stack[--depth]);
+            if (st)
+                return st;
+            if (depth)
+                stack[depth - 1].got++;
+        }
+        if (depth == 0 && d->vn == 1)
+            return ZT_OK;
+
+        uint64_t at = d->pos;
+        if (d->pos < d->len && d->p[d->pos] == 0xFF) {
+            d->pos++;
+            if (!depth || !stack[depth - 1].indefinite)
+                return FAIL_AT(d, ZT_E_CBOR, at, "unexpected CBOR break");
+            frame *f = &stack[depth - 1];
+            if (f->kind == ZT_VAL_MAP && (f->got % 2))
+                return FAIL_AT(d, ZT_E_CBOR, at, "indefinite map ends after a key");
+            zt_status st = close_frame(d, &stack[--depth]);
+            if (st)
+                return st;
+            if (depth)
+                stack[depth - 1].got++;
+            continue;
+        }
+        unsigned major, ai;
+        uint64_t arg = 0;
+        zt_status st = read_head(d, &major, &ai, &arg);
+        if (st)
+            return st;
+        bool indef = ai == 31;
+        zt_value v = {0};
+        switch (major) {
+        case 0:
+        case 1:
+            if (indef)
+                return FAIL_AT(d, ZT_E_CBOR, at, "indefinite length on an integer");
+            v.kind = major == 0 ? ZT_VAL_UINT : ZT_VAL_NEGINT;
+            v.v.u = arg;
+            break;
+        case 2:
+        case 3:
+            if (indef) {
+                st = indefinite_string(d, major, at, &v);
+            } else {
+                if (arg > d->len - d->pos)
+                    return FAIL_AT(d, ZT_E_CBOR, at,
+                                   "string of %llu bytes but only %zu bytes follow",
+                                   (unsigned long long)arg, d->len - d->pos);
+                st = make_string(d, major, at, d->p + d->pos, (size_t)arg, &v);
+                d->pos += (size_t)arg;
+            }
+            if (st)
+                return st;
+            break;
+        case 4:
+        case 5:
+            st = open_container(d, stack, &depth, max_depth,
+                                major == 4 ? ZT_VAL_ARRAY : ZT_VAL_MAP, indef, arg, 0, at);
+            if (st)
+                return st;
+            continue;
+        case 6:
+            if (indef)
+                return FAIL_AT(d, ZT_E_CBOR, at, "indefinite length on a tag");
+            st = open_container(d, stack, &depth, max_depth, ZT_VAL_TAG, false, 1, arg, at);
+            if (st)
+                return st;
+            continue;
+        default: /* 7 */
+            if (indef)
+                return FAIL_AT(d, ZT_E_CBOR, at, "unexpected CBOR break");
+            st = simple_value(d, ai, arg, at, &v);
+            if (st)
+                return st;
+            break;
+        }
+        st = push_value(d, &v);
+        if (st)
+            return st;
+        if (depth)
+            stack[depth - 1].got++;
+        else
+            return ZT_OK;
+    }
+}
+
+zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
+                          zt_arena *arena, zt_value **out, zt_error *err)
+{
+    dec d = {.p = buf, .len = len, .base_off = lim ? lim->base_offset : 0, .arena = arena,
+             .err = err};
+    zt_status st = decode_loop(&d, lim ? lim->max_depth : ZT_MAX_DEPTH);
+    if (st == ZT_OK && d.pos != len)
+        st = FAIL_AT(&d, ZT_E_CBOR, d.pos, "%zu trailing bytes after the manifest",
+                     len - d.pos);
+    if (st == ZT_OK) {
+        zt_value *root = zt__arena_alloc(arena, sizeof(*root));
+        if (!root)
+            st = ZT_FAIL(err, ZT_E_NOMEM, "out of memory decoding the manifest");
+        else {
+            *root = d.vs[0];
+            *out = root;
+        }
+    }
+    zt__free(d.vs);
+    return st;
+}

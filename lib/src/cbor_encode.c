@@ -1,0 +1,214 @@
+/*
+ * Canonical CBOR encoding (RFC 7049 §3.9 / RFC 8949 §4.2.3 for our text
+ * keys): shortest integer heads, definite lengths, map keys sorted by length
+ * then bytes. Writes into a growable buffer; an allocation failure sets
+ * b->oom and later calls do nothing.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+void zt__buf_free(zt_buf *b)
+{
+    zt__free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+static bool reserve(zt_buf *b, size_t n)
+{
+    if (b->oom)
+        return false;
+    if (b->cap - b->len >= n)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len < n) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    uint8_t *p = zt__realloc(b->p, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+static void put(zt_buf *b, const void *p, size_t n)
+{
+    if (n && reserve(b, n)) {
+        memcpy(b->p + b->len, p, n);
+        b->len += n;
+    }
+}
+
+void zt__cbor_head(zt_buf *b, unsigned major, uint64_t v)
+{
+    uint8_t h[9];
+    size_t n;
+    uint8_t m = (uint8_t)(major << 5);
+    if (v < 24) {
+        h[0] = m | (uint8_t)v;
+        n = 1;
+    } else if (v <= 0xFF) {
+        h[0] = m | 24;
+        h[1] = (uint8_t)v;
+        n = 2;
+    } else if (v <= 0xFFFF) {
+        h[0] = m | 25;
+        h[1] = (uint8_t)(v >> 8);
+        h[2] = (uint8_t)v;
+        n = 3;
+    } else if (v <= 0xFFFFFFFFu) {
+        h[0] = m | 26;
+        for (int i = 0; i < 4; i++)
+            h[1 + i] = (uint8_t)(v >> (24 - 8 * i));
+        n = 5;
+    } else {
+        h[0] = m | 27;
+        for (int i = 0; i < 8; i++)
+            h[1 + i] = (uint8_t)(v >> (56 - 8 * i));
+        n = 9;
+    }
+    put(b, h, n);
+}
+
+void zt__cbor_uint(zt_buf *b, uint64_t v)
+{
+    zt__cbor_head(b, 0, v);
+}
+
+void zt__cbor_text(zt_buf *b, const char *s, size_t n)
+{
+    zt__cbor_head(b, 3, n);
+    put(b, s, n);
+}
+
+static const char *const *g_keys;
+static const size_t *g_lens;
+
+static int cmp_keys(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    if (g_lens[i] != g_lens[j])
+        return g_lens[i] < g_lens[j] ? -1 : 1;
+    return memcmp(g_keys[i], g_keys[j], g_lens[i]);
+}
+
+/* qsort has no context argument in C11: the comparator reads these, under a lock. */
+static pthread_mutex_t g_sort_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void zt__cbor_sort_keys(const char **keys, const size_t *lens, size_t *idx, size_t n)
+{
+    pthread_mutex_lock(&g_sort_mu);
+    g_keys = keys;
+    g_lens = lens;
+    qsort(idx, n, sizeof(size_t), cmp_keys);
+    pthread_mutex_unlock(&g_sort_mu);
+}
+
+static void encode_float(zt_buf *b, double f)
+{
+    float s = (float)f;
+    if ((double)s == f || f != f) {
+        uint32_t bits;
+        memcpy(&bits, &s, 4);
+        uint8_t h[5] = {0xFA, (uint8_t)(bits >> 24), (uint8_t)(bits >> 16), (uint8_t)(bits >> 8),
+                        (uint8_t)bits};
+        put(b, h, 5);
+        return;
+    }
+    uint64_t bits;
+    memcpy(&bits, &f, 8);
+    uint8_t h[9] = {0xFB};
+    for (int i = 0; i < 8; i++)
+        h[1 + i] = (uint8_t)(bits >> (56 - 8 * i));
+    put(b, h, 9);
+}
+
+static void encode_map(zt_buf *b, const zt_value *v)
+{
+    zt__cbor_head(b, 5, v->n);
+    if (!v->n)
+        return;
+    const char **keys = zt__malloc(v->n * sizeof(*keys));
+    size_t *lens = zt__malloc(v->n * sizeof(*lens));
+    size_t *idx = zt__malloc(v->n * sizeof(*idx));
+    if (!keys || !lens || !idx) {
+        b->oom = true;
+        goto out;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        const zt_value *k = &v->v.items[2 * i];
+        keys[i] = (k->kind == ZT_VAL_TEXT || k->kind == ZT_VAL_BYTES) ? k->v.s : "";
+        lens[i] = (k->kind == ZT_VAL_TEXT || k->kind == ZT_VAL_BYTES) ? k->n : 0;
+        idx[i] = i;
+    }
+    zt__cbor_sort_keys(keys, lens, idx, v->n);
+    for (size_t i = 0; i < v->n; i++) {
+        zt__cbor_value(b, &v->v.items[2 * idx[i]]);
+        zt__cbor_value(b, &v->v.items[2 * idx[i] + 1]);
+    }
+out:
+    zt__free(keys);
+    zt__free(lens);
+    zt__free(idx);
+}
+
+/* Recursion here is bounded: values come from JSON parsed by jansson (depth
+ * limited by jansson) or from a decoded manifest (depth <= ZT_MAX_DEPTH). */
+void zt__cbor_value(zt_buf *b, const zt_value *v)
+{
+    switch ((zt_value_kind)v->kind) {
+    case ZT_VAL_UINT:
+        zt__cbor_head(b, 0, v->v.u);
+        break;
+    case ZT_VAL_NEGINT:
+        zt__cbor_head(b, 1, v->v.u);
+        break;
+    case ZT_VAL_BYTES:
+        zt__cbor_head(b, 2, v->n);
+        put(b, v->v.s, v->n);
+        break;
+    case ZT_VAL_TEXT:
+        zt__cbor_text(b, v->v.s, v->n);
+        break;
+    case ZT_VAL_ARRAY:
+        zt__cbor_head(b, 4, v->n);
+        for (uint32_t i = 0; i < v->n; i++)
+            zt__cbor_value(b, &v->v.items[i]);
+        break;
+    case ZT_VAL_MAP:
+        encode_map(b, v);
+        break;
+    case ZT_VAL_TAG:
+        zt__cbor_head(b, 6, v->tag);
+        zt__cbor_value(b, &v->v.items[0]);
+        break;
+    case ZT_VAL_FALSE:
+        put(b, "\xF4", 1);
+        break;
+    case ZT_VAL_TRUE:
+        put(b, "\xF5", 1);
+        break;
+    case ZT_VAL_NULL:
+        put(b, "\xF6", 1);
+        break;
+    case ZT_VAL_UNDEFINED:
+        put(b, "\xF7", 1);
+        break;
+    case ZT_VAL_SIMPLE:
+        zt__cbor_head(b, 7, v->v.u);
+        break;
+    case ZT_VAL_FLOAT:
+        encode_float(b, v->v.f);
+        break;
+    }
+}

@@ -1,0 +1,192 @@
+/*
+ * Component decoding: raw components are copied from the mapping; zstd ones
+ * are decompressed streaming, and the output is capped at, and must equal,
+ * the manifest's uncompressed_length (a "length lie" is an error, not a
+ * buffer overrun). Also the one-shot read and push-stream helpers.
+ */
+#include "internal.h"
+
+#include <string.h>
+#include <zstd.h>
+
+struct zt_decoder {
+    const struct zt_component *c;
+    const uint8_t *src;
+    uint64_t src_len, src_pos;
+    uint64_t out_total, out_want;
+    ZSTD_DStream *zs;
+    bool done;
+    bool frame_open; /* inside a frame (or none seen yet) */
+    const char *obj;
+};
+
+static zt_status dfail(const zt_decoder *d, zt_error *err, zt_status code, const char *msg,
+                       uint64_t a)
+{
+    return zt__fail(err, code, d->obj, d->c->role, 1, d->c->offset, msg, (unsigned long long)a);
+}
+
+static const char *object_of(const zt_file *f, const struct zt_component *c)
+{
+    for (size_t i = 0; i < f->model.nobj; i++) {
+        const struct zt_object *o = &f->model.objs[i];
+        if (c >= o->comps && c < o->comps + o->ncomp)
+            return o->name;
+    }
+    return NULL;
+}
+
+zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **out, zt_error *err)
+{
+    zt_decoder *d = zt__calloc(1, sizeof(*d));
+    if (!d)
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    d->c = c;
+    d->src = f->data + c->offset;
+    d->src_len = c->length;
+    d->out_want = zt_component_decoded_length(c);
+    d->obj = object_of(f, c);
+    if (c->encoding == ZT_ENC_ZSTD) {
+        d->zs = ZSTD_createDStream();
+        if (!d->zs) {
+            zt__free(d);
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory creating a zstd stream");
+        }
+        ZSTD_initDStream(d->zs);
+        d->frame_open = true;
+        /* Bound the window so a hostile frame cannot ask for gigabytes. */
+        ZSTD_DCtx_setParameter(d->zs, ZSTD_d_windowLogMax, 27);
+    }
+    *out = d;
+    return ZT_OK;
+}
+
+static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_len,
+                           zt_error *err)
+{
+    size_t room = cap;
+    if (room > d->out_want - d->out_total)
+        room = (size_t)(d->out_want - d->out_total);
+    /* Once the quota is used, decode into a 1-byte probe: any output is a lie. */
+    uint8_t probe;
+    for (;;) {
+        ZSTD_inBuffer ib = {d->src + d->src_pos, (size_t)(d->src_len - d->src_pos), 0};
+        ZSTD_outBuffer ob = room ? (ZSTD_outBuffer){buf, room, 0} : (ZSTD_outBuffer){&probe, 1, 0};
+        size_t r = ZSTD_decompressStream(d->zs, &ob, &ib);
+        d->src_pos += ib.pos;
+        if (ZSTD_isError(r))
+            return zt__fail(err, ZT_E_ZSTD, d->obj, d->c->role, 1, d->c->offset, "zstd: %s",
+                            ZSTD_getErrorName(r));
+        if (ib.pos || ob.pos)
+            d->frame_open = r != 0;
+        if (ob.pos && !room)
+            return dfail(d, err, ZT_E_SIZE,
+                         "zstd data decodes to more than uncompressed_length %llu", d->out_want);
+        if (ob.pos) {
+            d->out_total += ob.pos;
+            *out_len = ob.pos;
+            return ZT_OK;
+        }
+        if (ib.pos == 0 && d->src_pos == d->src_len) {
+            if (d->frame_open)
+                return dfail(d, err, ZT_E_ZSTD, "zstd frame is truncated (%llu bytes decoded)",
+                             d->out_total);
+            if (d->out_total != d->out_want)
+                return dfail(d, err, ZT_E_SIZE,
+                             "zstd data decodes to fewer bytes than uncompressed_length %llu",
+                             d->out_want);
+            d->done = true;
+            *out_len = 0;
+            return ZT_OK;
+        }
+    }
+}
+
+zt_status zt_decoder_read(zt_decoder *d, void *buf, size_t cap, size_t *out_len, zt_error *err)
+{
+    *out_len = 0;
+    if (d->done || cap == 0)
+        return ZT_OK;
+    if (!d->zs) {
+        uint64_t left = d->src_len - d->src_pos;
+        size_t n = left < cap ? (size_t)left : cap;
+        memcpy(buf, d->src + d->src_pos, n);
+        d->src_pos += n;
+        *out_len = n;
+        if (n == 0)
+            d->done = true;
+        return ZT_OK;
+    }
+    return read_zstd(d, buf, cap, out_len, err);
+}
+
+void zt_decoder_free(zt_decoder *d)
+{
+    if (!d)
+        return;
+    ZSTD_freeDStream(d->zs);
+    zt__free(d);
+}
+
+zt_status zt_component_stream(const zt_file *f, const zt_component *c, zt_sink_fn sink, void *ud,
+                              zt_error *err)
+{
+    if (c->encoding == ZT_ENC_RAW) {
+        if (c->length && sink(ud, f->data + c->offset, (size_t)c->length))
+            return ZT_FAIL(err, ZT_E_IO, "output failed");
+        return ZT_OK;
+    }
+    zt_decoder *d;
+    zt_status st = zt_decoder_new(f, c, &d, err);
+    if (st)
+        return st;
+    size_t cap = ZSTD_DStreamOutSize();
+    uint8_t *buf = zt__malloc(cap);
+    if (!buf) {
+        zt_decoder_free(d);
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    }
+    for (;;) {
+        size_t n;
+        st = zt_decoder_read(d, buf, cap, &n, err);
+        if (st || n == 0)
+            break;
+        if (sink(ud, buf, n)) {
+            st = ZT_FAIL(err, ZT_E_IO, "output failed");
+            break;
+        }
+    }
+    zt__free(buf);
+    zt_decoder_free(d);
+    return st;
+}
+
+typedef struct membuf {
+    uint8_t *p;
+    size_t cap, len;
+} membuf;
+
+static int mem_sink(void *ud, const void *data, size_t n)
+{
+    membuf *m = ud;
+    if (n > m->cap - m->len)
+        return 1;
+    memcpy(m->p + m->len, data, n);
+    m->len += n;
+    return 0;
+}
+
+zt_status zt_component_read(const zt_file *f, const zt_component *c, void *buf, size_t cap,
+                            size_t *out_len, zt_error *err)
+{
+    uint64_t want = zt_component_decoded_length(c);
+    if (want > cap)
+        return zt__fail(err, ZT_E_ARG, object_of(f, c), c->role, 0, 0,
+                        "buffer of %zu bytes is smaller than the %llu decoded bytes", cap,
+                        (unsigned long long)want);
+    membuf m = {buf, cap, 0};
+    zt_status st = zt_component_stream(f, c, mem_sink, &m, err);
+    if (out_len)
+        *out_len = m.len;
+    return st;
+}

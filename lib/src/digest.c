@@ -1,0 +1,199 @@
+/*
+ * sha256 (OpenSSL EVP) and crc32c (SSE4.2 instruction when the CPU has it,
+ * slicing-by-8 tables otherwise), incremental, plus the digest string form:
+ * "sha256:<64 hex>" and "crc32c:0x<8 hex>", case-insensitive on read.
+ */
+#include "internal.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+struct zt_hasher {
+    zt_digest_kind kind;
+    EVP_MD_CTX *md;
+    uint32_t crc;
+};
+
+static uint32_t g_crc_table[8][256];
+static int g_crc_init;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        g_crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            g_crc_table[t][i] =
+                (g_crc_table[t - 1][i] >> 8) ^ g_crc_table[0][g_crc_table[t - 1][i] & 0xFF];
+    __atomic_store_n(&g_crc_init, 1, __ATOMIC_RELEASE);
+}
+
+static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n)
+{
+    if (!__atomic_load_n(&g_crc_init, __ATOMIC_ACQUIRE))
+        crc_init();
+    while (n && ((uintptr_t)p & 7)) {
+        crc = g_crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+        n--;
+    }
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        w ^= crc;
+        crc = g_crc_table[7][w & 0xFF] ^ g_crc_table[6][(w >> 8) & 0xFF] ^
+              g_crc_table[5][(w >> 16) & 0xFF] ^ g_crc_table[4][(w >> 24) & 0xFF] ^
+              g_crc_table[3][(w >> 32) & 0xFF] ^ g_crc_table[2][(w >> 40) & 0xFF] ^
+              g_crc_table[1][(w >> 48) & 0xFF] ^ g_crc_table[0][w >> 56];
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        crc = g_crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint64_t c = crc;
+    while (n && ((uintptr_t)p & 7)) {
+        c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+        n--;
+    }
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+    return (uint32_t)c;
+}
+#endif
+
+uint32_t zt_crc32c(uint32_t crc, const void *data, size_t len)
+{
+    crc = ~crc;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("sse4.2"))
+        return ~crc_hw(crc, data, len);
+#endif
+    return ~crc_sw(crc, data, len);
+}
+
+zt_hasher *zt_hasher_new(zt_digest_kind kind)
+{
+    if (kind != ZT_DIGEST_SHA256 && kind != ZT_DIGEST_CRC32C)
+        return NULL;
+    zt_hasher *h = zt__calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->kind = kind;
+    if (kind == ZT_DIGEST_SHA256) {
+        h->md = EVP_MD_CTX_new();
+        if (!h->md || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
+            EVP_MD_CTX_free(h->md);
+            zt__free(h);
+            return NULL;
+        }
+    }
+    return h;
+}
+
+void zt_hasher_update(zt_hasher *h, const void *data, size_t len)
+{
+    if (h->kind == ZT_DIGEST_SHA256)
+        EVP_DigestUpdate(h->md, data, len);
+    else
+        h->crc = zt_crc32c(h->crc, data, len);
+}
+
+size_t zt_hasher_final(zt_hasher *h, uint8_t out[32])
+{
+    if (h->kind == ZT_DIGEST_SHA256) {
+        unsigned n = 0;
+        EVP_DigestFinal_ex(h->md, out, &n);
+        return n;
+    }
+    out[0] = (uint8_t)(h->crc >> 24);
+    out[1] = (uint8_t)(h->crc >> 16);
+    out[2] = (uint8_t)(h->crc >> 8);
+    out[3] = (uint8_t)h->crc;
+    return 4;
+}
+
+void zt_hasher_free(zt_hasher *h)
+{
+    if (!h)
+        return;
+    EVP_MD_CTX_free(h->md);
+    zt__free(h);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool hex_decode(const char *s, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n / 2; i++) {
+        int a = hexval(s[2 * i]), b = hexval(s[2 * i + 1]);
+        if (a < 0 || b < 0)
+            return false;
+        out[i] = (uint8_t)(a << 4 | b);
+    }
+    return true;
+}
+
+zt_status zt_digest_parse(const char *s, size_t n, zt_digest_kind *kind, uint8_t bin[32])
+{
+    if (n == 7 + 64 && !strncasecmp(s, "sha256:", 7) && hex_decode(s + 7, 64, bin)) {
+        *kind = ZT_DIGEST_SHA256;
+        return ZT_OK;
+    }
+    if (n == 9 + 8 && !strncasecmp(s, "crc32c:0x", 9) && hex_decode(s + 9, 8, bin)) {
+        *kind = ZT_DIGEST_CRC32C;
+        return ZT_OK;
+    }
+    return ZT_E_DIGEST_FORMAT;
+}
+
+bool zt__digest_parse_into(struct zt_component *c, const char *s, size_t len)
+{
+    if (zt_digest_parse(s, len, &c->digest_kind, c->digest_bin) != ZT_OK)
+        return false;
+    c->digest = s;
+    return true;
+}
+
+void zt_digest_format(zt_digest_kind kind, const uint8_t *bin, char out[80])
+{
+    static const char hx[] = "0123456789abcdef";
+    if (kind == ZT_DIGEST_SHA256) {
+        memcpy(out, "sha256:", 7);
+        for (int i = 0; i < 32; i++) {
+            out[7 + 2 * i] = hx[bin[i] >> 4];
+            out[8 + 2 * i] = hx[bin[i] & 15];
+        }
+        out[71] = 0;
+    } else if (kind == ZT_DIGEST_CRC32C) {
+        snprintf(out, 80, "crc32c:0x%02X%02X%02X%02X", bin[0], bin[1], bin[2], bin[3]);
+    } else {
+        out[0] = 0;
+    }
+}

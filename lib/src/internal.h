@@ -1,0 +1,187 @@
+/*
+ * Internal declarations shared by libztensor's modules: the allocator, the
+ * arena, error helpers and the in-memory manifest model. Internal names are
+ * zt__*; nothing here is exported.
+ */
+#ifndef ZT_INTERNAL_H
+#define ZT_INTERNAL_H
+
+#include "ztensor/ztensor.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- allocator (alloc.c) */
+void *zt__malloc(size_t n);
+void *zt__calloc(size_t n, size_t size);
+void *zt__realloc(void *p, size_t n);
+void zt__free(void *p);
+char *zt__strndup(const char *s, size_t n);
+
+/* ---- arena (arena.c): many small allocations freed at once */
+typedef struct zt_arena_block zt_arena_block;
+typedef struct zt_arena {
+    zt_arena_block *head;
+    size_t used, cap;
+} zt_arena;
+void zt__arena_init(zt_arena *a);
+void *zt__arena_alloc(zt_arena *a, size_t n); /* 16-byte aligned, zeroed: no */
+char *zt__arena_strndup(zt_arena *a, const char *s, size_t n);
+void zt__arena_free(zt_arena *a);
+
+/* ---- errors (error.c) */
+/* Fill err (may be NULL) and return code. obj/comp may be NULL. */
+zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *comp,
+                   int has_off, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+#define ZT_FAIL(err, code, ...) zt__fail((err), (code), NULL, NULL, 0, 0, __VA_ARGS__)
+
+/* ---- overflow-checked arithmetic */
+static inline bool zt__mul_ok(uint64_t a, uint64_t b, uint64_t *r)
+{
+    return !__builtin_mul_overflow(a, b, r);
+}
+static inline bool zt__add_ok(uint64_t a, uint64_t b, uint64_t *r)
+{
+    return !__builtin_add_overflow(a, b, r);
+}
+
+static inline uint64_t zt__le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+static inline void zt__put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---- generic values (value.c, cbor_decode.c) */
+struct zt_value {
+    uint8_t kind;  /* zt_value_kind */
+    uint32_t n;    /* items (array/tag=1), pairs (map), bytes (text/bytes) */
+    union {
+        uint64_t u;
+        double f;
+        const char *s;              /* text/bytes: arena copy, NUL-terminated */
+        struct zt_value *items;     /* array: n; map: 2n (k,v,k,v...); tag: 1 */
+    } v;
+    uint64_t tag;                   /* tag number for ZT_VAL_TAG */
+};
+
+typedef struct zt_cbor_limits {
+    size_t max_depth;
+    uint64_t base_offset; /* added to offsets in error messages */
+} zt_cbor_limits;
+
+/* Decode exactly one CBOR item that spans all of [buf, buf+len). Allocation is
+ * bounded by the bytes present; nesting by max_depth; no recursion. */
+zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
+                          zt_arena *arena, zt_value **out, zt_error *err);
+
+bool zt__value_text_eq(const zt_value *v, const char *s);
+
+/* ---- the model (manifest.c) */
+struct zt_component {
+    const char *role;
+    zt_dtype dtype;
+    const char *type; /* NULL when absent */
+    uint64_t offset, length, uncompressed_length;
+    bool has_uncompressed;
+    zt_encoding encoding;
+    zt_digest_kind digest_kind;
+    const char *digest; /* as stored */
+    uint8_t digest_bin[32];
+};
+
+struct zt_object {
+    const char *name;
+    size_t name_len;
+    const char *format;
+    const char *source_name;
+    bool has_shape;
+    size_t ndim;
+    uint64_t *shape;
+    const zt_value *attributes;
+    size_t ncomp;
+    struct zt_component *comps;
+};
+
+typedef struct zt_model {
+    zt_arena arena;
+    zt_file_kind kind;
+    const char *version;
+    const zt_value *attributes;
+    size_t nobj;
+    struct zt_object *objs;
+    /* open-addressing hash of object indices + 1 (0 = empty) */
+    uint32_t *index;
+    size_t index_cap;
+    char warning[256];
+} zt_model;
+
+zt_status zt__model_build_index(zt_model *m, zt_error *err);
+const struct zt_object *zt__model_find(const zt_model *m, const char *name, size_t len);
+uint64_t zt__hash(const char *s, size_t n);
+
+/* Build the model from a decoded manifest (1.2 or 1.0 schema). */
+zt_status zt__model_from_cbor(zt_model *m, const zt_value *root, zt_error *err);
+
+/* ---- validation (validate.c): pure over (model, data region end) */
+typedef struct zt_validate_opts {
+    uint64_t data_end;          /* components must end at or before this */
+    uint64_t data_start;        /* components must start at or after this */
+    uint64_t max_uncompressed;
+    bool require_alignment;
+} zt_validate_opts;
+zt_status zt__validate_model(const zt_model *m, const zt_validate_opts *o, zt_error *err);
+zt_status zt__validate_object(const struct zt_object *ob, const zt_validate_opts *o, zt_error *err);
+zt_status zt__validate_component(const struct zt_object *ob, const struct zt_component *c,
+                                 const zt_validate_opts *o, zt_error *err);
+
+/* ---- footer (footer.c) */
+typedef struct zt_layout {
+    zt_file_kind kind;
+    uint64_t manifest_offset, manifest_length;
+} zt_layout;
+zt_status zt__footer_locate(const uint8_t *buf, uint64_t size, uint64_t max_manifest,
+                            zt_layout *out, zt_error *err);
+
+/* ---- file (reader.c) */
+struct zt_file {
+    const uint8_t *data;
+    uint64_t size;
+    int fd;
+    bool mapped, owned_buf;
+    uint64_t manifest_offset, manifest_length;
+    uint64_t max_uncompressed;
+    zt_model model;
+};
+
+/* ---- digests */
+bool zt__digest_parse_into(struct zt_component *c, const char *s, size_t len);
+
+/* ---- JSON text → values, for the writer's attributes (manifest_json.c) */
+zt_status zt__json_to_value(const char *text, zt_arena *arena, const zt_value **out,
+                            zt_error *err);
+
+/* ---- canonical CBOR encoding (cbor_encode.c) */
+typedef struct zt_buf {
+    uint8_t *p;
+    size_t len, cap;
+    bool oom;
+} zt_buf;
+void zt__buf_free(zt_buf *b);
+void zt__cbor_head(zt_buf *b, unsigned major, uint64_t v);
+void zt__cbor_text(zt_buf *b, const char *s, size_t n);
+void zt__cbor_uint(zt_buf *b, uint64_t v);
+void zt__cbor_value(zt_buf *b, const zt_value *v); /* maps sorted canonically */
+/* Sort the index array idx[0..n) of text keys canonically (length first, then bytes). */
+void zt__cbor_sort_keys(const char **keys, const size_t *lens, size_t *idx, size_t n);
+
+#endif

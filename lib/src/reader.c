@@ -1,0 +1,273 @@
+/*
+ * Opening a file: map it, find the manifest, decode it with limits, build
+ * the model and validate every rule before the caller sees anything. Also the
+ * read-only accessors of files, objects and components.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
+{
+    zt_layout lay;
+    zt_status st = zt__footer_locate(f->data, f->size, opt->max_manifest_size, &lay, err);
+    if (st)
+        return st;
+    f->model.kind = lay.kind;
+    f->manifest_offset = lay.manifest_offset;
+    f->manifest_length = lay.manifest_length;
+    zt_cbor_limits lim = {ZT_MAX_DEPTH, lay.manifest_offset};
+    zt_value *root;
+    st = zt__cbor_decode(f->data + lay.manifest_offset, (size_t)lay.manifest_length, &lim,
+                         &f->model.arena, &root, err);
+    if (st)
+        return st;
+    st = zt__model_from_cbor(&f->model, root, err);
+    if (st)
+        return st;
+    zt_validate_opts vo = {.data_end = lay.manifest_offset,
+                           .data_start = 8,
+                           .max_uncompressed = f->max_uncompressed,
+                           .require_alignment = true};
+    return zt__validate_model(&f->model, &vo, err);
+}
+
+static zt_status parse(zt_file *f, const zt_open_options *opt, zt_error *err)
+{
+    return parse_zt(f, opt, err);
+}
+
+static zt_status finish_open(zt_file *f, const zt_open_options *opt, zt_file **out, zt_error *err)
+{
+    zt_open_options defaults = {0};
+    if (!opt)
+        opt = &defaults;
+    f->max_uncompressed = opt->max_uncompressed ? opt->max_uncompressed
+                                                : ZT_DEFAULT_MAX_UNCOMPRESSED;
+    zt_open_options eff = *opt;
+    if (!eff.max_manifest_size)
+        eff.max_manifest_size = ZT_DEFAULT_MAX_MANIFEST;
+    zt_status st = parse(f, &eff, err);
+    if (st) {
+        zt_close(f);
+        return st;
+    }
+    *out = f;
+    return ZT_OK;
+}
+
+zt_status zt_open_memory(const void *data, size_t len, const zt_open_options *opt, zt_file **out,
+                         zt_error *err)
+{
+    if (!out || (!data && len))
+        return ZT_FAIL(err, ZT_E_ARG, "NULL argument");
+    zt_file *f = zt__calloc(1, sizeof(*f));
+    if (!f)
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    zt__arena_init(&f->model.arena);
+    f->data = data;
+    f->size = len;
+    f->fd = -1;
+    return finish_open(f, opt, out, err);
+}
+
+static zt_status map_fd(zt_file *f, const zt_open_options *opt, zt_error *err)
+{
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0)
+        return ZT_FAIL(err, ZT_E_IO, "fstat: %s", strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return ZT_FAIL(err, ZT_E_IO, "not a regular file");
+    f->size = (uint64_t)sb.st_size;
+    if (f->size == 0) {
+        f->data = (const uint8_t *)"";
+        return ZT_OK;
+    }
+    if (opt && (opt->flags & ZT_OPEN_NO_MMAP)) {
+        uint8_t *buf = zt__malloc((size_t)f->size);
+        if (!buf)
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory reading %llu bytes",
+                           (unsigned long long)f->size);
+        uint64_t got = 0;
+        while (got < f->size) {
+            ssize_t r = pread(f->fd, buf + got, (size_t)(f->size - got), (off_t)got);
+            if (r <= 0) {
+                zt__free(buf);
+                return zt__fail(err, r == 0 ? ZT_E_TRUNCATED : ZT_E_IO, NULL, NULL, 1, got,
+                                "read: %s", r == 0 ? "file shrank" : strerror(errno));
+            }
+            got += (uint64_t)r;
+        }
+        f->data = buf;
+        f->owned_buf = true;
+        return ZT_OK;
+    }
+    void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+    if (p == MAP_FAILED)
+        return ZT_FAIL(err, ZT_E_IO, "mmap: %s", strerror(errno));
+    f->data = p;
+    f->mapped = true;
+    return ZT_OK;
+}
+
+static zt_status open_owned_fd(int fd, const zt_open_options *opt, zt_file **out, zt_error *err)
+{
+    zt_file *f = zt__calloc(1, sizeof(*f));
+    if (!f) {
+        close(fd);
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    }
+    zt__arena_init(&f->model.arena);
+    f->fd = fd;
+    zt_status st = map_fd(f, opt, err);
+    if (st) {
+        zt_close(f);
+        return st;
+    }
+    return finish_open(f, opt, out, err);
+}
+
+zt_status zt_open(const char *path, const zt_open_options *opt, zt_file **out, zt_error *err)
+{
+    if (!path || !out)
+        return ZT_FAIL(err, ZT_E_ARG, "NULL argument");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ZT_FAIL(err, errno == ENOENT ? ZT_E_NOT_FOUND : ZT_E_IO, "%s: %s", path,
+                       strerror(errno));
+    return open_owned_fd(fd, opt, out, err);
+}
+
+zt_status zt_open_fd(int fd, const zt_open_options *opt, zt_file **out, zt_error *err)
+{
+    if (fd < 0 || !out)
+        return ZT_FAIL(err, ZT_E_ARG, "bad fd");
+    int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (d < 0)
+        return ZT_FAIL(err, ZT_E_IO, "dup: %s", strerror(errno));
+    return open_owned_fd(d, opt, out, err);
+}
+
+void zt_close(zt_file *f)
+{
+    if (!f)
+        return;
+    if (f->mapped)
+        munmap((void *)f->data, (size_t)f->size);
+    if (f->owned_buf)
+        zt__free((void *)f->data);
+    if (f->fd >= 0)
+        close(f->fd);
+    zt__arena_free(&f->model.arena);
+    zt__free(f);
+}
+
+/* ---- file accessors */
+zt_file_kind zt_file_get_kind(const zt_file *f) { return f->model.kind; }
+const char *zt_file_version(const zt_file *f) { return f->model.version ? f->model.version : ""; }
+const char *zt_file_warning(const zt_file *f) { return f->model.warning[0] ? f->model.warning : NULL; }
+uint64_t zt_file_size(const zt_file *f) { return f->size; }
+const uint8_t *zt_file_bytes(const zt_file *f) { return f->data; }
+int zt_file_fd(const zt_file *f) { return f->fd; }
+uint64_t zt_file_manifest_offset(const zt_file *f) { return f->manifest_offset; }
+uint64_t zt_file_manifest_length(const zt_file *f) { return f->manifest_length; }
+const zt_value *zt_file_attributes(const zt_file *f) { return f->model.attributes; }
+size_t zt_file_object_count(const zt_file *f) { return f->model.nobj; }
+
+const zt_object *zt_file_object_at(const zt_file *f, size_t i)
+{
+    return i < f->model.nobj ? &f->model.objs[i] : NULL;
+}
+
+const zt_object *zt_file_find_object(const zt_file *f, const char *name, size_t len)
+{
+    return zt__model_find(&f->model, name, len);
+}
+
+/* ---- object accessors */
+const char *zt_object_name(const zt_object *o) { return o->name; }
+size_t zt_object_name_len(const zt_object *o) { return o->name_len; }
+const char *zt_object_format(const zt_object *o) { return o->format; }
+size_t zt_object_ndim(const zt_object *o) { return o->ndim; }
+const uint64_t *zt_object_shape(const zt_object *o) { return o->shape; }
+int zt_object_has_shape(const zt_object *o) { return o->has_shape; }
+const zt_value *zt_object_attributes(const zt_object *o) { return o->attributes; }
+size_t zt_object_component_count(const zt_object *o) { return o->ncomp; }
+const char *zt_object_source_name(const zt_object *o) { return o->source_name ? o->source_name : ""; }
+
+const zt_component *zt_object_component_at(const zt_object *o, size_t i)
+{
+    return i < o->ncomp ? &o->comps[i] : NULL;
+}
+
+const zt_component *zt_object_find_component(const zt_object *o, const char *role)
+{
+    for (size_t i = 0; i < o->ncomp; i++)
+        if (!strcmp(o->comps[i].role, role))
+            return &o->comps[i];
+    return NULL;
+}
+
+/* ---- component accessors */
+const char *zt_component_role(const zt_component *c) { return c->role; }
+zt_dtype zt_component_dtype(const zt_component *c) { return c->dtype; }
+const char *zt_component_type(const zt_component *c) { return c->type; }
+uint64_t zt_component_offset(const zt_component *c) { return c->offset; }
+uint64_t zt_component_length(const zt_component *c) { return c->length; }
+zt_encoding zt_component_encoding(const zt_component *c) { return c->encoding; }
+zt_digest_kind zt_component_digest_kind(const zt_component *c) { return c->digest_kind; }
+const char *zt_component_digest(const zt_component *c) { return c->digest; }
+
+uint64_t zt_component_decoded_length(const zt_component *c)
+{
+    return c->encoding == ZT_ENC_ZSTD ? c->uncompressed_length : c->length;
+}
+
+const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len)
+{
+    size_t n = c->digest_kind == ZT_DIGEST_SHA256 ? 32 : c->digest_kind == ZT_DIGEST_CRC32C ? 4 : 0;
+    if (len)
+        *len = n;
+    return n ? c->digest_bin : NULL;
+}
+
+const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c)
+{
+    return f->data + c->offset;
+}
+
+zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_component *c,
+                              int *checked, zt_error *err)
+{
+    if (checked)
+        *checked = 0;
+    if (c->digest_kind == ZT_DIGEST_NONE)
+        return ZT_OK;
+    zt_hasher *h = zt_hasher_new(c->digest_kind);
+    if (!h)
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    /* Hash in slices so a huge component does not fault in all at once. */
+    const uint8_t *p = f->data + c->offset;
+    for (uint64_t done = 0; done < c->length;) {
+        size_t n = c->length - done > (8u << 20) ? (8u << 20) : (size_t)(c->length - done);
+        zt_hasher_update(h, p + done, n);
+        done += n;
+    }
+    uint8_t out[32];
+    size_t n = zt_hasher_final(h, out);
+    zt_hasher_free(h);
+    if (checked)
+        *checked = 1;
+    if (memcmp(out, c->digest_bin, n) != 0) {
+        char got[80];
+        zt_digest_format(c->digest_kind, out, got);
+        return zt__fail(err, ZT_E_DIGEST_MISMATCH, o ? o->name : NULL, c->role, 1, c->offset,
+                        "stored bytes hash to %s, manifest says %s", got, c->digest);
+    }
+    return ZT_OK;
+}

@@ -1,0 +1,647 @@
+/*
+ * The append-only streaming writer. Component bytes pass through once: they
+ * are hashed (and zstd-compressed when asked) on the way to the file, then
+ * padded to 64 bytes. Objects only refer to finished components. finish()
+ * appends the canonical CBOR manifest, its size and the footer magic.
+ *
+ * It never seeks backwards (zt_writer_cancel() truncates the component being
+ * written, the one exception). Memory is O(objects), never O(data). A writer
+ * opened on a path writes a hidden temporary file beside it and publishes with
+ * fsync, rename, fsync of the directory, so readers see the old file or the new
+ * one; a writer that dies leaves only a temporary file without a footer, which
+ * the reader rejects.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define OUTBUF (1u << 20)
+
+typedef struct wcomp {
+    zt_written_component info;
+    zt_dtype dtype;
+    const char *type;
+    bool used;
+} wcomp;
+
+typedef struct wobj {
+    const char *name;
+    size_t name_len;
+    struct zt_object model;
+} wobj;
+
+struct zt_writer {
+    int fd;
+    bool own_fd, do_fsync, in_comp, finished, failed;
+    char *path, *tmp;
+    uint64_t pos;
+    uint8_t *out;
+    size_t out_len;
+    zt_arena arena;
+    wcomp *comps;
+    size_t ncomp, capcomp;
+    wobj *objs;
+    size_t nobj, capobj;
+    const zt_value *attributes;
+    /* the component in progress */
+    zt_component_spec cur;
+    uint64_t cur_start, cur_in;
+    zt_hasher *hash;
+    ZSTD_CStream *zs;
+    uint8_t *zbuf;
+    size_t zcap;
+};
+
+static zt_status io_fail(zt_writer *w, zt_error *err, const char *what)
+{
+    int e = errno;
+    w->failed = true;
+    return zt__fail(err, e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO, NULL, NULL, 1,
+                    w->pos, "%s: %s", what, strerror(e));
+}
+
+static zt_status raw_write(zt_writer *w, const void *p, size_t n, zt_error *err)
+{
+    const uint8_t *s = p;
+    while (n) {
+        ssize_t r = write(w->fd, s, n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return io_fail(w, err, "write");
+        }
+        s += r;
+        n -= (size_t)r;
+    }
+    return ZT_OK;
+}
+
+static zt_status flush(zt_writer *w, zt_error *err)
+{
+    zt_status st = w->out_len ? raw_write(w, w->out, w->out_len, err) : ZT_OK;
+    w->out_len = 0;
+    return st;
+}
+
+/* Appends stored bytes to the file (buffered) and advances pos. */
+static zt_status emit(zt_writer *w, const void *p, size_t n, zt_error *err)
+{
+    zt_status st;
+    if (n >= OUTBUF) {
+        if ((st = flush(w, err)) || (st = raw_write(w, p, n, err)))
+            return st;
+    } else {
+        if (OUTBUF - w->out_len < n && (st = flush(w, err)))
+            return st;
+        memcpy(w->out + w->out_len, p, n);
+        w->out_len += n;
+    }
+    w->pos += n;
+    return ZT_OK;
+}
+
+static zt_status pad_to(zt_writer *w, uint64_t align, zt_error *err)
+{
+    static const uint8_t zeros[64];
+    size_t pad = (size_t)((align - w->pos % align) % align);
+    return pad ? emit(w, zeros, pad, err) : ZT_OK;
+}
+
+void zt_writer_options_init(zt_writer_options *o)
+{
+    o->fsync = 1;
+    o->mode = 0644;
+}
+
+static zt_status writer_new(int fd, const zt_writer_options *opt, zt_writer **out, zt_error *err)
+{
+    zt_writer *w = zt__calloc(1, sizeof(*w));
+    if (!w)
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    w->fd = fd;
+    w->do_fsync = opt ? opt->fsync != 0 : true;
+    zt__arena_init(&w->arena);
+    w->out = zt__malloc(OUTBUF);
+    if (!w->out) {
+        zt__free(w);
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    }
+    *out = w;
+    return emit(w, "ZTEN1000", 8, err);
+}
+
+zt_status zt_writer_open_fd(int fd, const zt_writer_options *opt, zt_writer **out, zt_error *err)
+{
+    if (fd < 0 || !out)
+        return ZT_FAIL(err, ZT_E_ARG, "bad fd");
+    return writer_new(fd, opt, out, err);
+}
+
+zt_status zt_writer_open(const char *path, const zt_writer_options *opt, zt_writer **out,
+                         zt_error *err)
+{
+    if (!path || !out)
+        return ZT_FAIL(err, ZT_E_ARG, "NULL argument");
+    char *dcopy = zt__strndup(path, strlen(path)), *bcopy = zt__strndup(path, strlen(path));
+    size_t tlen = strlen(path) + 32;
+    char *tmp = zt__malloc(tlen);
+    if (!dcopy || !bcopy || !tmp) {
+        zt__free(dcopy);
+        zt__free(bcopy);
+        zt__free(tmp);
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    }
+    snprintf(tmp, tlen, "%s/.%s.tmp.XXXXXX", dirname(dcopy), basename(bcopy));
+    zt__free(dcopy);
+    zt__free(bcopy);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        zt_status st = ZT_FAIL(err, errno == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO, "%s: %s", tmp,
+                               strerror(errno));
+        zt__free(tmp);
+        return st;
+    }
+    fchmod(fd, (mode_t)(opt && opt->mode ? opt->mode : 0644));
+    zt_status st = writer_new(fd, opt, out, err);
+    if (st) {
+        close(fd);
+        unlink(tmp);
+        zt__free(tmp);
+        if (*out)
+            zt__free((*out)->out), zt__free(*out), *out = NULL;
+        return st;
+    }
+    (*out)->own_fd = true;
+    (*out)->tmp = tmp;
+    (*out)->path = zt__strndup(path, strlen(path));
+    if (!(*out)->path) {
+        zt_writer_free(*out);
+        *out = NULL;
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    }
+    return ZT_OK;
+}
+
+uint64_t zt_writer_position(const zt_writer *w)
+{
+    return w->pos;
+}
+
+static zt_status check_usable(zt_writer *w, bool want_in_comp, zt_error *err)
+{
+    if (w->failed)
+        return ZT_FAIL(err, ZT_E_STATE, "writer failed earlier");
+    if (w->finished)
+        return ZT_FAIL(err, ZT_E_STATE, "writer is finished");
+    if (w->in_comp != want_in_comp)
+        return ZT_FAIL(err, ZT_E_STATE, want_in_comp ? "no component is open"
+                                                     : "a component is still open");
+    return ZT_OK;
+}
+
+zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error *err)
+{
+    zt_status st = check_usable(w, false, err);
+    if (st)
+        return st;
+    if (!spec || !zt_dtype_width(spec->dtype))
+        return ZT_FAIL(err, ZT_E_DTYPE, "component spec has an invalid dtype");
+    if ((st = pad_to(w, ZT_ALIGNMENT, err)))
+        return st;
+    w->cur = *spec;
+    w->cur_start = w->pos;
+    w->cur_in = 0;
+    if (spec->digest != ZT_DIGEST_NONE && !(w->hash = zt_hasher_new(spec->digest)))
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory creating a hasher");
+    if (spec->encoding == ZT_ENC_ZSTD) {
+        w->zs = ZSTD_createCStream();
+        w->zcap = ZSTD_CStreamOutSize();
+        w->zbuf = zt__malloc(w->zcap);
+        if (!w->zs || !w->zbuf)
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory creating a zstd stream");
+        ZSTD_CCtx_setParameter(w->zs, ZSTD_c_compressionLevel,
+                               spec->zstd_level ? spec->zstd_level : 3);
+        ZSTD_CCtx_setParameter(w->zs, ZSTD_c_checksumFlag, 0);
+    }
+    w->in_comp = true;
+    return ZT_OK;
+}
+
+static zt_status stored(zt_writer *w, const void *p, size_t n, zt_error *err)
+{
+    if (w->hash)
+        zt_hasher_update(w->hash, p, n);
+    return emit(w, p, n, err);
+}
+
+static zt_status zstd_pump(zt_writer *w, const void *p, size_t n, ZSTD_EndDirective mode,
+                           zt_error *err)
+{
+    ZSTD_inBuffer in = {p, n, 0};
+    for (;;) {
+        ZSTD_outBuffer ob = {w->zbuf, w->zcap, 0};
+        size_t r = ZSTD_compressStream2(w->zs, &ob, &in, mode);
+        if (ZSTD_isError(r)) {
+            w->failed = true;
+            return ZT_FAIL(err, ZT_E_ZSTD, "zstd: %s", ZSTD_getErrorName(r));
+        }
+        zt_status st = stored(w, w->zbuf, ob.pos, err);
+        if (st)
+            return st;
+        if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size)
+            return ZT_OK;
+    }
+}
+
+zt_status zt_writer_write(zt_writer *w, const void *data, size_t len, zt_error *err)
+{
+    zt_status st = check_usable(w, true, err);
+    if (st || len == 0)
+        return st;
+    w->cur_in += len;
+    if (w->zs)
+        return zstd_pump(w, data, len, ZSTD_e_continue, err);
+    return stored(w, data, len, err);
+}
+
+static void drop_current(zt_writer *w)
+{
+    zt_hasher_free(w->hash);
+    w->hash = NULL;
+    ZSTD_freeCStream(w->zs);
+    w->zs = NULL;
+    zt__free(w->zbuf);
+    w->zbuf = NULL;
+    w->in_comp = false;
+}
+
+zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err)
+{
+    zt_status st = check_usable(w, true, err);
+    if (st)
+        return st;
+    if (w->zs && (st = zstd_pump(w, NULL, 0, ZSTD_e_end, err)))
+        return st;
+    if (w->ncomp == w->capcomp) {
+        size_t cap = w->capcomp ? w->capcomp * 2 : 64;
+        wcomp *nc = zt__realloc(w->comps, cap * sizeof(*nc));
+        if (!nc)
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        w->comps = nc;
+        w->capcomp = cap;
+    }
+    wcomp *c = &w->comps[w->ncomp];
+    memset(c, 0, sizeof(*c));
+    c->dtype = w->cur.dtype;
+    if (w->cur.type && !(c->type = zt__arena_strndup(&w->arena, w->cur.type, strlen(w->cur.type))))
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    c->info.offset = w->cur_start;
+    c->info.length = w->pos - w->cur_start;
+    c->info.uncompressed_length = w->cur_in;
+    c->info.encoding = w->cur.encoding;
+    c->info.digest_kind = w->cur.digest;
+    if (w->hash) {
+        uint8_t bin[32];
+        zt_hasher_final(w->hash, bin);
+        zt_digest_format(w->cur.digest, bin, c->info.digest);
+        if (w->cur.digest == ZT_DIGEST_SHA256)
+            memcpy(c->info.sha256, bin, 32);
+    }
+    drop_current(w);
+    if (id)
+        *id = w->ncomp;
+    w->ncomp++;
+    return pad_to(w, ZT_ALIGNMENT, err);
+}
+
+zt_status zt_writer_cancel(zt_writer *w, zt_error *err)
+{
+    zt_status st = check_usable(w, true, err);
+    if (st)
+        return st;
+    drop_current(w);
+    if ((st = flush(w, err)))
+        return st;
+    if (ftruncate(w->fd, (off_t)w->cur_start) != 0 ||
+        lseek(w->fd, (off_t)w->cur_start, SEEK_SET) < 0)
+        return io_fail(w, err, "truncate");
+    w->pos = w->cur_start;
+    return ZT_OK;
+}
+
+zt_status zt_writer_component_info(const zt_writer *w, size_t id, zt_written_component *out)
+{
+    if (id >= w->ncomp)
+        return ZT_E_NOT_FOUND;
+    *out = w->comps[id].info;
+    return ZT_OK;
+}
+
+zt_status zt_writer_set_attributes(zt_writer *w, const char *json, zt_error *err)
+{
+    const zt_value *v = NULL;
+    zt_status st = json ? zt__json_to_value(json, &w->arena, &v, err) : ZT_OK;
+    if (st)
+        return st;
+    if (v && v->kind != ZT_VAL_MAP)
+        return ZT_FAIL(err, ZT_E_ARG, "file attributes must be a JSON object");
+    w->attributes = v;
+    return ZT_OK;
+}
+
+static zt_status grow_objs(zt_writer *w, zt_error *err)
+{
+    if (w->nobj < w->capobj)
+        return ZT_OK;
+    size_t cap = w->capobj ? w->capobj * 2 : 64;
+    wobj *no = zt__realloc(w->objs, cap * sizeof(*no));
+    if (!no)
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    w->objs = no;
+    w->capobj = cap;
+    return ZT_OK;
+}
+
+/* Builds the model object for validation and the manifest. */
+static zt_status fill_object(zt_writer *w, struct zt_object *o, const char *name,
+                             const char *format, size_t ndim, const uint64_t *shape,
+                             size_t ncomp, const char *const *roles, const size_t *ids,
+                             zt_error *err)
+{
+    zt_arena *a = &w->arena;
+    o->name_len = strlen(name);
+    o->name = zt__arena_strndup(a, name, o->name_len);
+    o->format = zt__arena_strndup(a, format, strlen(format));
+    o->source_name = "";
+    o->has_shape = true;
+    o->ndim = ndim;
+    o->shape = zt__arena_alloc(a, (ndim ? ndim : 1) * sizeof(uint64_t));
+    o->ncomp = ncomp;
+    o->comps = zt__arena_alloc(a, (ncomp ? ncomp : 1) * sizeof(*o->comps));
+    if (!o->name || !o->format || !o->shape || !o->comps)
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    if (ndim)
+        memcpy(o->shape, shape, ndim * sizeof(uint64_t));
+    memset(o->comps, 0, (ncomp ? ncomp : 1) * sizeof(*o->comps));
+    for (size_t i = 0; i < ncomp; i++) {
+        if (ids[i] >= w->ncomp)
+            return zt__fail(err, ZT_E_ARG, name, roles[i], 0, 0, "unknown component id %zu",
+                            ids[i]);
+        const wcomp *c = &w->comps[ids[i]];
+        struct zt_component *m = &o->comps[i];
+        if (!(m->role = zt__arena_strndup(a, roles[i], strlen(roles[i]))))
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        m->dtype = c->dtype;
+        m->type = c->type;
+        m->offset = c->info.offset;
+        m->length = c->info.length;
+        m->encoding = c->info.encoding;
+        m->uncompressed_length = c->info.uncompressed_length;
+        m->has_uncompressed = c->info.encoding == ZT_ENC_ZSTD;
+        m->digest_kind = c->info.digest_kind;
+        if (c->info.digest[0] &&
+            !(m->digest = zt__arena_strndup(a, c->info.digest, strlen(c->info.digest))))
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    }
+    return ZT_OK;
+}
+
+zt_status zt_writer_add_object(zt_writer *w, const char *name, const char *format, size_t ndim,
+                               const uint64_t *shape, const char *attributes_json, size_t ncomp,
+                               const char *const *roles, const size_t *ids, zt_error *err)
+{
+    zt_status st = check_usable(w, false, err);
+    if (st)
+        return st;
+    if (!name || !format || (ncomp && (!roles || !ids)) || (ndim && !shape))
+        return ZT_FAIL(err, ZT_E_ARG, "NULL argument");
+    if (ndim > ZT_MAX_NDIM)
+        return zt__fail(err, ZT_E_LIMIT, name, NULL, 0, 0, "%zu dimensions (max %d)", ndim,
+                        ZT_MAX_NDIM);
+    if ((st = grow_objs(w, err)))
+        return st;
+    wobj *ob = &w->objs[w->nobj];
+    memset(ob, 0, sizeof(*ob));
+    if ((st = fill_object(w, &ob->model, name, format, ndim, shape, ncomp, roles, ids, err)))
+        return st;
+    if (attributes_json) {
+        const zt_value *v;
+        if ((st = zt__json_to_value(attributes_json, &w->arena, &v, err)))
+            return st;
+        if (v->kind != ZT_VAL_MAP)
+            return zt__fail(err, ZT_E_ARG, name, NULL, 0, 0, "attributes must be a JSON object");
+        ob->model.attributes = v;
+    }
+    for (size_t i = 0; i < ncomp; i++)
+        for (size_t j = i + 1; j < ncomp; j++)
+            if (!strcmp(roles[i], roles[j]))
+                return zt__fail(err, ZT_E_DUPLICATE, name, roles[i], 0, 0,
+                                "component role given twice");
+    zt_validate_opts vo = {.data_end = w->pos, .data_start = 8,
+                           .max_uncompressed = UINT64_MAX, .require_alignment = true};
+    if ((st = zt__validate_object(&ob->model, &vo, err)))
+        return st;
+    ob->name = ob->model.name;
+    ob->name_len = ob->model.name_len;
+    w->nobj++;
+    return ZT_OK;
+}
+
+static void encode_component(zt_buf *b, const struct zt_component *c)
+{
+    /* Canonical key order: type, dtype, digest, length, offset, encoding,
+     * uncompressed_length (shorter keys first, then bytewise). */
+    zt__cbor_head(b, 5, 4 + (c->type != NULL) + (c->digest != NULL) + c->has_uncompressed);
+    if (c->type) {
+        zt__cbor_text(b, "type", 4);
+        zt__cbor_text(b, c->type, strlen(c->type));
+    }
+    zt__cbor_text(b, "dtype", 5);
+    zt__cbor_text(b, zt_dtype_name(c->dtype), strlen(zt_dtype_name(c->dtype)));
+    if (c->digest) {
+        zt__cbor_text(b, "digest", 6);
+        zt__cbor_text(b, c->digest, strlen(c->digest));
+    }
+    zt__cbor_text(b, "length", 6);
+    zt__cbor_uint(b, c->length);
+    zt__cbor_text(b, "offset", 6);
+    zt__cbor_uint(b, c->offset);
+    zt__cbor_text(b, "encoding", 8);
+    zt__cbor_text(b, c->encoding == ZT_ENC_ZSTD ? "zstd" : "raw", c->encoding ? 4 : 3);
+    if (c->has_uncompressed) {
+        zt__cbor_text(b, "uncompressed_length", 19);
+        zt__cbor_uint(b, c->uncompressed_length);
+    }
+}
+
+static void encode_object(zt_buf *b, const struct zt_object *o)
+{
+    /* shape, format, attributes, components */
+    zt__cbor_head(b, 5, 3 + (o->attributes != NULL));
+    zt__cbor_text(b, "shape", 5);
+    zt__cbor_head(b, 4, o->ndim);
+    for (size_t i = 0; i < o->ndim; i++)
+        zt__cbor_uint(b, o->shape[i]);
+    zt__cbor_text(b, "format", 6);
+    zt__cbor_text(b, o->format, strlen(o->format));
+    if (o->attributes) {
+        zt__cbor_text(b, "attributes", 10);
+        zt__cbor_value(b, o->attributes);
+    }
+    zt__cbor_text(b, "components", 10);
+    zt__cbor_head(b, 5, o->ncomp);
+    const char *keys[64];
+    size_t lens[64], idx[64];
+    const char **k = o->ncomp <= 64 ? keys : zt__malloc(o->ncomp * sizeof(*k));
+    size_t *l = o->ncomp <= 64 ? lens : zt__malloc(o->ncomp * sizeof(*l));
+    size_t *x = o->ncomp <= 64 ? idx : zt__malloc(o->ncomp * sizeof(*x));
+    if (!k || !l || !x) {
+        b->oom = true;
+    } else {
+        for (size_t i = 0; i < o->ncomp; i++) {
+            k[i] = o->comps[i].role;
+            l[i] = strlen(k[i]);
+            x[i] = i;
+        }
+        zt__cbor_sort_keys(k, l, x, o->ncomp);
+        for (size_t i = 0; i < o->ncomp; i++) {
+            zt__cbor_text(b, k[x[i]], l[x[i]]);
+            encode_component(b, &o->comps[x[i]]);
+        }
+    }
+    if (k != keys)
+        zt__free((void *)k);
+    if (l != lens)
+        zt__free(l);
+    if (x != idx)
+        zt__free(x);
+}
+
+static zt_status encode_manifest(zt_writer *w, zt_buf *b, zt_error *err)
+{
+    size_t n = w->nobj;
+    const char **keys = zt__malloc((n ? n : 1) * sizeof(*keys));
+    size_t *lens = zt__malloc((n ? n : 1) * sizeof(*lens));
+    size_t *idx = zt__malloc((n ? n : 1) * sizeof(*idx));
+    zt_status st = ZT_OK;
+    if (!keys || !lens || !idx) {
+        st = ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = w->objs[i].name;
+        lens[i] = w->objs[i].name_len;
+        idx[i] = i;
+    }
+    zt__cbor_sort_keys(keys, lens, idx, n);
+    for (size_t i = 1; i < n; i++)
+        if (lens[idx[i]] == lens[idx[i - 1]] &&
+            !memcmp(keys[idx[i]], keys[idx[i - 1]], lens[idx[i]])) {
+            st = zt__fail(err, ZT_E_DUPLICATE, keys[idx[i]], NULL, 0, 0,
+                          "object name added twice");
+            goto out;
+        }
+    /* Root keys: objects, version, attributes. */
+    zt__cbor_head(b, 5, 2 + (w->attributes != NULL));
+    zt__cbor_text(b, "objects", 7);
+    zt__cbor_head(b, 5, n);
+    for (size_t i = 0; i < n; i++) {
+        zt__cbor_text(b, keys[idx[i]], lens[idx[i]]);
+        encode_object(b, &w->objs[idx[i]].model);
+    }
+    zt__cbor_text(b, "version", 7);
+    zt__cbor_text(b, ZT_FORMAT_VERSION, strlen(ZT_FORMAT_VERSION));
+    if (w->attributes) {
+        zt__cbor_text(b, "attributes", 10);
+        zt__cbor_value(b, w->attributes);
+    }
+    if (b->oom)
+        st = ZT_FAIL(err, ZT_E_NOMEM, "out of memory encoding the manifest");
+out:
+    zt__free(keys);
+    zt__free(lens);
+    zt__free(idx);
+    return st;
+}
+
+static zt_status publish(zt_writer *w, zt_error *err)
+{
+    if (w->do_fsync && fsync(w->fd) != 0)
+        return io_fail(w, err, "fsync");
+    if (!w->tmp)
+        return ZT_OK;
+    if (rename(w->tmp, w->path) != 0)
+        return io_fail(w, err, "rename");
+    zt__free(w->tmp);
+    w->tmp = NULL;
+    if (w->do_fsync) {
+        char *d = zt__strndup(w->path, strlen(w->path));
+        if (!d)
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        int dfd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        zt__free(d);
+        if (dfd < 0 || fsync(dfd) != 0) {
+            zt_status st = io_fail(w, err, "fsync of the directory");
+            if (dfd >= 0)
+                close(dfd);
+            return st;
+        }
+        close(dfd);
+    }
+    return ZT_OK;
+}
+
+zt_status zt_writer_finish(zt_writer *w, zt_error *err)
+{
+    zt_status st = check_usable(w, false, err);
+    if (st)
+        return st;
+    zt_buf b = {0};
+    if ((st = encode_manifest(w, &b, err))) {
+        zt__buf_free(&b);
+        return st;
+    }
+    uint8_t tail[16];
+    zt__put_le64(tail, b.len);
+    memcpy(tail + 8, "ZTEN1000", 8);
+    st = emit(w, b.p, b.len, err);
+    zt__buf_free(&b);
+    if (!st)
+        st = emit(w, tail, 16, err);
+    if (!st)
+        st = flush(w, err);
+    if (!st)
+        st = publish(w, err);
+    if (st) {
+        w->failed = true;
+        return st;
+    }
+    w->finished = true;
+    return ZT_OK;
+}
+
+void zt_writer_free(zt_writer *w)
+{
+    if (!w)
+        return;
+    drop_current(w);
+    if (w->tmp)
+        unlink(w->tmp);
+    if (w->own_fd)
+        close(w->fd);
+    zt__free(w->tmp);
+    zt__free(w->path);
+    zt__free(w->out);
+    zt__free(w->comps);
+    zt__free(w->objs);
+    zt__arena_free(&w->arena);
+    zt__free(w);
+}
