@@ -6,13 +6,18 @@
  */
 #include "internal.h"
 
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 struct zt_decoder {
     const struct zt_component *c;
-    const uint8_t *src;
-    uint64_t src_len, src_pos;
+    const uint8_t *src;    /* memory mode: the stored bytes */
+    int fd;                /* pread mode (mapped files): read from here */
+    uint8_t *in;           /* pread mode input buffer */
+    size_t in_len, in_pos, in_cap;
+    uint64_t src_len, src_pos; /* bytes of the component consumed (memory) or read (pread) */
     uint64_t out_total, out_want;
     ZSTD_DStream *zs;
     bool done;
@@ -44,6 +49,7 @@ zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **o
     d->c = c;
     d->src = f->data + c->offset;
     d->src_len = c->length;
+    d->fd = f->mapped ? f->fd : -1;
     d->out_want = zt_component_decoded_length(c);
     d->obj = object_of(f, c);
     if (c->encoding == ZT_ENC_ZSTD) {
@@ -61,6 +67,63 @@ zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **o
     return ZT_OK;
 }
 
+/* pread() keeps a file truncated under a reader from raising SIGBUS. */
+static zt_status pread_some(zt_decoder *d, uint8_t *dst, size_t cap, size_t *got, zt_error *err)
+{
+    uint64_t left = d->src_len - d->src_pos;
+    size_t want = left < cap ? (size_t)left : cap;
+    *got = 0;
+    if (!want)
+        return ZT_OK;
+    for (;;) {
+        ssize_t r = pread(d->fd, dst, want, (off_t)(d->c->offset + d->src_pos));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return zt__fail(err, r == 0 ? ZT_E_TRUNCATED : ZT_E_IO, d->obj, d->c->role, 1,
+                            d->c->offset + d->src_pos, "read: %s",
+                            r == 0 ? "file shrank while being read" : strerror(errno));
+        d->src_pos += (uint64_t)r;
+        *got = (size_t)r;
+        return ZT_OK;
+    }
+}
+
+/* The next input window for zstd; *exhausted when every stored byte was consumed. */
+static zt_status next_input(zt_decoder *d, ZSTD_inBuffer *ib, zt_error *err)
+{
+    if (d->fd < 0) {
+        *ib = (ZSTD_inBuffer){d->src + d->src_pos, (size_t)(d->src_len - d->src_pos), 0};
+        return ZT_OK;
+    }
+    if (d->in_pos == d->in_len) {
+        if (!d->in) {
+            d->in_cap = ZSTD_DStreamInSize();
+            if (!(d->in = zt__malloc(d->in_cap)))
+                return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        }
+        zt_status st = pread_some(d, d->in, d->in_cap, &d->in_len, err);
+        if (st)
+            return st;
+        d->in_pos = 0;
+    }
+    *ib = (ZSTD_inBuffer){d->in + d->in_pos, d->in_len - d->in_pos, 0};
+    return ZT_OK;
+}
+
+static void consumed(zt_decoder *d, size_t n)
+{
+    if (d->fd < 0)
+        d->src_pos += n;
+    else
+        d->in_pos += n;
+}
+
+static bool exhausted(const zt_decoder *d)
+{
+    return d->src_pos == d->src_len && (d->fd < 0 || d->in_pos == d->in_len);
+}
+
 static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_len,
                            zt_error *err)
 {
@@ -70,10 +133,13 @@ static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_
     /* Once the quota is used, decode into a 1-byte probe: any output is a lie. */
     uint8_t probe;
     for (;;) {
-        ZSTD_inBuffer ib = {d->src + d->src_pos, (size_t)(d->src_len - d->src_pos), 0};
+        ZSTD_inBuffer ib;
+        zt_status st = next_input(d, &ib, err);
+        if (st)
+            return st;
         ZSTD_outBuffer ob = room ? (ZSTD_outBuffer){buf, room, 0} : (ZSTD_outBuffer){&probe, 1, 0};
         size_t r = ZSTD_decompressStream(d->zs, &ob, &ib);
-        d->src_pos += ib.pos;
+        consumed(d, ib.pos);
         if (ZSTD_isError(r))
             return zt__fail(err, ZT_E_ZSTD, d->obj, d->c->role, 1, d->c->offset, "zstd: %s",
                             ZSTD_getErrorName(r));
@@ -87,7 +153,7 @@ static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_
             *out_len = ob.pos;
             return ZT_OK;
         }
-        if (ib.pos == 0 && d->src_pos == d->src_len) {
+        if (ib.pos == 0 && exhausted(d)) {
             if (d->frame_open)
                 return dfail(d, err, ZT_E_ZSTD, "zstd frame is truncated (%llu bytes decoded)",
                              d->out_total);
@@ -107,6 +173,12 @@ zt_status zt_decoder_read(zt_decoder *d, void *buf, size_t cap, size_t *out_len,
     *out_len = 0;
     if (d->done || cap == 0)
         return ZT_OK;
+    if (!d->zs && d->fd >= 0) {
+        zt_status st = pread_some(d, buf, cap, out_len, err);
+        if (!st && *out_len == 0)
+            d->done = true;
+        return st;
+    }
     if (!d->zs) {
         uint64_t left = d->src_len - d->src_pos;
         size_t n = left < cap ? (size_t)left : cap;
@@ -124,6 +196,7 @@ void zt_decoder_free(zt_decoder *d)
 {
     if (!d)
         return;
+    zt__free(d->in);
     ZSTD_freeDStream(d->zs);
     zt__free(d);
 }

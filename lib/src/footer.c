@@ -11,14 +11,16 @@
 
 static const char k_magic[8] = {'Z', 'T', 'E', 'N', '1', '0', '0', '0'};
 
-zt_status zt__footer_locate(const uint8_t *buf, uint64_t size, uint64_t max_manifest,
-                            zt_layout *out, zt_error *err)
+zt_status zt__footer_locate(const uint8_t *head, const uint8_t *tail, uint64_t size,
+                            uint64_t max_manifest, zt_layout *out, zt_error *err)
 {
+    /* tail holds the last min(size, 16) bytes of the file */
+    const uint8_t *end = tail + (size < 16 ? size : 16);
     if (size < 8)
         return zt__fail(err, ZT_E_TRUNCATED, NULL, NULL, 1, size,
                         "file is %llu bytes, too short for the 8-byte header magic",
                         (unsigned long long)size);
-    if (memcmp(buf, k_magic, 8) != 0)
+    if (memcmp(head, k_magic, 8) != 0)
         return zt__fail(err, ZT_E_MAGIC, NULL, NULL, 1, 0,
                         "header magic is not \"ZTEN1000\"");
     if (size < 16)
@@ -29,13 +31,13 @@ zt_status zt__footer_locate(const uint8_t *buf, uint64_t size, uint64_t max_mani
         max_manifest = ZT_SPEC_MAX_MANIFEST;
 
     uint64_t msize, mend;
-    if (size >= 24 && memcmp(buf + size - 8, k_magic, 8) == 0) {
+    if (size >= 24 && memcmp(end - 8, k_magic, 8) == 0) {
         out->kind = ZT_KIND_ZT_1_2;
-        msize = zt__le64(buf + size - 16);
+        msize = zt__le64(end - 16);
         mend = size - 16;
     } else {
         out->kind = ZT_KIND_ZT_1_0;
-        msize = zt__le64(buf + size - 8);
+        msize = zt__le64(end - 8);
         mend = size - 8;
         /* A 1.2 file cut short loses its footer magic: say so rather than
          * reporting a nonsense 1.0 size. */

@@ -149,8 +149,9 @@ typedef struct zt_layout {
     zt_file_kind kind;
     uint64_t manifest_offset, manifest_length;
 } zt_layout;
-zt_status zt__footer_locate(const uint8_t *buf, uint64_t size, uint64_t max_manifest,
-                            zt_layout *out, zt_error *err);
+/* head: the first min(size, 8) bytes; tail: the last min(size, 16) bytes. */
+zt_status zt__footer_locate(const uint8_t *head, const uint8_t *tail, uint64_t size,
+                            uint64_t max_manifest, zt_layout *out, zt_error *err);
 
 /* ---- file (reader.c) */
 struct zt_file {

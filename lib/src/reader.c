@@ -12,19 +12,58 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Structural bytes are read with pread() when the file is mapped, so a file
+ * truncated under us gives an error here instead of SIGBUS. */
+static zt_status read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err)
+{
+    if (!f->mapped) {
+        memcpy(dst, f->data + off, len);
+        return ZT_OK;
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = pread(f->fd, dst + got, len - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return zt__fail(err, r == 0 ? ZT_E_TRUNCATED : ZT_E_IO, NULL, NULL, 1, off + got,
+                            "read: %s", r == 0 ? "file shrank while being read" : strerror(errno));
+        got += (size_t)r;
+    }
+    return ZT_OK;
+}
+
 static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
 {
+    uint8_t head[8] = {0}, tail[16] = {0};
+    size_t hl = f->size < 8 ? (size_t)f->size : 8, tl = f->size < 16 ? (size_t)f->size : 16;
+    zt_status st = read_at(f, 0, hl, head, err);
+    if (!st)
+        st = read_at(f, f->size - tl, tl, tail, err);
     zt_layout lay;
-    zt_status st = zt__footer_locate(f->data, f->size, opt->max_manifest_size, &lay, err);
+    if (!st)
+        st = zt__footer_locate(head, tail, f->size, opt->max_manifest_size, &lay, err);
     if (st)
         return st;
     f->model.kind = lay.kind;
     f->manifest_offset = lay.manifest_offset;
     f->manifest_length = lay.manifest_length;
+    const uint8_t *mbytes = f->data + lay.manifest_offset;
+    uint8_t *copy = NULL;
+    if (f->mapped) {
+        if (!(copy = zt__malloc((size_t)lay.manifest_length)))
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory reading a %llu-byte manifest",
+                           (unsigned long long)lay.manifest_length);
+        if ((st = read_at(f, lay.manifest_offset, (size_t)lay.manifest_length, copy, err))) {
+            zt__free(copy);
+            return st;
+        }
+        mbytes = copy;
+    }
     zt_cbor_limits lim = {ZT_MAX_DEPTH, lay.manifest_offset};
     zt_value *root;
-    st = zt__cbor_decode(f->data + lay.manifest_offset, (size_t)lay.manifest_length, &lim,
-                         &f->model.arena, &root, err);
+    st = zt__cbor_decode(mbytes, (size_t)lay.manifest_length, &lim, &f->model.arena, &root, err);
+    zt__free(copy);
     if (st)
         return st;
     st = zt__model_from_cbor(&f->model, root, err);
