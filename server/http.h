@@ -1,0 +1,64 @@
+/*
+ * libmicrohttpd glue: the daemon, the two-phase access handler, per-request
+ * state, response helpers (JSON errors, common headers) and the access log.
+ * Route handlers live in serve_files.c; they only see this interface.
+ */
+#ifndef ZTD_HTTP_H
+#define ZTD_HTTP_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "router.h"
+
+typedef struct ztd_server {
+    const ztd_config *cfg;
+    ztd_catalog *catalog;
+    struct MHD_Daemon *daemon;
+    int listen_fd;
+    unsigned port;
+    int inflight;        /* atomic: requests between arrival and completion */
+    bool draining;       /* atomic: shutting down */
+} ztd_server;
+
+typedef struct ztd_req {
+    struct timespec t0;
+    ztd_route_match *match;
+    ztd_entry *pin;      /* released when MHD is done with the response */
+    int status;
+    uint64_t bytes;
+    char *target;        /* raw request target, for the access log */
+    char method[16];
+    void *owned;         /* malloc'ed body bytes freed at completion */
+    bool counted;
+} ztd_req;
+
+/* Bind the listen address and start the daemon. */
+int ztd_http_start(ztd_server *s);
+/* Stop accepting, wait up to the grace period for in-flight requests, stop. */
+void ztd_http_stop(ztd_server *s);
+
+/* Queue a response, recording status and body size for the access log. */
+enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
+                          struct MHD_Response *resp, uint64_t body_len);
+/* {"error": {"code": CODE, "message": ...}} with status; logged at warn for 5xx. */
+enum MHD_Result ztd_error(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *code,
+                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Same, plus one extra header (Allow, Content-Range, ...). */
+enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, unsigned status,
+                              const char *code, const char *hname, const char *hval,
+                              const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* A JSON body. copy = 0: `json` must outlive the response (pin it). */
+enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
+                         size_t len, int copy);
+const char *ztd_header(struct MHD_Connection *c, const char *name);
+
+/* Route handler (serve_files.c). */
+enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                          const char *method);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * ztensord: start-up, signals and shutdown. The main thread owns the
+ * control loop (signalfd + inotify); libmicrohttpd's thread pool serves.
+ */
+#include "catalog.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "watch.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static uint64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static int handle_action(ztd_config *cfg, const char *prog)
+{
+    switch (cfg->action) {
+    case ZTD_ACTION_HELP:
+        ztd_config_help(stdout, prog);
+        return 1;
+    case ZTD_ACTION_VERSION:
+        printf("ztensord %s (zTensor format %s)\n", ZT_VERSION_STRING, ZT_FORMAT_VERSION);
+        return 1;
+    case ZTD_ACTION_DUMP_CONFIG_MARKDOWN:
+        ztd_config_markdown(stdout);
+        return 1;
+    case ZTD_ACTION_DUMP_CONFIG_JSON:
+        ztd_config_dump_json(stdout);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int open_logs(const ztd_config *cfg)
+{
+    char err[512];
+    if (ztd_log_open(cfg->error_log, cfg->log_level, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ztensord: %s\n", err);
+        return -1;
+    }
+    if (strcmp(cfg->access_log, "off") != 0 &&
+        ztd_access_log_open(cfg->access_log, cfg->access_log_format, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ztensord: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The control loop: SIGHUP and inotify rescan, SIGTERM/SIGINT stop. */
+static void run(ztd_server *srv, int sfd, ztd_watch *w)
+{
+    uint64_t due = 0;
+    for (;;) {
+        struct pollfd p[2] = {{sfd, POLLIN, 0}, {w ? ztd_watch_fd(w) : -1, POLLIN, 0}};
+        int timeout = -1;
+        if (due) {
+            uint64_t t = now_ms();
+            timeout = due > t ? (int)(due - t) : 0;
+        }
+        int n = poll(p, 2, timeout);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0 && (p[0].revents & POLLIN)) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                if (si.ssi_signo == SIGHUP) {
+                    ztd_log(ZTD_LOG_INFO, "SIGHUP: reopening logs and rescanning");
+                    ztd_log_reopen();
+                    ztd_catalog_rescan(srv->catalog);
+                    if (w)
+                        ztd_watch_refresh(w);
+                } else {
+                    ztd_log(ZTD_LOG_INFO, "%s: shutting down", strsignal((int)si.ssi_signo));
+                    return;
+                }
+            }
+        }
+        if (n > 0 && w && (p[1].revents & POLLIN) && ztd_watch_drain(w) > 0 && !due)
+            due = now_ms() + srv->cfg->rescan_debounce_ms;
+        if (due && now_ms() >= due) {
+            due = 0;
+            ztd_catalog_rescan(srv->catalog);
+            ztd_watch_refresh(w);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    ztd_config cfg;
+    char err[1024];
+    if (ztd_config_load(&cfg, argc, argv, environ, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ztensord: %s\n", err);
+        return ZTD_EXIT_CONFIG;
+    }
+    if (handle_action(&cfg, argv[0])) {
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_OK;
+    }
+    if (open_logs(&cfg) != 0) {
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_CONFIG;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread exists */
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+
+    ztd_server srv = {.cfg = &cfg, .listen_fd = -1};
+    srv.catalog = ztd_catalog_new(cfg.root, cfg.max_manifest_size);
+    if (!srv.catalog) {
+        ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg.root, strerror(errno));
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_FAILURE;
+    }
+    if (sfd < 0 || ztd_http_start(&srv) != 0) {
+        ztd_catalog_free(srv.catalog);
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_FAILURE;
+    }
+    char host[256] = "", why[64];
+    unsigned port;
+    ztd_listen_parse(cfg.listen, host, sizeof(host), &port, why, sizeof(why));
+    bool v6 = strchr(host, ':') != NULL;
+    ztd_log(ZTD_LOG_INFO, "listening on http://%s%s%s:%u (root %s)", v6 ? "[" : "",
+            host[0] ? host : "0.0.0.0", v6 ? "]" : "", srv.port, cfg.root);
+    ztd_watch *w = cfg.watch ? ztd_watch_new(cfg.root) : NULL;
+    int rc = ztd_catalog_rescan(srv.catalog) == 0 ? ZTD_EXIT_OK : ZTD_EXIT_FAILURE;
+    if (rc == ZTD_EXIT_OK)
+        run(&srv, sfd, w);
+    ztd_http_stop(&srv);
+    ztd_watch_free(w);
+    ztd_catalog_free(srv.catalog);
+    close(sfd);
+    ztd_log(ZTD_LOG_INFO, "stopped");
+    ztd_log_close();
+    ztd_config_free(&cfg);
+    return rc;
+}

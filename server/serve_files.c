@@ -1,0 +1,284 @@
+/*
+ * Read routes: health, readiness, the file listing, manifests, objects,
+ * components, whole files and content-addressed blobs. Each pins the catalog
+ * entry it answers from until MHD is done with the response.
+ */
+#include "body.h"
+#include "http.h"
+#include "log.h"
+#include "range.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IMMUTABLE "public, max-age=31536000, immutable"
+
+/* ---- tensor metadata headers */
+
+typedef struct meta_ctx {
+    const zt_object *o;
+    const zt_component *c;
+} meta_ctx;
+
+static void add_meta(struct MHD_Response *resp, const void *p)
+{
+    const meta_ctx *m = p;
+    char buf[2048];
+    size_t w = 0;
+    const uint64_t *shape = zt_object_shape(m->o);
+    for (size_t i = 0; i < zt_object_ndim(m->o) && w < sizeof(buf) - 24; i++)
+        w += (size_t)snprintf(buf + w, sizeof(buf) - w, "%s%" PRIu64, i ? "," : "", shape[i]);
+    buf[w] = 0;
+    MHD_add_response_header(resp, "X-Ztensor-Shape", buf);
+    MHD_add_response_header(resp, "X-Ztensor-Format", zt_object_format(m->o));
+    MHD_add_response_header(resp, "X-Ztensor-Dtype", zt_dtype_name(zt_component_dtype(m->c)));
+    if (zt_component_type(m->c))
+        MHD_add_response_header(resp, "X-Ztensor-Type", zt_component_type(m->c));
+    MHD_add_response_header(resp, "X-Ztensor-Encoding",
+                            zt_component_encoding(m->c) == ZT_ENC_ZSTD ? "zstd" : "raw");
+    snprintf(buf, sizeof(buf), "%" PRIu64, zt_component_offset(m->c));
+    MHD_add_response_header(resp, "X-Ztensor-Offset", buf);
+    snprintf(buf, sizeof(buf), "%" PRIu64, zt_component_length(m->c));
+    MHD_add_response_header(resp, "X-Ztensor-Stored-Length", buf);
+    if (zt_component_digest(m->c))
+        MHD_add_response_header(resp, "X-Ztensor-Digest", zt_component_digest(m->c));
+}
+
+/* Does Accept-Encoding allow zstd (present with q > 0)? */
+static bool accepts_zstd(const char *ae)
+{
+    for (const char *p = ae; p && *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        const char *tok = p;
+        while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t')
+            p++;
+        size_t n = (size_t)(p - tok);
+        bool is = (n == 4 && !strncasecmp(tok, "zstd", 4)) || (n == 1 && *tok == '*');
+        double q = 1.0;
+        while (*p && *p != ',') {
+            if (*p == ';') {
+                p++;
+                while (*p == ' ')
+                    p++;
+                if ((p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
+                    q = strtod(p + 2, NULL);
+            } else {
+                p++;
+            }
+        }
+        if (is && q > 0)
+            return true;
+    }
+    return false;
+}
+
+static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
+{
+    memset(b, 0, sizeof(*b));
+    b->entry = e;
+    b->fd = zt_file_fd(e->file);
+    b->last_modified = e->mtime_ns / 1000000000;
+    b->cache_control = s->cfg->cache_control;
+    b->max_ranges = s->cfg->max_ranges;
+}
+
+static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                      ztd_entry *e, const zt_object *o, const zt_component *comp,
+                                      bool immutable)
+{
+    ztd_body b;
+    init_body(&b, s, e);
+    meta_ctx meta = {o, comp};
+    b.add_headers = add_meta;
+    b.ctx = &meta;
+    b.content_type = "application/octet-stream";
+    if (immutable)
+        b.cache_control = IMMUTABLE;
+    bool sha = zt_component_digest_kind(comp) == ZT_DIGEST_SHA256;
+    const uint8_t *digest = sha ? zt_component_digest_bytes(comp, NULL) : NULL;
+    bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
+    if (zstd)
+        b.vary_accept_encoding = true;
+    if (!zstd || accepts_zstd(ztd_header(c, "Accept-Encoding"))) {
+        /* The stored bytes: sendfile straight from the file. */
+        b.kind = ZTD_BODY_FD;
+        b.off = zt_component_offset(comp);
+        b.len = zt_component_length(comp);
+        b.content_encoding = zstd ? "zstd" : NULL;
+        b.sha256 = digest;
+        if (digest)
+            snprintf(b.etag, sizeof(b.etag), "\"%s\"", zt_component_digest(comp));
+        else
+            ztd_identity_etag(e, b.off, b.len, b.etag);
+    } else {
+        /* Decoded on the fly: another representation, so another ETag. */
+        b.kind = ZTD_BODY_DECODE;
+        b.zf = e->file;
+        b.zc = comp;
+        b.len = zt_component_decoded_length(comp);
+        char id[40];
+        ztd_identity_etag(e, zt_component_offset(comp), b.len, id);
+        if (digest)
+            snprintf(b.etag, sizeof(b.etag), "\"%s.identity\"", zt_component_digest(comp));
+        else
+            snprintf(b.etag, sizeof(b.etag), "\"%.32s.identity\"", id + 1);
+    }
+    return ztd_send_body(c, r, &b);
+}
+
+static enum MHD_Result send_json_repr(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                      ztd_entry *e, const char *json, size_t len,
+                                      const char *etag_tag)
+{
+    ztd_body b;
+    init_body(&b, s, e);
+    b.kind = ZTD_BODY_MEM;
+    b.mem = json;
+    b.len = len;
+    b.content_type = "application/json";
+    snprintf(b.etag, sizeof(b.etag), "\"%s-%.32s\"", etag_tag, e->file_etag + 1);
+    return ztd_send_body(c, r, &b);
+}
+
+/* The object JSON is built per request and freed with the response. */
+static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                   ztd_entry *e, const zt_object *o)
+{
+    zt_error err;
+    char *json = zt_object_json(o, ZT_JSON_COMPACT, &err);
+    if (!json)
+        return ztd_error(c, r, 500, "internal", "%s", err.message);
+    /* Hand ownership to the entry-independent response: copy, then free ours. */
+    ztd_body b;
+    init_body(&b, s, e);
+    b.kind = ZTD_BODY_MEM;
+    b.len = strlen(json);
+    b.content_type = "application/json";
+    snprintf(b.etag, sizeof(b.etag), "\"object-%.32s\"", e->file_etag + 1);
+    /* MEM bodies are PERSISTENT; keep the JSON until the request completes. */
+    b.mem = json;
+    enum MHD_Result ret = ztd_send_body(c, r, &b);
+    r->owned = json;
+    return ret;
+}
+
+static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    ztd_route_match *m = r->match;
+    ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
+    if (!snap)
+        return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
+    ztd_entry *e = ztd_snapshot_find(snap, m->file, m->file_len);
+    if (e)
+        ztd_entry_retain(e);
+    ztd_snapshot_release(snap);
+    if (!e)
+        return ztd_error(c, r, 404, "file_not_found", "no file \"%s\" in the catalog", m->file);
+    r->pin = e;
+    if (!e->file)
+        return ztd_error(c, r, 404, "file_invalid", "file \"%s\" is not served: %s", m->file,
+                         e->error ? e->error : "invalid");
+    if (m->route == ZTD_ROUTE_MANIFEST)
+        return send_json_repr(s, c, r, e, e->manifest_json, e->manifest_json_len, "manifest");
+    if (m->route == ZTD_ROUTE_RAW) {
+        ztd_body b;
+        init_body(&b, s, e);
+        b.kind = ZTD_BODY_FD;
+        b.off = 0;
+        b.len = e->size;
+        b.content_type = "application/octet-stream";
+        snprintf(b.etag, sizeof(b.etag), "%s", e->file_etag);
+        return ztd_send_body(c, r, &b);
+    }
+    const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);
+    if (!o)
+        return ztd_error(c, r, 404, "object_not_found", "file \"%s\" has no object \"%s\"",
+                         m->file, m->object);
+    if (m->route == ZTD_ROUTE_OBJECT)
+        return send_object(s, c, r, e, o);
+    const zt_component *comp = zt_object_find_component(o, m->component);
+    if (!comp)
+        return ztd_error(c, r, 404, "component_not_found",
+                         "object \"%s\" in \"%s\" has no component \"%s\"", m->object, m->file,
+                         m->component);
+    return send_component(s, c, r, e, o, comp, false);
+}
+
+static int hexval(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    uint8_t sha[32];
+    for (int i = 0; i < 32; i++)
+        sha[i] = (uint8_t)(hexval(r->match->blob[2 * i]) << 4 | hexval(r->match->blob[2 * i + 1]));
+    ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
+    if (!snap)
+        return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
+    const ztd_blob *bl = ztd_snapshot_find_blob(snap, sha);
+    ztd_entry *e = bl ? bl->entry : NULL;
+    const zt_object *o = bl ? bl->object : NULL;
+    const zt_component *comp = bl ? bl->component : NULL;
+    if (e)
+        ztd_entry_retain(e);
+    ztd_snapshot_release(snap);
+    if (!e)
+        return ztd_error(c, r, 404, "blob_not_found", "no component has digest sha256:%s",
+                         r->match->blob);
+    r->pin = e;
+    return send_component(s, c, r, e, o, comp, true);
+}
+
+enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *method)
+{
+    if (!(r->match = malloc(sizeof(*r->match))))
+        return MHD_NO;
+    ztd_route_match *m = r->match;
+    switch (ztd_route(method, r->target, m)) {
+    case ZTD_ROUTE_OK:
+        break;
+    case ZTD_ROUTE_METHOD_NOT_ALLOWED:
+        return ztd_error_hdr(c, r, 405, "method_not_allowed", "Allow", m->allow,
+                             "%s is not allowed here; allowed: %s", method, m->allow);
+    case ZTD_ROUTE_NOT_FOUND:
+        return ztd_error(c, r, 404, "not_found", "no such endpoint");
+    case ZTD_ROUTE_URI_TOO_LONG:
+        return ztd_error(c, r, 414, "uri_too_long", "%s", m->message ? m->message : "too long");
+    default:
+        return ztd_error(c, r, 400, "bad_request", "%s", m->message ? m->message : "bad path");
+    }
+    switch (m->route) {
+    case ZTD_ROUTE_HEALTHZ:
+        return ztd_json(c, r, 200, "{\"status\":\"ok\"}", 15, 0);
+    case ZTD_ROUTE_READYZ:
+        if (__atomic_load_n(&s->draining, __ATOMIC_ACQUIRE))
+            return ztd_error(c, r, 503, "draining", "shutting down");
+        if (!ztd_catalog_ready(s->catalog))
+            return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
+        return ztd_json(c, r, 200, "{\"status\":\"ready\"}", 18, 0);
+    case ZTD_ROUTE_LIST: {
+        ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
+        if (!snap)
+            return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
+        enum MHD_Result ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
+        ztd_snapshot_release(snap);
+        return ret;
+    }
+    case ZTD_ROUTE_MANIFEST:
+    case ZTD_ROUTE_RAW:
+    case ZTD_ROUTE_OBJECT:
+    case ZTD_ROUTE_COMPONENT:
+        return file_route(s, c, r);
+    case ZTD_ROUTE_BLOB:
+        return blob_route(s, c, r);
+    default:
+        return ztd_error(c, r, 501, "not_implemented", "%s %s is not implemented yet", method,
+                         ztd_route_name(m->route));
+    }
+}
