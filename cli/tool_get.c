@@ -93,8 +93,7 @@ int zt_cmd_get(int argc, char **argv)
         fprintf(stderr, "zt get: %s: no object \"%s\"\n", file, objname);
         rc = ZT_EXIT_INVALID;
     } else if (!c) {
-        fprintf(stderr, "zt get: %s: object \"%s\" has no component \"%s\"\n", file, objname,
-                role);
+        fprintf(stderr, "zt get: %s: object \"%s\" has no component \"%s\"\n", file, objname, role);
         rc = ZT_EXIT_INVALID;
     } else {
         rc = write_out(f, c, out, file);

@@ -140,8 +140,8 @@ static int pack_one(zt_writer *w, const spec *sp, const zt_component_spec *cs, z
     if (!st)
         st = zt_writer_end(w, &id, err);
     if (!st)
-        st = zt_writer_add_object(w, sp->name, "dense", sp->ndim, sp->shape, NULL, 1, &role,
-                                  &id, err);
+        st = zt_writer_add_object(w, sp->name, "dense", sp->ndim, sp->shape, NULL, 1, &role, &id,
+                                  err);
     return st ? tool_report("pack", sp->path, err) : ZT_EXIT_OK;
 }
 

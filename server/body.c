@@ -82,14 +82,14 @@ static struct MHD_Response *decode_response(const ztd_body *b, uint64_t start, u
 
 typedef struct mpart {
     int fd;
-    uint64_t base;            /* representation offset in the file */
+    uint64_t base; /* representation offset in the file */
     const char *mem;
-    size_t n;                 /* segments: 2 per span + trailer */
+    size_t n; /* segments: 2 per span + trailer */
     struct seg {
-        uint64_t at, len;     /* position in the body */
-        char *text;           /* header text, or NULL for data */
-        uint64_t src;         /* data: offset within the representation */
-    } *segs;
+        uint64_t at, len; /* position in the body */
+        char *text;       /* header text, or NULL for data */
+        uint64_t src;     /* data: offset within the representation */
+    } * segs;
     ztd_entry *entry;
 } mpart;
 
@@ -180,8 +180,8 @@ static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan
     add_seg(m, &at, t, tl, 0);
     snprintf(ctype_out, ctcap, "multipart/byteranges; boundary=%s", boundary);
     *body_len = at;
-    struct MHD_Response *resp = MHD_create_response_from_callback(at, BLOCK, mpart_read, m,
-                                                                  mpart_free);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(at, BLOCK, mpart_read, m, mpart_free);
     if (!resp)
         mpart_free(m);
     return resp;
@@ -242,6 +242,15 @@ static void representation_headers(struct MHD_Response *resp, const ztd_body *b)
         b->add_headers(resp, b->ctx);
 }
 
+/* RFC 9110 §13.1.3: an If-Modified-Since date later than now is ignored. */
+static const char *future_date(const char *v)
+{
+    int64_t t;
+    if (v && ztd_http_date_parse(v, &t) == 0 && t > (int64_t)time(NULL))
+        return NULL;
+    return v;
+}
+
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
 {
     ztd_request_headers h = {
@@ -249,7 +258,7 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
         .if_range = ztd_header(c, "If-Range"),
         .if_match = ztd_header(c, "If-Match"),
         .if_none_match = ztd_header(c, "If-None-Match"),
-        .if_modified_since = ztd_header(c, "If-Modified-Since"),
+        .if_modified_since = future_date(ztd_header(c, "If-Modified-Since")),
         .if_unmodified_since = ztd_header(c, "If-Unmodified-Since"),
         .is_get_or_head = 1,
     };
@@ -272,7 +281,8 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
     case ZTD_PLAN_PRECONDITION_FAILED:
         return ztd_error(c, r, MHD_HTTP_PRECONDITION_FAILED, "precondition_failed",
                          "a precondition (If-Match or If-Unmodified-Since) does not hold; "
-                         "current ETag is %s", b->etag[0] ? b->etag : "none");
+                         "current ETag is %s",
+                         b->etag[0] ? b->etag : "none");
     case ZTD_PLAN_UNSATISFIABLE:
         ztd_content_range(cr, sizeof(cr), NULL, b->len);
         return ztd_error_hdr(c, r, MHD_HTTP_RANGE_NOT_SATISFIABLE, "range_not_satisfiable",

@@ -13,18 +13,18 @@ typedef enum ztd_body_kind { ZTD_BODY_FD, ZTD_BODY_MEM, ZTD_BODY_DECODE } ztd_bo
 
 typedef struct ztd_body {
     ztd_body_kind kind;
-    int fd;                      /* FD: the file; the representation is [off, off + len) */
+    int fd; /* FD: the file; the representation is [off, off + len) */
     uint64_t off, len;
-    const char *mem;             /* MEM: len bytes, alive while r->pin is */
-    const zt_file *zf;           /* DECODE: decode this component; len is its decoded length */
+    const char *mem;   /* MEM: len bytes, alive while r->pin is */
+    const zt_file *zf; /* DECODE: decode this component; len is its decoded length */
     const zt_component *zc;
-    ztd_entry *entry;            /* the pinned entry the bytes belong to */
+    ztd_entry *entry; /* the pinned entry the bytes belong to */
     const char *content_type;
     const char *content_encoding; /* "zstd" when sending stored zstd bytes */
     const char *cache_control;
-    char etag[96];               /* with quotes; "" for none */
-    int64_t last_modified;       /* unix seconds */
-    const uint8_t *sha256;       /* digest of this representation, or NULL */
+    char etag[96];         /* with quotes; "" for none */
+    int64_t last_modified; /* unix seconds */
+    const uint8_t *sha256; /* digest of this representation, or NULL */
     bool vary_accept_encoding;
     unsigned max_ranges;
     /* extra headers (tensor metadata) */

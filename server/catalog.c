@@ -30,6 +30,7 @@ struct ztd_catalog {
     char *root_real;
     uint64_t max_manifest;
     pthread_mutex_t mu;
+    pthread_mutex_t scan_mu; /* one rescan at a time (main loop, uploads) */
     ztd_snapshot *current;
     uint64_t generation;
     ztd_catalog_stats stats;
@@ -55,8 +56,8 @@ void ztd_entry_release(ztd_entry *e)
 
 void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40])
 {
-    uint64_t parts[6] = {(uint64_t)e->dev, (uint64_t)e->ino, (uint64_t)e->mtime_ns, e->size, off,
-                         len};
+    uint64_t parts[6] = {
+        (uint64_t)e->dev, (uint64_t)e->ino, (uint64_t)e->mtime_ns, e->size, off, len};
     uint8_t h[32];
     zt_hasher *hs = zt_hasher_new(ZT_DIGEST_SHA256);
     if (!hs) {
@@ -75,6 +76,15 @@ void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[
     }
     out[33] = '"';
     out[34] = 0;
+}
+
+void ztd_stat_etag(const struct stat *sb, char out[40])
+{
+    ztd_entry e = {.dev = sb->st_dev,
+                   .ino = sb->st_ino,
+                   .size = (uint64_t)sb->st_size,
+                   .mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec};
+    ztd_identity_etag(&e, 0, e.size, out);
 }
 
 bool ztd_catalog_is_served_name(const char *name)
@@ -147,8 +157,8 @@ static bool inside_root(const ztd_catalog *c, const char *abs)
     return !strncmp(real, c->root_real, n) && (real[n] == '/' || real[n] == 0);
 }
 
-static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *rel,
-                          const char *abs, bool is_link, entry_vec *out)
+static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *rel, const char *abs,
+                          bool is_link, entry_vec *out)
 {
     struct stat sb;
     if (stat(abs, &sb) != 0 || !S_ISREG(sb.st_mode))
@@ -170,6 +180,14 @@ static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *r
     }
     if (vec_push(out, e) != 0)
         ztd_entry_release(e);
+}
+
+/* Names reach the API as UTF-8 JSON strings and URL segments. */
+static bool utf8_name(const char *s)
+{
+    json_t *j = json_string(s); /* jansson validates UTF-8 */
+    json_decref(j);
+    return j != NULL;
 }
 
 static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, int depth,
@@ -194,6 +212,10 @@ static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, i
         struct stat lsb;
         if (lstat(cabs, &lsb) != 0)
             continue;
+        if (!utf8_name(de->d_name)) {
+            ztd_log(ZTD_LOG_WARN, "catalog: skipping a name in %s that is not UTF-8", abs);
+            continue;
+        }
         if (S_ISDIR(lsb.st_mode)) {
             if (depth < MAX_DIR_DEPTH)
                 scan_dir(c, old, crel, depth + 1, out);
@@ -272,8 +294,8 @@ const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha2
 
 static json_t *entry_json(const ztd_entry *e)
 {
-    json_t *j = json_pack("{s:s, s:I, s:s}", "name", e->name, "size", (json_int_t)e->size,
-                          "etag", e->file_etag);
+    json_t *j = json_pack("{s:s, s:I, s:s}", "name", e->name, "size", (json_int_t)e->size, "etag",
+                          e->file_etag);
     if (!j)
         return NULL;
     if (e->file) {
@@ -283,8 +305,9 @@ static json_t *entry_json(const ztd_entry *e)
         json_object_set_new(j, "status", json_string("ok"));
     } else {
         json_object_set_new(j, "status", json_string("error"));
-        json_object_set_new(j, "error", json_pack("{s:s, s:s}", "code", e->error_code,
-                                                  "message", e->error ? e->error : ""));
+        json_object_set_new(
+            j, "error",
+            json_pack("{s:s, s:s}", "code", e->error_code, "message", e->error ? e->error : ""));
     }
     return j;
 }
@@ -361,6 +384,7 @@ ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size)
     c->root_real = realpath(root, NULL);
     c->max_manifest = max_manifest_size;
     pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->scan_mu, NULL);
     if (!c->root || !c->root_real) {
         ztd_catalog_free(c);
         return NULL;
@@ -377,6 +401,7 @@ void ztd_catalog_free(ztd_catalog *c)
         return;
     ztd_snapshot_release(c->current);
     pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->scan_mu);
     free(c->root);
     free(c->root_real);
     free(c);
@@ -387,7 +412,17 @@ const char *ztd_catalog_root(const ztd_catalog *c)
     return c->root;
 }
 
+static int rescan_locked(ztd_catalog *c);
+
 int ztd_catalog_rescan(ztd_catalog *c)
+{
+    pthread_mutex_lock(&c->scan_mu);
+    int rc = rescan_locked(c);
+    pthread_mutex_unlock(&c->scan_mu);
+    return rc;
+}
+
+static int rescan_locked(ztd_catalog *c)
 {
     struct stat sb;
     if (stat(c->root, &sb) != 0 || !S_ISDIR(sb.st_mode)) {

@@ -15,19 +15,19 @@
 #include <ztensor/ztensor.h>
 
 typedef struct ztd_entry {
-    int refs;                 /* atomic */
-    char *name;               /* path relative to the root, '/'-separated */
+    int refs;   /* atomic */
+    char *name; /* path relative to the root, '/'-separated */
     size_t name_len;
-    zt_file *file;            /* NULL when the file is invalid */
-    char *error;              /* why it is invalid, or NULL */
-    const char *error_code;   /* zt_status_name() of the failure */
+    zt_file *file;          /* NULL when the file is invalid */
+    char *error;            /* why it is invalid, or NULL */
+    const char *error_code; /* zt_status_name() of the failure */
     uint64_t size;
     dev_t dev;
     ino_t ino;
     int64_t mtime_ns;
-    char *manifest_json;      /* cached, compact */
+    char *manifest_json; /* cached, compact */
     size_t manifest_json_len;
-    char file_etag[40];       /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
+    char file_etag[40]; /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */
@@ -39,12 +39,12 @@ typedef struct ztd_blob {
 } ztd_blob;
 
 typedef struct ztd_snapshot {
-    int refs;                 /* atomic */
-    ztd_entry **entries;      /* sorted by name */
+    int refs;            /* atomic */
+    ztd_entry **entries; /* sorted by name */
     size_t n, nvalid;
-    ztd_blob *blobs;          /* open addressing on the first 8 bytes of sha256 */
+    ztd_blob *blobs; /* open addressing on the first 8 bytes of sha256 */
     size_t blob_cap;
-    char *list_json;          /* GET /v1/files body */
+    char *list_json; /* GET /v1/files body */
     size_t list_json_len;
     uint64_t generation;
 } ztd_snapshot;
@@ -52,7 +52,7 @@ typedef struct ztd_snapshot {
 typedef struct ztd_catalog ztd_catalog;
 
 typedef struct ztd_catalog_stats {
-    uint64_t reloads;         /* completed scans */
+    uint64_t reloads; /* completed scans */
     size_t files_valid, files_invalid;
 } ztd_catalog_stats;
 
@@ -75,6 +75,10 @@ void ztd_entry_release(ztd_entry *e);
 
 /* "\"<32 hex>\"": a strong validator from file identity plus a byte span. */
 void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40]);
+
+/* The file ETag of a file with this stat (as entries compute it). */
+struct stat;
+void ztd_stat_etag(const struct stat *sb, char out[40]);
 
 /* Is NAME (a file name, no directory) one the catalog serves? */
 bool ztd_catalog_is_served_name(const char *name);

@@ -6,6 +6,7 @@
  */
 #include "http.h"
 #include "log.h"
+#include "upload.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +32,7 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING);
     r->status = (int)status;
     r->bytes = body_len;
+    r->responded = true;
     enum MHD_Result ret = MHD_queue_response(c, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -102,28 +104,58 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
+/* The first call for a request: state only. Routes that take a body or change
+ * state are routed now, so that a refusal (401, 413, 412, ...) goes out before
+ * the client sends a body it would waste. */
+static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const char *url,
+                                  const char *method, void **con_cls)
+{
+    ztd_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return MHD_NO;
+    clock_gettime(CLOCK_REALTIME, &r->t0);
+    clock_gettime(CLOCK_MONOTONIC, &r->t0m);
+    r->target = strdup(url);
+    snprintf(r->method, sizeof(r->method), "%s", method);
+    r->counted = true;
+    __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
+    *con_cls = r;
+    if (!r->target)
+        return MHD_NO;
+    if (strcmp(method, "PUT") && strcmp(method, "POST") && strcmp(method, "DELETE"))
+        return MHD_YES;
+    if (!(r->match = malloc(sizeof(*r->match))))
+        return MHD_NO;
+    if (ztd_route(method, r->target, r->match) != ZTD_ROUTE_OK ||
+        !ztd_upload_handles(r->match->route))
+        return MHD_YES; /* answered by ztd_serve on the next call */
+    r->body_route = true;
+    return ztd_upload_begin(s, c, r);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
 {
     ztd_server *s = cls;
     ztd_req *r = *con_cls;
     (void)version;
-    (void)upload_data;
-    if (!r) {
-        if (!(r = calloc(1, sizeof(*r))))
-            return MHD_NO;
-        clock_gettime(CLOCK_REALTIME, &r->t0);
-        r->target = strdup(url);
-        snprintf(r->method, sizeof(r->method), "%s", method);
-        r->counted = true;
-        __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
-        *con_cls = r;
+    if (!r)
+        return first_call(s, c, url, method, con_cls);
+    if (r->responded) {
+        *upload_size = 0; /* MHD drops the rest of the body and closes */
         return MHD_YES;
     }
+    if (r->body_route) {
+        if (*upload_size) {
+            size_t n = *upload_size;
+            *upload_size = 0;
+            return ztd_upload_data(s, c, r, upload_data, n);
+        }
+        return ztd_upload_end(s, c, r);
+    }
     if (*upload_size) {
-        /* No route takes a body yet: discard it. */
-        *upload_size = 0;
+        *upload_size = 0; /* a body nobody asked for */
         return MHD_YES;
     }
     return ztd_serve(s, c, r, method);
@@ -152,7 +184,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     if (ztd_access_log_enabled()) {
         struct timespec t1;
-        clock_gettime(CLOCK_REALTIME, &t1);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         char client[64];
         client_addr(c, client, sizeof(client));
         const union MHD_ConnectionInfo *mi =
@@ -165,12 +197,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
             .protocol = "HTTP/1.1",
             .status = r->status ? r->status : (mi ? (int)mi->http_status : 0),
             .bytes = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? r->bytes : 0,
-            .duration_us = (uint64_t)((t1.tv_sec - r->t0.tv_sec) * 1000000LL +
-                                      (t1.tv_nsec - r->t0.tv_nsec) / 1000),
+            .duration_us = (uint64_t)((t1.tv_sec - r->t0m.tv_sec) * 1000000LL +
+                                      (t1.tv_nsec - r->t0m.tv_nsec) / 1000),
             .request_id = NULL,
         };
         ztd_access_log_write(&e);
     }
+    ztd_upload_cleanup(s, r);
     ztd_entry_release(r->pin);
     zt_free(r->owned);
     free(r->match);
@@ -189,7 +222,8 @@ static int bind_listen(ztd_server *s)
         ztd_log(ZTD_LOG_ERROR, "listen %s: %s", s->cfg->listen, why);
         return -1;
     }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV},
                     *res;
     char ps[16];
@@ -234,14 +268,14 @@ int ztd_http_start(ztd_server *s)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (unsigned)n : 1;
     }
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     s->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
-        s->cfg->connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000), MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(256u << 10), MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
     if (!s->daemon) {
         ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon");
         return -1;
@@ -262,12 +296,13 @@ void ztd_http_stop(ztd_server *s)
     for (;;) {
         int n = __atomic_load_n(&s->inflight, __ATOMIC_ACQUIRE);
         clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t ms = (uint64_t)((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+        uint64_t ms =
+            (uint64_t)((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
         if (n == 0)
             break;
         if (ms >= s->cfg->shutdown_grace_ms) {
-            ztd_log(ZTD_LOG_WARN, "shutdown: %d requests still in flight after %llu ms, closing",
-                    n, (unsigned long long)ms);
+            ztd_log(ZTD_LOG_WARN, "shutdown: %d requests still in flight after %llu ms, closing", n,
+                    (unsigned long long)ms);
             break;
         }
         usleep(20000);

@@ -7,6 +7,7 @@
 #define ZTD_HTTP_H
 
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -21,19 +22,32 @@ typedef struct ztd_server {
     struct MHD_Daemon *daemon;
     int listen_fd;
     unsigned port;
-    int inflight;        /* atomic: requests between arrival and completion */
-    bool draining;       /* atomic: shutting down */
+    int inflight;                  /* atomic: requests between arrival and completion */
+    bool draining;                 /* atomic: shutting down */
+    struct ztd_tokens *tokens;     /* NULL without tokens_file */
+    struct ztd_sessions *sessions; /* component upload sessions */
+    pthread_mutex_t publish_mu;    /* preconditions + rename + rescan, atomically */
+    int uploads_active;            /* atomic: whole-file PUTs and open sessions */
 } ztd_server;
 
+typedef struct ztd_upload ztd_upload;
+
 typedef struct ztd_req {
-    struct timespec t0;
+    struct timespec t0;   /* arrival, wall clock (log time) */
+    struct timespec t0m;  /* arrival, monotonic (duration) */
     ztd_route_match *match;
-    ztd_entry *pin;      /* released when MHD is done with the response */
+    ztd_entry *pin; /* released when MHD is done with the response */
     int status;
     uint64_t bytes;
-    char *target;        /* raw request target, for the access log */
+    char *target; /* raw request target, for the access log */
     char method[16];
-    void *owned;         /* malloc'ed body bytes freed at completion */
+    void *owned;     /* malloc'ed body bytes freed at completion */
+    bool responded;  /* a response is queued: ignore the rest of the body */
+    bool body_route; /* PUT/POST/DELETE routes handled by upload.c */
+    ztd_upload *up;  /* whole-file PUT state */
+    void *sreq;      /* upload-session component PUT state */
+    char *body;      /* small JSON request bodies */
+    size_t body_len, body_cap;
     bool counted;
 } ztd_req;
 
@@ -58,7 +72,6 @@ enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, 
 const char *ztd_header(struct MHD_Connection *c, const char *name);
 
 /* Route handler (serve_files.c). */
-enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                          const char *method);
+enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *method);
 
 #endif

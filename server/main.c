@@ -5,7 +5,10 @@
 #include "catalog.h"
 #include "config.h"
 #include "http.h"
+#include "auth.h"
 #include "log.h"
+#include "session.h"
+#include "staging.h"
 #include "watch.h"
 
 #include <errno.h>
@@ -67,13 +70,13 @@ static int open_logs(const ztd_config *cfg)
 /* The control loop: SIGHUP and inotify rescan, SIGTERM/SIGINT stop. */
 static void run(ztd_server *srv, int sfd, ztd_watch *w)
 {
-    uint64_t due = 0;
+    uint64_t due = 0, first = 0;
     for (;;) {
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {w ? ztd_watch_fd(w) : -1, POLLIN, 0}};
-        int timeout = -1;
+        int timeout = 1000; /* upload sessions expire on this tick */
         if (due) {
             uint64_t t = now_ms();
-            timeout = due > t ? (int)(due - t) : 0;
+            timeout = due > t ? (int)(due - t < 1000 ? due - t : 1000) : 0;
         }
         int n = poll(p, 2, timeout);
         if (n < 0 && errno != EINTR)
@@ -93,14 +96,41 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
                 }
             }
         }
-        if (n > 0 && w && (p[1].revents & POLLIN) && ztd_watch_drain(w) > 0 && !due)
-            due = now_ms() + srv->cfg->rescan_debounce_ms;
+        if (n > 0 && w && (p[1].revents & POLLIN) && ztd_watch_drain(w) > 0) {
+            /* Wait for a quiet period, but never more than 10 of them in a row. */
+            uint64_t t = now_ms();
+            if (!due)
+                first = t;
+            due = t + srv->cfg->rescan_debounce_ms;
+            if (due > first + 10 * srv->cfg->rescan_debounce_ms)
+                due = first + 10 * srv->cfg->rescan_debounce_ms;
+        }
+        ztd_sessions_sweep(srv, srv->cfg->session_idle_timeout_ms);
         if (due && now_ms() >= due) {
             due = 0;
             ztd_catalog_rescan(srv->catalog);
-            ztd_watch_refresh(w);
+            if (w)
+                ztd_watch_refresh(w);
         }
     }
+}
+
+/* Tokens, the staging area (emptied of what a crash left) and the session table. */
+static int setup_writes(ztd_server *srv)
+{
+    char err[512];
+    const ztd_config *cfg = srv->cfg;
+    if (cfg->tokens_file && cfg->tokens_file[0]) {
+        if (!(srv->tokens = ztd_tokens_load(cfg->tokens_file, err, sizeof(err)))) {
+            ztd_log(ZTD_LOG_ERROR, "%s", err);
+            return -1;
+        }
+        ztd_log(ZTD_LOG_INFO, "auth: %zu tokens loaded", ztd_tokens_count(srv->tokens));
+    }
+    if (ztd_staging_init(cfg->root, err, sizeof(err)) != 0)
+        ztd_log(ZTD_LOG_WARN, "uploads disabled: %s", err);
+    srv->sessions = ztd_sessions_new();
+    return srv->sessions ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -117,7 +147,7 @@ int main(int argc, char **argv)
     }
     if (open_logs(&cfg) != 0) {
         ztd_config_free(&cfg);
-        return ZTD_EXIT_CONFIG;
+        return ZTD_EXIT_FAILURE;
     }
     signal(SIGPIPE, SIG_IGN);
     sigset_t set;
@@ -129,6 +159,11 @@ int main(int argc, char **argv)
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
 
     ztd_server srv = {.cfg = &cfg, .listen_fd = -1};
+    pthread_mutex_init(&srv.publish_mu, NULL);
+    if (setup_writes(&srv) != 0) {
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_CONFIG;
+    }
     srv.catalog = ztd_catalog_new(cfg.root, cfg.max_manifest_size);
     if (!srv.catalog) {
         ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg.root, strerror(errno));
@@ -152,6 +187,8 @@ int main(int argc, char **argv)
         run(&srv, sfd, w);
     ztd_http_stop(&srv);
     ztd_watch_free(w);
+    ztd_sessions_free(srv.sessions);
+    ztd_tokens_free(srv.tokens);
     ztd_catalog_free(srv.catalog);
     close(sfd);
     ztd_log(ZTD_LOG_INFO, "stopped");

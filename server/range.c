@@ -36,7 +36,8 @@ static char ascii_lower(char c)
 static int prefix_ci(const char *p, const char *lit)
 {
     for (; *lit; p++, lit++)
-        if (*p == '\0' || ascii_lower(*p) != ascii_lower(*lit)) return 0;
+        if (*p == '\0' || ascii_lower(*p) != ascii_lower(*lit))
+            return 0;
     return 1;
 }
 
@@ -45,10 +46,12 @@ static int parse_u64(const char **pp, uint64_t *out)
 {
     const char *p = *pp;
     uint64_t v = 0;
-    if (!is_digit(*p)) return -1;
+    if (!is_digit(*p))
+        return -1;
     for (; is_digit(*p); p++) {
         uint64_t d = (uint64_t)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10) return -1;
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
         v = v * 10 + d;
     }
     *pp = p;
@@ -67,7 +70,8 @@ static int parse_spec(const char **pp, uint64_t length, int *sat, ztd_span *span
     *sat = 0;
     if (*p == '-') {
         p++;
-        if (parse_u64(&p, &last) != 0) return -1;
+        if (parse_u64(&p, &last) != 0)
+            return -1;
         if (last > 0 && length > 0) {
             uint64_t n = last < length ? last : length;
             span->start = length - n;
@@ -75,10 +79,12 @@ static int parse_spec(const char **pp, uint64_t length, int *sat, ztd_span *span
             *sat = 1;
         }
     } else {
-        if (parse_u64(&p, &first) != 0 || *p != '-') return -1;
+        if (parse_u64(&p, &first) != 0 || *p != '-')
+            return -1;
         p++;
         if (is_digit(*p)) {
-            if (parse_u64(&p, &last) != 0 || last < first) return -1;
+            if (parse_u64(&p, &last) != 0 || last < first)
+                return -1;
         } else {
             last = UINT64_MAX;
         }
@@ -103,9 +109,11 @@ ztd_range_result ztd_parse_range(const char *value, uint64_t length, unsigned ma
     const char *p;
 
     *n = 0;
-    if (value == NULL) return ZTD_RANGE_IGNORE_SYNTAX;
+    if (value == NULL)
+        return ZTD_RANGE_IGNORE_SYNTAX;
     p = skip_ows(value);
-    if (!prefix_ci(p, "bytes=")) return ZTD_RANGE_IGNORE_SYNTAX;
+    if (!prefix_ci(p, "bytes="))
+        return ZTD_RANGE_IGNORE_SYNTAX;
     p += 6;
     for (;;) {
         ztd_span span;
@@ -116,8 +124,10 @@ ztd_range_result ztd_parse_range(const char *value, uint64_t length, unsigned ma
             p++;
             continue;
         }
-        if (*p == '\0') break;
-        if (parse_spec(&p, length, &sat, &span) != 0) return ZTD_RANGE_IGNORE_SYNTAX;
+        if (*p == '\0')
+            break;
+        if (parse_spec(&p, length, &sat, &span) != 0)
+            return ZTD_RANGE_IGNORE_SYNTAX;
         nspec++;
         if (sat && !too_many) {
             if (count == cap) {
@@ -136,10 +146,14 @@ ztd_range_result ztd_parse_range(const char *value, uint64_t length, unsigned ma
         else if (*p != '\0')
             return ZTD_RANGE_IGNORE_SYNTAX;
     }
-    if (nspec == 0) return ZTD_RANGE_IGNORE_SYNTAX;
-    if (too_many) return ZTD_RANGE_IGNORE_TOO_MANY;
-    if (count == 0) return ZTD_RANGE_UNSATISFIABLE;
-    if (too_large) return ZTD_RANGE_IGNORE_TOO_LARGE;
+    if (nspec == 0)
+        return ZTD_RANGE_IGNORE_SYNTAX;
+    if (too_many)
+        return ZTD_RANGE_IGNORE_TOO_MANY;
+    if (count == 0)
+        return ZTD_RANGE_UNSATISFIABLE;
+    if (too_large)
+        return ZTD_RANGE_IGNORE_TOO_LARGE;
     *n = count;
     return ZTD_RANGE_OK;
 }
@@ -167,9 +181,11 @@ static int parse_etag(const char **pp, etag_ref *t)
         t->weak = 1;
         p += 2;
     }
-    if (*p != '"') return -1;
+    if (*p != '"')
+        return -1;
     for (q = p + 1; *q != '"'; q++)
-        if (*q == '\0' || !is_etagc((unsigned char)*q)) return -1;
+        if (*q == '\0' || !is_etagc((unsigned char)*q))
+            return -1;
     t->opaque = p;
     t->len = (size_t)(q - p) + 1;
     *pp = q + 1;
@@ -180,13 +196,15 @@ static int parse_etag(const char **pp, etag_ref *t)
 static int parse_single_etag(const char *s, etag_ref *t)
 {
     const char *p = skip_ows(s);
-    if (parse_etag(&p, t) != 0) return -1;
+    if (parse_etag(&p, t) != 0)
+        return -1;
     return *skip_ows(p) == '\0' ? 0 : -1;
 }
 
 static int etag_equal(const etag_ref *a, const etag_ref *b, int weak)
 {
-    if (!weak && (a->weak || b->weak)) return 0;
+    if (!weak && (a->weak || b->weak))
+        return 0;
     return a->len == b->len && memcmp(a->opaque, b->opaque, a->len) == 0;
 }
 
@@ -197,9 +215,11 @@ static int list_match(const char *header, const char *etag, int exists, int weak
     int have_cur, matched = 0;
     const char *p;
 
-    if (header == NULL) return 0;
+    if (header == NULL)
+        return 0;
     p = skip_ows(header);
-    if (*p == '*') return *skip_ows(p + 1) == '\0' && exists;
+    if (*p == '*')
+        return *skip_ows(p + 1) == '\0' && exists;
     have_cur = etag != NULL && parse_single_etag(etag, &cur) == 0;
     for (;;) {
         etag_ref t;
@@ -208,9 +228,12 @@ static int list_match(const char *header, const char *etag, int exists, int weak
             p++;
             continue;
         }
-        if (*p == '\0') break;
-        if (parse_etag(&p, &t) != 0) return 0;
-        if (have_cur && etag_equal(&t, &cur, weak)) matched = 1;
+        if (*p == '\0')
+            break;
+        if (parse_etag(&p, &t) != 0)
+            return 0;
+        if (have_cur && etag_equal(&t, &cur, weak))
+            matched = 1;
         p = skip_ows(p);
         if (*p == ',')
             p++;
@@ -276,7 +299,8 @@ static int fixed_digits(const char **pp, int n, unsigned *out)
     const char *p = *pp;
     unsigned v = 0;
     for (int i = 0; i < n; i++, p++) {
-        if (!is_digit(*p)) return -1;
+        if (!is_digit(*p))
+            return -1;
         v = v * 10 + (unsigned)(*p - '0');
     }
     *pp = p;
@@ -286,7 +310,8 @@ static int fixed_digits(const char **pp, int n, unsigned *out)
 
 static int expect(const char **pp, char c)
 {
-    if (**pp != c) return -1;
+    if (**pp != c)
+        return -1;
     (*pp)++;
     return 0;
 }
@@ -307,7 +332,8 @@ static int name_index(const char **pp, const char *const *names, int n)
 static int parse_month(const char **pp, unsigned *mon)
 {
     int i = name_index(pp, month_name, 12);
-    if (i < 0) return -1;
+    if (i < 0)
+        return -1;
     *mon = (unsigned)i + 1;
     return 0;
 }
@@ -322,7 +348,8 @@ static int parse_clock(const char **pp, unsigned *hh, unsigned *mi, unsigned *ss
 
 static int parse_gmt(const char **pp)
 {
-    if (!prefix_ci(*pp, "GMT")) return -1;
+    if (!prefix_ci(*pp, "GMT"))
+        return -1;
     *pp += 3;
     return 0;
 }
@@ -333,7 +360,8 @@ int ztd_http_date_parse(const char *s, int64_t *out)
     unsigned day, mon, yy, hh, mi, ss;
     int64_t year;
 
-    if (s == NULL) return -1;
+    if (s == NULL)
+        return -1;
     p = skip_ows(s);
     if (name_index(&p, wkday_long, 7) >= 0) {
         /* RFC 850: Sunday, 06-Nov-94 08:49:37 GMT */
@@ -353,10 +381,12 @@ int ztd_http_date_parse(const char *s, int64_t *out)
                 return -1;
         } else {
             /* asctime: Sun Nov  6 08:49:37 1994 */
-            if (expect(&p, ' ') || parse_month(&p, &mon) || expect(&p, ' ')) return -1;
+            if (expect(&p, ' ') || parse_month(&p, &mon) || expect(&p, ' '))
+                return -1;
             if (*p == ' ') {
                 p++;
-                if (fixed_digits(&p, 1, &day)) return -1;
+                if (fixed_digits(&p, 1, &day))
+                    return -1;
             } else if (fixed_digits(&p, 2, &day)) {
                 return -1;
             }
@@ -368,8 +398,10 @@ int ztd_http_date_parse(const char *s, int64_t *out)
     } else {
         return -1;
     }
-    if (*skip_ows(p) != '\0') return -1;
-    if (day < 1 || day > days_in_month(year, mon)) return -1;
+    if (*skip_ows(p) != '\0')
+        return -1;
+    if (day < 1 || day > days_in_month(year, mon))
+        return -1;
     *out = days_from_civil(year, mon, day) * 86400 + (int64_t)hh * 3600 + (int64_t)mi * 60 +
            (int64_t)ss;
     return 0;
@@ -383,8 +415,10 @@ void ztd_http_date_format(int64_t t, char out[32])
     unsigned m, d;
     int wd;
 
-    if (t < lo) t = lo;
-    if (t > hi) t = hi;
+    if (t < lo)
+        t = lo;
+    if (t > hi)
+        t = hi;
     days = t / 86400;
     secs = t % 86400;
     if (secs < 0) {
@@ -407,12 +441,15 @@ static int if_range_holds(const char *value, const char *etag, int64_t last_modi
 
     if (*p == '"' || (p[0] == 'W' && p[1] == '/')) {
         etag_ref want, cur;
-        if (parse_single_etag(p, &want) != 0 || want.weak) return 0;
-        if (etag == NULL || parse_single_etag(etag, &cur) != 0) return 0;
+        if (parse_single_etag(p, &want) != 0 || want.weak)
+            return 0;
+        if (etag == NULL || parse_single_etag(etag, &cur) != 0)
+            return 0;
         return etag_equal(&want, &cur, 0);
     } else {
         int64_t d;
-        if (last_modified == ZTD_TIME_UNKNOWN || ztd_http_date_parse(p, &d) != 0) return 0;
+        if (last_modified == ZTD_TIME_UNKNOWN || ztd_http_date_parse(p, &d) != 0)
+            return 0;
         return d == last_modified;
     }
 }
@@ -420,7 +457,8 @@ static int if_range_holds(const char *value, const char *etag, int64_t last_modi
 static ztd_plan_status finish(ztd_plan *out, ztd_plan_status st)
 {
     out->status = st;
-    if (st != ZTD_PLAN_PARTIAL) out->nspans = 0;
+    if (st != ZTD_PLAN_PARTIAL)
+        out->nspans = 0;
     return st;
 }
 
@@ -435,7 +473,8 @@ ztd_plan_status ztd_plan_request(const ztd_request_headers *h, const ztd_validat
 
     out->range = ZTD_RANGE_ABSENT;
     out->nspans = 0;
-    if (h == NULL) return finish(out, ZTD_PLAN_FULL);
+    if (h == NULL)
+        return finish(out, ZTD_PLAN_FULL);
 
     if (h->if_match != NULL) {
         if (!list_match(h->if_match, etag, exists, 0))
@@ -462,8 +501,10 @@ ztd_plan_status ztd_plan_request(const ztd_request_headers *h, const ztd_validat
     }
     r = ztd_parse_range(h->range, length, max_parts, out->spans, &out->nspans);
     out->range = r;
-    if (r == ZTD_RANGE_OK) return finish(out, ZTD_PLAN_PARTIAL);
-    if (r == ZTD_RANGE_UNSATISFIABLE) return finish(out, ZTD_PLAN_UNSATISFIABLE);
+    if (r == ZTD_RANGE_OK)
+        return finish(out, ZTD_PLAN_PARTIAL);
+    if (r == ZTD_RANGE_UNSATISFIABLE)
+        return finish(out, ZTD_PLAN_UNSATISFIABLE);
     return finish(out, ZTD_PLAN_FULL);
 }
 
@@ -476,7 +517,8 @@ static size_t snprintf_len(int n)
 
 size_t ztd_content_range(char *buf, size_t cap, const ztd_span *span, uint64_t total)
 {
-    if (span == NULL) return snprintf_len(snprintf(buf, cap, "bytes */%" PRIu64, total));
+    if (span == NULL)
+        return snprintf_len(snprintf(buf, cap, "bytes */%" PRIu64, total));
     return snprintf_len(snprintf(buf, cap, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, span->start,
                                  span->start + span->len - 1, total));
 }
@@ -519,7 +561,8 @@ uint64_t ztd_multipart_length(const ztd_plan *plan, const char *boundary, const 
 {
     uint64_t len = 0;
 
-    if (plan->nspans == 0) return 0;
+    if (plan->nspans == 0)
+        return 0;
     for (size_t i = 0; i < plan->nspans; i++) {
         const ztd_span *s = &plan->spans[i];
         len += ztd_multipart_part_header(NULL, 0, boundary, content_type, s->start,

@@ -72,9 +72,12 @@ static ztd_route_status dispatch(ztd_route_match *out, const char *method, const
 
 static int hex_value(char c)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
     return -1;
 }
 
@@ -87,14 +90,17 @@ static long decode(const char *s, size_t n, char *dst, size_t cap)
         char c = s[i];
         if (c == '%') {
             int hi, lo;
-            if (n - i < 3) return -1;
+            if (n - i < 3)
+                return -1;
             hi = hex_value(s[i + 1]);
             lo = hex_value(s[i + 2]);
-            if (hi < 0 || lo < 0) return -1;
+            if (hi < 0 || lo < 0)
+                return -1;
             c = (char)(hi * 16 + lo);
             i += 2;
         }
-        if (o == cap) return -1;
+        if (o == cap)
+            return -1;
         dst[o++] = c;
     }
     dst[o] = '\0';
@@ -116,19 +122,26 @@ static int utf8_valid(const unsigned char *s, size_t n)
             len = 2;
         } else if (c >= 0xE0 && c <= 0xEF) {
             len = 3;
-            if (c == 0xE0) lo = 0xA0;
-            if (c == 0xED) hi = 0x9F;
+            if (c == 0xE0)
+                lo = 0xA0;
+            if (c == 0xED)
+                hi = 0x9F;
         } else if (c >= 0xF0 && c <= 0xF4) {
             len = 4;
-            if (c == 0xF0) lo = 0x90;
-            if (c == 0xF4) hi = 0x8F;
+            if (c == 0xF0)
+                lo = 0x90;
+            if (c == 0xF4)
+                hi = 0x8F;
         } else {
             return 0;
         }
-        if (n - i < len) return 0;
-        if (s[i + 1] < lo || s[i + 1] > hi) return 0;
+        if (n - i < len)
+            return 0;
+        if (s[i + 1] < lo || s[i + 1] > hi)
+            return 0;
         for (size_t k = 2; k < len; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return 0;
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
+                return 0;
         i += len;
     }
     return 1;
@@ -136,8 +149,10 @@ static int utf8_valid(const unsigned char *s, size_t n)
 
 static const char *check_name(const char *s, size_t n)
 {
-    if (memchr(s, '\0', n) != NULL) return "name contains a NUL byte";
-    if (!utf8_valid((const unsigned char *)s, n)) return "name is not valid UTF-8";
+    if (memchr(s, '\0', n) != NULL)
+        return "name contains a NUL byte";
+    if (!utf8_valid((const unsigned char *)s, n))
+        return "name is not valid UTF-8";
     return NULL;
 }
 
@@ -148,10 +163,13 @@ static ztd_route_status take_name(ztd_route_match *out, const char *seg, size_t 
     long len;
     const char *why;
 
-    if (n == 0) return fail(out, ZTD_ROUTE_NOT_FOUND, "empty name in path");
+    if (n == 0)
+        return fail(out, ZTD_ROUTE_NOT_FOUND, "empty name in path");
     len = decode(seg, n, dst, ZTD_PATH_MAX);
-    if (len < 0) return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
-    if ((why = check_name(dst, (size_t)len)) != NULL) return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
+    if (len < 0)
+        return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
+    if ((why = check_name(dst, (size_t)len)) != NULL)
+        return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
     *dst_len = (size_t)len;
     return ZTD_ROUTE_OK;
 }
@@ -160,7 +178,8 @@ static int has_file_ext(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof(file_exts) / sizeof(file_exts[0]); i++) {
         size_t e = strlen(file_exts[i]);
-        if (n >= e && memcmp(s + n - e, file_exts[i], e) == 0) return 1;
+        if (n >= e && memcmp(s + n - e, file_exts[i], e) == 0)
+            return 1;
     }
     return 0;
 }
@@ -171,12 +190,17 @@ static const char *check_file_path(const char *s, size_t n)
     const char *why = check_name(s, n);
     size_t start = 0;
 
-    if (why != NULL) return why;
-    if (n > 0 && s[0] == '/') return "file path must be relative";
+    if (why != NULL)
+        return why;
+    if (n > 0 && s[0] == '/')
+        return "file path must be relative";
     for (size_t i = 0; i <= n; i++) {
-        if (i < n && s[i] != '/') continue;
-        if (i == start) return "file path has an empty segment";
-        if (s[start] == '.') return "file path segment starts with '.'";
+        if (i < n && s[i] != '/')
+            continue;
+        if (i == start)
+            return "file path has an empty segment";
+        if (s[start] == '.')
+            return "file path segment starts with '.'";
         start = i + 1;
     }
     return NULL;
@@ -206,9 +230,11 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
         size_t n = seg_len(p);
         long len;
 
-        if (!first) out->file[o++] = '/';
+        if (!first)
+            out->file[o++] = '/';
         len = decode(p, n, out->file + o, ZTD_PATH_MAX - o);
-        if (len < 0) return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
+        if (len < 0)
+            return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
         p += n;
         if (has_file_ext(out->file + o, (size_t)len)) {
             o += (size_t)len;
@@ -221,19 +247,24 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
         p++; /* the '/' */
     }
     out->file_len = o;
-    if ((why = check_file_path(out->file, o)) != NULL) return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
+    if ((why = check_file_path(out->file, o)) != NULL)
+        return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
 
-    if (*p == '\0') return DISPATCH(out, method, ALLOW_FILE, file_routes);
-    if (strcmp(p, "/raw") == 0) return DISPATCH(out, method, ALLOW_GET, raw_routes);
+    if (*p == '\0')
+        return DISPATCH(out, method, ALLOW_FILE, file_routes);
+    if (strcmp(p, "/raw") == 0)
+        return DISPATCH(out, method, ALLOW_GET, raw_routes);
     if (strncmp(p, "/objects/", 9) != 0)
         return fail(out, ZTD_ROUTE_NOT_FOUND, "no such route under the file");
     p += 9;
     {
         size_t n = seg_len(p);
-        if ((st = take_name(out, p, n, out->object, &out->object_len)) != ZTD_ROUTE_OK) return st;
+        if ((st = take_name(out, p, n, out->object, &out->object_len)) != ZTD_ROUTE_OK)
+            return st;
         p += n;
     }
-    if (*p == '\0') return DISPATCH(out, method, ALLOW_GET, object_routes);
+    if (*p == '\0')
+        return DISPATCH(out, method, ALLOW_GET, object_routes);
     p++;
     {
         size_t n = seg_len(p);
@@ -253,14 +284,17 @@ static ztd_route_status route_blob(ztd_route_match *out, const char *method, con
     size_t n = seg_len(p);
     long len;
 
-    if (n == 0 || p[n] != '\0') return fail(out, ZTD_ROUTE_NOT_FOUND, "no such blob route");
+    if (n == 0 || p[n] != '\0')
+        return fail(out, ZTD_ROUTE_NOT_FOUND, "no such blob route");
     len = decode(p, n, digest, ZTD_PATH_MAX);
-    if (len < 0) return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
+    if (len < 0)
+        return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
     if (len != 7 + 64 || memcmp(digest, "sha256:", 7) != 0)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, bad);
     for (int i = 0; i < 64; i++) {
         int v = hex_value(digest[7 + i]);
-        if (v < 0) return fail(out, ZTD_ROUTE_BAD_REQUEST, bad);
+        if (v < 0)
+            return fail(out, ZTD_ROUTE_BAD_REQUEST, bad);
         out->blob[i] = "0123456789abcdef"[v];
     }
     out->blob[64] = '\0';
@@ -284,10 +318,13 @@ static ztd_route_status route_upload(ztd_route_match *out, const char *method, c
     size_t n = seg_len(p);
     long len;
 
-    if (n == 0) return fail(out, ZTD_ROUTE_NOT_FOUND, "empty upload id");
+    if (n == 0)
+        return fail(out, ZTD_ROUTE_NOT_FOUND, "empty upload id");
     len = decode(p, n, id, ZTD_PATH_MAX);
-    if (len < 0) return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
-    if (len > ZTD_UPLOAD_ID_MAX) return fail(out, ZTD_ROUTE_BAD_REQUEST, "upload id too long");
+    if (len < 0)
+        return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
+    if (len > ZTD_UPLOAD_ID_MAX)
+        return fail(out, ZTD_ROUTE_BAD_REQUEST, "upload id too long");
     for (long i = 0; i < len; i++)
         if (!is_id_char(id[i]))
             return fail(out, ZTD_ROUTE_BAD_REQUEST,
@@ -297,14 +334,18 @@ static ztd_route_status route_upload(ztd_route_match *out, const char *method, c
     out->upload_id_len = (size_t)len;
     p += n;
 
-    if (*p == '\0') return DISPATCH(out, method, ALLOW_UPLOAD, upload_routes);
-    if (strcmp(p, "/commit") == 0) return DISPATCH(out, method, ALLOW_POST, commit_routes);
+    if (*p == '\0')
+        return DISPATCH(out, method, ALLOW_UPLOAD, upload_routes);
+    if (strcmp(p, "/commit") == 0)
+        return DISPATCH(out, method, ALLOW_POST, commit_routes);
     if (strncmp(p, "/components/", 12) == 0) {
         ztd_route_status st;
         p += 12;
         n = seg_len(p);
-        if (p[n] != '\0') return fail(out, ZTD_ROUTE_NOT_FOUND, "too many segments after the key");
-        if ((st = take_name(out, p, n, out->key, &out->key_len)) != ZTD_ROUTE_OK) return st;
+        if (p[n] != '\0')
+            return fail(out, ZTD_ROUTE_NOT_FOUND, "too many segments after the key");
+        if ((st = take_name(out, p, n, out->key, &out->key_len)) != ZTD_ROUTE_OK)
+            return st;
         return DISPATCH(out, method, ALLOW_PUT, component_routes);
     }
     return fail(out, ZTD_ROUTE_NOT_FOUND, "no such route under the upload");
@@ -325,24 +366,34 @@ ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match
     size_t len;
 
     fail(out, ZTD_ROUTE_BAD_REQUEST, "no method or path");
-    if (method == NULL || path == NULL) return ZTD_ROUTE_BAD_REQUEST;
+    if (method == NULL || path == NULL)
+        return ZTD_ROUTE_BAD_REQUEST;
 
     len = strnlen(path, ZTD_PATH_MAX + 1);
-    if (len > ZTD_PATH_MAX) return fail(out, ZTD_ROUTE_URI_TOO_LONG, "path too long");
-    if (path[0] != '/') return fail(out, ZTD_ROUTE_BAD_REQUEST, "path must start with '/'");
+    if (len > ZTD_PATH_MAX)
+        return fail(out, ZTD_ROUTE_URI_TOO_LONG, "path too long");
+    if (path[0] != '/')
+        return fail(out, ZTD_ROUTE_BAD_REQUEST, "path must start with '/'");
     for (size_t i = 0; i < len; i++)
         if (bad_raw_char((unsigned char)path[i]))
             return fail(out, ZTD_ROUTE_BAD_REQUEST, "invalid character in path");
 
-    if (strcmp(path, "/healthz") == 0) return DISPATCH(out, method, ALLOW_GET, healthz);
-    if (strcmp(path, "/readyz") == 0) return DISPATCH(out, method, ALLOW_GET, readyz);
-    if (strcmp(path, "/metrics") == 0) return DISPATCH(out, method, ALLOW_GET, metrics);
-    if (strcmp(path, "/v1/files") == 0) return DISPATCH(out, method, ALLOW_GET, list);
+    if (strcmp(path, "/healthz") == 0)
+        return DISPATCH(out, method, ALLOW_GET, healthz);
+    if (strcmp(path, "/readyz") == 0)
+        return DISPATCH(out, method, ALLOW_GET, readyz);
+    if (strcmp(path, "/metrics") == 0)
+        return DISPATCH(out, method, ALLOW_GET, metrics);
+    if (strcmp(path, "/v1/files") == 0)
+        return DISPATCH(out, method, ALLOW_GET, list);
     if (strncmp(path, "/v1/files/", 10) == 0 && path[10] != '\0')
         return route_file(out, method, path + 10);
-    if (strncmp(path, "/v1/blobs/", 10) == 0) return route_blob(out, method, path + 10);
-    if (strcmp(path, "/v1/uploads") == 0) return DISPATCH(out, method, ALLOW_POST, upload_new);
-    if (strncmp(path, "/v1/uploads/", 12) == 0) return route_upload(out, method, path + 12);
+    if (strncmp(path, "/v1/blobs/", 10) == 0)
+        return route_blob(out, method, path + 10);
+    if (strcmp(path, "/v1/uploads") == 0)
+        return DISPATCH(out, method, ALLOW_POST, upload_new);
+    if (strncmp(path, "/v1/uploads/", 12) == 0)
+        return route_upload(out, method, path + 12);
     return fail(out, ZTD_ROUTE_NOT_FOUND, "no such route");
 }
 
@@ -367,6 +418,7 @@ const char *ztd_route_name(ztd_route_id route)
         [ZTD_ROUTE_UPLOAD_COMPONENT] = "upload_component",
         [ZTD_ROUTE_UPLOAD_COMMIT] = "upload_commit",
     };
-    if ((unsigned)route >= ZTD_ROUTE_COUNT || names[route] == NULL) return "none";
+    if ((unsigned)route >= ZTD_ROUTE_COUNT || names[route] == NULL)
+        return "none";
     return names[route];
 }

@@ -7,6 +7,8 @@
 #include "http.h"
 #include "log.h"
 #include "range.h"
+#include "session.h"
+#include "upload.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -47,9 +49,11 @@ static void add_meta(struct MHD_Response *resp, const void *p)
         MHD_add_response_header(resp, "X-Ztensor-Digest", zt_component_digest(m->c));
 }
 
-/* Does Accept-Encoding allow zstd (present with q > 0)? */
+/* Does Accept-Encoding allow zstd? An explicit "zstd" entry decides; otherwise
+ * "*" does (RFC 9110 §12.5.3); q=0 means "not acceptable". */
 static bool accepts_zstd(const char *ae)
 {
+    int zstd = -1, star = -1;
     for (const char *p = ae; p && *p;) {
         while (*p == ' ' || *p == '\t' || *p == ',')
             p++;
@@ -57,12 +61,11 @@ static bool accepts_zstd(const char *ae)
         while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t')
             p++;
         size_t n = (size_t)(p - tok);
-        bool is = (n == 4 && !strncasecmp(tok, "zstd", 4)) || (n == 1 && *tok == '*');
         double q = 1.0;
         while (*p && *p != ',') {
             if (*p == ';') {
                 p++;
-                while (*p == ' ')
+                while (*p == ' ' || *p == '\t')
                     p++;
                 if ((p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
                     q = strtod(p + 2, NULL);
@@ -70,10 +73,12 @@ static bool accepts_zstd(const char *ae)
                 p++;
             }
         }
-        if (is && q > 0)
-            return true;
+        if (n == 4 && !strncasecmp(tok, "zstd", 4))
+            zstd = q > 0;
+        else if (n == 1 && *tok == '*')
+            star = q > 0;
     }
-    return false;
+    return zstd >= 0 ? zstd == 1 : star == 1;
 }
 
 static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
@@ -196,8 +201,8 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     }
     const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);
     if (!o)
-        return ztd_error(c, r, 404, "object_not_found", "file \"%s\" has no object \"%s\"",
-                         m->file, m->object);
+        return ztd_error(c, r, 404, "object_not_found", "file \"%s\" has no object \"%s\"", m->file,
+                         m->object);
     if (m->route == ZTD_ROUTE_OBJECT)
         return send_object(s, c, r, e, o);
     const zt_component *comp = zt_object_find_component(o, m->component);
@@ -247,12 +252,18 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
         return ztd_error_hdr(c, r, 405, "method_not_allowed", "Allow", m->allow,
                              "%s is not allowed here; allowed: %s", method, m->allow);
     case ZTD_ROUTE_NOT_FOUND:
-        return ztd_error(c, r, 404, "not_found", "no such endpoint");
+        return ztd_error(c, r, 404, "not_found", "%s",
+                         m->message ? m->message : "no such endpoint");
     case ZTD_ROUTE_URI_TOO_LONG:
         return ztd_error(c, r, 414, "uri_too_long", "%s", m->message ? m->message : "too long");
     default:
         return ztd_error(c, r, 400, "bad_request", "%s", m->message ? m->message : "bad path");
     }
+    enum MHD_Result ret;
+    bool open_route = m->route == ZTD_ROUTE_HEALTHZ || m->route == ZTD_ROUTE_READYZ ||
+                      m->route == ZTD_ROUTE_METRICS;
+    if (!open_route && !ztd_authorize(s, c, r, false, &ret))
+        return ret;
     switch (m->route) {
     case ZTD_ROUTE_HEALTHZ:
         return ztd_json(c, r, 200, "{\"status\":\"ok\"}", 15, 0);
@@ -266,7 +277,7 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
         ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
         if (!snap)
             return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
-        enum MHD_Result ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
+        ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
         ztd_snapshot_release(snap);
         return ret;
     }
@@ -277,6 +288,11 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
         return file_route(s, c, r);
     case ZTD_ROUTE_BLOB:
         return blob_route(s, c, r);
+    case ZTD_ROUTE_UPLOAD_STATUS:
+        /* GET comes here, not through upload.c's first call: writers only. */
+        if (!ztd_authorize(s, c, r, true, &ret))
+            return ret;
+        return ztd_session_route_end(s, c, r);
     default:
         return ztd_error(c, r, 501, "not_implemented", "%s %s is not implemented yet", method,
                          ztd_route_name(m->route));

@@ -17,13 +17,13 @@
 #include <string.h>
 
 typedef struct frame {
-    uint8_t kind;       /* ZT_VAL_ARRAY, ZT_VAL_MAP, ZT_VAL_TAG */
+    uint8_t kind; /* ZT_VAL_ARRAY, ZT_VAL_MAP, ZT_VAL_TAG */
     bool indefinite;
-    uint64_t expected;  /* items (map: keys + values) */
+    uint64_t expected; /* items (map: keys + values) */
     uint64_t got;
-    size_t base;        /* index of the first child on the value stack */
+    size_t base; /* index of the first child on the value stack */
     uint64_t tag;
-    uint64_t at;        /* offset of the head, for messages */
+    uint64_t at; /* offset of the head, for messages */
 } frame;
 
 typedef struct dec {
@@ -32,11 +32,17 @@ typedef struct dec {
     uint64_t base_off;
     zt_arena *arena;
     zt_error *err;
-    zt_value *vs;       /* value stack */
+    zt_value *vs; /* value stack */
     size_t vn, vcap;
+    struct intern { /* short strings already decoded, see make_string() */
+        const char *s;
+        uint32_t n;
+        uint8_t major;
+    } intern[256];
 } dec;
 
-#define FAIL_AT(d, code, at, ...) zt__fail((d)->err, (code), NULL, NULL, 1, (d)->base_off + (at), __VA_ARGS__)
+#define FAIL_AT(d, code, at, ...)                                                                  \
+    zt__fail((d)->err, (code), NULL, NULL, 1, (d)->base_off + (at), __VA_ARGS__)
 
 static zt_status push_value(dec *d, const zt_value *v)
 {
@@ -56,6 +62,11 @@ static bool utf8_valid(const uint8_t *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
+        uint64_t w;
+        if (n - i >= 8 && (memcpy(&w, s + i, 8), !(w & 0x8080808080808080ull))) {
+            i += 8; /* eight ASCII bytes at once */
+            continue;
+        }
         uint8_t c = s[i];
         if (c < 0x80) {
             i++;
@@ -133,9 +144,36 @@ static double half_to_double(uint16_t h)
     return (h & 0x8000) ? -v : v;
 }
 
+static unsigned short_hash(const uint8_t *s, size_t n)
+{
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            a = a << 8 | s[i];
+    }
+    return (unsigned)(((a ^ (b * 0x9E3779B97F4A7C15ull) ^ n) * 0xFF51AFD7ED558CCDull) >> 56);
+}
+
+/* A manifest repeats the same short strings for every object ("dtype",
+ * "offset", "f32", "raw", "dense"...). Values are immutable, so equal strings
+ * share one validated arena copy: a direct-mapped cache of recent short
+ * strings saves the UTF-8 check, the copy and the memory. */
 static zt_status make_string(dec *d, unsigned major, uint64_t at, const uint8_t *src, size_t n,
                              zt_value *out)
 {
+    struct intern *slot = NULL;
+    if (n <= 32) {
+        slot = &d->intern[short_hash(src, n)];
+        if (slot->s && slot->n == n && slot->major == major && !memcmp(slot->s, src, n)) {
+            out->kind = major == 3 ? ZT_VAL_TEXT : ZT_VAL_BYTES;
+            out->n = (uint32_t)n;
+            out->v.s = slot->s;
+            return ZT_OK;
+        }
+    }
     if (major == 3 && !utf8_valid(src, n))
         return FAIL_AT(d, ZT_E_CBOR, at, "text string is not valid UTF-8");
     if (n > UINT32_MAX)
@@ -143,6 +181,8 @@ static zt_status make_string(dec *d, unsigned major, uint64_t at, const uint8_t 
     char *s = zt__arena_strndup(d->arena, (const char *)src, n);
     if (!s)
         return ZT_FAIL(d->err, ZT_E_NOMEM, "out of memory decoding the manifest");
+    if (slot)
+        *slot = (struct intern){s, (uint32_t)n, (uint8_t)major};
     out->kind = major == 3 ? ZT_VAL_TEXT : ZT_VAL_BYTES;
     out->n = (uint32_t)n;
     out->v.s = s;
@@ -169,6 +209,9 @@ static zt_status indefinite_string(dec *d, unsigned major, uint64_t at, zt_value
             return FAIL_AT(d, ZT_E_CBOR, scan, "bad chunk in an indefinite-length string");
         if (clen > d->len - d->pos)
             return FAIL_AT(d, ZT_E_CBOR, scan, "string chunk longer than the manifest");
+        /* RFC 8949 3.2.3: a character may not be split across chunks. */
+        if (major == 3 && !utf8_valid(d->p + d->pos, (size_t)clen))
+            return FAIL_AT(d, ZT_E_CBOR, scan, "text string chunk is not valid UTF-8");
         total += (size_t)clen;
         scan = d->pos + (size_t)clen;
         d->pos = save;
@@ -256,9 +299,8 @@ static zt_status close_frame(dec *d, frame *f)
     return push_value(d, &cv);
 }
 
-static zt_status open_container(dec *d, frame *stack, size_t *depth, size_t max_depth,
-                                uint8_t kind, bool indef, uint64_t count, uint64_t tag,
-                                uint64_t at)
+static zt_status open_container(dec *d, frame *stack, size_t *depth, size_t max_depth, uint8_t kind,
+                                bool indef, uint64_t count, uint64_t tag, uint64_t at)
 {
     if (*depth >= max_depth)
         return FAIL_AT(d, ZT_E_DEPTH, at, "CBOR nesting deeper than %zu", max_depth);
@@ -318,7 +360,7 @@ static zt_status decode_loop(dec *d, size_t max_depth)
                 stack[depth - 1].got++;
             continue;
         }
-        unsigned major, ai;
+        unsigned major = 0, ai = 0;
         uint64_t arg = 0;
         zt_status st = read_head(d, &major, &ai, &arg);
         if (st)
@@ -350,8 +392,8 @@ static zt_status decode_loop(dec *d, size_t max_depth)
             break;
         case 4:
         case 5:
-            st = open_container(d, stack, &depth, max_depth,
-                                major == 4 ? ZT_VAL_ARRAY : ZT_VAL_MAP, indef, arg, 0, at);
+            st = open_container(d, stack, &depth, max_depth, major == 4 ? ZT_VAL_ARRAY : ZT_VAL_MAP,
+                                indef, arg, 0, at);
             if (st)
                 return st;
             continue;
@@ -383,12 +425,11 @@ static zt_status decode_loop(dec *d, size_t max_depth)
 zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
                           zt_arena *arena, zt_value **out, zt_error *err)
 {
-    dec d = {.p = buf, .len = len, .base_off = lim ? lim->base_offset : 0, .arena = arena,
-             .err = err};
+    dec d = {
+        .p = buf, .len = len, .base_off = lim ? lim->base_offset : 0, .arena = arena, .err = err};
     zt_status st = decode_loop(&d, lim ? lim->max_depth : ZT_MAX_DEPTH);
     if (st == ZT_OK && d.pos != len)
-        st = FAIL_AT(&d, ZT_E_CBOR, d.pos, "%zu trailing bytes after the manifest",
-                     len - d.pos);
+        st = FAIL_AT(&d, ZT_E_CBOR, d.pos, "%zu trailing bytes after the manifest", len - d.pos);
     if (st == ZT_OK) {
         zt_value *root = zt__arena_alloc(arena, sizeof(*root));
         if (!root)

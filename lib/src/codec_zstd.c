@@ -13,9 +13,9 @@
 
 struct zt_decoder {
     const struct zt_component *c;
-    const uint8_t *src;    /* memory mode: the stored bytes */
-    int fd;                /* pread mode (mapped files): read from here */
-    uint8_t *in;           /* pread mode input buffer */
+    const uint8_t *src; /* memory mode: the stored bytes */
+    int fd;             /* pread mode (mapped files): read from here */
+    uint8_t *in;        /* pread mode input buffer */
     size_t in_len, in_pos, in_cap;
     uint64_t src_len, src_pos; /* bytes of the component consumed (memory) or read (pread) */
     uint64_t out_total, out_want;
@@ -124,8 +124,7 @@ static bool exhausted(const zt_decoder *d)
     return d->src_pos == d->src_len && (d->fd < 0 || d->in_pos == d->in_len);
 }
 
-static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_len,
-                           zt_error *err)
+static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_len, zt_error *err)
 {
     size_t room = cap;
     if (room > d->out_want - d->out_total)

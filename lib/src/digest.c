@@ -138,26 +138,29 @@ void zt_hasher_free(zt_hasher *h)
     zt__free(h);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+/* Hex digit values; 0xFF for anything else. A table because every component
+ * of a manifest carries a digest, decoded on every open. */
+#define H16(x) x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x
+static const uint8_t k_hexval[256] = {
+    H16(0xFF), H16(0xFF), H16(0xFF), 0,         1,         2,         3,         4,
+    5,         6,         7,         8,         9,         0xFF,      0xFF,      0xFF,
+    0xFF,      0xFF,      0xFF,      0xFF,      10,        11,        12,        13,
+    14,        15,        0xFF,      0xFF,      0xFF,      0xFF,      0xFF,      0xFF,
+    0xFF,      0xFF,      0xFF,      H16(0xFF), 0xFF,      10,        11,        12,
+    13,        14,        15,        0xFF,      0xFF,      0xFF,      0xFF,      0xFF,
+    0xFF,      0xFF,      0xFF,      0xFF,      H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF),
+    H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF)};
+#undef H16
 
 static bool hex_decode(const char *s, size_t n, uint8_t *out)
 {
+    unsigned bad = 0;
     for (size_t i = 0; i < n / 2; i++) {
-        int a = hexval(s[2 * i]), b = hexval(s[2 * i + 1]);
-        if (a < 0 || b < 0)
-            return false;
+        unsigned a = k_hexval[(uint8_t)s[2 * i]], b = k_hexval[(uint8_t)s[2 * i + 1]];
+        bad |= a | b;
         out[i] = (uint8_t)(a << 4 | b);
     }
-    return true;
+    return !(bad & 0xF0);
 }
 
 zt_status zt_digest_parse(const char *s, size_t n, zt_digest_kind *kind, uint8_t bin[32])

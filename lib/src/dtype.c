@@ -10,12 +10,12 @@ static const struct {
     const char *name, *long_name;
     unsigned width;
 } k_dtypes[ZT_DTYPE_COUNT] = {
-    [ZT_DTYPE_F64] = {"f64", "float64", 8},  [ZT_DTYPE_F32] = {"f32", "float32", 4},
-    [ZT_DTYPE_F16] = {"f16", "float16", 2},  [ZT_DTYPE_BF16] = {"bf16", "bfloat16", 2},
-    [ZT_DTYPE_I64] = {"i64", "int64", 8},    [ZT_DTYPE_I32] = {"i32", "int32", 4},
-    [ZT_DTYPE_I16] = {"i16", "int16", 2},    [ZT_DTYPE_I8] = {"i8", "int8", 1},
-    [ZT_DTYPE_U64] = {"u64", "uint64", 8},   [ZT_DTYPE_U32] = {"u32", "uint32", 4},
-    [ZT_DTYPE_U16] = {"u16", "uint16", 2},   [ZT_DTYPE_U8] = {"u8", "uint8", 1},
+    [ZT_DTYPE_F64] = {"f64", "float64", 8}, [ZT_DTYPE_F32] = {"f32", "float32", 4},
+    [ZT_DTYPE_F16] = {"f16", "float16", 2}, [ZT_DTYPE_BF16] = {"bf16", "bfloat16", 2},
+    [ZT_DTYPE_I64] = {"i64", "int64", 8},   [ZT_DTYPE_I32] = {"i32", "int32", 4},
+    [ZT_DTYPE_I16] = {"i16", "int16", 2},   [ZT_DTYPE_I8] = {"i8", "int8", 1},
+    [ZT_DTYPE_U64] = {"u64", "uint64", 8},  [ZT_DTYPE_U32] = {"u32", "uint32", 4},
+    [ZT_DTYPE_U16] = {"u16", "uint16", 2},  [ZT_DTYPE_U8] = {"u8", "uint8", 1},
     [ZT_DTYPE_BOOL] = {"bool", "bool", 1},
 };
 

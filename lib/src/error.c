@@ -63,8 +63,8 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
     if (obj && *obj)
         w += (size_t)snprintf(where + w, sizeof(where) - w, "object \"%.200s\"", obj);
     if (comp && *comp && w < sizeof(where))
-        w += (size_t)snprintf(where + w, sizeof(where) - w, "%scomponent \"%.100s\"",
-                              w ? ", " : "", comp);
+        w += (size_t)snprintf(where + w, sizeof(where) - w, "%scomponent \"%.100s\"", w ? ", " : "",
+                              comp);
     if (has_off && w < sizeof(where))
         snprintf(where + w, sizeof(where) - w, "%sbyte %llu", w ? ", " : "",
                  (unsigned long long)off);

@@ -21,8 +21,7 @@ zt_status zt__footer_locate(const uint8_t *head, const uint8_t *tail, uint64_t s
                         "file is %llu bytes, too short for the 8-byte header magic",
                         (unsigned long long)size);
     if (memcmp(head, k_magic, 8) != 0)
-        return zt__fail(err, ZT_E_MAGIC, NULL, NULL, 1, 0,
-                        "header magic is not \"ZTEN1000\"");
+        return zt__fail(err, ZT_E_MAGIC, NULL, NULL, 1, 0, "header magic is not \"ZTEN1000\"");
     if (size < 16)
         return zt__fail(err, ZT_E_TRUNCATED, NULL, NULL, 1, size,
                         "file is %llu bytes, too short for a manifest size",

@@ -33,9 +33,8 @@ void zt__arena_free(zt_arena *a);
 
 /* ---- errors (error.c) */
 /* Fill err (may be NULL) and return code. obj/comp may be NULL. */
-zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *comp,
-                   int has_off, uint64_t off, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
+zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *comp, int has_off,
+                   uint64_t off, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 #define ZT_FAIL(err, code, ...) zt__fail((err), (code), NULL, NULL, 0, 0, __VA_ARGS__)
 
 /* ---- overflow-checked arithmetic */
@@ -63,15 +62,15 @@ static inline void zt__put_le64(uint8_t *p, uint64_t v)
 
 /* ---- generic values (value.c, cbor_decode.c) */
 struct zt_value {
-    uint8_t kind;  /* zt_value_kind */
-    uint32_t n;    /* items (array/tag=1), pairs (map), bytes (text/bytes) */
+    uint8_t kind; /* zt_value_kind */
+    uint32_t n;   /* items (array/tag=1), pairs (map), bytes (text/bytes) */
     union {
         uint64_t u;
         double f;
-        const char *s;              /* text/bytes: arena copy, NUL-terminated */
-        struct zt_value *items;     /* array: n; map: 2n (k,v,k,v...); tag: 1 */
+        const char *s;          /* text/bytes: arena copy, NUL-terminated */
+        struct zt_value *items; /* array: n; map: 2n (k,v,k,v...); tag: 1 */
     } v;
-    uint64_t tag;                   /* tag number for ZT_VAL_TAG */
+    uint64_t tag; /* tag number for ZT_VAL_TAG */
 };
 
 typedef struct zt_cbor_limits {
@@ -134,8 +133,8 @@ zt_status zt__model_from_cbor(zt_model *m, const zt_value *root, zt_error *err);
 
 /* ---- validation (validate.c): pure over (model, data region end) */
 typedef struct zt_validate_opts {
-    uint64_t data_end;          /* components must end at or before this */
-    uint64_t data_start;        /* components must start at or after this */
+    uint64_t data_end;   /* components must end at or before this */
+    uint64_t data_start; /* components must start at or after this */
     uint64_t max_uncompressed;
     bool require_alignment;
 } zt_validate_opts;
@@ -168,8 +167,7 @@ struct zt_file {
 bool zt__digest_parse_into(struct zt_component *c, const char *s, size_t len);
 
 /* ---- JSON text → values, for the writer's attributes (manifest_json.c) */
-zt_status zt__json_to_value(const char *text, zt_arena *arena, const zt_value **out,
-                            zt_error *err);
+zt_status zt__json_to_value(const char *text, zt_arena *arena, const zt_value **out, zt_error *err);
 
 /* ---- canonical CBOR encoding (cbor_encode.c) */
 typedef struct zt_buf {

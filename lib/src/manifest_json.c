@@ -21,6 +21,7 @@
 #define SAFE_INT (1ull << 53)
 
 static json_t *value_to_json(const zt_value *v, int depth);
+static json_t *u64_json(uint64_t u);
 
 static json_t *big_string(uint64_t u, int neg)
 {
@@ -119,8 +120,9 @@ static json_t *value_to_json(const zt_value *v, int depth)
     case ZT_VAL_MAP:
         return map_to_json(v, depth);
     case ZT_VAL_TAG:
-        return json_pack("{s:I,s:o}", "$tag", (json_int_t)(v->tag & 0x7FFFFFFFFFFFFFFFull),
-                         "$value", value_to_json(&v->v.items[0], depth + 1));
+        /* Tag numbers follow the integer rule: above 2^53, a decimal string. */
+        return json_pack("{s:o,s:o}", "$tag", u64_json(v->tag), "$value",
+                         value_to_json(&v->v.items[0], depth + 1));
     case ZT_VAL_FALSE:
         return json_false();
     case ZT_VAL_TRUE:
@@ -249,10 +251,15 @@ char *zt_file_manifest_json(const zt_file *f, unsigned flags, zt_error *err)
 
 /* ---- JSON text -> values */
 
+/* Object attributes sit inside three manifest maps (root, "objects", the
+ * object), and the reader refuses CBOR nested deeper than ZT_MAX_DEPTH: deeper
+ * attributes would make a file this library cannot open. */
+#define ATTR_MAX_DEPTH (ZT_MAX_DEPTH - 3)
+
 static zt_status from_json(const json_t *j, zt_arena *a, zt_value *out, int depth, zt_error *err)
 {
-    if (depth > ZT_MAX_DEPTH)
-        return ZT_FAIL(err, ZT_E_DEPTH, "JSON nested deeper than %d", ZT_MAX_DEPTH);
+    if (depth >= ATTR_MAX_DEPTH && (json_is_object(j) || json_is_array(j)))
+        return ZT_FAIL(err, ZT_E_DEPTH, "JSON attributes nested deeper than %d", ATTR_MAX_DEPTH);
     memset(out, 0, sizeof(*out));
     switch (json_typeof(j)) {
     case JSON_OBJECT: {

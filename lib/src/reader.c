@@ -86,8 +86,8 @@ static zt_status finish_open(zt_file *f, const zt_open_options *opt, zt_file **o
     zt_open_options defaults = {0};
     if (!opt)
         opt = &defaults;
-    f->max_uncompressed = opt->max_uncompressed ? opt->max_uncompressed
-                                                : ZT_DEFAULT_MAX_UNCOMPRESSED;
+    f->max_uncompressed =
+        opt->max_uncompressed ? opt->max_uncompressed : ZT_DEFAULT_MAX_UNCOMPRESSED;
     zt_open_options eff = *opt;
     if (!eff.max_manifest_size)
         eff.max_manifest_size = ZT_DEFAULT_MAX_MANIFEST;
@@ -109,7 +109,8 @@ zt_status zt_open_memory(const void *data, size_t len, const zt_open_options *op
     if (!f)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     zt__arena_init(&f->model.arena);
-    f->data = data;
+    /* (NULL, 0) is allowed; never do arithmetic on a null pointer. */
+    f->data = data ? data : (const uint8_t *)"";
     f->size = len;
     f->fd = -1;
     return finish_open(f, opt, out, err);
@@ -207,16 +208,46 @@ void zt_close(zt_file *f)
 }
 
 /* ---- file accessors */
-zt_file_kind zt_file_get_kind(const zt_file *f) { return f->model.kind; }
-const char *zt_file_version(const zt_file *f) { return f->model.version ? f->model.version : ""; }
-const char *zt_file_warning(const zt_file *f) { return f->model.warning[0] ? f->model.warning : NULL; }
-uint64_t zt_file_size(const zt_file *f) { return f->size; }
-const uint8_t *zt_file_bytes(const zt_file *f) { return f->data; }
-int zt_file_fd(const zt_file *f) { return f->fd; }
-uint64_t zt_file_manifest_offset(const zt_file *f) { return f->manifest_offset; }
-uint64_t zt_file_manifest_length(const zt_file *f) { return f->manifest_length; }
-const zt_value *zt_file_attributes(const zt_file *f) { return f->model.attributes; }
-size_t zt_file_object_count(const zt_file *f) { return f->model.nobj; }
+zt_file_kind zt_file_get_kind(const zt_file *f)
+{
+    return f->model.kind;
+}
+const char *zt_file_version(const zt_file *f)
+{
+    return f->model.version ? f->model.version : "";
+}
+const char *zt_file_warning(const zt_file *f)
+{
+    return f->model.warning[0] ? f->model.warning : NULL;
+}
+uint64_t zt_file_size(const zt_file *f)
+{
+    return f->size;
+}
+const uint8_t *zt_file_bytes(const zt_file *f)
+{
+    return f->data;
+}
+int zt_file_fd(const zt_file *f)
+{
+    return f->fd;
+}
+uint64_t zt_file_manifest_offset(const zt_file *f)
+{
+    return f->manifest_offset;
+}
+uint64_t zt_file_manifest_length(const zt_file *f)
+{
+    return f->manifest_length;
+}
+const zt_value *zt_file_attributes(const zt_file *f)
+{
+    return f->model.attributes;
+}
+size_t zt_file_object_count(const zt_file *f)
+{
+    return f->model.nobj;
+}
 
 const zt_object *zt_file_object_at(const zt_file *f, size_t i)
 {
@@ -229,15 +260,42 @@ const zt_object *zt_file_find_object(const zt_file *f, const char *name, size_t 
 }
 
 /* ---- object accessors */
-const char *zt_object_name(const zt_object *o) { return o->name; }
-size_t zt_object_name_len(const zt_object *o) { return o->name_len; }
-const char *zt_object_format(const zt_object *o) { return o->format; }
-size_t zt_object_ndim(const zt_object *o) { return o->ndim; }
-const uint64_t *zt_object_shape(const zt_object *o) { return o->shape; }
-int zt_object_has_shape(const zt_object *o) { return o->has_shape; }
-const zt_value *zt_object_attributes(const zt_object *o) { return o->attributes; }
-size_t zt_object_component_count(const zt_object *o) { return o->ncomp; }
-const char *zt_object_source_name(const zt_object *o) { return o->source_name ? o->source_name : ""; }
+const char *zt_object_name(const zt_object *o)
+{
+    return o->name;
+}
+size_t zt_object_name_len(const zt_object *o)
+{
+    return o->name_len;
+}
+const char *zt_object_format(const zt_object *o)
+{
+    return o->format;
+}
+size_t zt_object_ndim(const zt_object *o)
+{
+    return o->ndim;
+}
+const uint64_t *zt_object_shape(const zt_object *o)
+{
+    return o->shape;
+}
+int zt_object_has_shape(const zt_object *o)
+{
+    return o->has_shape;
+}
+const zt_value *zt_object_attributes(const zt_object *o)
+{
+    return o->attributes;
+}
+size_t zt_object_component_count(const zt_object *o)
+{
+    return o->ncomp;
+}
+const char *zt_object_source_name(const zt_object *o)
+{
+    return o->source_name ? o->source_name : "";
+}
 
 const zt_component *zt_object_component_at(const zt_object *o, size_t i)
 {
@@ -253,14 +311,38 @@ const zt_component *zt_object_find_component(const zt_object *o, const char *rol
 }
 
 /* ---- component accessors */
-const char *zt_component_role(const zt_component *c) { return c->role; }
-zt_dtype zt_component_dtype(const zt_component *c) { return c->dtype; }
-const char *zt_component_type(const zt_component *c) { return c->type; }
-uint64_t zt_component_offset(const zt_component *c) { return c->offset; }
-uint64_t zt_component_length(const zt_component *c) { return c->length; }
-zt_encoding zt_component_encoding(const zt_component *c) { return c->encoding; }
-zt_digest_kind zt_component_digest_kind(const zt_component *c) { return c->digest_kind; }
-const char *zt_component_digest(const zt_component *c) { return c->digest; }
+const char *zt_component_role(const zt_component *c)
+{
+    return c->role;
+}
+zt_dtype zt_component_dtype(const zt_component *c)
+{
+    return c->dtype;
+}
+const char *zt_component_type(const zt_component *c)
+{
+    return c->type;
+}
+uint64_t zt_component_offset(const zt_component *c)
+{
+    return c->offset;
+}
+uint64_t zt_component_length(const zt_component *c)
+{
+    return c->length;
+}
+zt_encoding zt_component_encoding(const zt_component *c)
+{
+    return c->encoding;
+}
+zt_digest_kind zt_component_digest_kind(const zt_component *c)
+{
+    return c->digest_kind;
+}
+const char *zt_component_digest(const zt_component *c)
+{
+    return c->digest;
+}
 
 uint64_t zt_component_decoded_length(const zt_component *c)
 {

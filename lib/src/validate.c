@@ -24,8 +24,8 @@ zt_status zt__validate_component(const struct zt_object *ob, const struct zt_com
                         "logical type \"%s\" must be stored as %s, not %s", c->type,
                         zt_dtype_name(storage), zt_dtype_name(c->dtype));
     if (o->require_alignment && c->offset % ZT_ALIGNMENT)
-        return zt__fail(err, ZT_E_ALIGN, on, r, 1, c->offset,
-                        "offset %llu is not a multiple of 64", (unsigned long long)c->offset);
+        return zt__fail(err, ZT_E_ALIGN, on, r, 1, c->offset, "offset %llu is not a multiple of 64",
+                        (unsigned long long)c->offset);
     uint64_t end;
     if (!zt__add_ok(c->offset, c->length, &end))
         return zt__fail(err, ZT_E_BOUNDS, on, r, 1, c->offset,
@@ -72,8 +72,7 @@ static uint64_t elem_size(const struct zt_component *c)
     return (uint64_t)zt_dtype_width(c->dtype) * ratio;
 }
 
-static zt_status need(const struct zt_object *ob, const char *const *roles, size_t n,
-                      zt_error *err)
+static zt_status need(const struct zt_object *ob, const char *const *roles, size_t n, zt_error *err)
 {
     for (size_t i = 0; i < n; i++)
         if (!find(ob, roles[i]))
@@ -151,8 +150,14 @@ static zt_status check_sparse(const struct zt_object *ob, bool csr, zt_error *er
         if ((st = need_u64(ob, find(ob, "indices"), nnz, err)))
             return st;
         const struct zt_component *ip = find(ob, "indptr");
-        if (ob->has_shape && ob->ndim == 2 && ob->shape[0] < UINT64_MAX)
+        if (ob->has_shape && ob->ndim == 2) {
+            /* rows + 1 pointers: with 2^64-1 rows no indptr can be right. */
+            if (ob->shape[0] == UINT64_MAX)
+                return zt__fail(err, ZT_E_SIZE, ob->name, "indptr", 1, ip->offset,
+                                "%llu rows need more row pointers than 64 bits can count",
+                                (unsigned long long)ob->shape[0]);
             return need_u64(ob, ip, ob->shape[0] + 1, err);
+        }
         if (ip->dtype != ZT_DTYPE_U64)
             return zt__fail(err, ZT_E_DTYPE, ob->name, "indptr", 1, ip->offset,
                             "index component must have dtype u64");

@@ -66,8 +66,11 @@ const zt_value *zt_value_get(const zt_value *map, const char *key)
 {
     if (!map || map->kind != ZT_VAL_MAP)
         return NULL;
-    for (uint32_t i = 0; i < map->n; i++)
-        if (zt__value_text_eq(&map->v.items[2 * i], key))
+    size_t n = strlen(key); /* once, not per entry: the reader calls this per field */
+    for (uint32_t i = 0; i < map->n; i++) {
+        const zt_value *k = &map->v.items[2 * i];
+        if (k->kind == ZT_VAL_TEXT && k->n == n && k->v.s[0] == key[0] && !memcmp(k->v.s, key, n))
             return &map->v.items[2 * i + 1];
+    }
     return NULL;
 }

@@ -64,8 +64,8 @@ static zt_status io_fail(zt_writer *w, zt_error *err, const char *what)
 {
     int e = errno;
     w->failed = true;
-    return zt__fail(err, e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO, NULL, NULL, 1,
-                    w->pos, "%s: %s", what, strerror(e));
+    return zt__fail(err, e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO, NULL, NULL, 1, w->pos,
+                    "%s: %s", what, strerror(e));
 }
 
 static zt_status raw_write(zt_writer *w, const void *p, size_t n, zt_error *err)
@@ -123,6 +123,8 @@ void zt_writer_options_init(zt_writer_options *o)
 
 static zt_status writer_new(int fd, const zt_writer_options *opt, zt_writer **out, zt_error *err)
 {
+    /* Callers (zt_writer_open's cleanup) test *out after a failure. */
+    *out = NULL;
     zt_writer *w = zt__calloc(1, sizeof(*w));
     if (!w)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
@@ -164,8 +166,8 @@ zt_status zt_writer_open(const char *path, const zt_writer_options *opt, zt_writ
     zt__free(bcopy);
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        zt_status st = ZT_FAIL(err, errno == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO, "%s: %s", tmp,
-                               strerror(errno));
+        zt_status st =
+            ZT_FAIL(err, errno == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO, "%s: %s", tmp, strerror(errno));
         zt__free(tmp);
         return st;
     }
@@ -202,8 +204,8 @@ static zt_status check_usable(zt_writer *w, bool want_in_comp, zt_error *err)
     if (w->finished)
         return ZT_FAIL(err, ZT_E_STATE, "writer is finished");
     if (w->in_comp != want_in_comp)
-        return ZT_FAIL(err, ZT_E_STATE, want_in_comp ? "no component is open"
-                                                     : "a component is still open");
+        return ZT_FAIL(err, ZT_E_STATE,
+                       want_in_comp ? "no component is open" : "a component is still open");
     return ZT_OK;
 }
 
@@ -214,7 +216,8 @@ zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error 
         return st;
     if (!spec || !zt_dtype_width(spec->dtype))
         return ZT_FAIL(err, ZT_E_DTYPE, "component spec has an invalid dtype");
-    if ((st = pad_to(w, ZT_ALIGNMENT, err)))
+    /* Flush what came before, so a later cancel never loses earlier bytes. */
+    if ((st = pad_to(w, ZT_ALIGNMENT, err)) || (st = flush(w, err)))
         return st;
     w->cur = *spec;
     w->cur_start = w->pos;
@@ -324,16 +327,22 @@ zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err)
 
 zt_status zt_writer_cancel(zt_writer *w, zt_error *err)
 {
-    zt_status st = check_usable(w, true, err);
-    if (st)
-        return st;
+    /* Allowed after a write error too: cutting the component back is how a
+     * full disk is recovered from. */
+    if (w->finished || !w->in_comp)
+        return ZT_FAIL(err, ZT_E_STATE, "no component is open");
     drop_current(w);
-    if ((st = flush(w, err)))
-        return st;
-    if (ftruncate(w->fd, (off_t)w->cur_start) != 0 ||
-        lseek(w->fd, (off_t)w->cur_start, SEEK_SET) < 0)
-        return io_fail(w, err, "truncate");
+    uint64_t on_disk = w->pos - w->out_len;
+    if (w->cur_start >= on_disk) {
+        w->out_len = (size_t)(w->cur_start - on_disk); /* drop only buffered bytes */
+    } else {
+        w->out_len = 0;
+        if (ftruncate(w->fd, (off_t)w->cur_start) != 0 ||
+            lseek(w->fd, (off_t)w->cur_start, SEEK_SET) < 0)
+            return io_fail(w, err, "truncate");
+    }
     w->pos = w->cur_start;
+    w->failed = false;
     return ZT_OK;
 }
 
@@ -343,6 +352,32 @@ zt_status zt_writer_component_info(const zt_writer *w, size_t id, zt_written_com
         return ZT_E_NOT_FOUND;
     *out = w->comps[id].info;
     return ZT_OK;
+}
+
+zt_status zt_writer_set_component_type(zt_writer *w, size_t id, zt_dtype dtype, const char *type,
+                                       zt_error *err)
+{
+    if (id >= w->ncomp)
+        return ZT_FAIL(err, ZT_E_NOT_FOUND, "unknown component id %zu", id);
+    if (!zt_dtype_width(dtype))
+        return ZT_FAIL(err, ZT_E_DTYPE, "invalid dtype");
+    const char *t = NULL;
+    if (type && !(t = zt__arena_strndup(&w->arena, type, strlen(type))))
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    w->comps[id].dtype = dtype;
+    w->comps[id].type = t;
+    return ZT_OK;
+}
+
+size_t zt_writer_object_count(const zt_writer *w)
+{
+    return w->nobj;
+}
+
+void zt_writer_drop_objects(zt_writer *w, size_t keep)
+{
+    if (keep < w->nobj)
+        w->nobj = keep;
 }
 
 zt_status zt_writer_set_attributes(zt_writer *w, const char *json, zt_error *err)
@@ -372,9 +407,8 @@ static zt_status grow_objs(zt_writer *w, zt_error *err)
 
 /* Builds the model object for validation and the manifest. */
 static zt_status fill_object(zt_writer *w, struct zt_object *o, const char *name,
-                             const char *format, size_t ndim, const uint64_t *shape,
-                             size_t ncomp, const char *const *roles, const size_t *ids,
-                             zt_error *err)
+                             const char *format, size_t ndim, const uint64_t *shape, size_t ncomp,
+                             const char *const *roles, const size_t *ids, zt_error *err)
 {
     zt_arena *a = &w->arena;
     o->name_len = strlen(name);
@@ -445,8 +479,10 @@ zt_status zt_writer_add_object(zt_writer *w, const char *name, const char *forma
             if (!strcmp(roles[i], roles[j]))
                 return zt__fail(err, ZT_E_DUPLICATE, name, roles[i], 0, 0,
                                 "component role given twice");
-    zt_validate_opts vo = {.data_end = w->pos, .data_start = 8,
-                           .max_uncompressed = UINT64_MAX, .require_alignment = true};
+    zt_validate_opts vo = {.data_end = w->pos,
+                           .data_start = 8,
+                           .max_uncompressed = UINT64_MAX,
+                           .require_alignment = true};
     if ((st = zt__validate_object(&ob->model, &vo, err)))
         return st;
     ob->name = ob->model.name;
@@ -545,8 +581,7 @@ static zt_status encode_manifest(zt_writer *w, zt_buf *b, zt_error *err)
     for (size_t i = 1; i < n; i++)
         if (lens[idx[i]] == lens[idx[i - 1]] &&
             !memcmp(keys[idx[i]], keys[idx[i - 1]], lens[idx[i]])) {
-            st = zt__fail(err, ZT_E_DUPLICATE, keys[idx[i]], NULL, 0, 0,
-                          "object name added twice");
+            st = zt__fail(err, ZT_E_DUPLICATE, keys[idx[i]], NULL, 0, 0, "object name added twice");
             goto out;
         }
     /* Root keys: objects, version, attributes. */
@@ -574,27 +609,35 @@ out:
 
 static zt_status publish(zt_writer *w, zt_error *err)
 {
-    if (w->do_fsync && fsync(w->fd) != 0)
+    /* EINVAL: the fd is a pipe or socket (streaming a .zt), nothing to sync. */
+    if (w->do_fsync && fsync(w->fd) != 0 && errno != EINVAL)
         return io_fail(w, err, "fsync");
     if (!w->tmp)
         return ZT_OK;
-    if (rename(w->tmp, w->path) != 0)
-        return io_fail(w, err, "rename");
-    zt__free(w->tmp);
-    w->tmp = NULL;
+    /* Everything that can fail for want of memory or of the directory comes
+     * before the rename: a failed finish must not have published the file. */
+    int dfd = -1;
     if (w->do_fsync) {
         char *d = zt__strndup(w->path, strlen(w->path));
         if (!d)
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
-        int dfd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dfd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         zt__free(d);
-        if (dfd < 0 || fsync(dfd) != 0) {
-            zt_status st = io_fail(w, err, "fsync of the directory");
-            if (dfd >= 0)
-                close(dfd);
-            return st;
-        }
+        if (dfd < 0)
+            return io_fail(w, err, "open of the directory");
+    }
+    if (rename(w->tmp, w->path) != 0) {
+        zt_status st = io_fail(w, err, "rename");
+        if (dfd >= 0)
+            close(dfd);
+        return st;
+    }
+    zt__free(w->tmp);
+    w->tmp = NULL;
+    if (dfd >= 0) {
+        zt_status st = fsync(dfd) != 0 ? io_fail(w, err, "fsync of the directory") : ZT_OK;
         close(dfd);
+        return st;
     }
     return ZT_OK;
 }

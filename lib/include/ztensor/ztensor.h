@@ -41,9 +41,9 @@ extern "C" {
 #define ZT_FORMAT_VERSION "1.2.0"
 
 /* Defaults of zt_open_options. */
-#define ZT_DEFAULT_MAX_MANIFEST (64ull << 20)       /* 64 MiB */
-#define ZT_SPEC_MAX_MANIFEST (1000ull * 1000 * 1000) /* the spec's 1 GB ceiling */
-#define ZT_DEFAULT_MAX_UNCOMPRESSED (64ull << 30)   /* 64 GiB per component */
+#define ZT_DEFAULT_MAX_MANIFEST (64ull << 20)        /* 64 MiB */
+#define ZT_SPEC_MAX_MANIFEST (1ull << 30) /* the spec's "1 GB" ceiling, read as 1 GiB */
+#define ZT_DEFAULT_MAX_UNCOMPRESSED (64ull << 30)    /* 64 GiB per component */
 #define ZT_MAX_DEPTH 64                              /* CBOR nesting */
 #define ZT_MAX_NDIM 64
 #define ZT_ALIGNMENT 64
@@ -79,7 +79,7 @@ extern "C" {
     X(ZT_E_STATE, 43, "call out of order")                                                         \
     X(ZT_E_UNSUPPORTED, 44, "unsupported")                                                         \
     X(ZT_E_JSON, 45, "JSON error")                                                                 \
-    X(ZT_E_OVERLAP, 46, "overlapping data")                                                      \
+    X(ZT_E_OVERLAP, 46, "overlapping data")                                                        \
     X(ZT_E_NOSPACE, 47, "no space left on device")
 
 typedef enum zt_status {
@@ -148,12 +148,16 @@ ZT_API unsigned zt_dtype_width(zt_dtype d);
 ZT_API int zt_logical_type_info(const char *type, zt_dtype *storage, unsigned *ratio);
 
 typedef enum zt_encoding { ZT_ENC_RAW = 0, ZT_ENC_ZSTD = 1 } zt_encoding;
-typedef enum zt_digest_kind { ZT_DIGEST_NONE = 0, ZT_DIGEST_SHA256 = 1, ZT_DIGEST_CRC32C = 2 } zt_digest_kind;
+typedef enum zt_digest_kind {
+    ZT_DIGEST_NONE = 0,
+    ZT_DIGEST_SHA256 = 1,
+    ZT_DIGEST_CRC32C = 2
+} zt_digest_kind;
 
 /* What kind of file a zt_file was read from. */
 typedef enum zt_file_kind {
-    ZT_KIND_ZT_1_2 = 1,   /* footer magic; "objects" manifest */
-    ZT_KIND_ZT_1_0 = 2,   /* no footer magic; "tensors" manifest */
+    ZT_KIND_ZT_1_2 = 1, /* footer magic; "objects" manifest */
+    ZT_KIND_ZT_1_0 = 2, /* no footer magic; "tensors" manifest */
     ZT_KIND_SAFETENSORS = 3,
     ZT_KIND_ALT = 4
 } zt_file_kind;
@@ -165,19 +169,19 @@ ZT_API const char *zt_file_kind_name(zt_file_kind k);
 /* A CBOR (or JSON) value from a manifest's attributes, read-only. */
 typedef struct zt_value zt_value;
 typedef enum zt_value_kind {
-    ZT_VAL_UINT = 0,  /* zt_value_uint() */
-    ZT_VAL_NEGINT,    /* value is -1 - zt_value_uint() */
-    ZT_VAL_BYTES,     /* zt_value_data() */
-    ZT_VAL_TEXT,      /* zt_value_data(); valid UTF-8; NUL-terminated */
-    ZT_VAL_ARRAY,     /* zt_value_count(), zt_value_item() */
-    ZT_VAL_MAP,       /* zt_value_count(), zt_value_key(), zt_value_item() */
-    ZT_VAL_TAG,       /* zt_value_uint() is the tag, zt_value_item(v, 0) the content */
+    ZT_VAL_UINT = 0, /* zt_value_uint() */
+    ZT_VAL_NEGINT,   /* value is -1 - zt_value_uint() */
+    ZT_VAL_BYTES,    /* zt_value_data() */
+    ZT_VAL_TEXT,     /* zt_value_data(); valid UTF-8; NUL-terminated */
+    ZT_VAL_ARRAY,    /* zt_value_count(), zt_value_item() */
+    ZT_VAL_MAP,      /* zt_value_count(), zt_value_key(), zt_value_item() */
+    ZT_VAL_TAG,      /* zt_value_uint() is the tag, zt_value_item(v, 0) the content */
     ZT_VAL_FALSE,
     ZT_VAL_TRUE,
     ZT_VAL_NULL,
     ZT_VAL_UNDEFINED,
-    ZT_VAL_SIMPLE,    /* other simple value: zt_value_uint() */
-    ZT_VAL_FLOAT      /* zt_value_float() */
+    ZT_VAL_SIMPLE, /* other simple value: zt_value_uint() */
+    ZT_VAL_FLOAT   /* zt_value_float() */
 } zt_value_kind;
 
 ZT_API zt_value_kind zt_value_get_kind(const zt_value *v);
@@ -197,9 +201,9 @@ typedef struct zt_object zt_object;
 typedef struct zt_component zt_component;
 
 typedef struct zt_open_options {
-    uint64_t max_manifest_size;   /* 0 = ZT_DEFAULT_MAX_MANIFEST; capped at ZT_SPEC_MAX_MANIFEST */
-    uint64_t max_uncompressed;    /* 0 = ZT_DEFAULT_MAX_UNCOMPRESSED */
-    unsigned flags;               /* ZT_OPEN_* */
+    uint64_t max_manifest_size; /* 0 = ZT_DEFAULT_MAX_MANIFEST; capped at ZT_SPEC_MAX_MANIFEST */
+    uint64_t max_uncompressed;  /* 0 = ZT_DEFAULT_MAX_UNCOMPRESSED */
+    unsigned flags;             /* ZT_OPEN_* */
 } zt_open_options;
 
 /* Do not mmap; read the whole file into memory (for filesystems without mmap). */
@@ -207,7 +211,8 @@ typedef struct zt_open_options {
 /* For .zt, .safetensors and .alt files, the kind is detected from the bytes. */
 
 /* Open and validate `path`. On success *out owns the mapping and an fd. */
-ZT_API zt_status zt_open(const char *path, const zt_open_options *opt, zt_file **out, zt_error *err);
+ZT_API zt_status zt_open(const char *path, const zt_open_options *opt, zt_file **out,
+                         zt_error *err);
 /* Same over an fd the caller keeps: the library dup()s it. */
 ZT_API zt_status zt_open_fd(int fd, const zt_open_options *opt, zt_file **out, zt_error *err);
 /* Same over bytes in memory, which must outlive the zt_file (no copy).
@@ -324,8 +329,9 @@ ZT_API zt_status zt_digest_parse(const char *s, size_t len, zt_digest_kind *kind
 typedef struct zt_writer zt_writer;
 
 typedef struct zt_writer_options {
-    int fsync;       /* fsync the file (and, for a path, its directory). Default 1 via zt_writer_options_init */
-    int mode;        /* file mode for a path; 0 = 0644 */
+    int fsync; /* fsync the file (and, for a path, its directory). Default 1 via
+                  zt_writer_options_init */
+    int mode;  /* file mode for a path; 0 = 0644 */
 } zt_writer_options;
 ZT_API void zt_writer_options_init(zt_writer_options *o);
 
@@ -339,10 +345,10 @@ ZT_API zt_status zt_writer_open_fd(int fd, const zt_writer_options *opt, zt_writ
 
 typedef struct zt_component_spec {
     zt_dtype dtype;
-    const char *type;        /* logical type or NULL */
-    zt_encoding encoding;    /* ZT_ENC_ZSTD compresses on the fly */
-    int zstd_level;          /* 0 = default (3) */
-    zt_digest_kind digest;   /* over the stored bytes */
+    const char *type;      /* logical type or NULL */
+    zt_encoding encoding;  /* ZT_ENC_ZSTD compresses on the fly */
+    int zstd_level;        /* 0 = default (3) */
+    zt_digest_kind digest; /* over the stored bytes */
 } zt_component_spec;
 
 /* Start a component; the writer pads to 64 bytes first. */
@@ -362,6 +368,15 @@ typedef struct zt_written_component {
     uint8_t sha256[32]; /* always computed over the stored bytes when digest is sha256 */
 } zt_written_component;
 ZT_API zt_status zt_writer_component_info(const zt_writer *w, size_t id, zt_written_component *out);
+
+/* Set the dtype and logical type (NULL for none) of a finished component, for
+ * protocols where they are known only after the bytes (ztensord's upload sessions). */
+ZT_API zt_status zt_writer_set_component_type(zt_writer *w, size_t id, zt_dtype dtype,
+                                              const char *type, zt_error *err);
+/* Objects added so far, and dropping the ones added after the first `keep`
+ * (to undo a partly failed batch of zt_writer_add_object calls). */
+ZT_API size_t zt_writer_object_count(const zt_writer *w);
+ZT_API void zt_writer_drop_objects(zt_writer *w, size_t keep);
 
 /* Add an object made of finished components. roles[i] names components ids[i].
  * attributes_json is a JSON object text or NULL. The object is validated like a

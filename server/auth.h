@@ -1,0 +1,33 @@
+/*
+ * Bearer tokens from a token file: one "<scope> <token>" per line, scope
+ * "read" or "write" (write implies read), '#' comments and blank lines
+ * allowed. Tokens are compared in constant time and never logged.
+ */
+#ifndef ZTD_AUTH_H
+#define ZTD_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum ztd_scope { ZTD_SCOPE_NONE = 0, ZTD_SCOPE_READ = 1, ZTD_SCOPE_WRITE = 2 } ztd_scope;
+
+typedef struct ztd_tokens ztd_tokens;
+
+/* Parse token-file text. NULL and a message naming the line on error. */
+ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t errlen);
+/* Read and parse a token file. */
+ztd_tokens *ztd_tokens_load(const char *path, char *err, size_t errlen);
+void ztd_tokens_free(ztd_tokens *t);
+size_t ztd_tokens_count(const ztd_tokens *t);
+
+typedef enum ztd_auth_result {
+    ZTD_AUTH_OK = 0,
+    ZTD_AUTH_MISSING = 401,  /* no or malformed credentials: 401 + WWW-Authenticate */
+    ZTD_AUTH_INVALID = 4010, /* unknown token: 401 + WWW-Authenticate error="invalid_token" */
+    ZTD_AUTH_FORBIDDEN = 403 /* known token, scope too small */
+} ztd_auth_result;
+
+/* Check an Authorization header value (may be NULL) against the needed scope. */
+ztd_auth_result ztd_auth_check(const ztd_tokens *t, const char *authorization, ztd_scope need);
+
+#endif

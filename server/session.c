@@ -1,0 +1,631 @@
+/*
+ * Component upload sessions (see session.h). Each session owns a staging
+ * file and a libztensor writer on it. One request uses a session at a time
+ * (the busy flag, under the table lock), so the writer needs no lock of its
+ * own; expiry and DELETE skip or refuse busy sessions.
+ */
+#include "session.h"
+#include "log.h"
+#include "staging.h"
+#include "upload.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct skey {
+    char *key;
+    size_t id;
+    zt_written_component info;
+} skey;
+
+typedef struct ztd_session {
+    char id[33];
+    char *file;
+    char path[PATH_MAX];
+    int fd;
+    zt_writer *w;
+    skey *keys;
+    size_t nkeys, capkeys;
+    bool busy;
+    uint64_t last_used;
+    struct ztd_session *next;
+} ztd_session;
+
+struct ztd_sessions {
+    pthread_mutex_t mu;
+    ztd_session *head;
+    size_t n;
+};
+
+/* Per-request state of a component PUT. */
+typedef struct sreq {
+    ztd_session *sess;
+    bool in_component;
+    zt_hasher *sha;
+    ztd_digest_want want;
+} sreq;
+
+static uint64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+ztd_sessions *ztd_sessions_new(void)
+{
+    ztd_sessions *t = calloc(1, sizeof(*t));
+    if (t)
+        pthread_mutex_init(&t->mu, NULL);
+    return t;
+}
+
+static void session_destroy(ztd_session *x)
+{
+    zt_writer_free(x->w);
+    if (x->fd >= 0)
+        close(x->fd);
+    if (x->path[0])
+        unlink(x->path);
+    for (size_t i = 0; i < x->nkeys; i++)
+        free(x->keys[i].key);
+    free(x->keys);
+    free(x->file);
+    free(x);
+}
+
+void ztd_sessions_free(ztd_sessions *t)
+{
+    if (!t)
+        return;
+    for (ztd_session *x = t->head, *next; x; x = next) {
+        next = x->next;
+        session_destroy(x);
+    }
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+}
+
+size_t ztd_sessions_count(ztd_sessions *t)
+{
+    pthread_mutex_lock(&t->mu);
+    size_t n = t->n;
+    pthread_mutex_unlock(&t->mu);
+    return n;
+}
+
+bool ztd_upload_slot_take(ztd_server *s)
+{
+    int n = __atomic_add_fetch(&s->uploads_active, 1, __ATOMIC_ACQ_REL);
+    if ((unsigned)n > s->cfg->max_uploads) {
+        __atomic_sub_fetch(&s->uploads_active, 1, __ATOMIC_ACQ_REL);
+        return false;
+    }
+    return true;
+}
+
+void ztd_upload_slot_give(ztd_server *s)
+{
+    __atomic_sub_fetch(&s->uploads_active, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Unlink x from the table; caller holds the lock. */
+static void unlink_session(ztd_sessions *t, ztd_session *x)
+{
+    for (ztd_session **pp = &t->head; *pp; pp = &(*pp)->next)
+        if (*pp == x) {
+            *pp = x->next;
+            t->n--;
+            return;
+        }
+}
+
+void ztd_sessions_sweep(ztd_server *s, uint64_t idle_ms)
+{
+    ztd_sessions *t = s->sessions;
+    uint64_t now = mono_ms();
+    ztd_session *dead = NULL;
+    pthread_mutex_lock(&t->mu);
+    for (ztd_session **pp = &t->head; *pp;) {
+        ztd_session *x = *pp;
+        if (!x->busy && now - x->last_used > idle_ms) {
+            *pp = x->next;
+            t->n--;
+            x->next = dead;
+            dead = x;
+        } else {
+            pp = &x->next;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    while (dead) {
+        ztd_session *next = dead->next;
+        ztd_log(ZTD_LOG_INFO, "upload session %s for %s expired", dead->id, dead->file);
+        session_destroy(dead);
+        ztd_upload_slot_give(s);
+        dead = next;
+    }
+}
+
+/* Find a session and mark it busy; NULL with *busy set if it is in use. */
+static ztd_session *acquire(ztd_server *s, const char *id, bool *busy)
+{
+    ztd_sessions *t = s->sessions;
+    *busy = false;
+    pthread_mutex_lock(&t->mu);
+    ztd_session *x = t->head;
+    while (x && strcmp(x->id, id))
+        x = x->next;
+    if (x && x->busy) {
+        *busy = true;
+        x = NULL;
+    } else if (x) {
+        x->busy = true;
+    }
+    pthread_mutex_unlock(&t->mu);
+    return x;
+}
+
+static void release(ztd_server *s, ztd_session *x)
+{
+    pthread_mutex_lock(&s->sessions->mu);
+    x->busy = false;
+    x->last_used = mono_ms();
+    pthread_mutex_unlock(&s->sessions->mu);
+}
+
+/* Remove a session this request holds busy. */
+static void finish_session(ztd_server *s, ztd_session *x)
+{
+    pthread_mutex_lock(&s->sessions->mu);
+    unlink_session(s->sessions, x);
+    pthread_mutex_unlock(&s->sessions->mu);
+    session_destroy(x);
+    ztd_upload_slot_give(s);
+}
+
+static enum MHD_Result session_error(struct MHD_Connection *c, ztd_req *r, bool busy)
+{
+    if (busy)
+        return ztd_error(c, r, 409, "session_busy", "another request is using upload session %s",
+                         r->match->upload_id);
+    return ztd_error(c, r, 404, "upload_not_found", "no upload session %s", r->match->upload_id);
+}
+
+/* ---- JSON bodies */
+
+enum MHD_Result ztd_json_body_append(struct MHD_Connection *c, ztd_req *r, const char *data,
+                                     size_t n)
+{
+    const size_t cap = 64u << 20;
+    if (r->body_len + n > cap)
+        return ztd_error(c, r, 413, "too_large", "JSON body larger than %zu bytes", cap);
+    if (r->body_len + n + 1 > r->body_cap) {
+        size_t ncap = r->body_cap ? r->body_cap : 4096;
+        while (ncap < r->body_len + n + 1)
+            ncap *= 2;
+        char *nb = realloc(r->body, ncap);
+        if (!nb)
+            return ztd_error(c, r, 500, "internal", "out of memory");
+        r->body = nb;
+        r->body_cap = ncap;
+    }
+    memcpy(r->body + r->body_len, data, n);
+    r->body_len += n;
+    r->body[r->body_len] = 0;
+    return MHD_YES;
+}
+
+static json_t *parse_body(struct MHD_Connection *c, ztd_req *r, enum MHD_Result *ret)
+{
+    json_error_t je;
+    json_t *j = r->body ? json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je) : NULL;
+    if (!j || !json_is_object(j)) {
+        *ret = ztd_error(c, r, 400, "bad_json", "the body must be a JSON object%s%s", j ? "" : ": ",
+                         j ? "" : (r->body ? je.text : "(empty)"));
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* ---- names */
+
+/* A relative .zt path: no leading '/', no empty, "." or ".." segment, no segment
+ * starting with '.', valid UTF-8 enforced by jansson. */
+static bool valid_rel_name(const char *p)
+{
+    size_t n = strlen(p);
+    if (n < 4 || n >= PATH_MAX - 64 || strcmp(p + n - 3, ".zt"))
+        return false;
+    for (const char *seg = p;;) {
+        const char *slash = strchr(seg, '/');
+        size_t len = slash ? (size_t)(slash - seg) : strlen(seg);
+        if (len == 0 || seg[0] == '.' || len > 255)
+            return false;
+        if (!slash)
+            return true;
+        seg = slash + 1;
+    }
+}
+
+/* ---- POST /v1/uploads */
+
+static enum MHD_Result open_session(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    enum MHD_Result ret;
+    json_t *j = parse_body(c, r, &ret);
+    if (!j)
+        return ret;
+    const char *file = json_string_value(json_object_get(j, "file"));
+    json_t *attrs = json_object_get(j, "attributes");
+    if (!file || !valid_rel_name(file) || (attrs && !json_is_object(attrs))) {
+        json_decref(j);
+        return ztd_error(c, r, 400, "bad_request",
+                         "want {\"file\": \"relative/name.zt\", \"attributes\": {...}}; names "
+                         "have no empty, '.' or hidden segments and end in .zt");
+    }
+    if (!ztd_upload_slot_take(s)) {
+        json_decref(j);
+        return ztd_error_hdr(c, r, 503, "too_many_uploads", "Retry-After", "1",
+                             "%u uploads and sessions are already running", s->cfg->max_uploads);
+    }
+    ztd_session *x = calloc(1, sizeof(*x));
+    uint8_t rnd[16];
+    zt_error err;
+    char *attr_text = attrs ? json_dumps(attrs, JSON_COMPACT) : NULL;
+    if (!x || getentropy(rnd, sizeof(rnd)) != 0 || !(x->file = strdup(file))) {
+        free(x);
+        free(attr_text);
+        json_decref(j);
+        ztd_upload_slot_give(s);
+        return ztd_error(c, r, 500, "internal", "out of memory");
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(x->id + 2 * i, 3, "%02x", rnd[i]);
+    x->fd = ztd_staging_create(s->cfg->root, "session", x->path, sizeof(x->path));
+    zt_writer_options wo;
+    zt_writer_options_init(&wo);
+    if (x->fd < 0 || zt_writer_open_fd(x->fd, &wo, &x->w, &err) ||
+        (attr_text && zt_writer_set_attributes(x->w, attr_text, &err))) {
+        int e = errno;
+        if (x->fd < 0)
+            x->path[0] = 0;
+        session_destroy(x);
+        free(attr_text);
+        json_decref(j);
+        ztd_upload_slot_give(s);
+        return ztd_error(c, r, e == ENOSPC ? 507 : 500, "staging_failed",
+                         "cannot start the upload: %s", strerror(e));
+    }
+    free(attr_text);
+    json_decref(j);
+    x->last_used = mono_ms();
+    pthread_mutex_lock(&s->sessions->mu);
+    x->next = s->sessions->head;
+    s->sessions->head = x;
+    s->sessions->n++;
+    pthread_mutex_unlock(&s->sessions->mu);
+    ztd_log(ZTD_LOG_INFO, "upload session %s opened for %s", x->id, x->file);
+    char url[64], body[256];
+    snprintf(url, sizeof(url), "/v1/uploads/%s", x->id);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I}", "id", x->id, "url", url, "file", x->file,
+                          "idle_timeout_ms", (json_int_t)s->cfg->session_idle_timeout_ms);
+    char *txt = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    snprintf(body, sizeof(body), "%s", txt ? txt : "{}");
+    free(txt);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    MHD_add_response_header(resp, "Location", url);
+    return ztd_queue(c, r, 201, resp, strlen(body));
+}
+
+/* ---- GET /v1/uploads/{id} */
+
+static json_t *component_json(const skey *k)
+{
+    return json_pack("{s:I, s:I, s:I, s:s, s:s}", "offset", (json_int_t)k->info.offset, "length",
+                     (json_int_t)k->info.length, "uncompressed_length",
+                     (json_int_t)k->info.uncompressed_length, "encoding",
+                     k->info.encoding == ZT_ENC_ZSTD ? "zstd" : "raw", "digest", k->info.digest);
+}
+
+static enum MHD_Result session_status(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    bool busy;
+    ztd_session *x = acquire(s, r->match->upload_id, &busy);
+    if (!x)
+        return session_error(c, r, busy);
+    json_t *comps = json_object();
+    for (size_t i = 0; i < x->nkeys; i++)
+        json_object_set_new(comps, x->keys[i].key, component_json(&x->keys[i]));
+    json_t *o = json_pack("{s:s, s:s, s:I, s:o}", "id", x->id, "file", x->file, "bytes",
+                          (json_int_t)zt_writer_position(x->w), "components", comps);
+    release(s, x);
+    char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    if (!txt)
+        return ztd_error(c, r, 500, "internal", "out of memory");
+    enum MHD_Result ret = ztd_json(c, r, 200, txt, strlen(txt), 1);
+    free(txt);
+    return ret;
+}
+
+/* ---- DELETE /v1/uploads/{id} */
+
+static enum MHD_Result session_abort(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    bool busy;
+    ztd_session *x = acquire(s, r->match->upload_id, &busy);
+    if (!x)
+        return session_error(c, r, busy);
+    ztd_log(ZTD_LOG_INFO, "upload session %s for %s aborted", x->id, x->file);
+    finish_session(s, x);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    return ztd_queue(c, r, 204, resp, 0);
+}
+
+/* ---- PUT /v1/uploads/{id}/components/{key} */
+
+static const skey *find_key(const ztd_session *x, const char *key)
+{
+    for (size_t i = 0; i < x->nkeys; i++)
+        if (!strcmp(x->keys[i].key, key))
+            return &x->keys[i];
+    return NULL;
+}
+
+enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    const char *enc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "encoding");
+    const char *lvl = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "level");
+    if (enc && strcmp(enc, "zstd") && strcmp(enc, "raw"))
+        return ztd_error(c, r, 400, "bad_request", "encoding must be raw or zstd");
+    ztd_digest_want want;
+    if (ztd_parse_digest_header(ztd_header(c, "Content-Digest"), &want) != 0 ||
+        (!want.present && ztd_parse_digest_header(ztd_header(c, "Repr-Digest"), &want) != 0))
+        return ztd_error(c, r, 400, "bad_digest_header",
+                         "Content-Digest/Repr-Digest must be like sha-256=:<base64>:");
+    bool busy;
+    ztd_session *x = acquire(s, r->match->upload_id, &busy);
+    if (!x)
+        return session_error(c, r, busy);
+    sreq *q = calloc(1, sizeof(*q));
+    if (!q) {
+        release(s, x);
+        return ztd_error(c, r, 500, "internal", "out of memory");
+    }
+    q->sess = x;
+    r->sreq = q;
+    if (find_key(x, r->match->key))
+        return ztd_error(c, r, 409, "component_exists",
+                         "component \"%s\" was already uploaded in session %s", r->match->key,
+                         x->id);
+    if (x->nkeys >= s->cfg->max_session_components)
+        return ztd_error(c, r, 413, "too_many_components",
+                         "session %s already has %zu components (max_session_components)", x->id,
+                         x->nkeys);
+    uint64_t avail;
+    if (ztd_disk_free(s->cfg->root, &avail) == 0 && avail < s->cfg->disk_reserve)
+        return ztd_error(c, r, 507, "insufficient_storage",
+                         "free disk is below the reserve of %llu bytes",
+                         (unsigned long long)s->cfg->disk_reserve);
+    zt_component_spec spec = {.dtype = ZT_DTYPE_U8,
+                              .encoding = enc && !strcmp(enc, "zstd") ? ZT_ENC_ZSTD : ZT_ENC_RAW,
+                              .zstd_level = lvl ? atoi(lvl) : 0,
+                              .digest = ZT_DIGEST_SHA256};
+    zt_error err;
+    if (zt_writer_begin(x->w, &spec, &err))
+        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500, "write_failed", "%s",
+                         err.message);
+    q->in_component = true;
+    q->want = want;
+    if (want.present && !(q->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
+        return ztd_error(c, r, 500, "internal", "out of memory");
+    return MHD_YES;
+}
+
+enum MHD_Result ztd_session_component_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                           const char *data, size_t n)
+{
+    sreq *q = r->sreq;
+    zt_error err;
+    if (zt_writer_position(q->sess->w) + n > s->cfg->max_upload_size)
+        return ztd_error(c, r, 413, "too_large", "the session exceeds max_upload_size %llu",
+                         (unsigned long long)s->cfg->max_upload_size);
+    if (q->sha)
+        zt_hasher_update(q->sha, data, n);
+    if (zt_writer_write(q->sess->w, data, n, &err))
+        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500,
+                         err.code == ZT_E_NOSPACE ? "insufficient_storage" : "write_failed", "%s",
+                         err.message);
+    return MHD_YES;
+}
+
+static enum MHD_Result component_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    sreq *q = r->sreq;
+    ztd_session *x = q->sess;
+    zt_error err;
+    if (q->want.present) {
+        uint8_t got[32];
+        zt_hasher_final(q->sha, got);
+        if (memcmp(got, q->want.sha256, 32) != 0)
+            return ztd_error(c, r, 400, "digest_mismatch",
+                             "component \"%s\" does not match its Content-Digest; its bytes "
+                             "were discarded",
+                             r->match->key);
+    }
+    size_t id;
+    skey k = {0};
+    if (x->nkeys == x->capkeys) {
+        size_t cap = x->capkeys ? x->capkeys * 2 : 16;
+        skey *nk = realloc(x->keys, cap * sizeof(*nk));
+        if (!nk)
+            return ztd_error(c, r, 500, "internal", "out of memory");
+        x->keys = nk;
+        x->capkeys = cap;
+    }
+    if (!(k.key = strdup(r->match->key)))
+        return ztd_error(c, r, 500, "internal", "out of memory");
+    if (zt_writer_end(x->w, &id, &err)) {
+        free(k.key);
+        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500, "write_failed", "%s",
+                         err.message);
+    }
+    q->in_component = false;
+    k.id = id;
+    zt_writer_component_info(x->w, id, &k.info);
+    x->keys[x->nkeys++] = k;
+    json_t *o = component_json(&k);
+    json_object_set_new(o, "key", json_string(k.key));
+    char *txt = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    enum MHD_Result ret = ztd_json(c, r, 201, txt ? txt : "{}", txt ? strlen(txt) : 2, 1);
+    free(txt);
+    return ret;
+}
+
+void ztd_session_request_done(ztd_server *s, ztd_req *r)
+{
+    sreq *q = r->sreq;
+    if (!q)
+        return;
+    if (q->in_component) {
+        zt_error err;
+        if (zt_writer_cancel(q->sess->w, &err))
+            ztd_log(ZTD_LOG_ERROR, "upload session %s: cannot cut back component \"%s\": %s",
+                    q->sess->id, r->match ? r->match->key : "?", err.message);
+    }
+    release(s, q->sess);
+    zt_hasher_free(q->sha);
+    free(q);
+    r->sreq = NULL;
+}
+
+/* ---- POST /v1/uploads/{id}/commit */
+
+static int add_one_object(ztd_session *x, const char *name, json_t *spec, zt_error *err)
+{
+    json_t *shape = json_object_get(spec, "shape"), *comps = json_object_get(spec, "components");
+    json_t *attrs = json_object_get(spec, "attributes");
+    const char *format = json_string_value(json_object_get(spec, "format"));
+    if (!json_is_array(shape) || json_array_size(shape) > ZT_MAX_NDIM || !json_is_object(comps) ||
+        json_object_size(comps) > 64 || (attrs && !json_is_object(attrs)))
+        return snprintf(err->message, sizeof(err->message),
+                        "object \"%s\": want {\"shape\": [..], \"format\", \"attributes\", "
+                        "\"components\": {ROLE: {\"key\", \"dtype\", \"type\"}}}",
+                        name),
+               -1;
+    uint64_t dims[ZT_MAX_NDIM];
+    for (size_t i = 0; i < json_array_size(shape); i++) {
+        json_t *d = json_array_get(shape, i);
+        if (!json_is_integer(d) || json_integer_value(d) < 0)
+            return snprintf(err->message, sizeof(err->message),
+                            "object \"%s\": shape[%zu] must be a non-negative integer", name, i),
+                   -1;
+        dims[i] = (uint64_t)json_integer_value(d);
+    }
+    const char *roles[64];
+    size_t ids[64], n = 0;
+    const char *role;
+    json_t *cv;
+    json_object_foreach(comps, role, cv)
+    {
+        const char *key = json_string_value(json_object_get(cv, "key"));
+        const char *dt = json_string_value(json_object_get(cv, "dtype"));
+        const char *type = json_string_value(json_object_get(cv, "type"));
+        const skey *k = key ? find_key(x, key) : NULL;
+        zt_dtype d = dt ? zt_dtype_parse(dt, strlen(dt)) : ZT_DTYPE_INVALID;
+        if (!d && dt)
+            d = zt_dtype_parse_long(dt, strlen(dt));
+        if (!k || !d)
+            return snprintf(err->message, sizeof(err->message),
+                            "object \"%s\" component \"%s\": %s", name, role,
+                            !k ? "\"key\" names no uploaded component" : "bad or missing dtype"),
+                   -1;
+        if (zt_writer_set_component_type(x->w, k->id, d, type, err))
+            return -1;
+        roles[n] = role;
+        ids[n++] = k->id;
+    }
+    char *at = attrs ? json_dumps(attrs, JSON_COMPACT) : NULL;
+    zt_status st = zt_writer_add_object(x->w, name, format ? format : "dense",
+                                        json_array_size(shape), dims, at, n, roles, ids, err);
+    free(at);
+    return st ? -1 : 0;
+}
+
+static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    enum MHD_Result ret;
+    json_t *j = parse_body(c, r, &ret);
+    if (!j)
+        return ret;
+    json_t *objs = json_object_get(j, "objects");
+    if (!json_is_object(objs)) {
+        json_decref(j);
+        return ztd_error(c, r, 400, "bad_request", "want {\"objects\": {NAME: {...}}}");
+    }
+    bool busy;
+    ztd_session *x = acquire(s, r->match->upload_id, &busy);
+    if (!x) {
+        json_decref(j);
+        return session_error(c, r, busy);
+    }
+    zt_error err = {0};
+    const char *name;
+    json_t *spec;
+    json_object_foreach(objs, name, spec)
+    {
+        if (add_one_object(x, name, spec, &err) != 0) {
+            zt_writer_drop_objects(x->w, 0);
+            release(s, x);
+            json_decref(j);
+            return ztd_error(c, r, 422, "invalid_objects", "%s", err.message);
+        }
+    }
+    json_decref(j);
+    if (zt_writer_finish(x->w, &err)) {
+        zt_writer_drop_objects(x->w, 0);
+        release(s, x);
+        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 422,
+                         err.code == ZT_E_NOSPACE ? "insufficient_storage" : "invalid_objects",
+                         "%s", err.message);
+    }
+    char staged[PATH_MAX], file[PATH_MAX];
+    snprintf(staged, sizeof(staged), "%s", x->path);
+    snprintf(file, sizeof(file), "%s", x->file);
+    x->path[0] = 0; /* ownership of the staged file passes to publish */
+    ztd_log(ZTD_LOG_INFO, "upload session %s committed %zu components", x->id, x->nkeys);
+    finish_session(s, x);
+    return ztd_validate_and_publish(s, c, r, staged, file, false);
+}
+
+enum MHD_Result ztd_session_route_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    switch (r->match->route) {
+    case ZTD_ROUTE_UPLOAD_NEW:
+        return open_session(s, c, r);
+    case ZTD_ROUTE_UPLOAD_STATUS:
+        return session_status(s, c, r);
+    case ZTD_ROUTE_UPLOAD_ABORT:
+        return session_abort(s, c, r);
+    case ZTD_ROUTE_UPLOAD_COMPONENT:
+        return component_end(s, c, r);
+    case ZTD_ROUTE_UPLOAD_COMMIT:
+        return commit(s, c, r);
+    default:
+        return ztd_error(c, r, 500, "internal", "unexpected route");
+    }
+}

@@ -1,0 +1,491 @@
+/*
+ * Whole-file uploads (PUT /v1/files/{file}) and deletes, plus what component
+ * sessions share with them: authorisation, write preconditions, digest
+ * headers, and validate-then-publish. See upload.h.
+ */
+#include "upload.h"
+#include "auth.h"
+#include "log.h"
+#include "range.h"
+#include "session.h"
+#include "staging.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define WBUF (1u << 20)
+#define DISK_CHECK_EVERY (64ull << 20)
+
+struct ztd_upload {
+    int fd;
+    char path[PATH_MAX];
+    uint64_t received, declared;
+    bool has_declared;
+    zt_hasher *sha;
+    ztd_digest_want want;
+    uint8_t *buf;
+    size_t blen;
+    uint64_t next_disk_check;
+    bool counted;
+};
+
+bool ztd_upload_handles(ztd_route_id route)
+{
+    switch (route) {
+    case ZTD_ROUTE_PUT_FILE:
+    case ZTD_ROUTE_DELETE_FILE:
+    case ZTD_ROUTE_UPLOAD_NEW:
+    case ZTD_ROUTE_UPLOAD_STATUS:
+    case ZTD_ROUTE_UPLOAD_ABORT:
+    case ZTD_ROUTE_UPLOAD_COMPONENT:
+    case ZTD_ROUTE_UPLOAD_COMMIT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ---- shared helpers */
+
+int ztd_parse_digest_header(const char *v, ztd_digest_want *out)
+{
+    out->present = false;
+    if (!v)
+        return 0;
+    /* A list of "alg=:base64:" members; only sha-256 is used, others are ignored. */
+    for (const char *p = v; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        const char *eq = strchr(p, '=');
+        const char *end = strchr(p, ',');
+        if (!end)
+            end = p + strlen(p);
+        if (!eq || eq > end)
+            return *p ? -1 : 0;
+        size_t alen = (size_t)(eq - p);
+        if (alen == 7 && !strncasecmp(p, "sha-256", 7)) {
+            const char *b = eq + 1;
+            while (*b == ' ')
+                b++;
+            const char *colon = b[0] == ':' ? strchr(b + 1, ':') : NULL;
+            if (!colon || colon > end || colon - b - 1 != 44)
+                return -1;
+            unsigned char dec[48];
+            int n = EVP_DecodeBlock(dec, (const unsigned char *)b + 1, 44);
+            if (n != 33) /* 44 base64 chars with one '=' decode to 33 bytes, the last padding */
+                return -1;
+            memcpy(out->sha256, dec, 32);
+            out->present = true;
+        }
+        p = end;
+    }
+    return 0;
+}
+
+bool ztd_authorize(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool write,
+                   enum MHD_Result *ret)
+{
+    if (!write && !s->cfg->require_read_token)
+        return true;
+    if (write && !s->tokens) {
+        if (s->cfg->allow_anonymous_writes)
+            return true;
+        *ret = ztd_error(c, r, 403, "writes_disabled",
+                         "writes need a token: set tokens_file (or allow_anonymous_writes)");
+        return false;
+    }
+    switch (ztd_auth_check(s->tokens, ztd_header(c, "Authorization"),
+                           write ? ZTD_SCOPE_WRITE : ZTD_SCOPE_READ)) {
+    case ZTD_AUTH_OK:
+        return true;
+    case ZTD_AUTH_FORBIDDEN:
+        *ret = ztd_error(c, r, 403, "forbidden", "this token may not %s", write ? "write" : "read");
+        return false;
+    case ZTD_AUTH_INVALID:
+        *ret = ztd_error_hdr(c, r, 401, "unauthorized", "WWW-Authenticate",
+                             "Bearer realm=\"ztensord\", error=\"invalid_token\"",
+                             "unknown bearer token");
+        return false;
+    default:
+        *ret = ztd_error_hdr(c, r, 401, "unauthorized", "WWW-Authenticate",
+                             "Bearer realm=\"ztensord\"", "a bearer token is required");
+        return false;
+    }
+}
+
+static int current_etag(const char *root, const char *rel, char etag[40])
+{
+    char p[PATH_MAX];
+    struct stat sb;
+    if ((size_t)snprintf(p, sizeof(p), "%s/%s", root, rel) >= sizeof(p))
+        return -1;
+    if (lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return -1;
+    ztd_stat_etag(&sb, etag);
+    return 0;
+}
+
+int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *rel,
+                            enum MHD_Result *ret)
+{
+    char etag[40];
+    bool exists = current_etag(s->cfg->root, rel, etag) == 0;
+    const char *im = ztd_header(c, "If-Match"), *inm = ztd_header(c, "If-None-Match");
+    if (im && !(exists && ztd_etag_list_match(im, etag, 0))) {
+        *ret = ztd_error(c, r, 412, "precondition_failed", "If-Match does not hold: \"%s\" %s", rel,
+                         exists ? "has changed" : "does not exist");
+        return -1;
+    }
+    if (inm && exists && ztd_etag_list_match(inm, etag, 1)) {
+        *ret = ztd_error(c, r, 412, "precondition_failed", "If-None-Match: \"%s\" exists", rel);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_staged(const char *staged, bool verify, zt_error *err, size_t *nobj)
+{
+    zt_file *f;
+    if (zt_open(staged, NULL, &f, err))
+        return -1;
+    int rc = 0;
+    *nobj = zt_file_object_count(f);
+    for (size_t i = 0; verify && !rc && i < zt_file_object_count(f); i++) {
+        const zt_object *o = zt_file_object_at(f, i);
+        for (size_t j = 0; !rc && j < zt_object_component_count(o); j++) {
+            const zt_component *comp = zt_object_component_at(o, j);
+            int checked;
+            if (zt_component_verify(f, o, comp, &checked, err))
+                rc = -1;
+            else if (zt_component_encoding(comp) == ZT_ENC_ZSTD) {
+                zt_decoder *d;
+                if (zt_decoder_new(f, comp, &d, err) == ZT_OK) {
+                    static __thread char sink[1 << 16];
+                    size_t n;
+                    do {
+                        if (zt_decoder_read(d, sink, sizeof(sink), &n, err))
+                            rc = -1;
+                    } while (!rc && n);
+                    zt_decoder_free(d);
+                } else {
+                    rc = -1;
+                }
+            }
+        }
+    }
+    zt_close(f);
+    return rc;
+}
+
+static void escape_path(const char *in, char *out, size_t cap)
+{
+    static const char hx[] = "0123456789ABCDEF";
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && w + 4 < cap; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~/", *p))
+            out[w++] = (char)*p;
+        else {
+            out[w++] = '%';
+            out[w++] = hx[*p >> 4];
+            out[w++] = hx[*p & 15];
+        }
+    }
+    out[w] = 0;
+}
+
+enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         const char *staged, const char *rel, bool verify)
+{
+    zt_error err;
+    size_t nobj = 0;
+    if (check_staged(staged, verify, &err, &nobj) != 0) {
+        unlink(staged);
+        bool digest = err.code == ZT_E_DIGEST_MISMATCH;
+        return ztd_error(c, r, 422, digest ? "digest_mismatch" : "invalid_file",
+                         "the uploaded file is not valid: %s", err.message);
+    }
+    enum MHD_Result ret;
+    pthread_mutex_lock(&s->publish_mu);
+    if (ztd_write_preconditions(s, c, r, rel, &ret) != 0) {
+        pthread_mutex_unlock(&s->publish_mu);
+        unlink(staged);
+        return ret;
+    }
+    bool replaced = false, no_replace = ztd_header(c, "If-None-Match") != NULL;
+    char msg[512];
+    int rc = ztd_publish(s->cfg->root, staged, rel, no_replace, &replaced, msg, sizeof(msg));
+    int e = errno;
+    if (rc == 0)
+        ztd_catalog_rescan(s->catalog);
+    pthread_mutex_unlock(&s->publish_mu);
+    if (rc != 0) {
+        unlink(staged);
+        if (e == EEXIST)
+            return ztd_error(c, r, 412, "precondition_failed", "If-None-Match: \"%s\" exists", rel);
+        return ztd_error(c, r, e == ENOSPC ? 507 : 500,
+                         e == ENOSPC ? "insufficient_storage" : "publish_failed", "%s", msg);
+    }
+    char etag[40] = "";
+    current_etag(s->cfg->root, rel, etag);
+    struct stat sb;
+    char p[PATH_MAX], loc[PATH_MAX * 3];
+    if ((size_t)snprintf(p, sizeof(p), "%s/%s", s->cfg->root, rel) >= sizeof(p) ||
+        stat(p, &sb) != 0)
+        sb.st_size = 0;
+    ztd_log(ZTD_LOG_INFO, "published %s (%lld bytes, %zu objects, %s)", rel, (long long)sb.st_size,
+            nobj, replaced ? "replaced" : "new");
+    json_t *j = json_pack("{s:s, s:I, s:I, s:s, s:b}", "name", rel, "size", (json_int_t)sb.st_size,
+                          "objects", (json_int_t)nobj, "etag", etag, "replaced", replaced);
+    char *body = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!body)
+        return MHD_NO;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    MHD_add_response_header(resp, "ETag", etag);
+    strcpy(loc, "/v1/files/");
+    escape_path(rel, loc + 10, sizeof(loc) - 10);
+    MHD_add_response_header(resp, "Location", loc);
+    return ztd_queue(c, r, replaced ? 200 : 201, resp, strlen(body));
+}
+
+/* ---- PUT /v1/files/{file} */
+
+static bool disk_ok(ztd_server *s, uint64_t need)
+{
+    uint64_t avail;
+    if (ztd_disk_free(s->cfg->root, &avail) != 0)
+        return true;
+    return avail >= need && avail - need >= s->cfg->disk_reserve;
+}
+
+static void upload_free(ztd_upload *u)
+{
+    if (!u)
+        return;
+    if (u->fd >= 0)
+        close(u->fd);
+    if (u->path[0])
+        unlink(u->path);
+    zt_hasher_free(u->sha);
+    free(u->buf);
+    free(u);
+}
+
+static enum MHD_Result put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    enum MHD_Result ret;
+    const char *rel = r->match->file;
+    size_t n = r->match->file_len;
+    if (n < 3 || strcmp(rel + n - 3, ".zt"))
+        return ztd_error(c, r, 400, "bad_name", "only .zt files can be uploaded");
+    const char *cl = ztd_header(c, "Content-Length");
+    uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
+    if (cl && declared > s->cfg->max_upload_size)
+        return ztd_error(c, r, 413, "too_large", "Content-Length %llu exceeds max_upload_size %llu",
+                         (unsigned long long)declared, (unsigned long long)s->cfg->max_upload_size);
+    ztd_digest_want want;
+    if (ztd_parse_digest_header(ztd_header(c, "Content-Digest"), &want) != 0 ||
+        (!want.present && ztd_parse_digest_header(ztd_header(c, "Repr-Digest"), &want) != 0))
+        return ztd_error(c, r, 400, "bad_digest_header",
+                         "Content-Digest/Repr-Digest must be like sha-256=:<base64>:");
+    if (ztd_write_preconditions(s, c, r, rel, &ret) != 0)
+        return ret;
+    if (!ztd_upload_slot_take(s))
+        return ztd_error_hdr(c, r, 503, "too_many_uploads", "Retry-After", "1",
+                             "%u uploads and sessions are already running", s->cfg->max_uploads);
+    ztd_upload *u = calloc(1, sizeof(*u));
+    if (!u || !(u->buf = malloc(WBUF))) {
+        free(u);
+        ztd_upload_slot_give(s);
+        return ztd_error(c, r, 500, "internal", "out of memory");
+    }
+    u->counted = true;
+    u->fd = -1;
+    r->up = u;
+    if (!disk_ok(s, declared))
+        return ztd_error(c, r, 507, "insufficient_storage",
+                         "not enough free disk for %llu bytes plus the reserve of %llu",
+                         (unsigned long long)declared, (unsigned long long)s->cfg->disk_reserve);
+    u->fd = ztd_staging_create(s->cfg->root, "put", u->path, sizeof(u->path));
+    if (u->fd < 0) {
+        u->path[0] = 0;
+        return ztd_error(c, r, errno == ENOSPC ? 507 : 500, "staging_failed",
+                         "cannot create a staging file: %s", strerror(errno));
+    }
+    u->want = want;
+    if (want.present && !(u->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
+        return ztd_error(c, r, 500, "internal", "out of memory");
+    u->declared = declared;
+    u->has_declared = cl != NULL;
+    u->next_disk_check = DISK_CHECK_EVERY;
+    return MHD_YES;
+}
+
+static int flush_buf(ztd_upload *u)
+{
+    size_t off = 0;
+    while (off < u->blen) {
+        ssize_t w = write(u->fd, u->buf + off, u->blen - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        off += (size_t)w;
+    }
+    u->blen = 0;
+    return 0;
+}
+
+static enum MHD_Result write_failed(struct MHD_Connection *c, ztd_req *r, int e)
+{
+    return ztd_error(c, r, e == ENOSPC || e == EDQUOT ? 507 : 500,
+                     e == ENOSPC || e == EDQUOT ? "insufficient_storage" : "write_failed",
+                     "writing the staging file: %s", strerror(e));
+}
+
+static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                const char *data, size_t n)
+{
+    ztd_upload *u = r->up;
+    if (u->received + n > s->cfg->max_upload_size)
+        return ztd_error(c, r, 413, "too_large", "body exceeds max_upload_size %llu",
+                         (unsigned long long)s->cfg->max_upload_size);
+    u->received += n;
+    if (u->sha)
+        zt_hasher_update(u->sha, data, n);
+    while (n) {
+        size_t k = WBUF - u->blen < n ? WBUF - u->blen : n;
+        memcpy(u->buf + u->blen, data, k);
+        u->blen += k;
+        data += k;
+        n -= k;
+        if (u->blen == WBUF && flush_buf(u) != 0)
+            return write_failed(c, r, errno);
+    }
+    if (u->received >= u->next_disk_check) {
+        u->next_disk_check += DISK_CHECK_EVERY;
+        if (!disk_ok(s, 0))
+            return ztd_error(c, r, 507, "insufficient_storage",
+                             "free disk fell below the reserve of %llu bytes",
+                             (unsigned long long)s->cfg->disk_reserve);
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    ztd_upload *u = r->up;
+    if (flush_buf(u) != 0 || fsync(u->fd) != 0)
+        return write_failed(c, r, errno);
+    if (u->want.present) {
+        uint8_t got[32];
+        zt_hasher_final(u->sha, got);
+        if (memcmp(got, u->want.sha256, 32) != 0)
+            return ztd_error(c, r, 400, "digest_mismatch",
+                             "the body does not match its Content-Digest/Repr-Digest");
+    }
+    close(u->fd);
+    u->fd = -1;
+    enum MHD_Result ret = ztd_validate_and_publish(s, c, r, u->path, r->match->file, true);
+    u->path[0] = 0; /* published or removed */
+    return ret;
+}
+
+/* ---- DELETE /v1/files/{file} */
+
+static enum MHD_Result delete_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    enum MHD_Result ret;
+    const char *rel = r->match->file;
+    char etag[40];
+    pthread_mutex_lock(&s->publish_mu);
+    if (current_etag(s->cfg->root, rel, etag) != 0) {
+        pthread_mutex_unlock(&s->publish_mu);
+        return ztd_error(c, r, 404, "file_not_found", "no file \"%s\"", rel);
+    }
+    if (ztd_write_preconditions(s, c, r, rel, &ret) != 0) {
+        pthread_mutex_unlock(&s->publish_mu);
+        return ret;
+    }
+    char msg[512];
+    int rc = ztd_unpublish(s->cfg->root, rel, msg, sizeof(msg));
+    if (rc == 0)
+        ztd_catalog_rescan(s->catalog);
+    pthread_mutex_unlock(&s->publish_mu);
+    if (rc != 0)
+        return ztd_error(c, r, 500, "delete_failed", "%s", msg);
+    ztd_log(ZTD_LOG_INFO, "deleted %s", rel);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    return ztd_queue(c, r, 204, resp, 0);
+}
+
+/* ---- dispatch */
+
+enum MHD_Result ztd_upload_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    enum MHD_Result ret;
+    bool write = r->match->route != ZTD_ROUTE_UPLOAD_STATUS;
+    if (!ztd_authorize(s, c, r, write, &ret))
+        return ret;
+    switch (r->match->route) {
+    case ZTD_ROUTE_PUT_FILE:
+        return put_begin(s, c, r);
+    case ZTD_ROUTE_UPLOAD_COMPONENT:
+        return ztd_session_component_begin(s, c, r);
+    default:
+        return MHD_YES; /* small JSON bodies or none: handled at the end */
+    }
+}
+
+enum MHD_Result ztd_upload_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                const char *data, size_t n)
+{
+    switch (r->match->route) {
+    case ZTD_ROUTE_PUT_FILE:
+        return put_data(s, c, r, data, n);
+    case ZTD_ROUTE_UPLOAD_COMPONENT:
+        return ztd_session_component_data(s, c, r, data, n);
+    default:
+        return ztd_json_body_append(c, r, data, n);
+    }
+}
+
+enum MHD_Result ztd_upload_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    switch (r->match->route) {
+    case ZTD_ROUTE_PUT_FILE:
+        return put_end(s, c, r);
+    case ZTD_ROUTE_DELETE_FILE:
+        return delete_file(s, c, r);
+    default:
+        return ztd_session_route_end(s, c, r);
+    }
+}
+
+void ztd_upload_cleanup(ztd_server *s, ztd_req *r)
+{
+    if (r->up) {
+        if (r->up->counted)
+            ztd_upload_slot_give(s);
+        upload_free(r->up);
+        r->up = NULL;
+    }
+    ztd_session_request_done(s, r);
+    free(r->body);
+    r->body = NULL;
+}

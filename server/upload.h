@@ -1,0 +1,41 @@
+/*
+ * Writes: whole-file PUT and DELETE of /v1/files/{file}, and the component
+ * upload sessions under /v1/uploads (session.c). Bodies stream into staging
+ * files with constant memory; nothing is visible until it has been validated,
+ * fsynced, renamed into place and its directory fsynced.
+ */
+#ifndef ZTD_UPLOAD_H
+#define ZTD_UPLOAD_H
+
+#include "http.h"
+
+/* Is this (method, route) one handled here? */
+bool ztd_upload_handles(ztd_route_id route);
+/* First call of such a request: authorise, check limits and preconditions, open
+ * staging. May queue an early error (then r->responded is set). */
+enum MHD_Result ztd_upload_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r);
+enum MHD_Result ztd_upload_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                const char *data, size_t n);
+/* The body is complete: validate, publish, answer. */
+enum MHD_Result ztd_upload_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r);
+/* The request ended (completed or not): release what is left, remove staging. */
+void ztd_upload_cleanup(ztd_server *s, ztd_req *r);
+
+/* Shared with session.c */
+typedef struct ztd_digest_want {
+    bool present;
+    uint8_t sha256[32];
+} ztd_digest_want;
+/* Parse Content-Digest / Repr-Digest ("sha-256=:b64:", in a list). -1 if malformed. */
+int ztd_parse_digest_header(const char *v, ztd_digest_want *out);
+/* 401/403 answer if the request lacks the scope; MHD_YES with r->responded. NULL: allowed. */
+bool ztd_authorize(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool write,
+                   enum MHD_Result *ret);
+/* Validate a staged .zt fully (structure and every digest) and publish it as rel. */
+enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         const char *staged, const char *rel, bool verify_digests);
+/* Evaluate If-None-Match: * and If-Match against the file on disk. 0 ok, else answered 412. */
+int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *rel,
+                            enum MHD_Result *ret);
+
+#endif
