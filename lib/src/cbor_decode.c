@@ -36,6 +36,7 @@ typedef struct dec {
     size_t vn, vcap;
     struct intern { /* short strings already decoded, see make_string() */
         const char *s;
+        uint64_t head, tail; /* see words() */
         uint32_t n;
         uint8_t major;
     } intern[256];
@@ -102,7 +103,8 @@ static bool utf8_valid(const uint8_t *s, size_t n)
 }
 
 /* Reads the argument of a head whose initial byte is at d->pos. */
-static zt_status read_head(dec *d, unsigned *major, unsigned *ai, uint64_t *arg)
+static inline __attribute__((always_inline)) zt_status read_head(dec *d, unsigned *major,
+                                                                  unsigned *ai, uint64_t *arg)
 {
     size_t at = d->pos;
     if (d->pos >= d->len)
@@ -144,36 +146,35 @@ static double half_to_double(uint16_t h)
     return (h & 0x8000) ? -v : v;
 }
 
-static unsigned short_hash(const uint8_t *s, size_t n)
+/* The first and last 8 bytes of a string, zero-padded when it is shorter: a
+ * pure function of (bytes, n) that holds every byte when n <= 16. `avail`
+ * bytes (>= n) are readable at s. */
+static void words(const uint8_t *s, size_t n, size_t avail, uint64_t *head, uint64_t *tail)
 {
     uint64_t a = 0, b = 0;
     if (n >= 8) {
         memcpy(&a, s, 8);
         memcpy(&b, s + n - 8, 8);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            a = a << 8 | s[i];
+    } else if (n && avail >= 8) {
+        memcpy(&a, s, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        a &= ~0ull >> (64 - 8 * n);
+#else
+        a &= ~0ull << (64 - 8 * n);
+#endif
+    } else if (n) {
+        memcpy(&a, s, n);
     }
-    return (unsigned)(((a ^ (b * 0x9E3779B97F4A7C15ull) ^ n) * 0xFF51AFD7ED558CCDull) >> 56);
+    *head = a;
+    *tail = b;
 }
 
-/* A manifest repeats the same short strings for every object ("dtype",
- * "offset", "f32", "raw", "dense"...). Values are immutable, so equal strings
- * share one validated arena copy: a direct-mapped cache of recent short
- * strings saves the UTF-8 check, the copy and the memory. */
-static zt_status make_string(dec *d, unsigned major, uint64_t at, const uint8_t *src, size_t n,
-                             zt_value *out)
+/* Validates and copies a string the cache below did not have. Out of line so
+ * that the cache hit, the common case, stays small enough to inline. */
+__attribute__((noinline)) static zt_status new_string(dec *d, unsigned major, uint64_t at,
+                                                      const uint8_t *src, size_t n,
+                                                      struct intern *slot, zt_value *out)
 {
-    struct intern *slot = NULL;
-    if (n <= 32) {
-        slot = &d->intern[short_hash(src, n)];
-        if (slot->s && slot->n == n && slot->major == major && !memcmp(slot->s, src, n)) {
-            out->kind = major == 3 ? ZT_VAL_TEXT : ZT_VAL_BYTES;
-            out->n = (uint32_t)n;
-            out->v.s = slot->s;
-            return ZT_OK;
-        }
-    }
     if (major == 3 && !utf8_valid(src, n))
         return FAIL_AT(d, ZT_E_CBOR, at, "text string is not valid UTF-8");
     if (n > UINT32_MAX)
@@ -181,12 +182,41 @@ static zt_status make_string(dec *d, unsigned major, uint64_t at, const uint8_t 
     char *s = zt__arena_strndup(d->arena, (const char *)src, n);
     if (!s)
         return ZT_FAIL(d->err, ZT_E_NOMEM, "out of memory decoding the manifest");
-    if (slot)
-        *slot = (struct intern){s, (uint32_t)n, (uint8_t)major};
+    if (slot) {
+        slot->s = s;
+        slot->n = (uint32_t)n;
+        slot->major = (uint8_t)major;
+    }
     out->kind = major == 3 ? ZT_VAL_TEXT : ZT_VAL_BYTES;
     out->n = (uint32_t)n;
     out->v.s = s;
     return ZT_OK;
+}
+
+/* A manifest repeats the same short strings for every object ("dtype",
+ * "offset", "f32", "raw", "dense"...). Values are immutable, so equal strings
+ * share one validated arena copy: a direct-mapped cache of recent short
+ * strings saves the UTF-8 check, the copy and the memory. */
+static inline zt_status make_string(dec *d, unsigned major, uint64_t at, const uint8_t *src,
+                                    size_t n, size_t avail, zt_value *out)
+{
+    if (n > 32)
+        return new_string(d, major, at, src, n, NULL, out);
+    uint64_t head, tail;
+    words(src, n, avail, &head, &tail);
+    struct intern *slot =
+        &d->intern[((head ^ (tail * 0x9E3779B97F4A7C15ull) ^ n) * 0xFF51AFD7ED558CCDull) >> 56];
+    if (slot->s && slot->n == n && slot->major == major && slot->head == head &&
+        slot->tail == tail && (n <= 16 || !memcmp(slot->s + 8, src + 8, n - 16))) {
+        out->kind = major == 3 ? ZT_VAL_TEXT : ZT_VAL_BYTES;
+        out->n = (uint32_t)n;
+        out->v.s = slot->s;
+        return ZT_OK;
+    }
+    slot->s = NULL; /* filled by new_string() on success */
+    slot->head = head;
+    slot->tail = tail;
+    return new_string(d, major, at, src, n, slot, out);
 }
 
 /* Indefinite-length string: definite chunks of the same major type, then a break. */
@@ -201,7 +231,7 @@ static zt_status indefinite_string(dec *d, unsigned major, uint64_t at, zt_value
         size_t save = d->pos;
         d->pos = scan;
         unsigned cm, cai;
-        uint64_t clen;
+        uint64_t clen = 0;
         zt_status st = read_head(d, &cm, &cai, &clen);
         if (st)
             return st;
@@ -222,14 +252,14 @@ static zt_status indefinite_string(dec *d, unsigned major, uint64_t at, zt_value
     size_t w = 0;
     while (d->p[d->pos] != 0xFF) {
         unsigned cm, cai;
-        uint64_t clen;
+        uint64_t clen = 0;
         read_head(d, &cm, &cai, &clen);
         memcpy(buf + w, d->p + d->pos, (size_t)clen);
         w += (size_t)clen;
         d->pos += (size_t)clen;
     }
     d->pos++; /* break */
-    zt_status st = make_string(d, major, at, buf, total, out);
+    zt_status st = make_string(d, major, at, buf, total, total, out);
     return st;
 }
 
@@ -384,7 +414,7 @@ static zt_status decode_loop(dec *d, size_t max_depth)
                     return FAIL_AT(d, ZT_E_CBOR, at,
                                    "string of %llu bytes but only %zu bytes follow",
                                    (unsigned long long)arg, d->len - d->pos);
-                st = make_string(d, major, at, d->p + d->pos, (size_t)arg, &v);
+                st = make_string(d, major, at, d->p + d->pos, (size_t)arg, d->len - d->pos, &v);
                 d->pos += (size_t)arg;
             }
             if (st)

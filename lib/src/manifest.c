@@ -9,21 +9,69 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #define SCHEMA(err, obj, comp, ...) zt__fail((err), ZT_E_SCHEMA, (obj), (comp), 0, 0, __VA_ARGS__)
 
+/* Object names come from the file. With a fixed hash, a hostile file whose
+ * names all land in one bucket makes the linear-probing index (and so every
+ * open) quadratic: hash flooding. SipHash-1-3 with a per-process random key
+ * is the usual answer, and costs about what FNV-1a did per name. */
+static uint64_t g_sip_key[2];
+static pthread_once_t g_sip_once = PTHREAD_ONCE_INIT;
+
+static void sip_key_init(void)
+{
+    if (getrandom(g_sip_key, sizeof(g_sip_key), GRND_NONBLOCK) != (ssize_t)sizeof(g_sip_key)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        g_sip_key[0] = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ (uintptr_t)&ts;
+        g_sip_key[1] = ((uint64_t)getpid() << 32) ^ (uintptr_t)g_sip_key;
+    }
+}
+
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                                   \
+    do {                                                                                           \
+        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                  \
+        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                     \
+        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                     \
+        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                  \
+    } while (0)
+
 uint64_t zt__hash(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (uint8_t)s[i];
-        h *= 1099511628211ull;
+    pthread_once(&g_sip_once, sip_key_init);
+    const uint8_t *p = (const uint8_t *)s;
+    uint64_t k0 = g_sip_key[0], k1 = g_sip_key[1];
+    uint64_t v0 = 0x736f6d6570736575ull ^ k0, v1 = 0x646f72616e646f6dull ^ k1;
+    uint64_t v2 = 0x6c7967656e657261ull ^ k0, v3 = 0x7465646279746573ull ^ k1;
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t m = zt__le64(p + i);
+        v3 ^= m;
+        SIPROUND;
+        v0 ^= m;
     }
-    return h ^ (h >> 29);
+    uint64_t b = (uint64_t)n << 56;
+    for (size_t i = n & ~(size_t)7; i < n; i++)
+        b |= (uint64_t)p[i] << (8 * (i & 7));
+    v3 ^= b;
+    SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
 }
+#undef SIPROUND
+#undef ROTL
 
 static bool is_null(const zt_value *v)
 {
@@ -42,7 +90,11 @@ typedef struct field_name {
         s, sizeof(s) - 1                                                                           \
     }
 
-static void get_fields(const zt_value *map, const field_name *fs, size_t nf, const zt_value **out)
+/* Returns the name of a field that appears twice, or NULL. A repeated field
+ * is refused: decoders that keep the last occurrence would read another
+ * file than this one from the same bytes. */
+static const char *get_fields(const zt_value *map, const field_name *fs, size_t nf,
+                              const zt_value **out)
 {
     for (size_t f = 0; f < nf; f++)
         out[f] = NULL;
@@ -51,11 +103,14 @@ static void get_fields(const zt_value *map, const field_name *fs, size_t nf, con
         if (k->kind != ZT_VAL_TEXT)
             continue;
         for (size_t f = 0; f < nf; f++)
-            if (k->n == fs[f].len && !out[f] && !memcmp(k->v.s, fs[f].name, k->n)) {
+            if (k->n == fs[f].len && !memcmp(k->v.s, fs[f].name, k->n)) {
+                if (out[f])
+                    return fs[f].name;
                 out[f] = k + 1;
                 break;
             }
     }
+    return NULL;
 }
 
 static zt_status get_uint(const zt_value *v, const char *field, const char *obj, const char *comp,
@@ -135,7 +190,9 @@ static zt_status parse_component(zt_model *m, const char *obj, const zt_value *k
                                         FIELD("encoding"), FIELD("uncompressed_length"),
                                         FIELD("digest")};
     const zt_value *f[F_N];
-    get_fields(cv, k_fields, F_N, f);
+    const char *dup = get_fields(cv, k_fields, F_N, f);
+    if (dup)
+        return zt__fail(err, ZT_E_DUPLICATE, obj, role, 0, 0, "field \"%s\" appears twice", dup);
     zt_status st;
     const zt_value *v = f[F_DTYPE];
     if (!is_null(v)) {
@@ -256,7 +313,10 @@ static zt_status parse_object(zt_model *m, const zt_value *key, const zt_value *
     static const field_name k_fields[F_N] = {FIELD("shape"), FIELD("format"), FIELD("attributes"),
                                         FIELD("dtype"), FIELD("components")};
     const zt_value *f[F_N];
-    get_fields(ov, k_fields, F_N, f);
+    const char *dup = get_fields(ov, k_fields, F_N, f);
+    if (dup)
+        return zt__fail(err, ZT_E_DUPLICATE, o->name, NULL, 0, 0, "field \"%s\" appears twice",
+                        dup);
     zt_status st = parse_shape(m, f[F_SHAPE], o, err);
     if (st)
         return st;
@@ -300,6 +360,13 @@ zt_status zt__model_from_cbor(zt_model *m, const zt_value *root, zt_error *err)
 {
     if (root->kind != ZT_VAL_MAP)
         return SCHEMA(err, NULL, NULL, "manifest is not a CBOR map");
+    static const field_name k_root[4] = {FIELD("version"), FIELD("objects"), FIELD("tensors"),
+                                         FIELD("attributes")};
+    const zt_value *rf[4];
+    const char *dup = get_fields(root, k_root, 4, rf);
+    if (dup)
+        return zt__fail(err, ZT_E_DUPLICATE, NULL, NULL, 0, 0,
+                        "manifest field \"%s\" appears twice", dup);
     zt_status st = parse_version(m, root, err);
     if (st)
         return st;

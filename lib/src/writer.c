@@ -209,6 +209,8 @@ static zt_status check_usable(zt_writer *w, bool want_in_comp, zt_error *err)
     return ZT_OK;
 }
 
+static void drop_current(zt_writer *w);
+
 zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error *err)
 {
     zt_status st = check_usable(w, false, err);
@@ -228,8 +230,10 @@ zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error 
         w->zs = ZSTD_createCStream();
         w->zcap = ZSTD_CStreamOutSize();
         w->zbuf = zt__malloc(w->zcap);
-        if (!w->zs || !w->zbuf)
+        if (!w->zs || !w->zbuf) {
+            drop_current(w); /* the hasher too: a retried begin would leak it */
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory creating a zstd stream");
+        }
         ZSTD_CCtx_setParameter(w->zs, ZSTD_c_compressionLevel,
                                spec->zstd_level ? spec->zstd_level : 3);
         ZSTD_CCtx_setParameter(w->zs, ZSTD_c_checksumFlag, 0);
