@@ -433,7 +433,8 @@ static int rescan_locked(ztd_catalog *c)
     entry_vec v = {0};
     scan_dir(c, old, "", 0, &v);
     ztd_snapshot_release(old);
-    qsort(v.v, v.n, sizeof(*v.v), cmp_entry);
+    if (v.n) /* an empty root leaves v.v NULL, which qsort must not get */
+        qsort(v.v, v.n, sizeof(*v.v), cmp_entry);
     ztd_snapshot *s = calloc(1, sizeof(*s));
     if (!s) {
         for (size_t i = 0; i < v.n; i++)

@@ -272,6 +272,21 @@ static const option options[] = {
      .max = 7 * 24 * HOUR,
      .help = "An upload session with no request for this long is aborted and its staging file "
              "removed."},
+    {.name = "tls_cert",
+     .type = T_STRING,
+     .offset = FIELD(tls_cert, char *),
+     .def = "",
+     .metavar = "PATH",
+     .allowed = "a PEM file path, or empty for plain HTTP",
+     .help = "Serve HTTPS with this PEM certificate (chain); needs tls_key. Responses are then "
+             "copied through the TLS library instead of sent with sendfile."},
+    {.name = "tls_key",
+     .type = T_STRING,
+     .offset = FIELD(tls_key, char *),
+     .def = "",
+     .metavar = "PATH",
+     .allowed = "a PEM file path, or empty for plain HTTP",
+     .help = "The PEM private key of tls_cert."},
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])

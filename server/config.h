@@ -66,6 +66,8 @@ typedef struct ztd_config {
     uint64_t disk_reserve;
     unsigned max_session_components;
     uint64_t session_idle_timeout_ms;
+    char *tls_cert; /* "" = plain HTTP */
+    char *tls_key;
 } ztd_config;
 
 /* Fills *c with the defaults (root NULL). Returns 0, or -1 when out of

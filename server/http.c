@@ -6,6 +6,7 @@
  */
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "upload.h"
 
 #include <arpa/inet.h>
@@ -30,6 +31,7 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING);
+    MHD_add_response_header(resp, "X-Request-Id", r->request_id);
     r->status = (int)status;
     r->bytes = body_len;
     r->responded = true;
@@ -104,6 +106,27 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
+/* X-Request-Id: the client's when it is a sane token, else 16 random hex digits. */
+static void request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1])
+{
+    const char *v = ztd_header(c, "X-Request-Id");
+    size_t n = v ? strlen(v) : 0;
+    bool ok = n > 0 && n <= ZTD_REQUEST_ID_MAX;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'z') ||
+             (v[i] >= 'A' && v[i] <= 'Z') || strchr("-_.:", v[i]);
+    if (ok) {
+        memcpy(out, v, n + 1);
+        return;
+    }
+    static __thread uint64_t state;
+    if (!state && getentropy(&state, sizeof(state)) != 0)
+        state = (uint64_t)(uintptr_t)out ^ (uint64_t)time(NULL);
+    state = state * 6364136223846793005ull + 1442695040888963407ull; /* PCG step */
+    uint64_t x = state ^ (state >> 29);
+    snprintf(out, ZTD_REQUEST_ID_MAX + 1, "%016llx", (unsigned long long)x);
+}
+
 /* The first call for a request: state only. Routes that take a body or change
  * state are routed now, so that a refusal (401, 413, 412, ...) goes out before
  * the client sends a body it would waste. */
@@ -119,6 +142,8 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const
     snprintf(r->method, sizeof(r->method), "%s", method);
     r->counted = true;
     __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
+    ztd_metrics_inflight(1);
+    request_id(c, r->request_id);
     *con_cls = r;
     if (!r->target)
         return MHD_NO;
@@ -127,8 +152,11 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const
     if (!(r->match = malloc(sizeof(*r->match))))
         return MHD_NO;
     if (ztd_route(method, r->target, r->match) != ZTD_ROUTE_OK ||
-        !ztd_upload_handles(r->match->route))
+        !ztd_upload_handles(r->match->route)) {
+        free(r->match); /* ztd_serve routes again into a fresh match */
+        r->match = NULL;
         return MHD_YES; /* answered by ztd_serve on the next call */
+    }
     r->body_route = true;
     return ztd_upload_begin(s, c, r);
 }
@@ -182,24 +210,35 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     ztd_req *r = *con_cls;
     if (!r)
         return;
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uint64_t us =
+        (uint64_t)((t1.tv_sec - r->t0m.tv_sec) * 1000000LL + (t1.tv_nsec - r->t0m.tv_nsec) / 1000);
+    bool complete = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+    uint64_t sent = complete ? r->bytes : 0;
+    ztd_metrics_request(r->match && r->match->status == ZTD_ROUTE_OK ? r->match->route
+                                                                     : ZTD_ROUTE_NONE,
+                        r->status, sent, us);
+    if (r->body_route &&
+        (r->match->route == ZTD_ROUTE_PUT_FILE || r->match->route == ZTD_ROUTE_UPLOAD_COMPONENT ||
+         r->match->route == ZTD_ROUTE_UPLOAD_COMMIT))
+        ztd_metrics_upload_outcome(!r->responded      ? ZTD_UPLOAD_ABORTED
+                                   : r->status >= 500 ? ZTD_UPLOAD_FAILED
+                                   : r->status >= 400 ? ZTD_UPLOAD_REJECTED
+                                                      : ZTD_UPLOAD_PUBLISHED);
     if (ztd_access_log_enabled()) {
-        struct timespec t1;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
         char client[64];
         client_addr(c, client, sizeof(client));
-        const union MHD_ConnectionInfo *mi =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
         ztd_access_entry e = {
             .time = r->t0,
             .client = client,
             .method = r->method,
             .path = r->target ? r->target : "",
             .protocol = "HTTP/1.1",
-            .status = r->status ? r->status : (mi ? (int)mi->http_status : 0),
-            .bytes = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? r->bytes : 0,
-            .duration_us = (uint64_t)((t1.tv_sec - r->t0m.tv_sec) * 1000000LL +
-                                      (t1.tv_nsec - r->t0m.tv_nsec) / 1000),
-            .request_id = NULL,
+            .status = r->status,
+            .bytes = sent,
+            .duration_us = us,
+            .request_id = r->request_id,
         };
         ztd_access_log_write(&e);
     }
@@ -208,8 +247,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     zt_free(r->owned);
     free(r->match);
     free(r->target);
-    if (r->counted)
+    if (r->counted) {
         __atomic_sub_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
+        ztd_metrics_inflight(-1);
+    }
     free(r);
     *con_cls = NULL;
 }
@@ -250,18 +291,61 @@ static int bind_listen(ztd_server *s)
         ztd_log(ZTD_LOG_ERROR, "listen %s: %s", s->cfg->listen, strerror(errno));
         return -1;
     }
+    s->listen_fd = fd;
+    return 0;
+}
+
+static unsigned socket_port(int fd)
+{
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
-    getsockname(fd, (struct sockaddr *)&ss, &sl);
-    s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                             : ((struct sockaddr_in *)&ss)->sin_port);
-    s->listen_fd = fd;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ss.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&ss)->sin_port) : 0;
+}
+
+/* A whole small file (PEM) into a NUL-terminated buffer. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[n] = 0;
+    return buf;
+}
+
+static int load_tls(ztd_server *s)
+{
+    if (!s->cfg->tls_cert[0] && !s->cfg->tls_key[0])
+        return 0;
+    if (!s->cfg->tls_cert[0] || !s->cfg->tls_key[0]) {
+        ztd_log(ZTD_LOG_ERROR, "tls: both tls_cert and tls_key are needed");
+        return -1;
+    }
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        ztd_log(ZTD_LOG_ERROR, "tls: this libmicrohttpd was built without TLS");
+        return -1;
+    }
+    if (!(s->tls_cert = slurp(s->cfg->tls_cert)) || !(s->tls_key = slurp(s->cfg->tls_key))) {
+        ztd_log(ZTD_LOG_ERROR, "tls: cannot read %s: %s",
+                s->tls_cert ? s->cfg->tls_key : s->cfg->tls_cert, strerror(errno));
+        return -1;
+    }
     return 0;
 }
 
 int ztd_http_start(ztd_server *s)
 {
-    if (s->listen_fd <= 0 && bind_listen(s) != 0)
+    if (s->listen_fd < 0 && bind_listen(s) != 0)
+        return -1;
+    s->port = socket_port(s->listen_fd);
+    if (load_tls(s) != 0)
         return -1;
     unsigned threads = s->cfg->threads;
     if (!threads) {
@@ -270,14 +354,25 @@ int ztd_http_start(ztd_server *s)
     }
     unsigned flags =
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (s->tls_cert)
+        flags |= MHD_USE_TLS;
+    else
+        tls[0].option = MHD_OPTION_END;
     s->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000),
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(256u << 10), MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_END);
+        (size_t)(256u << 10), MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_ARRAY,
+        tls, MHD_OPTION_END);
     if (!s->daemon) {
-        ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon");
+        ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon%s",
+                s->tls_cert ? " (check the TLS certificate and key)" : "");
         return -1;
     }
     return 0;
@@ -309,4 +404,7 @@ void ztd_http_stop(ztd_server *s)
     }
     MHD_stop_daemon(s->daemon);
     s->daemon = NULL;
+    free(s->tls_cert);
+    free(s->tls_key);
+    s->tls_cert = s->tls_key = NULL;
 }

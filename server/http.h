@@ -27,20 +27,24 @@ typedef struct ztd_server {
     struct ztd_tokens *tokens;     /* NULL without tokens_file */
     struct ztd_sessions *sessions; /* component upload sessions */
     pthread_mutex_t publish_mu;    /* preconditions + rename + rescan, atomically */
+    char *tls_cert, *tls_key;      /* PEM text when serving HTTPS */
     int uploads_active;            /* atomic: whole-file PUTs and open sessions */
 } ztd_server;
 
 typedef struct ztd_upload ztd_upload;
 
+#define ZTD_REQUEST_ID_MAX 64
+
 typedef struct ztd_req {
-    struct timespec t0;   /* arrival, wall clock (log time) */
-    struct timespec t0m;  /* arrival, monotonic (duration) */
+    struct timespec t0;  /* arrival, wall clock (log time) */
+    struct timespec t0m; /* arrival, monotonic (duration) */
     ztd_route_match *match;
     ztd_entry *pin; /* released when MHD is done with the response */
     int status;
     uint64_t bytes;
     char *target; /* raw request target, for the access log */
     char method[16];
+    char request_id[ZTD_REQUEST_ID_MAX + 1];
     void *owned;     /* malloc'ed body bytes freed at completion */
     bool responded;  /* a response is queued: ignore the rest of the body */
     bool body_route; /* PUT/POST/DELETE routes handled by upload.c */

@@ -7,6 +7,7 @@
 #include "http.h"
 #include "auth.h"
 #include "log.h"
+#include "notify.h"
 #include "session.h"
 #include "staging.h"
 #include "watch.h"
@@ -70,10 +71,19 @@ static int open_logs(const ztd_config *cfg)
 /* The control loop: SIGHUP and inotify rescan, SIGTERM/SIGINT stop. */
 static void run(ztd_server *srv, int sfd, ztd_watch *w)
 {
-    uint64_t due = 0, first = 0;
+    uint64_t due = 0, first = 0, wd_ms = ztd_notify_watchdog_ms(), wd_next = 0;
     for (;;) {
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {w ? ztd_watch_fd(w) : -1, POLLIN, 0}};
         int timeout = 1000; /* upload sessions expire on this tick */
+        if (wd_ms) {
+            uint64_t t = now_ms();
+            if (t >= wd_next) {
+                ztd_notify_watchdog();
+                wd_next = t + wd_ms;
+            }
+            if (wd_next - t < (uint64_t)timeout)
+                timeout = (int)(wd_next - t);
+        }
         if (due) {
             uint64_t t = now_ms();
             timeout = due > t ? (int)(due - t < 1000 ? due - t : 1000) : 0;
@@ -86,8 +96,10 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
             if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
                 if (si.ssi_signo == SIGHUP) {
                     ztd_log(ZTD_LOG_INFO, "SIGHUP: reopening logs and rescanning");
+                    ztd_notify_reloading();
                     ztd_log_reopen();
                     ztd_catalog_rescan(srv->catalog);
+                    ztd_notify_ready();
                     if (w)
                         ztd_watch_refresh(w);
                 } else {
@@ -158,7 +170,7 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread exists */
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
 
-    ztd_server srv = {.cfg = &cfg, .listen_fd = -1};
+    ztd_server srv = {.cfg = &cfg, .listen_fd = ztd_listen_fd_from_env()};
     pthread_mutex_init(&srv.publish_mu, NULL);
     if (setup_writes(&srv) != 0) {
         ztd_config_free(&cfg);
@@ -179,12 +191,15 @@ int main(int argc, char **argv)
     unsigned port;
     ztd_listen_parse(cfg.listen, host, sizeof(host), &port, why, sizeof(why));
     bool v6 = strchr(host, ':') != NULL;
-    ztd_log(ZTD_LOG_INFO, "listening on http://%s%s%s:%u (root %s)", v6 ? "[" : "",
-            host[0] ? host : "0.0.0.0", v6 ? "]" : "", srv.port, cfg.root);
+    ztd_log(ZTD_LOG_INFO, "listening on %s://%s%s%s:%u (root %s)", srv.tls_cert ? "https" : "http",
+            v6 ? "[" : "", host[0] ? host : "0.0.0.0", v6 ? "]" : "", srv.port, cfg.root);
     ztd_watch *w = cfg.watch ? ztd_watch_new(cfg.root) : NULL;
     int rc = ztd_catalog_rescan(srv.catalog) == 0 ? ZTD_EXIT_OK : ZTD_EXIT_FAILURE;
-    if (rc == ZTD_EXIT_OK)
+    if (rc == ZTD_EXIT_OK) {
+        ztd_notify_ready();
         run(&srv, sfd, w);
+    }
+    ztd_notify_stopping();
     ztd_http_stop(&srv);
     ztd_watch_free(w);
     ztd_sessions_free(srv.sessions);

@@ -6,6 +6,7 @@
 #include "body.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "range.h"
 #include "session.h"
 #include "upload.h"
@@ -240,6 +241,28 @@ static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     return send_component(s, c, r, e, o, comp, true);
 }
 
+static enum MHD_Result metrics_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    ztd_catalog_stats cs;
+    ztd_catalog_get_stats(s->catalog, &cs);
+    ztd_metrics_gauges g = {.files_valid = cs.files_valid,
+                            .files_invalid = cs.files_invalid,
+                            .sessions = ztd_sessions_count(s->sessions),
+                            .reloads = cs.reloads};
+    size_t len;
+    char *text = ztd_metrics_render(&g, &len);
+    if (!text)
+        return ztd_error(c, r, 500, "internal", "out of memory");
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    return ztd_queue(c, r, 200, resp, len);
+}
+
 enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *method)
 {
     if (!(r->match = malloc(sizeof(*r->match))))
@@ -288,6 +311,8 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
         return file_route(s, c, r);
     case ZTD_ROUTE_BLOB:
         return blob_route(s, c, r);
+    case ZTD_ROUTE_METRICS:
+        return metrics_route(s, c, r);
     case ZTD_ROUTE_UPLOAD_STATUS:
         /* GET comes here, not through upload.c's first call: writers only. */
         if (!ztd_authorize(s, c, r, true, &ret))

@@ -6,6 +6,7 @@
  */
 #include "session.h"
 #include "log.h"
+#include "metrics.h"
 #include "staging.h"
 #include "upload.h"
 
@@ -415,11 +416,22 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
         return ztd_error(c, r, 413, "too_many_components",
                          "session %s already has %zu components (max_session_components)", x->id,
                          x->nkeys);
-    uint64_t avail;
-    if (ztd_disk_free(s->cfg->root, &avail) == 0 && avail < s->cfg->disk_reserve)
+    /* A raw component stores exactly its body: check a declared Content-Length now, as
+     * put_begin does, while a refusal can still reach the client (a response queued in
+     * the middle of the body cannot be sent). */
+    bool raw = !enc || !strcmp(enc, "raw");
+    const char *cl = raw ? ztd_header(c, "Content-Length") : NULL;
+    uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0, avail;
+    if (declared > s->cfg->max_upload_size ||
+        zt_writer_position(x->w) + declared > s->cfg->max_upload_size)
+        return ztd_error(c, r, 413, "too_large",
+                         "Content-Length %llu would take the session past max_upload_size %llu",
+                         (unsigned long long)declared, (unsigned long long)s->cfg->max_upload_size);
+    if (ztd_disk_free(s->cfg->root, &avail) == 0 &&
+        (avail < declared || avail - declared < s->cfg->disk_reserve))
         return ztd_error(c, r, 507, "insufficient_storage",
-                         "free disk is below the reserve of %llu bytes",
-                         (unsigned long long)s->cfg->disk_reserve);
+                         "not enough free disk for %llu bytes plus the reserve of %llu",
+                         (unsigned long long)declared, (unsigned long long)s->cfg->disk_reserve);
     zt_component_spec spec = {.dtype = ZT_DTYPE_U8,
                               .encoding = enc && !strcmp(enc, "zstd") ? ZT_ENC_ZSTD : ZT_ENC_RAW,
                               .zstd_level = lvl ? atoi(lvl) : 0,
@@ -443,6 +455,7 @@ enum MHD_Result ztd_session_component_data(ztd_server *s, struct MHD_Connection 
     if (zt_writer_position(q->sess->w) + n > s->cfg->max_upload_size)
         return ztd_error(c, r, 413, "too_large", "the session exceeds max_upload_size %llu",
                          (unsigned long long)s->cfg->max_upload_size);
+    ztd_metrics_upload_bytes(n);
     if (q->sha)
         zt_hasher_update(q->sha, data, n);
     if (zt_writer_write(q->sess->w, data, n, &err))

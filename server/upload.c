@@ -6,6 +6,7 @@
 #include "upload.h"
 #include "auth.h"
 #include "log.h"
+#include "metrics.h"
 #include "range.h"
 #include "session.h"
 #include "staging.h"
@@ -365,6 +366,7 @@ static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req
         return ztd_error(c, r, 413, "too_large", "body exceeds max_upload_size %llu",
                          (unsigned long long)s->cfg->max_upload_size);
     u->received += n;
+    ztd_metrics_upload_bytes(n);
     if (u->sha)
         zt_hasher_update(u->sha, data, n);
     while (n) {

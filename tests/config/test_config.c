@@ -748,7 +748,9 @@ static const char *const option_names[] = {"config",
                                            "max_uploads",
                                            "disk_reserve",
                                            "max_session_components",
-                                           "session_idle_timeout"};
+                                           "session_idle_timeout",
+                                           "tls_cert",
+                                           "tls_key"};
 
 static void test_help(void **state)
 {

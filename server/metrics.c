@@ -1,0 +1,179 @@
+/*
+ * Prometheus metrics (see metrics.h). Every series is a fixed slot in static
+ * arrays, so recording is a few relaxed atomic adds and needs no allocation
+ * and no lock on the request path.
+ */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ztensor/ztensor.h>
+
+#define NSTATUS 600
+#define NROUTE ZTD_ROUTE_COUNT
+static const double k_buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                   0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+#define NBUCKET (sizeof(k_buckets) / sizeof(k_buckets[0]))
+
+static uint64_t g_requests[NROUTE][NSTATUS];
+static uint64_t g_bytes[NROUTE];
+static uint64_t g_hist[NROUTE][NBUCKET + 1]; /* last: +Inf */
+static uint64_t g_dur_us[NROUTE];
+static int64_t g_inflight;
+static uint64_t g_upload_bytes;
+static uint64_t g_uploads[ZTD_UPLOAD_OUTCOMES];
+
+static const char *const k_outcomes[] = {"published", "rejected", "failed", "aborted"};
+
+#define ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+void ztd_metrics_request(ztd_route_id route, int status, uint64_t bytes, uint64_t us)
+{
+    if ((unsigned)route >= NROUTE)
+        route = ZTD_ROUTE_NONE;
+    if (status < 0 || status >= NSTATUS)
+        status = 0;
+    ADD(&g_requests[route][status], 1);
+    ADD(&g_bytes[route], bytes);
+    ADD(&g_dur_us[route], us);
+    size_t b = 0;
+    while (b < NBUCKET && (double)us / 1e6 > k_buckets[b])
+        b++;
+    ADD(&g_hist[route][b], 1);
+}
+
+void ztd_metrics_inflight(int delta)
+{
+    ADD(&g_inflight, delta);
+}
+
+void ztd_metrics_upload_bytes(uint64_t n)
+{
+    ADD(&g_upload_bytes, n);
+}
+
+void ztd_metrics_upload_outcome(ztd_upload_outcome o)
+{
+    if (o < ZTD_UPLOAD_OUTCOMES)
+        ADD(&g_uploads[o], 1);
+}
+
+typedef struct out {
+    char *p;
+    size_t len, cap;
+    int oom;
+} out;
+
+__attribute__((format(printf, 2, 3))) static void put(out *o, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(o->p ? o->p + o->len : NULL, o->p ? o->cap - o->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0 || o->oom)
+            return;
+        if (o->p && (size_t)n < o->cap - o->len) {
+            o->len += (size_t)n;
+            return;
+        }
+        size_t cap = o->cap ? o->cap * 2 : 16384;
+        while (cap - o->len <= (size_t)n)
+            cap *= 2;
+        char *np = realloc(o->p, cap);
+        if (!np) {
+            o->oom = 1;
+            return;
+        }
+        o->p = np;
+        o->cap = cap;
+    }
+}
+
+static void render_requests(out *o)
+{
+    put(o, "# HELP ztensord_requests_total HTTP requests answered, by route and status.\n"
+           "# TYPE ztensord_requests_total counter\n");
+    for (int r = 0; r < NROUTE; r++)
+        for (int s = 0; s < NSTATUS; s++) {
+            uint64_t v = LOAD(&g_requests[r][s]);
+            if (v)
+                put(o, "ztensord_requests_total{route=\"%s\",code=\"%d\"} %llu\n",
+                    ztd_route_name((ztd_route_id)r), s, (unsigned long long)v);
+        }
+    put(o, "# HELP ztensord_response_bytes_total Body bytes of responses, by route.\n"
+           "# TYPE ztensord_response_bytes_total counter\n");
+    for (int r = 0; r < NROUTE; r++)
+        put(o, "ztensord_response_bytes_total{route=\"%s\"} %llu\n",
+            ztd_route_name((ztd_route_id)r), (unsigned long long)LOAD(&g_bytes[r]));
+}
+
+static void render_histogram(out *o)
+{
+    put(o, "# HELP ztensord_request_duration_seconds Time from a request's arrival to its "
+           "completion, by route.\n# TYPE ztensord_request_duration_seconds histogram\n");
+    for (int r = 0; r < NROUTE; r++) {
+        const char *name = ztd_route_name((ztd_route_id)r);
+        uint64_t cum = 0;
+        for (size_t b = 0; b <= NBUCKET; b++) {
+            cum += LOAD(&g_hist[r][b]);
+            if (b < NBUCKET)
+                put(o, "ztensord_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
+                    name, k_buckets[b], (unsigned long long)cum);
+            else
+                put(o, "ztensord_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
+                    name, (unsigned long long)cum);
+        }
+        put(o, "ztensord_request_duration_seconds_sum{route=\"%s\"} %.6f\n", name,
+            (double)LOAD(&g_dur_us[r]) / 1e6);
+        put(o, "ztensord_request_duration_seconds_count{route=\"%s\"} %llu\n", name,
+            (unsigned long long)cum);
+    }
+}
+
+char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
+{
+    out o = {0};
+    render_requests(&o);
+    render_histogram(&o);
+    put(&o,
+        "# HELP ztensord_requests_in_flight Requests received and not yet completed.\n"
+        "# TYPE ztensord_requests_in_flight gauge\nztensord_requests_in_flight %lld\n",
+        (long long)LOAD(&g_inflight));
+    put(&o,
+        "# HELP ztensord_upload_bytes_total Request body bytes received by uploads.\n"
+        "# TYPE ztensord_upload_bytes_total counter\nztensord_upload_bytes_total %llu\n",
+        (unsigned long long)LOAD(&g_upload_bytes));
+    put(&o, "# HELP ztensord_uploads_total Uploads (whole files and component requests) by "
+            "outcome.\n# TYPE ztensord_uploads_total counter\n");
+    for (int i = 0; i < ZTD_UPLOAD_OUTCOMES; i++)
+        put(&o, "ztensord_uploads_total{outcome=\"%s\"} %llu\n", k_outcomes[i],
+            (unsigned long long)LOAD(&g_uploads[i]));
+    put(&o,
+        "# HELP ztensord_upload_sessions Open component upload sessions.\n"
+        "# TYPE ztensord_upload_sessions gauge\nztensord_upload_sessions %zu\n",
+        g->sessions);
+    put(&o,
+        "# HELP ztensord_catalog_files Files in the catalog, by state.\n"
+        "# TYPE ztensord_catalog_files gauge\n"
+        "ztensord_catalog_files{state=\"valid\"} %zu\n"
+        "ztensord_catalog_files{state=\"invalid\"} %zu\n",
+        g->files_valid, g->files_invalid);
+    put(&o,
+        "# HELP ztensord_catalog_reloads_total Completed catalog scans.\n"
+        "# TYPE ztensord_catalog_reloads_total counter\nztensord_catalog_reloads_total %llu\n",
+        (unsigned long long)g->reloads);
+    put(&o,
+        "# HELP ztensord_build_info Build information.\n# TYPE ztensord_build_info gauge\n"
+        "ztensord_build_info{version=\"%s\",format_version=\"%s\"} 1\n",
+        ZT_VERSION_STRING, ZT_FORMAT_VERSION);
+    if (o.oom) {
+        free(o.p);
+        return NULL;
+    }
+    *len = o.len;
+    return o.p;
+}

@@ -1,0 +1,34 @@
+/*
+ * Prometheus metrics: counters updated lock-free from the request threads,
+ * rendered in the text exposition format (version 0.0.4) for GET /metrics.
+ */
+#ifndef ZTD_METRICS_H
+#define ZTD_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "router.h"
+
+typedef enum ztd_upload_outcome {
+    ZTD_UPLOAD_PUBLISHED = 0,
+    ZTD_UPLOAD_REJECTED, /* 4xx: bad input, auth, limits, preconditions */
+    ZTD_UPLOAD_FAILED,   /* 5xx: disk full, I/O */
+    ZTD_UPLOAD_ABORTED,  /* the client went away */
+    ZTD_UPLOAD_OUTCOMES
+} ztd_upload_outcome;
+
+void ztd_metrics_request(ztd_route_id route, int status, uint64_t bytes, uint64_t duration_us);
+void ztd_metrics_inflight(int delta);
+void ztd_metrics_upload_bytes(uint64_t n);
+void ztd_metrics_upload_outcome(ztd_upload_outcome o);
+
+typedef struct ztd_metrics_gauges {
+    size_t files_valid, files_invalid, sessions;
+    uint64_t reloads;
+} ztd_metrics_gauges;
+
+/* The exposition text; malloc'ed, *len set. NULL on out of memory. */
+char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len);
+
+#endif

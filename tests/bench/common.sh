@@ -1,0 +1,88 @@
+# Shared by the benchmark scripts: build, start/stop ztensord and nginx, helpers.
+# Not a test: these print figures and ratios measured in one run.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bdir=${BENCH_BUILD:-$top/build-bench-serve}
+work=${BENCH_WORK:-$bdir/bench-data}
+
+bench_build() {
+  command -v wrk >/dev/null && command -v nginx >/dev/null || {
+    SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get install -y -qq wrk nginx-light >/dev/null
+  }
+  cmake -S "$top" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZT_BUILD_TESTS=OFF -DZT_BUILD_SERVER=ON >/dev/null
+  cmake --build "$bdir" >/dev/null
+  ztd=$bdir/server/ztensord zt=$bdir/cli/zt
+  mkdir -p "$work"
+  chmod 755 "$work"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_ztd ROOT [ARGS...]: sets zpid and zport
+start_ztd() {
+  local root=$1; shift
+  "$ztd" --root "$root" --listen 127.0.0.1:0 --access-log off "$@" >/dev/null \
+    2>"$work/ztd.log" &
+  zpid=$!
+  for _ in $(seq 100); do
+    zport=$(grep -o 'listening on http://[^ ]*' "$work/ztd.log" 2>/dev/null | sed 's/.*://') || true
+    [ -n "$zport" ] && curl -sf "http://127.0.0.1:$zport/readyz" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "ztensord did not start:"; cat "$work/ztd.log"; exit 1
+}
+stop_ztd() { kill "$zpid" 2>/dev/null; wait "$zpid" 2>/dev/null || true; }
+
+# start_nginx ROOT [EXTRA_LOCATION_DIRECTIVES]: sets npid and nport (2 workers, sendfile)
+start_nginx() {
+  local root=$1 extra=${2:-}
+  nport=$(free_port)
+  mkdir -p "$work/nginx"
+  cat >"$work/nginx.conf" <<NGX
+daemon off;
+worker_processes 2;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on; tcp_nopush on; tcp_nodelay on;
+  keepalive_requests 1000000;
+  client_body_temp_path $work/nginx/body; proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fcgi; uwsgi_temp_path $work/nginx/uwsgi; scgi_temp_path $work/nginx/scgi;
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:$nport;
+    root $root;
+    location / { $extra }
+  }
+}
+NGX
+  nginx -p "$work/nginx" -c "$work/nginx.conf" >/dev/null 2>"$work/nginx.err" &
+  npid=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$nport/" && return 0; sleep 0.05; done
+  echo "nginx did not start"; cat "$work/nginx.err"; exit 1
+}
+stop_nginx() { kill "$npid" 2>/dev/null; wait "$npid" 2>/dev/null || true; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+# best of N curl downloads, in GB/s
+curl_gbps() {
+  local url=$1 n=${2:-3} best=0 s
+  for _ in $(seq "$n"); do
+    s=$(curl -s -o /dev/null -w '%{speed_download}' "$url")
+    best=$(awk -v a="$s" -v b="$best" 'BEGIN { print (a > b) ? a : b }')
+  done
+  awk -v s="$best" 'BEGIN { printf "%.2f", s / 1e9 }'
+}
+wrk_rps() { wrk -t2 -c64 -d"${WRK_SECONDS:-8}"s "$1" | awk '/Requests\/sec/ { print $2 }'; }
+# peak RSS (VmHWM) of a process and its children, in MiB
+peak_rss_mib() {
+  local total=0 kb
+  for p in "$@"; do
+    kb=$(awk '/VmHWM/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
+    total=$((total + ${kb:-0}))
+  done
+  awk -v k="$total" 'BEGIN { printf "%.1f", k / 1024 }'
+}

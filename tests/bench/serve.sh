@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Benchmark: ztensord against nginx serving the same bytes, on loopback.
+#   tests/bench/serve.sh            (BENCH_BUILD, BENCH_WORK, WRK_SECONDS to override)
+# Prints each figure and the ratio ztensord / nginx:
+#   1. a 1 GiB component over one curl stream (GB/s)
+#   2. a 4 KiB component under wrk -t2 -c64 (req/s)
+#   3. the manifest JSON of a 1,000-object file under wrk, vs nginx serving the same JSON file
+#   4. peak RSS while 64 clients each download the 1 GiB component (and 256 MiB, to show it
+#      does not grow with file size)
+source "$(dirname "$0")/common.sh"
+bench_build
+cd "$work"
+mkdir -p root static
+
+gen() { [ -f "$2" ] && [ "$(stat -c %s "$2")" = "$1" ] || head -c "$1" /dev/urandom >"$2"; }
+gen $((1 << 30)) big.bin
+gen $((1 << 28)) mid.bin
+gen 4096 small.bin
+[ -f root/big.zt ] || "$zt" pack -o root/big.zt "big=u8:$((1 << 30)):big.bin" "mid=u8:$((1 << 28)):mid.bin" >/dev/null
+[ -f root/small.zt ] || "$zt" pack -o root/small.zt "small=u8:4096:small.bin" >/dev/null
+if [ ! -f root/thousand.zt ]; then
+  head -c 64 small.bin >t64.bin
+  args=(); for i in $(seq 0 999); do args+=("model.layers.$i.mlp.weight=f32:4x4:t64.bin"); done
+  "$zt" pack -o root/thousand.zt "${args[@]}" >/dev/null
+fi
+cp big.bin mid.bin small.bin static/
+
+start_ztd "$work/root"
+curl -s "http://127.0.0.1:$zport/v1/files/thousand.zt" -o static/thousand.json
+start_nginx "$work/static"
+Z="http://127.0.0.1:$zport/v1/files"
+N="http://127.0.0.1:$nport"
+curl -s "$Z/big.zt/objects/big/data" | cmp -s - big.bin || { echo "ztensord bytes differ"; exit 1; }
+echo "ztensord $("$ztd" --version | head -1), nginx $(nginx -v 2>&1 | sed 's/.*\///'), $(nproc) cores"
+echo
+
+z1=$(curl_gbps "$Z/big.zt/objects/big/data"); n1=$(curl_gbps "$N/big.bin")
+printf '1. 1 GiB component, one curl stream: ztensord %s GB/s, nginx %s GB/s, ratio %s\n' \
+  "$z1" "$n1" "$(ratio "$z1" "$n1")"
+
+z2=$(wrk_rps "$Z/small.zt/objects/small/data"); n2=$(wrk_rps "$N/small.bin")
+printf '2. 4 KiB component, wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s\n' \
+  "$z2" "$n2" "$(ratio "$z2" "$n2")"
+
+z3=$(wrk_rps "$Z/thousand.zt"); n3=$(wrk_rps "$N/thousand.json")
+printf '3. manifest JSON of 1,000 objects (%s bytes), wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s\n' \
+  "$(stat -c %s static/thousand.json)" "$z3" "$n3" "$(ratio "$z3" "$n3")"
+
+parallel64() { # URL
+  local pids=()
+  for _ in $(seq 64); do curl -s -o /dev/null "$1" & pids+=($!); done
+  wait "${pids[@]}"
+}
+stop_ztd; start_ztd "$work/root"
+t0=$(date +%s.%N); parallel64 "$Z/big.zt/objects/mid/data"; t1=$(date +%s.%N)
+zr_mid=$(peak_rss_mib "$zpid")
+stop_ztd; start_ztd "$work/root"
+t2=$(date +%s.%N); parallel64 "$Z/big.zt/objects/big/data"; t3=$(date +%s.%N)
+zr_big=$(peak_rss_mib "$zpid")
+stop_nginx; start_nginx "$work/static"
+t4=$(date +%s.%N); parallel64 "$N/big.bin"; t5=$(date +%s.%N)
+workers=$(pgrep -P "$npid" | tr '\n' ' ')
+nr_big=$(peak_rss_mib "$npid" $workers)
+agg() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.2f", n / (b - a) / 1e9 }'; }
+printf '4. peak RSS, 64 clients x 1 GiB: ztensord %s MiB (64 x 256 MiB: %s MiB), nginx master+workers %s MiB\n' \
+  "$zr_big" "$zr_mid" "$nr_big"
+printf '   aggregate throughput: ztensord %s GB/s, nginx %s GB/s, ratio %s\n' \
+  "$(agg "$t2" "$t3" $((64 << 30)))" "$(agg "$t4" "$t5" $((64 << 30)))" \
+  "$(ratio "$(agg "$t2" "$t3" $((64 << 30)))" "$(agg "$t4" "$t5" $((64 << 30)))")"
+stop_ztd; stop_nginx
