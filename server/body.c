@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -262,6 +263,15 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
         .if_unmodified_since = ztd_header(c, "If-Unmodified-Since"),
         .is_get_or_head = 1,
     };
+    /* A file cut short in place since the catalog opened it: sendfile would
+     * stop at its end and libmicrohttpd would wait on the connection until the
+     * timeout. Refuse now; the rescan the change triggers settles it. */
+    struct stat sb;
+    if (b->kind == ZTD_BODY_FD && fstat(b->fd, &sb) == 0 && (uint64_t)sb.st_size < b->off + b->len)
+        return ztd_error_hdr(c, r, 503, "file_changed", "Retry-After", "1",
+                             "\"%s\" is shorter on disk than when it was opened (truncated in "
+                             "place?); retry once it has been rescanned",
+                             b->entry ? b->entry->name : "");
     ztd_validators v = {b->etag[0] ? b->etag : NULL, b->last_modified};
     ztd_plan plan;
     ztd_plan_request(&h, &v, b->len, b->max_ranges, &plan);

@@ -179,11 +179,15 @@ int main(int argc, char **argv)
     srv.catalog = ztd_catalog_new(cfg.root, cfg.max_manifest_size);
     if (!srv.catalog) {
         ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg.root, strerror(errno));
+        ztd_sessions_free(srv.sessions);
+        ztd_tokens_free(srv.tokens);
         ztd_config_free(&cfg);
         return ZTD_EXIT_FAILURE;
     }
     if (sfd < 0 || ztd_http_start(&srv) != 0) {
         ztd_catalog_free(srv.catalog);
+        ztd_sessions_free(srv.sessions);
+        ztd_tokens_free(srv.tokens);
         ztd_config_free(&cfg);
         return ZTD_EXIT_FAILURE;
     }

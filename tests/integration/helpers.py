@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""Small helpers for the integration scripts (stdlib only; run with /usr/bin/python3).
+
+Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
+  jsoneq A B                     the two files hold the same JSON value
+  jsonsub A KEY... B             A's value at KEY path equals B's JSON value
+  errbody FILE CODE              FILE is {"error":{"code":CODE,"message":<non-empty str>}}
+  listing FILE NAME FIELD        print field FIELD of the entry NAME in a /v1/files body
+                                 ("-" if absent; "MISSING" and exit 1 if no such entry)
+  listcount FILE                 print "count" and check it equals len(files)
+  manifest FILE OBJECT COMP KEY  print a component field from manifest JSON
+  multipart BODY CTYPE FULL LEN RANGE...
+                                 check a multipart/byteranges body: one part per RANGE
+                                 ("a-b" inclusive, resolved), in order, each with the right
+                                 Content-Range "bytes a-b/LEN" and the bytes FULL[a..b]
+  quote TEXT                     percent-encode every byte outside [A-Za-z0-9_.~-]
+  rawreq PORT METHOD TARGET PREFIX [HEADER...]
+                                 send one request on a fresh socket (Connection: close), write
+                                 the header block to PREFIX.hdr and every byte after it to
+                                 PREFIX.body (so a HEAD body shows), print the status
+  ranges N STEP                  print "bytes=0-0,STEP-STEP,..." with N single-byte ranges
+"""
+import json
+import os
+import re
+import sys
+import urllib.parse
+
+
+def fail(msg):
+    sys.stderr.write(msg + "\n")
+    sys.exit(1)
+
+
+def load(path):
+    with open(path, "rb") as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
+def cmd_jsoneq(a, b):
+    x, y = load(a), load(b)
+    if x != y:
+        fail("JSON differs:\n  %s\n  %s" % (json.dumps(x)[:400], json.dumps(y)[:400]))
+
+
+def cmd_jsonsub(args):
+    a, keys, b = args[0], args[1:-1], args[-1]
+    x = load(a)
+    for k in keys:
+        x = x[k]
+    y = load(b)
+    if x != y:
+        fail("JSON differs:\n  %s\n  %s" % (json.dumps(x)[:400], json.dumps(y)[:400]))
+
+
+def cmd_errbody(path, code):
+    try:
+        j = load(path)
+    except Exception as e:  # noqa: BLE001
+        fail("not JSON: %s" % e)
+    if not isinstance(j, dict) or set(j) != {"error"} or not isinstance(j["error"], dict):
+        fail("not an error object: %r" % (j,))
+    e = j["error"]
+    if e.get("code") != code:
+        fail("code %r, expected %r" % (e.get("code"), code))
+    if not isinstance(e.get("message"), str) or not e["message"]:
+        fail("message missing or empty: %r" % (e,))
+
+
+def cmd_listing(path, name, field):
+    j = load(path)
+    for f in j.get("files", []):
+        if f.get("name") == name:
+            v = f
+            for k in field.split("."):
+                if not isinstance(v, dict) or k not in v:
+                    print("-")
+                    return
+                v = v[k]
+            print(v if isinstance(v, str) else json.dumps(v))
+            return
+    print("MISSING")
+    sys.exit(1)
+
+
+def cmd_listcount(path):
+    j = load(path)
+    if not isinstance(j.get("files"), list) or j.get("count") != len(j["files"]):
+        fail("count %r vs %d files" % (j.get("count"), len(j.get("files", []))))
+    print(j["count"])
+
+
+def cmd_manifest(path, obj, comp, key):
+    j = load(path)
+    v = j["objects"][obj]["components"][comp].get(key)
+    print("-" if v is None else v)
+
+
+def cmd_multipart(body_path, ctype, full_path, length, ranges):
+    body = open(body_path, "rb").read()
+    full = open(full_path, "rb").read()
+    length = int(length)
+    m = re.match(r'^multipart/byteranges;\s*boundary=("?)([^";]+)\1\s*$', ctype.strip())
+    if not m:
+        fail("bad Content-Type %r" % ctype)
+    b = m.group(2).encode()
+    delim = b"--" + b
+    # Split on the delimiter lines; the closing one is delim + "--".
+    end = body.rfind(b"\r\n" + delim + b"--")
+    if end < 0:
+        fail("no closing delimiter")
+    if body[end:].rstrip(b"\r\n") != b"\r\n" + delim + b"--" and \
+            body[end:] != b"\r\n" + delim + b"--\r\n":
+        fail("junk after the closing delimiter: %r" % body[end:][:80])
+    pieces = body[:end].split(b"\r\n" + delim + b"\r\n")
+    if pieces[0] not in (b"",):
+        # a preamble is allowed but this server sends none (just the CRLF)
+        fail("unexpected preamble %r" % pieces[0][:80])
+    parts = pieces[1:]
+    if len(parts) != len(ranges):
+        fail("%d parts, expected %d" % (len(parts), len(ranges)))
+    for i, (p, r) in enumerate(zip(parts, ranges)):
+        a, z = (int(x) for x in r.split("-"))
+        hdr, sep, data = p.partition(b"\r\n\r\n")
+        if not sep:
+            fail("part %d: no header end" % i)
+        hs = {}
+        for line in hdr.split(b"\r\n"):
+            k, _, v = line.decode("latin-1").partition(":")
+            hs[k.strip().lower()] = v.strip()
+        want = "bytes %d-%d/%d" % (a, z, length)
+        if hs.get("content-range") != want:
+            fail("part %d: Content-Range %r, expected %r" % (i, hs.get("content-range"), want))
+        if data != full[a:z + 1]:
+            fail("part %d (%s): %d bytes differ from the expected %d" % (i, r, len(data), z - a + 1))
+    print(len(parts))
+
+
+def cmd_rawreq(port, method, target, prefix, headers):
+    import socket
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+    req = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n" % (method, target, port)
+    for h in headers:
+        req += h + "\r\n"
+    s.sendall(req.encode("latin-1") + b"\r\n")
+    data = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+            if len(data) > 64 << 20:
+                break
+    except socket.timeout:
+        pass
+    s.close()
+    head, sep, rest = data.partition(b"\r\n\r\n")
+    with open(prefix + ".hdr", "wb") as f:
+        f.write(head + sep)
+    with open(prefix + ".body", "wb") as f:
+        f.write(rest)
+    status = head.split(b" ", 2)[1].decode() if head.startswith(b"HTTP/") else "000"
+    print(status)
+
+
+def main(argv):
+    if len(argv) < 2:
+        fail(__doc__)
+    c, a = argv[1], argv[2:]
+    if c == "jsoneq":
+        cmd_jsoneq(*a)
+    elif c == "jsonsub":
+        cmd_jsonsub(a)
+    elif c == "errbody":
+        cmd_errbody(*a)
+    elif c == "listing":
+        cmd_listing(*a)
+    elif c == "listcount":
+        cmd_listcount(*a)
+    elif c == "manifest":
+        cmd_manifest(*a)
+    elif c == "multipart":
+        cmd_multipart(a[0], a[1], a[2], a[3], a[4:])
+    elif c == "rawreq":
+        cmd_rawreq(a[0], a[1], a[2], a[3], a[4:])
+    elif c == "quote":
+        print(urllib.parse.quote(os.fsencode(a[0]), safe=""))
+    elif c == "ranges":
+        n, step = int(a[0]), int(a[1])
+        print("bytes=" + ",".join("%d-%d" % (i * step, i * step) for i in range(n)))
+    else:
+        fail("unknown subcommand %s" % c)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
