@@ -89,8 +89,16 @@ void ztd_stat_etag(const struct stat *sb, char out[40])
 
 bool ztd_catalog_is_served_name(const char *name)
 {
+    static const char *const exts[] = {".zt", ".safetensors", ".alt"};
     size_t n = strlen(name);
-    return name[0] != '.' && n > 3 && !strcmp(name + n - 3, ".zt");
+    if (name[0] == '.')
+        return false;
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && !strcmp(name + n - e, exts[i]))
+            return true;
+    }
+    return false;
 }
 
 static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,

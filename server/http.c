@@ -35,6 +35,11 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     r->status = (int)status;
     r->bytes = body_len;
     r->responded = true;
+    if (r->in_data) {
+        r->deferred = resp;
+        r->deferred_status = status;
+        return MHD_YES;
+    }
     enum MHD_Result ret = MHD_queue_response(c, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -161,6 +166,24 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const
     return ztd_upload_begin(s, c, r);
 }
 
+/* libmicrohttpd takes no response while a body is being read. An error found
+ * mid-body (413, 507, ...) is kept, the rest of the body read and dropped (up
+ * to ZTD_DRAIN_MAX, then the connection is cut), and the error sent at the end. */
+#define ZTD_DRAIN_MAX (64ull << 20)
+
+static enum MHD_Result send_deferred(struct MHD_Connection *c, ztd_req *r, size_t *upload_size)
+{
+    if (*upload_size) {
+        r->drained += *upload_size;
+        *upload_size = 0;
+        return r->drained > ZTD_DRAIN_MAX ? MHD_NO : MHD_YES;
+    }
+    enum MHD_Result ret = MHD_queue_response(c, r->deferred_status, r->deferred);
+    MHD_destroy_response(r->deferred);
+    r->deferred = NULL;
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **con_cls)
@@ -170,6 +193,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     if (!r)
         return first_call(s, c, url, method, con_cls);
+    if (r->deferred)
+        return send_deferred(c, r, upload_size);
     if (r->responded) {
         *upload_size = 0; /* MHD drops the rest of the body and closes */
         return MHD_YES;
@@ -178,7 +203,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (*upload_size) {
             size_t n = *upload_size;
             *upload_size = 0;
-            return ztd_upload_data(s, c, r, upload_data, n);
+            r->in_data = true;
+            enum MHD_Result ret = ztd_upload_data(s, c, r, upload_data, n);
+            r->in_data = false;
+            return ret;
         }
         return ztd_upload_end(s, c, r);
     }
@@ -242,6 +270,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         };
         ztd_access_log_write(&e);
     }
+    if (r->deferred)
+        MHD_destroy_response(r->deferred);
     ztd_upload_cleanup(s, r);
     ztd_entry_release(r->pin);
     zt_free(r->owned);

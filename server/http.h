@@ -47,6 +47,10 @@ typedef struct ztd_req {
     char request_id[ZTD_REQUEST_ID_MAX + 1];
     void *owned;     /* malloc'ed body bytes freed at completion */
     bool responded;  /* a response is queued: ignore the rest of the body */
+    bool in_data;    /* inside the body callback: responses are deferred */
+    struct MHD_Response *deferred; /* error found mid-body, sent after it */
+    unsigned deferred_status;
+    uint64_t drained; /* body bytes dropped after a deferred error */
     bool body_route; /* PUT/POST/DELETE routes handled by upload.c */
     ztd_upload *up;  /* whole-file PUT state */
     void *sreq;      /* upload-session component PUT state */

@@ -51,6 +51,7 @@ typedef struct sreq {
     bool in_component;
     zt_hasher *sha;
     ztd_digest_want want;
+    uint64_t received, next_disk_check;
 } sreq;
 
 static uint64_t mono_ms(void)
@@ -456,6 +457,15 @@ enum MHD_Result ztd_session_component_data(ztd_server *s, struct MHD_Connection 
         return ztd_error(c, r, 413, "too_large", "the session exceeds max_upload_size %llu",
                          (unsigned long long)s->cfg->max_upload_size);
     ztd_metrics_upload_bytes(n);
+    q->received += n;
+    if (q->received >= q->next_disk_check) {
+        uint64_t avail;
+        q->next_disk_check = q->received + (1u << 20);
+        if (ztd_disk_free(s->cfg->root, &avail) == 0 && avail < s->cfg->disk_reserve)
+            return ztd_error(c, r, 507, "insufficient_storage",
+                             "free disk fell below the reserve of %llu bytes",
+                             (unsigned long long)s->cfg->disk_reserve);
+    }
     if (q->sha)
         zt_hasher_update(q->sha, data, n);
     if (zt_writer_write(q->sess->w, data, n, &err))

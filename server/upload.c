@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define WBUF (1u << 20)
-#define DISK_CHECK_EVERY (64ull << 20)
+#define DISK_CHECK_EVERY (1ull << 20) /* a statvfs() per MiB: cheap, and bounds overshoot */
 
 struct ztd_upload {
     int fd;
