@@ -33,7 +33,7 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING);
     MHD_add_response_header(resp, "X-Request-Id", r->request_id);
     r->status = (int)status;
-    r->bytes = body_len;
+    r->bytes = strcmp(r->method, "HEAD") ? body_len : 0; /* HEAD sends no body */
     r->responded = true;
     if (r->in_data) {
         r->deferred = resp;

@@ -139,8 +139,14 @@ static int setup_writes(ztd_server *srv)
         }
         ztd_log(ZTD_LOG_INFO, "auth: %zu tokens loaded", ztd_tokens_count(srv->tokens));
     }
+    if (cfg->require_read_token && !srv->tokens) {
+        ztd_log(ZTD_LOG_ERROR, "require_read_token needs tokens_file: no read could succeed");
+        return -1;
+    }
     if (ztd_staging_init(cfg->root, err, sizeof(err)) != 0)
         ztd_log(ZTD_LOG_WARN, "uploads disabled: %s", err);
+    else
+        srv->uploads_enabled = true;
     srv->sessions = ztd_sessions_new();
     return srv->sessions ? 0 : -1;
 }

@@ -9,16 +9,22 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef ZT_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
 
+/* Called from the main thread only. A notify socket that fails keeps failing (the
+ * watchdog pings every WatchdogSec/2): warn once, and again only after a success. */
 static void notify(const char *state)
 {
+    static int failing;
     int r = sd_notify(0, state);
-    if (r < 0)
-        ztd_log(ZTD_LOG_WARN, "sd_notify(%s): %s", state, strerror(-r));
+    if (r < 0 && !failing)
+        ztd_log(ZTD_LOG_WARN, "sd_notify(%.*s): %s (further failures not logged)",
+                (int)strcspn(state, "\n"), state, strerror(-r));
+    failing = r < 0;
 }
 
 uint64_t ztd_notify_watchdog_ms(void)
@@ -43,9 +49,17 @@ void ztd_notify_ready(void)
     notify("READY=1\nSTATUS=serving");
 }
 
+/* MONOTONIC_USEC= goes with RELOADING=1: systemd >= 253 uses it to tell the reload
+ * it asked for (Type=notify-reload sends SIGHUP itself) from an older one; without it
+ * `systemctl reload` of such a unit can wait for its timeout. Older versions ignore it. */
 void ztd_notify_reloading(void)
 {
-    notify("RELOADING=1\nSTATUS=rescanning");
+    struct timespec t;
+    char msg[96];
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=rescanning",
+             (unsigned long long)t.tv_sec * 1000000ull + (unsigned long long)t.tv_nsec / 1000);
+    notify(msg);
 }
 
 void ztd_notify_stopping(void)

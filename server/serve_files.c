@@ -88,7 +88,8 @@ static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
     b->entry = e;
     b->fd = zt_file_fd(e->file);
     b->last_modified = e->mtime_ns / 1000000000;
-    b->cache_control = s->cfg->cache_control;
+    /* With read tokens a shared cache must not hand responses to others. */
+    b->cache_control = s->cfg->require_read_token ? "private, no-cache" : s->cfg->cache_control;
     b->max_ranges = s->cfg->max_ranges;
 }
 
@@ -103,7 +104,8 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     b.ctx = &meta;
     b.content_type = "application/octet-stream";
     if (immutable)
-        b.cache_control = IMMUTABLE;
+        b.cache_control = s->cfg->require_read_token ? "private, max-age=31536000, immutable"
+                                                     : IMMUTABLE;
     bool sha = zt_component_digest_kind(comp) == ZT_DIGEST_SHA256;
     const uint8_t *digest = sha ? zt_component_digest_bytes(comp, NULL) : NULL;
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;

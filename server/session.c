@@ -5,6 +5,7 @@
  * own; expiry and DELETE skip or refuse busy sessions.
  */
 #include "session.h"
+#include "catalog.h"
 #include "log.h"
 #include "metrics.h"
 #include "staging.h"
@@ -254,6 +255,12 @@ static bool valid_rel_name(const char *p)
             return false;
         if (!slash)
             return true;
+        /* the router ends a file name at the first segment with a served extension */
+        char dir[256];
+        memcpy(dir, seg, len);
+        dir[len] = 0;
+        if (ztd_catalog_is_served_name(dir))
+            return false;
         seg = slash + 1;
     }
 }
@@ -273,6 +280,11 @@ static enum MHD_Result open_session(ztd_server *s, struct MHD_Connection *c, ztd
         return ztd_error(c, r, 400, "bad_request",
                          "want {\"file\": \"relative/name.zt\", \"attributes\": {...}}; names "
                          "have no empty, '.' or hidden segments and end in .zt");
+    }
+    if (!s->uploads_enabled) {
+        json_decref(j);
+        return ztd_error(c, r, 503, "uploads_disabled",
+                         "uploads are disabled: the staging directory cannot be created");
     }
     if (!ztd_upload_slot_take(s)) {
         json_decref(j);
@@ -439,7 +451,8 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
                               .digest = ZT_DIGEST_SHA256};
     zt_error err;
     if (zt_writer_begin(x->w, &spec, &err))
-        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500, "write_failed", "%s",
+        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500,
+                         err.code == ZT_E_NOSPACE ? "insufficient_storage" : "write_failed", "%s",
                          err.message);
     q->in_component = true;
     q->want = want;
@@ -503,7 +516,8 @@ static enum MHD_Result component_end(ztd_server *s, struct MHD_Connection *c, zt
         return ztd_error(c, r, 500, "internal", "out of memory");
     if (zt_writer_end(x->w, &id, &err)) {
         free(k.key);
-        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500, "write_failed", "%s",
+        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500,
+                         err.code == ZT_E_NOSPACE ? "insufficient_storage" : "write_failed", "%s",
                          err.message);
     }
     q->in_component = false;
@@ -606,6 +620,12 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
         json_decref(j);
         return session_error(c, r, busy);
     }
+    /* Preconditions before the manifest is written, so a 412 keeps the session. */
+    if (ztd_write_preconditions(s, c, r, x->file, &ret) != 0) {
+        release(s, x);
+        json_decref(j);
+        return ret;
+    }
     zt_error err = {0};
     const char *name;
     json_t *spec;
@@ -622,8 +642,11 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
     if (zt_writer_finish(x->w, &err)) {
         zt_writer_drop_objects(x->w, 0);
         release(s, x);
-        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 422,
-                         err.code == ZT_E_NOSPACE ? "insufficient_storage" : "invalid_objects",
+        bool invalid = err.code != ZT_E_NOSPACE && err.code != ZT_E_IO;
+        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : invalid ? 422 : 500,
+                         err.code == ZT_E_NOSPACE ? "insufficient_storage"
+                         : invalid                ? "invalid_objects"
+                                                  : "write_failed",
                          "%s", err.message);
     }
     char staged[PATH_MAX], file[PATH_MAX];

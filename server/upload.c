@@ -202,6 +202,15 @@ static void escape_path(const char *in, char *out, size_t cap)
     out[w] = 0;
 }
 
+static bool is_star(const char *v)
+{
+    if (!v)
+        return false;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    return v[0] == '*' && (v[1] == 0 || v[1] == ' ' || v[1] == '\t');
+}
+
 enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                          const char *staged, const char *rel, bool verify)
 {
@@ -220,22 +229,26 @@ enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c
         unlink(staged);
         return ret;
     }
-    bool replaced = false, no_replace = ztd_header(c, "If-None-Match") != NULL;
-    char msg[512];
+    /* Only "If-None-Match: *" makes a write create-only; a list of tags was
+     * already evaluated against the current file above. */
+    bool replaced = false, no_replace = is_star(ztd_header(c, "If-None-Match"));
+    char msg[512], etag[40] = "";
     int rc = ztd_publish(s->cfg->root, staged, rel, no_replace, &replaced, msg, sizeof(msg));
     int e = errno;
-    if (rc == 0)
+    if (rc == 0) {
+        current_etag(s->cfg->root, rel, etag); /* under the lock: this version's */
         ztd_catalog_rescan(s->catalog);
+    }
     pthread_mutex_unlock(&s->publish_mu);
     if (rc != 0) {
         unlink(staged);
         if (e == EEXIST)
             return ztd_error(c, r, 412, "precondition_failed", "If-None-Match: \"%s\" exists", rel);
+        if (e == ENOTDIR || e == EISDIR)
+            return ztd_error(c, r, 409, "name_conflict", "%s", msg);
         return ztd_error(c, r, e == ENOSPC ? 507 : 500,
                          e == ENOSPC ? "insufficient_storage" : "publish_failed", "%s", msg);
     }
-    char etag[40] = "";
-    current_etag(s->cfg->root, rel, etag);
     struct stat sb;
     char p[PATH_MAX], loc[PATH_MAX * 3];
     if ((size_t)snprintf(p, sizeof(p), "%s/%s", s->cfg->root, rel) >= sizeof(p) ||
@@ -273,6 +286,23 @@ static bool disk_ok(ztd_server *s, uint64_t need)
     return avail >= need && avail - need >= s->cfg->disk_reserve;
 }
 
+/* Does something other than a regular file sit at rel, or at a directory on its path? */
+static bool name_conflict(const char *root, const char *rel)
+{
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof(p), "%s/%s", root, rel) >= sizeof(p))
+        return true;
+    struct stat sb;
+    if (lstat(p, &sb) == 0)
+        return !S_ISREG(sb.st_mode);
+    for (char *slash = strrchr(p, '/'); slash && slash > p + strlen(root); slash = strrchr(p, '/')) {
+        *slash = 0;
+        if (lstat(p, &sb) == 0)
+            return !S_ISDIR(sb.st_mode);
+    }
+    return false;
+}
+
 static void upload_free(ztd_upload *u)
 {
     if (!u)
@@ -305,6 +335,12 @@ static enum MHD_Result put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
                          "Content-Digest/Repr-Digest must be like sha-256=:<base64>:");
     if (ztd_write_preconditions(s, c, r, rel, &ret) != 0)
         return ret;
+    if (name_conflict(s->cfg->root, rel))
+        return ztd_error(c, r, 409, "name_conflict",
+                         "\"%s\" (or a directory on its path) exists and is not a file", rel);
+    if (!s->uploads_enabled)
+        return ztd_error(c, r, 503, "uploads_disabled",
+                         "uploads are disabled: the staging directory cannot be created");
     if (!ztd_upload_slot_take(s))
         return ztd_error_hdr(c, r, 503, "too_many_uploads", "Retry-After", "1",
                              "%u uploads and sessions are already running", s->cfg->max_uploads);
