@@ -15,6 +15,7 @@ int zt_cmd_info(int argc, char **argv);
 int zt_cmd_verify(int argc, char **argv);
 int zt_cmd_get(int argc, char **argv);
 int zt_cmd_pack(int argc, char **argv);
+int zt_cmd_convert(int argc, char **argv);
 
 /* Prints "zt CMD: FILE: message" and returns the exit code for the status. */
 int tool_report(const char *cmd, const char *file, const zt_error *err);
@@ -24,5 +25,22 @@ int tool_exit_for(zt_status st);
 int tool_is_help(const char *arg);
 /* Write all bytes; 0 on success. */
 int tool_write_all(int fd, const void *p, size_t n);
+
+
+/* ---- zt convert (tool_convert.c, tool_export.c, tool_progress.c) */
+typedef struct tool_progress {
+    uint64_t total, done, last_ns;
+    int on, shown;
+} tool_progress;
+/* A bar on stderr when stderr is a terminal; silent otherwise. */
+void tool_progress_init(tool_progress *p, uint64_t total);
+void tool_progress_add(tool_progress *p, uint64_t n);
+void tool_progress_end(tool_progress *p);
+typedef zt_status (*tool_chunk_fn)(void *ud, const void *data, size_t len, zt_error *err);
+/* Streams the decoded bytes of c to fn in chunks of a few MiB. */
+zt_status tool_copy_component(const zt_file *f, const zt_component *c, tool_chunk_fn fn, void *ud,
+                              tool_progress *p, zt_error *err);
+/* zt convert IN.zt -o OUT.safetensors */
+int tool_export_safetensors(const char *in, const char *out);
 
 #endif

@@ -18,7 +18,9 @@ static const char k_help[] =
     "DESCRIPTION\n"
     "    Writes the bytes of COMPONENT (default \"data\") of OBJECT, decoded\n"
     "    (zstd is decompressed), little-endian as stored. OBJECT is the exact\n"
-    "    object name. Without -o the bytes go to standard output.\n"
+    "    object name or, without COMPONENT, a tensor name of the original file\n"
+    "    (NAME.scale of an Ollama quantized blob: docs/FOREIGN-FORMATS.md).\n"
+    "    Without -o the bytes go to standard output.\n"
     "\n"
     "OPTIONS\n"
     "    -o OUT    write to OUT (through a temporary file and a rename)\n"
@@ -89,6 +91,9 @@ int zt_cmd_get(int argc, char **argv)
     int rc;
     const zt_object *o = zt_file_find_object(f, objname, strlen(objname));
     const zt_component *c = o ? zt_object_find_component(o, role) : NULL;
+    /* An original tensor name of a foreign file, such as NAME.scale. */
+    if (!o && npos == 2)
+        zt_file_find_tensor(f, objname, strlen(objname), &o, &c);
     if (!o) {
         fprintf(stderr, "zt get: %s: no object \"%s\"\n", file, objname);
         rc = ZT_EXIT_INVALID;

@@ -5,7 +5,7 @@
 
 static const char k_usage[] =
     "NAME\n"
-    "    zt - inspect, verify, extract and pack zTensor (.zt) files\n"
+    "    zt - inspect, verify, extract, pack and convert zTensor (.zt) files\n"
     "\n"
     "SYNOPSIS\n"
     "    zt info FILE [--json]\n"
@@ -13,11 +13,14 @@ static const char k_usage[] =
     "    zt get FILE OBJECT [COMPONENT] [-o OUT]\n"
     "    zt pack -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none] "
     "NAME=DTYPE:SHAPE:RAWFILE...\n"
+    "    zt convert IN... -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none]\n"
+    "    zt convert IN.zt -o OUT.safetensors\n"
     "    zt --version\n"
     "\n"
     "DESCRIPTION\n"
     "    Every command has its own --help (for example: zt pack --help).\n"
     "    Files in zTensor 1.2 and 1.0 layouts are read; 1.2 is written.\n"
+    "    .safetensors (with Ollama's quantized blobs) and .alt files are read too.\n"
     "\n"
     "EXIT STATUS\n"
     "    0  success\n"
@@ -41,7 +44,8 @@ int main(int argc, char **argv)
     } cmds[] = {{"info", zt_cmd_info},
                 {"verify", zt_cmd_verify},
                 {"get", zt_cmd_get},
-                {"pack", zt_cmd_pack}};
+                {"pack", zt_cmd_pack},
+                {"convert", zt_cmd_convert}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (!strcmp(argv[1], cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);

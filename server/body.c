@@ -188,6 +188,49 @@ static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan
     return resp;
 }
 
+/* ---- a file span copied through user space (TLS cannot use sendfile) */
+
+typedef struct fstream {
+    int fd;
+    uint64_t off, len;
+} fstream;
+
+/* pread, not the mapping: a file cut short under us ends the response with an
+ * error instead of raising SIGBUS. */
+static ssize_t fstream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    fstream *f = cls;
+    if (pos >= f->len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (max > f->len - pos)
+        max = (size_t)(f->len - pos);
+    ssize_t r = pread(f->fd, buf, max, (off_t)(f->off + pos));
+    return r > 0 ? r : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void fstream_free(void *cls)
+{
+    fstream *f = cls;
+    close(f->fd);
+    free(f);
+}
+
+static struct MHD_Response *copy_response(const ztd_body *b, uint64_t start, uint64_t len)
+{
+    fstream *f = malloc(sizeof(*f));
+    if (!f || (f->fd = dup(b->fd)) < 0) {
+        free(f);
+        return NULL;
+    }
+    f->off = b->off + start;
+    f->len = len;
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(len, 64 * 1024, fstream_read, f, fstream_free);
+    if (!resp)
+        fstream_free(f);
+    return resp;
+}
+
 /* ---- single span */
 
 static struct MHD_Response *span_response(const ztd_body *b, uint64_t start, uint64_t len)
@@ -196,6 +239,8 @@ static struct MHD_Response *span_response(const ztd_body *b, uint64_t start, uin
         return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     switch (b->kind) {
     case ZTD_BODY_FD: {
+        if (b->tls)
+            return copy_response(b, start, len);
         int fd = dup(b->fd);
         if (fd < 0)
             return NULL;

@@ -381,7 +381,7 @@ int ztd_http_start(ztd_server *s)
         return -1;
     s->port = socket_port(s->listen_fd);
     if (load_tls(s) != 0)
-        return -1;
+        return ZTD_HTTP_CONFIG;
     unsigned threads = s->cfg->threads;
     if (!threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);

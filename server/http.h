@@ -60,7 +60,9 @@ typedef struct ztd_req {
     bool counted;
 } ztd_req;
 
-/* Bind the listen address and start the daemon. */
+/* Bind the listen address and start the daemon: 0, -1, or ZTD_HTTP_CONFIG
+ * when the configuration is at fault (TLS files). */
+#define ZTD_HTTP_CONFIG (-2)
 int ztd_http_start(ztd_server *s);
 /* Stop accepting, wait up to the grace period for in-flight requests, stop. */
 void ztd_http_stop(ztd_server *s);

@@ -86,7 +86,9 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         }
         if (due) {
             uint64_t t = now_ms();
-            timeout = due > t ? (int)(due - t < 1000 ? due - t : 1000) : 0;
+            int until = due > t ? (int)(due - t < 1000 ? due - t : 1000) : 0;
+            if (until < timeout)
+                timeout = until; /* never later than a watchdog ping */
         }
         int n = poll(p, 2, timeout);
         if (n < 0 && errno != EINTR)
@@ -190,12 +192,23 @@ int main(int argc, char **argv)
         ztd_config_free(&cfg);
         return ZTD_EXIT_FAILURE;
     }
-    if (sfd < 0 || ztd_http_start(&srv) != 0) {
+    /* Socket-activated: the connection that started us is waiting in the
+     * backlog, so scan first and answer it with the catalog in place. */
+    bool activated = srv.listen_fd >= 0;
+    if (activated && ztd_catalog_rescan(srv.catalog) != 0) {
         ztd_catalog_free(srv.catalog);
         ztd_sessions_free(srv.sessions);
         ztd_tokens_free(srv.tokens);
         ztd_config_free(&cfg);
         return ZTD_EXIT_FAILURE;
+    }
+    int hs = sfd < 0 ? -1 : ztd_http_start(&srv);
+    if (hs != 0) {
+        ztd_catalog_free(srv.catalog);
+        ztd_sessions_free(srv.sessions);
+        ztd_tokens_free(srv.tokens);
+        ztd_config_free(&cfg);
+        return hs == ZTD_HTTP_CONFIG ? ZTD_EXIT_CONFIG : ZTD_EXIT_FAILURE;
     }
     char host[256] = "", why[64];
     unsigned port;
@@ -204,7 +217,7 @@ int main(int argc, char **argv)
     ztd_log(ZTD_LOG_INFO, "listening on %s://%s%s%s:%u (root %s)", srv.tls_cert ? "https" : "http",
             v6 ? "[" : "", host[0] ? host : "0.0.0.0", v6 ? "]" : "", srv.port, cfg.root);
     ztd_watch *w = cfg.watch ? ztd_watch_new(cfg.root) : NULL;
-    int rc = ztd_catalog_rescan(srv.catalog) == 0 ? ZTD_EXIT_OK : ZTD_EXIT_FAILURE;
+    int rc = activated || ztd_catalog_rescan(srv.catalog) == 0 ? ZTD_EXIT_OK : ZTD_EXIT_FAILURE;
     if (rc == ZTD_EXIT_OK) {
         ztd_notify_ready();
         run(&srv, sfd, w);

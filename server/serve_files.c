@@ -91,6 +91,7 @@ static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
     /* With read tokens a shared cache must not hand responses to others. */
     b->cache_control = s->cfg->require_read_token ? "private, no-cache" : s->cfg->cache_control;
     b->max_ranges = s->cfg->max_ranges;
+    b->tls = s->tls_cert != NULL;
 }
 
 static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
@@ -203,6 +204,12 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
         return ztd_send_body(c, r, &b);
     }
     const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);
+    const zt_component *alias = NULL;
+    /* An original tensor name of a foreign file ("X.scale" of an Ollama triple
+     * grouped into object "X") stays reachable as .../objects/X.scale/data. */
+    if (!o && m->route == ZTD_ROUTE_COMPONENT && !strcmp(m->component, "data") &&
+        zt_file_find_tensor(e->file, m->object, m->object_len, &o, &alias) == ZT_OK)
+        return send_component(s, c, r, e, o, alias, false);
     if (!o)
         return ztd_error(c, r, 404, "object_not_found", "file \"%s\" has no object \"%s\"", m->file,
                          m->object);

@@ -472,3 +472,8 @@ zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *
     zt__free(d.vs);
     return st;
 }
+
+bool zt__utf8_valid(const uint8_t *s, size_t n)
+{
+    return utf8_valid(s, n);
+}

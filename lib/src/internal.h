@@ -183,4 +183,50 @@ void zt__cbor_value(zt_buf *b, const zt_value *v); /* maps sorted canonically */
 /* Sort the index array idx[0..n) of text keys canonically (length first, then bytes). */
 void zt__cbor_sort_keys(const char **keys, const size_t *lens, size_t *idx, size_t n);
 
+/* ---- building values in an arena (value_build.c), for the foreign readers */
+/* A map with room for `cap` pairs and none set yet. */
+zt_value *zt__map_new(zt_arena *a, size_t cap);
+/* Appends key (text) to map and returns its value slot, or NULL (out of memory
+ * or the map is full). The slot is zeroed: set it with zt__val_*. */
+zt_value *zt__map_put(zt_arena *a, zt_value *map, const char *key);
+bool zt__val_text(zt_arena *a, zt_value *v, const char *s, size_t n);
+void zt__val_uint(zt_value *v, uint64_t u);
+void zt__val_int(zt_value *v, int64_t i);
+void zt__val_float(zt_value *v, double d);
+/* An array of n zeroed items. */
+bool zt__val_array(zt_arena *a, zt_value *v, size_t n);
+bool zt__utf8_valid(const uint8_t *s, size_t n);
+
+/* ---- JSON tree -> value (manifest_json.c), for safetensors __metadata__ */
+struct json_t;
+zt_status zt__json_tree_to_value(const struct json_t *j, zt_arena *a, zt_value *out, zt_error *err);
+
+/* ---- foreign formats */
+/* Structural bytes of an open file, read with pread() when mapped (reader.c). */
+zt_status zt__read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err);
+
+/* Which reader a file's first bytes call for (safetensors.c). head holds the
+ * first min(size, 9) bytes. */
+zt_file_kind zt__detect_kind(const uint8_t *head, size_t n);
+
+/* safetensors.c. The pure parser: the JSON header (n bytes, which sat at file
+ * offset 8) of a file of file_size bytes -> dense objects in header order, with
+ * absolute offsets, and __metadata__ as file attributes. Checks dtypes,
+ * shapes, sizes, order, overlap and bounds. Does not group Ollama triples. */
+zt_status zt__st_parse_header(zt_model *m, const uint8_t *json, size_t n, uint64_t file_size,
+                              zt_error *err);
+/* Open a mapped or in-memory file as safetensors: header (at most max_header
+ * bytes), Ollama grouping, index, validation. */
+zt_status zt__open_safetensors(zt_file *f, uint64_t max_header, zt_error *err);
+
+/* ollama.c: turn each {name} (U32) + {name}.scale [+ {name}.bias] triple of a
+ * parsed safetensors model into one quantized_group object. */
+zt_status zt__ollama_group(zt_model *m, zt_error *err);
+
+/* alt.c. The pure reader: structure through rd (which must fail for bytes past
+ * size); tensor data is never read, only located. */
+typedef zt_status (*zt__read_fn)(void *ud, uint64_t off, size_t len, uint8_t *dst, zt_error *err);
+zt_status zt__alt_parse(zt_model *m, uint64_t size, zt__read_fn rd, void *ud, zt_error *err);
+zt_status zt__open_alt(zt_file *f, zt_error *err);
+
 #endif

@@ -78,9 +78,10 @@ static bool is_null(const zt_value *v)
     return !v || v->kind == ZT_VAL_NULL || v->kind == ZT_VAL_UNDEFINED;
 }
 
-/* One pass over a map for several fields: out[i] = the value under fs[i] (the
- * first occurrence, as zt_value_get() gives), or NULL. A zt_value_get() per
- * field scanned each component's map seven times, ~10% of opening a file. */
+/* One pass over a map for several fields: out[i] = the value under fs[i], or
+ * NULL; returns the name of a field that appears twice, else NULL. A
+ * zt_value_get() per field scanned each component's map seven times, ~10% of
+ * opening a file. */
 typedef struct field_name {
     const char *name;
     size_t len;

@@ -343,3 +343,8 @@ zt_status zt__json_to_value(const char *text, zt_arena *a, const zt_value **out,
         *out = v;
     return st;
 }
+
+zt_status zt__json_tree_to_value(const struct json_t *j, zt_arena *a, zt_value *out, zt_error *err)
+{
+    return from_json(j, a, out, 1, err);
+}

@@ -33,6 +33,11 @@ static zt_status read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *ds
     return ZT_OK;
 }
 
+zt_status zt__read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err)
+{
+    return read_at(f, off, len, dst, err);
+}
+
 static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
 {
     uint8_t head[8] = {0}, tail[16] = {0};
@@ -76,9 +81,24 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
     return zt__validate_model(&f->model, &vo, err);
 }
 
-static zt_status parse(zt_file *f, const zt_open_options *opt, zt_error *err)
+/* The kind is chosen by the first bytes (docs/FOREIGN-FORMATS.md). A
+ * safetensors header is capped by the caller's max_manifest_size when given,
+ * else by the limit of Hugging Face's own reader (100 MB). */
+static zt_status parse(zt_file *f, const zt_open_options *opt, uint64_t user_max, zt_error *err)
 {
-    return parse_zt(f, opt, err);
+    uint8_t head[9] = {0};
+    size_t hl = f->size < 9 ? (size_t)f->size : 9;
+    zt_status st = read_at(f, 0, hl, head, err);
+    if (st)
+        return st;
+    switch (zt__detect_kind(head, hl)) {
+    case ZT_KIND_SAFETENSORS:
+        return zt__open_safetensors(f, user_max ? user_max : 100000000ull, err);
+    case ZT_KIND_ALT:
+        return zt__open_alt(f, err);
+    default:
+        return parse_zt(f, opt, err);
+    }
 }
 
 static zt_status finish_open(zt_file *f, const zt_open_options *opt, zt_file **out, zt_error *err)
@@ -91,7 +111,7 @@ static zt_status finish_open(zt_file *f, const zt_open_options *opt, zt_file **o
     zt_open_options eff = *opt;
     if (!eff.max_manifest_size)
         eff.max_manifest_size = ZT_DEFAULT_MAX_MANIFEST;
-    zt_status st = parse(f, &eff, err);
+    zt_status st = parse(f, &eff, opt->max_manifest_size, err);
     if (st) {
         zt_close(f);
         return st;

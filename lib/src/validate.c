@@ -194,8 +194,13 @@ zt_status zt__validate_object(const struct zt_object *ob, const zt_validate_opts
             return st;
         return check_sparse(ob, false, err);
     }
-    if (!strcmp(ob->format, "quantized_group"))
-        return need(ob, qg, 3, err);
+    if (!strcmp(ob->format, "quantized_group")) {
+        /* Scale-only modes (Ollama's nvfp4, mxfp8) have no zero-points: a
+         * "mode" attribute other than "affine" makes zeros optional. */
+        const zt_value *mode = zt_value_get(ob->attributes, "mode");
+        bool scale_only = mode && mode->kind == ZT_VAL_TEXT && !zt__value_text_eq(mode, "affine");
+        return need(ob, qg, scale_only ? 2 : 3, err);
+    }
     return ZT_OK; /* unknown format: structure only */
 }
 

@@ -60,7 +60,8 @@ check_ne() {
 }
 # check_match NAME GOT ERE
 check_match() {
-    if printf '%s' "$2" | grep -Eq -- "$3"; then ok "$1"; else bad "$1" "'$2' !~ /$3/"; fi
+    # a here-string, not a pipe: grep -q exiting early must not fail under pipefail
+    if grep -Eq -- "$3" <<<"$2"; then ok "$1"; else bad "$1" "'$2' !~ /$3/"; fi
 }
 # check_same NAME FILE1 FILE2: byte-identical
 check_same() {

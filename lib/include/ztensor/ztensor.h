@@ -256,6 +256,17 @@ ZT_API const zt_component *zt_object_component_at(const zt_object *o, size_t i);
 ZT_API const zt_component *zt_object_find_component(const zt_object *o, const char *role);
 /* For foreign formats: the tensor name in the original file ("" if none). */
 ZT_API const char *zt_object_source_name(const zt_object *o);
+/* Where a tensor of the original file lives: an object's own name gives its
+ * "data" component ("packed_weight" for quantized_group); for an Ollama
+ * quantized triple read from safetensors, "{name}.scale" and "{name}.bias" give
+ * the "scales" and "zeros" components of object "{name}" (the mapping is in
+ * docs/FOREIGN-FORMATS.md). *obj and *comp point into f. ZT_E_NOT_FOUND when
+ * no tensor has that name. */
+ZT_API zt_status zt_file_find_tensor(const zt_file *f, const char *name, size_t len,
+                                     const zt_object **obj, const zt_component **comp);
+/* The safetensors dtype ("F32", "F8_E4M3") of a storage dtype with a logical
+ * type (NULL for none); NULL when safetensors cannot express the pair. Static. */
+ZT_API const char *zt_safetensors_dtype(zt_dtype dtype, const char *type);
 
 ZT_API const char *zt_component_role(const zt_component *c);
 ZT_API zt_dtype zt_component_dtype(const zt_component *c);

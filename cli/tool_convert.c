@@ -1,0 +1,357 @@
+/* zt convert: .safetensors (plain, Ollama quantized, shards) and .alt into
+ * one .zt, or a .zt back into .safetensors (tool_export.c). Streams: memory
+ * depends on the number of objects, never on their size. */
+#include "tool.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_help[] =
+    "NAME\n"
+    "    zt convert - convert safetensors and ALT files to zTensor, and back\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    zt convert IN... -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none]\n"
+    "    zt convert IN.zt -o OUT.safetensors\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    The kind of each IN is detected from its bytes: .safetensors (including\n"
+    "    Ollama's quantized blobs, whose {name}/{name}.scale/{name}.bias triples\n"
+    "    become quantized_group objects), .alt, or .zt. Every tensor of every IN\n"
+    "    becomes an object of OUT.zt, byte for byte, in the order of the data in\n"
+    "    its file; several IN (the shards of one model) make one OUT.zt. File\n"
+    "    attributes are merged (safetensors __metadata__, ALT parameters); when two\n"
+    "    shards disagree on one, the first wins and a warning is printed. Two\n"
+    "    tensors of the same name are an error.\n"
+    "\n"
+    "    When OUT ends in .safetensors, the single IN is written as safetensors:\n"
+    "    dense objects, and quantized_group objects read from Ollama blobs (as\n"
+    "    their original triples). Any other object (sparse, other quantizations,\n"
+    "    logical types such as complex64) is refused with its name. zstd\n"
+    "    components are decompressed. The header is padded with spaces to a\n"
+    "    multiple of 8 bytes.\n"
+    "\n"
+    "    Data is copied in chunks of 4 MiB; memory does not depend on the size of\n"
+    "    the model. OUT appears only when complete (temporary file, fsync, rename,\n"
+    "    fsync of the directory). A progress bar is drawn on standard error when it\n"
+    "    is a terminal. The mapping is described in docs/FOREIGN-FORMATS.md.\n"
+    "\n"
+    "OPTIONS\n"
+    "    -o OUT              output file (required): .zt, or .safetensors\n"
+    "    --compress[=LEVEL]  zstd-compress every component (level 1-19, default 3)\n"
+    "    --digest KIND       sha256 (default), crc32c or none\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0 converted; 1 an input is invalid or holds something OUT cannot express;\n"
+    "    2 usage error; 3 system error.\n";
+
+typedef struct conv {
+    const char **in;
+    int nin;
+    const char *out;
+    zt_component_spec cs;
+    zt_file **files;
+    tool_progress prog;
+} conv;
+
+static int has_suffix(const char *s, const char *sfx)
+{
+    size_t n = strlen(s), k = strlen(sfx);
+    return n >= k && !strcmp(s + n - k, sfx);
+}
+
+static int parse_digest(const char *d, zt_component_spec *cs)
+{
+    if (!strcmp(d, "sha256"))
+        cs->digest = ZT_DIGEST_SHA256;
+    else if (!strcmp(d, "crc32c"))
+        cs->digest = ZT_DIGEST_CRC32C;
+    else if (!strcmp(d, "none"))
+        cs->digest = ZT_DIGEST_NONE;
+    else
+        return -1;
+    return 0;
+}
+
+/* 0: go on; -1: --help was printed; >0: exit code. */
+static int parse_args(int argc, char **argv, conv *cv, int *opts)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (tool_is_help(a)) {
+            fputs(k_help, stdout);
+            return -1;
+        } else if (!strcmp(a, "-o") && i + 1 < argc) {
+            cv->out = argv[++i];
+        } else if (!strncmp(a, "--compress", 10) && (a[10] == 0 || a[10] == '=')) {
+            cv->cs.encoding = ZT_ENC_ZSTD;
+            cv->cs.zstd_level = a[10] ? atoi(a + 11) : 3;
+            *opts = 1;
+            if (cv->cs.zstd_level < 1 || cv->cs.zstd_level > 19) {
+                fprintf(stderr, "zt convert: compression level must be 1-19\n");
+                return ZT_EXIT_USAGE;
+            }
+        } else if (!strncmp(a, "--digest", 8) && (a[8] == '=' || (!a[8] && i + 1 < argc))) {
+            *opts = 1;
+            if (parse_digest(a[8] ? a + 9 : argv[++i], &cv->cs)) {
+                fprintf(stderr, "zt convert: --digest must be sha256, crc32c or none\n");
+                return ZT_EXIT_USAGE;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "zt convert: unknown option \"%s\"\n", a);
+            return ZT_EXIT_USAGE;
+        } else {
+            cv->in[cv->nin++] = a;
+        }
+    }
+    if (!cv->out || !cv->nin) {
+        fprintf(stderr, "zt convert: need IN... and -o OUT (see zt convert --help)\n");
+        return ZT_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* ---- names: two tensors of one name in the inputs are refused up front */
+typedef struct nref {
+    const char *name;
+    size_t len;
+    int file;
+} nref;
+
+static int cmp_nref(const void *pa, const void *pb)
+{
+    const nref *a = pa, *b = pb;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->name, b->name, n);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static int check_names(conv *cv)
+{
+    size_t total = 0, k = 0;
+    for (int i = 0; i < cv->nin; i++)
+        total += zt_file_object_count(cv->files[i]);
+    nref *v = malloc((total ? total : 1) * sizeof(*v));
+    if (!v)
+        return ZT_EXIT_SYSTEM;
+    for (int i = 0; i < cv->nin; i++)
+        for (size_t j = 0; j < zt_file_object_count(cv->files[i]); j++) {
+            const zt_object *o = zt_file_object_at(cv->files[i], j);
+            v[k++] = (nref){zt_object_name(o), zt_object_name_len(o), i};
+        }
+    qsort(v, total, sizeof(*v), cmp_nref);
+    int rc = ZT_EXIT_OK;
+    for (size_t i = 1; i < total && !rc; i++)
+        if (!cmp_nref(&v[i - 1], &v[i])) {
+            fprintf(stderr, "zt convert: tensor \"%s\" is in both %s and %s\n", v[i].name,
+                    cv->in[v[i - 1].file], cv->in[v[i].file]);
+            rc = ZT_EXIT_INVALID;
+        }
+    free(v);
+    return rc;
+}
+
+/* ---- attributes, through the manifest JSON */
+static char *attributes_of(const zt_object *o, zt_error *err)
+{
+    char *s = zt_object_json(o, ZT_JSON_COMPACT, err);
+    json_t *j = s ? json_loads(s, 0, NULL) : NULL;
+    zt_free(s);
+    json_t *a = json_object_get(j, "attributes");
+    char *r = a ? json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    return r;
+}
+
+static void merge_attrs(json_t *dst, json_t *src, const char *file)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(src, k, v)
+    {
+        json_t *old = json_object_get(dst, k);
+        if (!old)
+            json_object_set(dst, k, v);
+        else if (!json_equal(old, v))
+            fprintf(stderr,
+                    "zt convert: warning: %s: attribute \"%s\" differs from an earlier "
+                    "input's; keeping the first\n",
+                    file, k);
+    }
+}
+
+static int file_attributes(conv *cv, zt_writer *w, zt_error *err)
+{
+    json_t *all = json_object();
+    for (int i = 0; all && i < cv->nin; i++) {
+        char *s = zt_file_manifest_json(cv->files[i], ZT_JSON_COMPACT, err);
+        json_t *j = s ? json_loads(s, 0, NULL) : NULL;
+        zt_free(s);
+        json_t *a = json_object_get(j, "attributes");
+        if (a)
+            merge_attrs(all, a, cv->in[i]);
+        json_decref(j);
+    }
+    char *text = all && json_object_size(all) ? json_dumps(all, JSON_COMPACT) : NULL;
+    json_decref(all);
+    zt_status st = text ? zt_writer_set_attributes(w, text, err) : ZT_OK;
+    free(text);
+    return st ? tool_report("convert", cv->out, err) : ZT_EXIT_OK;
+}
+
+/* ---- the copy */
+static zt_status to_writer(void *ud, const void *p, size_t n, zt_error *err)
+{
+    return zt_writer_write(ud, p, n, err);
+}
+
+/* The index of the component not yet done with the lowest offset. */
+static size_t lowest(const zt_object *o, const int *done)
+{
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < zt_object_component_count(o); i++) {
+        uint64_t off = zt_component_offset(zt_object_component_at(o, i));
+        if (!done[i] &&
+            (best == SIZE_MAX || off < zt_component_offset(zt_object_component_at(o, best))))
+            best = i;
+    }
+    return best;
+}
+
+/* Components in the order of their bytes in the input. */
+static int copy_object(conv *cv, zt_writer *w, int fi, const zt_object *o, zt_error *err)
+{
+    size_t n = zt_object_component_count(o);
+    const char *roles[64];
+    size_t ids[64];
+    int done[64] = {0};
+    if (n > 64) {
+        fprintf(stderr, "zt convert: %s: object \"%s\" has %zu components (max 64)\n", cv->in[fi],
+                zt_object_name(o), n);
+        return ZT_EXIT_INVALID;
+    }
+    zt_status st = ZT_OK;
+    for (size_t k = 0; k < n && !st; k++) {
+        size_t ci = lowest(o, done);
+        const zt_component *c = zt_object_component_at(o, ci);
+        done[ci] = 1;
+        zt_component_spec cs = cv->cs;
+        cs.dtype = zt_component_dtype(c);
+        cs.type = zt_component_type(c);
+        roles[k] = zt_component_role(c);
+        st = zt_writer_begin(w, &cs, err);
+        if (!st)
+            st = tool_copy_component(cv->files[fi], c, to_writer, w, &cv->prog, err);
+        if (!st)
+            st = zt_writer_end(w, &ids[k], err);
+    }
+    char *attrs = st ? NULL : attributes_of(o, err);
+    if (!st)
+        st = zt_writer_add_object(w, zt_object_name(o), zt_object_format(o), zt_object_ndim(o),
+                                  zt_object_shape(o), attrs, n, roles, ids, err);
+    free(attrs);
+    return st ? tool_report("convert", cv->in[fi], err) : ZT_EXIT_OK;
+}
+
+static uint64_t first_offset(const zt_object *o)
+{
+    uint64_t m = UINT64_MAX;
+    for (size_t i = 0; i < zt_object_component_count(o); i++)
+        if (zt_component_offset(zt_object_component_at(o, i)) < m)
+            m = zt_component_offset(zt_object_component_at(o, i));
+    return m;
+}
+
+/* By first byte; empty objects before the one that starts where they sit;
+ * then by name, so the order never depends on qsort. */
+static int cmp_obj(const void *pa, const void *pb)
+{
+    const zt_object *x = *(const zt_object *const *)pa, *y = *(const zt_object *const *)pb;
+    uint64_t a = first_offset(x), b = first_offset(y);
+    if (a != b)
+        return (a > b) - (a < b);
+    a = zt_object_component_count(x) ? zt_component_length(zt_object_component_at(x, 0)) : 0;
+    b = zt_object_component_count(y) ? zt_component_length(zt_object_component_at(y, 0)) : 0;
+    if (a != b)
+        return (a > b) - (a < b);
+    return strcmp(zt_object_name(x), zt_object_name(y));
+}
+
+static int copy_file(conv *cv, zt_writer *w, int fi, zt_error *err)
+{
+    zt_file *f = cv->files[fi];
+    size_t n = zt_file_object_count(f);
+    const zt_object **v = malloc((n ? n : 1) * sizeof(*v));
+    if (!v)
+        return ZT_EXIT_SYSTEM;
+    for (size_t i = 0; i < n; i++)
+        v[i] = zt_file_object_at(f, i);
+    qsort(v, n, sizeof(*v), cmp_obj);
+    int rc = ZT_EXIT_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = copy_object(cv, w, fi, v[i], err);
+    free(v);
+    return rc;
+}
+
+static int open_inputs(conv *cv, zt_error *err)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < cv->nin; i++) {
+        if (zt_open(cv->in[i], NULL, &cv->files[i], err))
+            return tool_report("convert", cv->in[i], err);
+        for (size_t j = 0; j < zt_file_object_count(cv->files[i]); j++) {
+            const zt_object *o = zt_file_object_at(cv->files[i], j);
+            for (size_t k = 0; k < zt_object_component_count(o); k++)
+                total += zt_component_decoded_length(zt_object_component_at(o, k));
+        }
+    }
+    tool_progress_init(&cv->prog, total);
+    return ZT_EXIT_OK;
+}
+
+static int import(conv *cv)
+{
+    zt_error err;
+    int rc = open_inputs(cv, &err);
+    if (!rc)
+        rc = check_names(cv);
+    if (rc)
+        return rc;
+    zt_writer *w;
+    if (zt_writer_open(cv->out, NULL, &w, &err))
+        return tool_report("convert", cv->out, &err);
+    rc = file_attributes(cv, w, &err);
+    for (int i = 0; i < cv->nin && !rc; i++)
+        rc = copy_file(cv, w, i, &err);
+    tool_progress_end(&cv->prog);
+    if (!rc && zt_writer_finish(w, &err))
+        rc = tool_report("convert", cv->out, &err);
+    zt_writer_free(w);
+    return rc;
+}
+
+int zt_cmd_convert(int argc, char **argv)
+{
+    conv cv = {.cs = {.encoding = ZT_ENC_RAW, .digest = ZT_DIGEST_SHA256}};
+    cv.in = calloc((size_t)argc, sizeof(*cv.in));
+    cv.files = calloc((size_t)argc, sizeof(*cv.files));
+    int opts = 0, rc = cv.in && cv.files ? parse_args(argc, argv, &cv, &opts) : ZT_EXIT_SYSTEM;
+    if (!rc && has_suffix(cv.out, ".safetensors")) {
+        if (cv.nin != 1 || opts) {
+            fprintf(stderr, "zt convert: writing .safetensors takes one IN and no --compress or "
+                            "--digest\n");
+            rc = ZT_EXIT_USAGE;
+        } else {
+            rc = tool_export_safetensors(cv.in[0], cv.out);
+        }
+    } else if (!rc) {
+        rc = import(&cv);
+    }
+    for (int i = 0; cv.files && i < cv.nin; i++)
+        zt_close(cv.files[i]);
+    free(cv.in);
+    free(cv.files);
+    return rc < 0 ? ZT_EXIT_OK : rc;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Benchmark: uploads on loopback, next to nginx's WebDAV PUT of the same bytes.
+#   tests/bench/upload.sh          (BENCH_BUILD, BENCH_WORK to override; data on disk, not tmpfs)
+# Prints throughput and ztensord's peak RSS for:
+#   1. a whole-file PUT of 1 GiB (full validation + sha256 of every component, fsync, rename)
+#   2. a session of 8 components of 128 MiB each (sha256 computed by the writer), then commit
+#   3. nginx WebDAV PUT of the same 1 GiB file (client_body_temp on the same disk)
+#   4. peak RSS for a 4 GiB whole-file PUT
+source "$(dirname "$0")/common.sh"
+bench_build
+cd "$work"
+mkdir -p up-root dav-root src
+gen() { [ -f "$2" ] && [ "$(stat -c %s "$2")" = "$1" ] || head -c "$1" /dev/urandom >"$2"; }
+gen $((1 << 30)) src/1g.bin
+gen $((128 << 20)) src/128m.bin
+[ -f src/1g.zt ] || "$zt" pack -o src/1g.zt "w=u8:$((1 << 30)):src/1g.bin" >/dev/null
+if [ ! -f src/4g.zt ]; then
+  cat src/1g.bin src/1g.bin src/1g.bin src/1g.bin >src/4g.bin
+  "$zt" pack -o src/4g.zt "w=u8:$((4 << 30)):src/4g.bin" >/dev/null
+  rm -f src/4g.bin
+fi
+cat src/1g.zt >/dev/null # page cache, for both servers alike
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+gbps() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.2f", n / t / 1e9 }'; }
+
+rm -rf up-root/* up-root/.ztensord-staging
+start_ztd "$work/up-root" --allow-anonymous-writes --disk-reserve 0
+Z="http://127.0.0.1:$zport"
+size=$(stat -c %s src/1g.zt)
+t0=$(date +%s.%N)
+code=$(curl -s -o /dev/null -w '%{http_code}' -T src/1g.zt "$Z/v1/files/1g.zt")
+t1=$(date +%s.%N)
+[ "$code" = 201 ] || { echo "PUT failed: $code"; exit 1; }
+put_t=$(secs "$t0" "$t1")
+put_rss=$(peak_rss_mib "$zpid")
+printf '1. whole-file PUT of %s bytes: %s s, %s GB/s, ztensord peak RSS %s MiB\n' \
+  "$size" "$put_t" "$(gbps "$size" "$put_t")" "$put_rss"
+
+id=$(curl -s -X POST -d '{"file":"s.zt"}' "$Z/v1/uploads" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+objs=""
+t0=$(date +%s.%N)
+for k in 0 1 2 3 4 5 6 7; do
+  curl -s -o /dev/null -T src/128m.bin "$Z/v1/uploads/$id/components/c$k"
+  objs="$objs${objs:+,}\"o$k\":{\"shape\":[$((128 << 20))],\"components\":{\"data\":{\"key\":\"c$k\",\"dtype\":\"u8\"}}}"
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d "{\"objects\":{$objs}}" "$Z/v1/uploads/$id/commit")
+t1=$(date +%s.%N)
+[ "$code" = 201 ] || { echo "commit failed: $code"; exit 1; }
+ses_t=$(secs "$t0" "$t1")
+printf '2. session, 8 x 128 MiB components + commit: %s s, %s GB/s, peak RSS %s MiB\n' \
+  "$ses_t" "$(gbps $((1 << 30)) "$ses_t")" "$(peak_rss_mib "$zpid")"
+stop_ztd
+
+rm -rf dav-root/*
+start_nginx "$work/dav-root" "dav_methods PUT; create_full_put_path on; client_max_body_size 0; client_body_temp_path $work/dav-root/.tmp;"
+mkdir -p dav-root/.tmp && chmod 777 dav-root dav-root/.tmp
+t0=$(date +%s.%N)
+code=$(curl -s -o /dev/null -w '%{http_code}' -T src/1g.zt "http://127.0.0.1:$nport/1g.zt")
+t1=$(date +%s.%N)
+dav_t=$(secs "$t0" "$t1")
+printf '3. nginx WebDAV PUT of the same file (HTTP %s): %s s, %s GB/s\n' "$code" "$dav_t" \
+  "$(gbps "$size" "$dav_t")"
+stop_nginx
+printf '   ratio ztensord / nginx: whole-file %s, session %s\n' \
+  "$(ratio "$dav_t" "$put_t")" "$(ratio "$dav_t" "$ses_t")"
+
+rm -rf up-root/*
+start_ztd "$work/up-root" --allow-anonymous-writes --disk-reserve 0
+size4=$(stat -c %s src/4g.zt)
+t0=$(date +%s.%N)
+code=$(curl -s -o /dev/null -w '%{http_code}' -T src/4g.zt "http://127.0.0.1:$zport/v1/files/4g.zt")
+t1=$(date +%s.%N)
+t4=$(secs "$t0" "$t1")
+printf '4. whole-file PUT of 4 GiB (HTTP %s): %s s, %s GB/s, ztensord peak RSS %s MiB\n' \
+  "$code" "$t4" "$(gbps "$size4" "$t4")" "$(peak_rss_mib "$zpid")"
+stop_ztd
+rm -rf up-root/*

@@ -1,0 +1,186 @@
+#!/bin/bash
+# The container files without a container engine (tests/docker/test-image.sh builds and
+# runs the image itself):
+#   - docker/Dockerfile: two stages from debian:bookworm / debian:bookworm-slim, numeric
+#     non-root USER, VOLUME /models, ENV ZTENSORD_ROOT/LISTEN, EXPOSE 7070, HEALTHCHECK;
+#   - every ZTENSORD_* name in docker/, systemd/ and docs/OPERATIONS.md is a real option
+#     (ztensord refuses to start on an unknown one), and the compose file's environment
+#     starts a daemon with no flags at all;
+#   - docker/compose.yaml and docker/k8s-sidecar.yaml parse, share a volume between
+#     ztensord and the inference container, and the pod probes /readyz and /healthz on
+#     the port ztensord listens on;
+#   - docker/healthcheck.sh (the image's HEALTHCHECK) against real and fake servers.
+. "$(dirname "$0")/lib.sh" "$@"
+
+D=$REPO/docker
+if ! $PY -c 'import yaml' 2>/dev/null; then
+    bad "python3-yaml is installed" "missing: apt-get install python3-yaml (listed in .ci/deps)"
+    finish
+fi
+
+# ---- Dockerfile
+F=$D/Dockerfile
+df() { grep -Ev '^\s*#' "$F"; }
+check_match "build stage FROM debian:bookworm" "$(df)" '^FROM debian:bookworm AS build'
+check_match "runtime stage FROM debian:bookworm-slim" "$(df)" '^FROM debian:bookworm-slim$'
+check_eq "two stages" "$(df | grep -c '^FROM ')" 2
+check_match "USER is a numeric non-root uid" "$(df | grep '^USER ')" '^USER [1-9][0-9]*(:[0-9]+)?$'
+check_match "VOLUME /models" "$(df)" '^VOLUME \["/models"\]'
+check_match "ENV ZTENSORD_ROOT=/models" "$(df)" 'ZTENSORD_ROOT=/models'
+check_match "ENV ZTENSORD_LISTEN=0.0.0.0:7070" "$(df)" 'ZTENSORD_LISTEN=0\.0\.0\.0:7070'
+check_match "EXPOSE 7070" "$(df)" '^EXPOSE 7070'
+check_match "HEALTHCHECK runs docker/healthcheck.sh" "$(df | tr '\n' ' ')" 'HEALTHCHECK .*CMD \["/bin/bash", "/usr/local/bin/ztensord-healthcheck"\]'
+check_nomatch "no -dev package in the runtime stage" "$(df | sed -n '/^FROM debian:bookworm-slim/,$p')" '[a-z0-9]-dev( |$)'
+check_nomatch "no compiler in the runtime stage" "$(df | sed -n '/^FROM debian:bookworm-slim/,$p')" '(^| )(gcc|cmake|ninja-build)( |$)'
+# every COPY source of the build stage exists (the context is the repository root)
+for src in $(df | awk '/^COPY / && !/--from/ { for (i = 2; i < NF; i++) print $i }'); do
+    check "COPY source $src exists in the repository" test -e "$REPO/$src"
+done
+
+# ---- ZTENSORD_* names are real options
+"$ZTENSORD" --dump-config-markdown >"$T/config.md"
+names=$(grep -rhoE 'ZTENSORD_[A-Z0-9_]+' "$D" "$REPO/systemd" "$REPO/docs/OPERATIONS.md" 2>/dev/null | sort -u)
+check_ne "ZTENSORD_* names found in the ops files" "$names" ""
+for v in $names; do
+    check "$v is an option" grep -qF "\`$v\`" "$T/config.md"
+done
+
+# ---- compose.yaml and k8s-sidecar.yaml
+why=$($PY - "$D/compose.yaml" "$D/k8s-sidecar.yaml" <<'EOF'
+import os, sys, yaml
+errs = []
+c = yaml.safe_load(open(sys.argv[1]))
+s = c.get("services", {})
+z, inf = s.get("ztensord"), s.get("inference")
+if not z or not inf:
+    errs.append("compose: services ztensord and inference")
+else:
+    b = z.get("build", {})
+    ctx = os.path.join(os.path.dirname(sys.argv[1]), b.get("context", "."))
+    if not os.path.isfile(os.path.join(ctx, b.get("dockerfile", "Dockerfile"))):
+        errs.append("compose: build.dockerfile not found from build.context")
+    vols = lambda svc: {v.split(":")[0]: v for v in svc.get("volumes", [])}
+    shared = set(vols(z)) & set(vols(inf)) & set(c.get("volumes", {}) or {})
+    if not shared:
+        errs.append("compose: no named volume shared by ztensord and inference")
+    for v in shared:
+        if not vols(z)[v].startswith(v + ":/models"):
+            errs.append("compose: ztensord mounts %s elsewhere than /models" % v)
+    if inf.get("depends_on", {}).get("ztensord", {}).get("condition") != "service_healthy":
+        errs.append("compose: inference does not wait for a healthy ztensord")
+docs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+pods = [d for d in docs if d.get("kind") == "Pod"]
+if len(pods) != 1:
+    errs.append("k8s: one Pod")
+else:
+    spec = pods[0]["spec"]
+    cs = {x["name"]: x for x in spec["containers"]}
+    zc = cs.get("ztensord")
+    if not zc or len(cs) < 2:
+        errs.append("k8s: containers ztensord and an inference container")
+    else:
+        ports = {p.get("name"): p["containerPort"] for p in zc.get("ports", [])}
+        for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+            g = zc.get(probe, {}).get("httpGet", {})
+            if g.get("path") != path:
+                errs.append("k8s: %s path %r, want %s" % (probe, g.get("path"), path))
+            port = ports.get(g.get("port"), g.get("port"))
+            if port != 7070:
+                errs.append("k8s: %s port %r is not 7070" % (probe, g.get("port")))
+        mounts = [{m["name"] for m in x.get("volumeMounts", [])} for x in cs.values()]
+        if not set.intersection(*mounts):
+            errs.append("k8s: no volume mounted by every container")
+        sc = spec.get("securityContext", {})
+        if not sc.get("runAsNonRoot") or not sc.get("runAsUser"):
+            errs.append("k8s: pod not runAsNonRoot with a runAsUser")
+        zs = zc.get("securityContext", {})
+        if zs.get("allowPrivilegeEscalation") is not False or not zs.get("readOnlyRootFilesystem"):
+            errs.append("k8s: ztensord securityContext")
+print("; ".join(errs))
+EOF
+)
+check_eq "compose.yaml and k8s-sidecar.yaml: structure" "$why" ""
+
+# The compose file's environment for ztensord, plus the image's ENV, and no flag at all.
+R=$T/root
+mkdir -p "$R"
+rand "$T/w.raw" 1000
+pack "$R/m.zt" w=u8:1000:"$T/w.raw"
+envs=$($PY -c '
+import sys, yaml
+e = yaml.safe_load(open(sys.argv[1]))["services"]["ztensord"].get("environment", {})
+for k, v in (e.items() if isinstance(e, dict) else (x.split("=", 1) for x in e)):
+    print("%s=%s" % (k, v))' "$D/compose.yaml")
+mapfile -t envarr <<<"$envs"
+D_N=$((D_N + 1))
+env "${envarr[@]}" ZTENSORD_ROOT="$R" ZTENSORD_LISTEN=127.0.0.1:0 ZTENSORD_ACCESS_LOG=off \
+    "$ZTENSORD" 2>"$T/envonly.err" &
+D_PID=$!
+D_ERR=$T/envonly.err
+line=
+for i in $(seq 1 100); do
+    line=$(grep -m1 -o 'listening on http://127\.0\.0\.1:[0-9]*' "$D_ERR")
+    [ -n "$line" ] && break
+    kill -0 "$D_PID" 2>/dev/null || break
+    sleep 0.1
+done
+if [ -n "$line" ]; then
+    ok "configured by environment only (compose's variables + the image's)"
+    PORT=${line##*:}
+else
+    bad "configured by environment only" "$(head -c 400 "$D_ERR")"
+    D_PID=
+    finish
+fi
+for i in $(seq 1 50); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz")" = 200 ] && break
+    sleep 0.1
+done
+
+# ---- healthcheck.sh
+HC=$D/healthcheck.sh
+hc() { env -i PATH=/usr/bin:/bin "$@" /bin/bash "$HC"; }
+out=$(hc ZTENSORD_LISTEN=0.0.0.0:"$PORT")
+check_eq "healthcheck: 0.0.0.0:PORT checked on loopback: healthy" "$?:$out" "0:healthy"
+out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT")
+check_eq "healthcheck: 127.0.0.1:PORT: healthy" "$?:$out" "0:healthy"
+out=$(hc ZTENSORD_LISTEN=0.0.0.0:1 ZTD_HEALTHCHECK_ADDR=127.0.0.1:"$PORT")
+check_eq "healthcheck: ZTD_HEALTHCHECK_ADDR overrides" "$?:$out" "0:healthy"
+stop_daemon
+out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT")
+check_match "healthcheck: nothing listening: unhealthy (exit 1)" "$?:$out" '^1:unhealthy: cannot connect'
+# a server that answers 503 (it picks its own port and writes it to fake.port)
+rm -f "$T/fake.port"
+$PY -c '
+import os, socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0)); s.listen(1); s.settimeout(10)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c, _ = s.accept()
+req = b""
+while b"\r\n\r\n" not in req:
+    b = c.recv(4096)
+    if not b:
+        break
+    req += b
+c.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"); c.close()
+' "$T/fake.port" 2>"$T/fake.err" &
+fake=$!
+for i in $(seq 1 100); do
+    [ -s "$T/fake.port" ] && break
+    sleep 0.05
+done
+FP=$(cat "$T/fake.port" 2>/dev/null)
+out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$FP")
+check_match "healthcheck: a 503 answer is unhealthy (exit 1)" "$?:$out" '^1:unhealthy: HTTP/1\.1 503'
+wait "$fake" 2>/dev/null
+# TLS: only the TCP connection is checked
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+    -keyout "$T/k.pem" -out "$T/c.pem" >/dev/null 2>&1
+CURL_TLS=(--cacert "$T/c.pem")
+start_daemon "$R" --tls-cert "$T/c.pem" --tls-key "$T/k.pem" || finish
+out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT" ZTENSORD_TLS_CERT="$T/c.pem")
+check_match "healthcheck with TLS: the port accepts connections" "$?:$out" '^0:port [0-9]+ accepts connections'
+finish
