@@ -473,6 +473,26 @@ zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *
     return st;
 }
 
+zt_status zt__cbor_decode_prefix(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
+                                 zt_arena *arena, zt_value **out, size_t *used, zt_error *err)
+{
+    dec d = {
+        .p = buf, .len = len, .base_off = lim ? lim->base_offset : 0, .arena = arena, .err = err};
+    zt_status st = decode_loop(&d, lim ? lim->max_depth : ZT_MAX_DEPTH);
+    if (st == ZT_OK) {
+        zt_value *v = zt__arena_alloc(arena, sizeof(*v));
+        if (!v)
+            st = ZT_FAIL(err, ZT_E_NOMEM, "out of memory decoding the manifest");
+        else {
+            *v = d.vs[0];
+            *out = v;
+            *used = d.pos;
+        }
+    }
+    zt__free(d.vs);
+    return st;
+}
+
 bool zt__utf8_valid(const uint8_t *s, size_t n)
 {
     return utf8_valid(s, n);

@@ -83,6 +83,10 @@ typedef struct zt_cbor_limits {
 zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
                           zt_arena *arena, zt_value **out, zt_error *err);
 
+/* Decode the one CBOR item at the start of buf (bytes may follow); *used gets its size. */
+zt_status zt__cbor_decode_prefix(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
+                                 zt_arena *arena, zt_value **out, size_t *used, zt_error *err);
+
 bool zt__value_text_eq(const zt_value *v, const char *s);
 
 /* ---- the model (manifest.c) */
@@ -130,6 +134,14 @@ uint64_t zt__hash(const char *s, size_t n);
 
 /* Build the model from a decoded manifest (1.2 or 1.0 schema). */
 zt_status zt__model_from_cbor(zt_model *m, const zt_value *root, zt_error *err);
+/* The fast path for the common manifest shape (manifest_fast.c): builds the
+ * model straight from the CBOR bytes. ZT_E_UNSUPPORTED means "not sure": the
+ * caller starts over with zt__cbor_decode + zt__model_from_cbor, which also
+ * produces every error message. */
+zt_status zt__model_fast(zt_model *m, const uint8_t *buf, size_t len, uint64_t base_offset);
+extern int zt__fast_path_disabled;
+zt_status zt__model_version(zt_model *m, const zt_value *v, zt_error *err);
+zt_status zt__check_duplicate_roles(const struct zt_object *o, zt_error *err);
 
 /* ---- validation (validate.c): pure over (model, data region end) */
 typedef struct zt_validate_opts {

@@ -125,7 +125,11 @@ static zt_status get_uint(const zt_value *v, const char *field, const char *obj,
 
 static zt_status parse_version(zt_model *m, const zt_value *root, zt_error *err)
 {
-    const zt_value *v = zt_value_get(root, "version");
+    return zt__model_version(m, zt_value_get(root, "version"), err);
+}
+
+zt_status zt__model_version(zt_model *m, const zt_value *v, zt_error *err)
+{
     if (!v)
         return SCHEMA(err, NULL, NULL, "manifest has no \"version\"");
     if (v->kind != ZT_VAL_TEXT)
@@ -251,7 +255,7 @@ static int cmp_role(const void *a, const void *b)
     return strcmp(((const struct zt_component *)a)->role, ((const struct zt_component *)b)->role);
 }
 
-static zt_status check_duplicate_roles(const struct zt_object *o, zt_error *err)
+zt_status zt__check_duplicate_roles(const struct zt_object *o, zt_error *err)
 {
     if (o->ncomp < 2)
         return ZT_OK;
@@ -354,7 +358,7 @@ static zt_status parse_object(zt_model *m, const zt_value *key, const zt_value *
         if (st)
             return st;
     }
-    return check_duplicate_roles(o, err);
+    return zt__check_duplicate_roles(o, err);
 }
 
 zt_status zt__model_from_cbor(zt_model *m, const zt_value *root, zt_error *err)

@@ -38,6 +38,8 @@ zt_status zt__read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, 
     return read_at(f, off, len, dst, err);
 }
 
+int zt__fast_path_disabled; /* tests compare the two paths */
+
 static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
 {
     uint8_t head[8] = {0}, tail[16] = {0};
@@ -65,13 +67,23 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
         }
         mbytes = copy;
     }
-    zt_cbor_limits lim = {ZT_MAX_DEPTH, lay.manifest_offset};
-    zt_value *root;
-    st = zt__cbor_decode(mbytes, (size_t)lay.manifest_length, &lim, &f->model.arena, &root, err);
+    st = zt__fast_path_disabled
+             ? ZT_E_UNSUPPORTED
+             : zt__model_fast(&f->model, mbytes, (size_t)lay.manifest_length, lay.manifest_offset);
+    if (st == ZT_E_UNSUPPORTED) {
+        /* Not the usual shape, or not valid: the general path decides and words it. */
+        zt__arena_free(&f->model.arena);
+        memset(&f->model, 0, sizeof(f->model));
+        zt__arena_init(&f->model.arena);
+        f->model.kind = lay.kind;
+        zt_cbor_limits lim = {ZT_MAX_DEPTH, lay.manifest_offset};
+        zt_value *root;
+        st =
+            zt__cbor_decode(mbytes, (size_t)lay.manifest_length, &lim, &f->model.arena, &root, err);
+        if (!st)
+            st = zt__model_from_cbor(&f->model, root, err);
+    }
     zt__free(copy);
-    if (st)
-        return st;
-    st = zt__model_from_cbor(&f->model, root, err);
     if (st)
         return st;
     zt_validate_opts vo = {.data_end = lay.manifest_offset,
