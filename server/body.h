@@ -26,7 +26,7 @@ typedef struct ztd_body {
     int64_t last_modified; /* unix seconds */
     const uint8_t *sha256; /* digest of this representation, or NULL */
     bool vary_accept_encoding;
-    bool tls;                    /* no sendfile: copy file spans through a 64 KiB buffer */
+    bool tls; /* no sendfile: copy file spans through a 64 KiB buffer */
     unsigned max_ranges;
     /* extra headers (tensor metadata) */
     void (*add_headers)(struct MHD_Response *resp, const void *ctx);

@@ -29,7 +29,8 @@ typedef struct ztd_server {
     pthread_mutex_t publish_mu;    /* preconditions + rename + rescan, atomically */
     char *tls_cert, *tls_key;      /* PEM text when serving HTTPS */
     int uploads_active;
-    bool uploads_enabled;          /* the staging directory exists */            /* atomic: whole-file PUTs and open sessions */
+    bool uploads_enabled;
+        /* the staging directory exists */ /* atomic: whole-file PUTs and open sessions */
 } ztd_server;
 
 typedef struct ztd_upload ztd_upload;
@@ -46,16 +47,16 @@ typedef struct ztd_req {
     char *target; /* raw request target, for the access log */
     char method[16];
     char request_id[ZTD_REQUEST_ID_MAX + 1];
-    void *owned;     /* malloc'ed body bytes freed at completion */
-    bool responded;  /* a response is queued: ignore the rest of the body */
-    bool in_data;    /* inside the body callback: responses are deferred */
+    void *owned;                   /* malloc'ed body bytes freed at completion */
+    bool responded;                /* a response is queued: ignore the rest of the body */
+    bool in_data;                  /* inside the body callback: responses are deferred */
     struct MHD_Response *deferred; /* error found mid-body, sent after it */
     unsigned deferred_status;
     uint64_t drained; /* body bytes dropped after a deferred error */
-    bool body_route; /* PUT/POST/DELETE routes handled by upload.c */
-    ztd_upload *up;  /* whole-file PUT state */
-    void *sreq;      /* upload-session component PUT state */
-    char *body;      /* small JSON request bodies */
+    bool body_route;  /* PUT/POST/DELETE routes handled by upload.c */
+    ztd_upload *up;   /* whole-file PUT state */
+    void *sreq;       /* upload-session component PUT state */
+    char *body;       /* small JSON request bodies */
     size_t body_len, body_cap;
     bool counted;
 } ztd_req;
@@ -81,6 +82,9 @@ enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, unsigned sta
 enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
                          size_t len, int copy);
 const char *ztd_header(struct MHD_Connection *c, const char *name);
+/* Per-request route matches, recycled per thread. */
+ztd_route_match *ztd_match_new(void);
+void ztd_match_free(ztd_route_match *m);
 
 /* Route handler (serve_files.c). */
 enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *method);

@@ -105,8 +105,8 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     b.ctx = &meta;
     b.content_type = "application/octet-stream";
     if (immutable)
-        b.cache_control = s->cfg->require_read_token ? "private, max-age=31536000, immutable"
-                                                     : IMMUTABLE;
+        b.cache_control =
+            s->cfg->require_read_token ? "private, max-age=31536000, immutable" : IMMUTABLE;
     bool sha = zt_component_digest_kind(comp) == ZT_DIGEST_SHA256;
     const uint8_t *digest = sha ? zt_component_digest_bytes(comp, NULL) : NULL;
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
@@ -148,6 +148,11 @@ static enum MHD_Result send_json_repr(ztd_server *s, struct MHD_Connection *c, z
     b.kind = ZTD_BODY_MEM;
     b.mem = json;
     b.len = len;
+    if (json == e->manifest_json && e->manifest_fd >= 0) {
+        b.kind = ZTD_BODY_FD; /* the same bytes, from the memfd */
+        b.fd = e->manifest_fd;
+        b.off = 0;
+    }
     b.content_type = "application/json";
     snprintf(b.etag, sizeof(b.etag), "\"%s-%.32s\"", etag_tag, e->file_etag + 1);
     return ztd_send_body(c, r, &b);
@@ -274,7 +279,7 @@ static enum MHD_Result metrics_route(ztd_server *s, struct MHD_Connection *c, zt
 
 enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *method)
 {
-    if (!(r->match = malloc(sizeof(*r->match))))
+    if (!r->match && !(r->match = ztd_match_new()))
         return MHD_NO;
     ztd_route_match *m = r->match;
     switch (ztd_route(method, r->target, m)) {

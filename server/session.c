@@ -643,7 +643,10 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
         zt_writer_drop_objects(x->w, 0);
         release(s, x);
         bool invalid = err.code != ZT_E_NOSPACE && err.code != ZT_E_IO;
-        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : invalid ? 422 : 500,
+        return ztd_error(c, r,
+                         err.code == ZT_E_NOSPACE ? 507
+                         : invalid                ? 422
+                                                  : 500,
                          err.code == ZT_E_NOSPACE ? "insufficient_storage"
                          : invalid                ? "invalid_objects"
                                                   : "write_failed",

@@ -295,7 +295,8 @@ static bool name_conflict(const char *root, const char *rel)
     struct stat sb;
     if (lstat(p, &sb) == 0)
         return !S_ISREG(sb.st_mode);
-    for (char *slash = strrchr(p, '/'); slash && slash > p + strlen(root); slash = strrchr(p, '/')) {
+    for (char *slash = strrchr(p, '/'); slash && slash > p + strlen(root);
+         slash = strrchr(p, '/')) {
         *slash = 0;
         if (lstat(p, &sb) == 0)
             return !S_ISDIR(sb.st_mode);

@@ -46,20 +46,21 @@ z3=$(wrk_rps "$Z/thousand.zt"); n3=$(wrk_rps "$N/thousand.json")
 printf '3. manifest JSON of 1,000 objects (%s bytes), wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s\n' \
   "$(stat -c %s static/thousand.json)" "$z3" "$n3" "$(ratio "$z3" "$n3")"
 
-parallel64() { # URL
-  local pids=()
-  for _ in $(seq 64); do curl -s -o /dev/null "$1" & pids+=($!); done
-  wait "${pids[@]}"
+parallel64() { # URL; fails if any download fails
+  local pids=() bad=0
+  for _ in $(seq 64); do curl -sf -o /dev/null "$1" & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p" || bad=$((bad + 1)); done
+  [ "$bad" = 0 ] || { echo "$bad of 64 downloads failed"; return 1; }
 }
-stop_ztd; start_ztd "$work/root"
+stop_ztd; start_ztd "$work/root"; Z="http://127.0.0.1:$zport/v1/files"
 t0=$(date +%s.%N); parallel64 "$Z/big.zt/objects/mid/data"; t1=$(date +%s.%N)
 zr_mid=$(peak_rss_mib "$zpid")
-stop_ztd; start_ztd "$work/root"
+stop_ztd; start_ztd "$work/root"; Z="http://127.0.0.1:$zport/v1/files"
 t2=$(date +%s.%N); parallel64 "$Z/big.zt/objects/big/data"; t3=$(date +%s.%N)
 zr_big=$(peak_rss_mib "$zpid")
-stop_nginx; start_nginx "$work/static"
+stop_nginx; start_nginx "$work/static"; N="http://127.0.0.1:$nport"
 t4=$(date +%s.%N); parallel64 "$N/big.bin"; t5=$(date +%s.%N)
-workers=$(pgrep -P "$npid" | tr '\n' ' ')
+workers=$(pgrep -P "$npid" | tr '\n' ' ' || true)
 nr_big=$(peak_rss_mib "$npid" $workers)
 agg() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.2f", n / (b - a) / 1e9 }'; }
 printf '4. peak RSS, 64 clients x 1 GiB: ztensord %s MiB (64 x 256 MiB: %s MiB), nginx master+workers %s MiB\n' \
