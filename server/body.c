@@ -10,6 +10,7 @@
 #include "range.h"
 
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,20 +238,87 @@ static struct MHD_Response *copy_response(const ztd_body *b, uint64_t start, uin
  * socket cork toggling around it) measured half the requests per second of
  * this for 4 KiB components; large spans keep sendfile. */
 
+/* Their buffers are recycled per thread: a malloc of a few KiB per request
+ * made glibc consolidate its fastbins every time. */
+#define SPARE_BUFS 16
+
+typedef struct spare_buf {
+    struct spare_buf *next;
+} spare_buf;
+
+typedef struct spare_list {
+    spare_buf *head;
+    unsigned n;
+} spare_list;
+
+static pthread_key_t g_bufs_key;
+static pthread_once_t g_bufs_once = PTHREAD_ONCE_INIT;
+
+static void spare_list_free(void *p)
+{
+    spare_list *l = p;
+    while (l->head) {
+        spare_buf *b = l->head;
+        l->head = b->next;
+        free(b);
+    }
+    free(l);
+}
+
+static void bufs_key_init(void)
+{
+    pthread_key_create(&g_bufs_key, spare_list_free);
+}
+
+static spare_list *thread_spares(void)
+{
+    pthread_once(&g_bufs_once, bufs_key_init);
+    spare_list *l = pthread_getspecific(g_bufs_key);
+    if (!l && (l = calloc(1, sizeof(*l))) && pthread_setspecific(g_bufs_key, l) != 0) {
+        free(l);
+        l = NULL;
+    }
+    return l;
+}
+
+static void *small_buf_get(void)
+{
+    spare_list *l = thread_spares();
+    if (!l || !l->head)
+        return malloc(ZTD_SMALL_BODY);
+    spare_buf *b = l->head;
+    l->head = b->next;
+    l->n--;
+    return b;
+}
+
+static void small_buf_put(void *p)
+{
+    spare_list *l = thread_spares();
+    if (!l || l->n >= SPARE_BUFS) {
+        free(p);
+        return;
+    }
+    spare_buf *b = p;
+    b->next = l->head;
+    l->head = b;
+    l->n++;
+}
+
 static struct MHD_Response *small_response(const ztd_body *b, uint64_t start, uint64_t len)
 {
-    char *buf = malloc((size_t)len);
+    char *buf = small_buf_get();
     if (!buf)
         return NULL;
     ssize_t r = pread(b->fd, buf, (size_t)len, (off_t)(b->off + start));
     if (r != (ssize_t)len) { /* the file shrank since fstat: refuse like a bad span */
-        free(buf);
+        small_buf_put(buf);
         return NULL;
     }
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer((size_t)len, buf, MHD_RESPMEM_MUST_FREE);
+        MHD_create_response_from_buffer_with_free_callback((size_t)len, buf, small_buf_put);
     if (!resp)
-        free(buf);
+        small_buf_put(buf);
     return resp;
 }
 
@@ -289,8 +357,10 @@ static void validator_headers(struct MHD_Response *resp, const ztd_body *b)
     char date[32];
     if (b->etag[0])
         MHD_add_response_header(resp, "ETag", b->etag);
-    ztd_http_date_format(b->last_modified, date);
-    MHD_add_response_header(resp, "Last-Modified", date);
+    if (!b->last_modified_text)
+        ztd_http_date_format(b->last_modified, date);
+    MHD_add_response_header(resp, "Last-Modified",
+                            b->last_modified_text ? b->last_modified_text : date);
     if (b->cache_control && b->cache_control[0])
         MHD_add_response_header(resp, "Cache-Control", b->cache_control);
     if (b->vary_accept_encoding)
@@ -305,8 +375,9 @@ static void representation_headers(struct MHD_Response *resp, const ztd_body *b)
         MHD_add_response_header(resp, "Content-Encoding", b->content_encoding);
     if (b->sha256) {
         char v[64] = "sha-256=:";
-        int n = EVP_EncodeBlock((unsigned char *)v + 9, b->sha256, 32);
-        snprintf(v + 9 + n, sizeof(v) - 9 - (size_t)n, ":");
+        int n = EVP_EncodeBlock((unsigned char *)v + 9, b->sha256, 32); /* 44 chars */
+        v[9 + n] = ':';
+        v[10 + n] = 0;
         MHD_add_response_header(resp, "Repr-Digest", v);
     }
     if (b->add_headers)
@@ -355,7 +426,7 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
     /* A file cut short in place since the catalog opened it: sendfile would
      * stop at its end and libmicrohttpd would wait on the connection until the
      * timeout. Refuse now; the rescan the change triggers settles it. */
-    if (b->kind == ZTD_BODY_FD && b->len > ZTD_SMALL_BODY && shrunk(b))
+    if (b->kind == ZTD_BODY_FD && !b->fd_stable && b->len > ZTD_SMALL_BODY && shrunk(b))
         return ztd_error_hdr(c, r, 503, "file_changed", "Retry-After", "1",
                              "\"%s\" is shorter on disk than when it was opened (truncated in "
                              "place?); retry once it has been rescanned",

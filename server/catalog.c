@@ -10,6 +10,7 @@
  */
 #include "catalog.h"
 #include "log.h"
+#include "range.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -139,6 +140,7 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
     e->ino = sb->st_ino;
     e->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
     ztd_identity_etag(e, 0, e->size, e->file_etag);
+    ztd_http_date_format(e->mtime_ns / 1000000000, e->last_modified);
     zt_open_options opt = {.max_manifest_size = c->max_manifest};
     zt_error err;
     zt_status st = zt_open(abs, &opt, &e->file, &err);

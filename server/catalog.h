@@ -29,6 +29,7 @@ typedef struct ztd_entry {
     size_t manifest_json_len;
     int manifest_fd;    /* a memfd holding manifest_json, sent with sendfile; -1 if none */
     char file_etag[40]; /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
+    char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */

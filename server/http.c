@@ -161,7 +161,9 @@ static void request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1
         state = (uint64_t)(uintptr_t)out ^ (uint64_t)time(NULL);
     state = state * 6364136223846793005ull + 1442695040888963407ull; /* PCG step */
     uint64_t x = state ^ (state >> 29);
-    snprintf(out, ZTD_REQUEST_ID_MAX + 1, "%016llx", (unsigned long long)x);
+    for (int i = 15; i >= 0; i--, x >>= 4)
+        out[i] = "0123456789abcdef"[x & 15];
+    out[16] = 0;
 }
 
 /* The first call for a request: state only. Routes that take a body or change
@@ -176,7 +178,8 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const
     clock_gettime(CLOCK_REALTIME, &r->t0);
     clock_gettime(CLOCK_MONOTONIC, &r->t0m);
     r->target = strdup(url);
-    snprintf(r->method, sizeof(r->method), "%s", method);
+    size_t ml = strnlen(method, sizeof(r->method) - 1);
+    memcpy(r->method, method, ml); /* r is zeroed: NUL-terminated */
     r->counted = true;
     __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
     ztd_metrics_inflight(1);
