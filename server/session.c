@@ -658,7 +658,7 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
     x->path[0] = 0; /* ownership of the staged file passes to publish */
     ztd_log(ZTD_LOG_INFO, "upload session %s committed %zu components", x->id, x->nkeys);
     finish_session(s, x);
-    return ztd_validate_and_publish(s, c, r, staged, file, false);
+    return ztd_validate_and_publish(s, c, r, staged, file, false, -1);
 }
 
 enum MHD_Result ztd_session_route_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)

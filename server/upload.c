@@ -10,8 +10,10 @@
 #include "range.h"
 #include "session.h"
 #include "staging.h"
+#include "verify.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <openssl/evp.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #define WBUF (1u << 20)
+#define WRITEBACK_EVERY (8ull << 20)
 #define DISK_CHECK_EVERY (1ull << 20) /* a statvfs() per MiB: cheap, and bounds overshoot */
 
 struct ztd_upload {
@@ -34,6 +37,7 @@ struct ztd_upload {
     uint8_t *buf;
     size_t blen;
     uint64_t next_disk_check;
+    uint64_t written, writeback; /* bytes written; write-back started up to */
     bool counted;
 };
 
@@ -151,37 +155,20 @@ int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
     return 0;
 }
 
-static int check_staged(const char *staged, bool verify, zt_error *err, size_t *nobj)
+/* Validate the staged file (structure; with verify, every digest and zstd
+ * stream too, fsyncing sync_fd meanwhile). -1 with *err when it is invalid. */
+static int check_staged(const char *staged, bool verify, int sync_fd, int *sync_errno,
+                        zt_error *err, size_t *nobj)
 {
     zt_file *f;
+    *sync_errno = 0;
     if (zt_open(staged, NULL, &f, err))
         return -1;
-    int rc = 0;
     *nobj = zt_file_object_count(f);
-    for (size_t i = 0; verify && !rc && i < zt_file_object_count(f); i++) {
-        const zt_object *o = zt_file_object_at(f, i);
-        for (size_t j = 0; !rc && j < zt_object_component_count(o); j++) {
-            const zt_component *comp = zt_object_component_at(o, j);
-            int checked;
-            if (zt_component_verify(f, o, comp, &checked, err))
-                rc = -1;
-            else if (zt_component_encoding(comp) == ZT_ENC_ZSTD) {
-                zt_decoder *d;
-                if (zt_decoder_new(f, comp, &d, err) == ZT_OK) {
-                    static __thread char sink[1 << 16];
-                    size_t n;
-                    do {
-                        if (zt_decoder_read(d, sink, sizeof(sink), &n, err))
-                            rc = -1;
-                    } while (!rc && n);
-                    zt_decoder_free(d);
-                } else {
-                    rc = -1;
-                }
-            }
-        }
-    }
+    int rc = verify && ztd_verify_components(f, sync_fd, sync_errno, err) != ZT_OK ? -1 : 0;
     zt_close(f);
+    if (!verify && sync_fd >= 0 && fsync(sync_fd) != 0)
+        *sync_errno = errno;
     return rc;
 }
 
@@ -211,16 +198,24 @@ static bool is_star(const char *v)
     return v[0] == '*' && (v[1] == 0 || v[1] == ' ' || v[1] == '\t');
 }
 
+static enum MHD_Result write_failed(struct MHD_Connection *c, ztd_req *r, int e);
+
 enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                         const char *staged, const char *rel, bool verify)
+                                         const char *staged, const char *rel, bool verify,
+                                         int sync_fd)
 {
     zt_error err;
     size_t nobj = 0;
-    if (check_staged(staged, verify, &err, &nobj) != 0) {
+    int sync_errno;
+    if (check_staged(staged, verify, sync_fd, &sync_errno, &err, &nobj) != 0) {
         unlink(staged);
         bool digest = err.code == ZT_E_DIGEST_MISMATCH;
         return ztd_error(c, r, 422, digest ? "digest_mismatch" : "invalid_file",
                          "the uploaded file is not valid: %s", err.message);
+    }
+    if (sync_errno) {
+        unlink(staged);
+        return write_failed(c, r, sync_errno);
     }
     enum MHD_Result ret;
     pthread_mutex_lock(&s->publish_mu);
@@ -384,7 +379,17 @@ static int flush_buf(ztd_upload *u)
             return -1;
         off += (size_t)w;
     }
+    u->written += u->blen;
     u->blen = 0;
+#ifdef SYNC_FILE_RANGE_WRITE
+    /* Start write-back as the body arrives, so the fsync before publishing
+     * waits for the last few MiB, not the whole file. */
+    if (u->written - u->writeback >= WRITEBACK_EVERY) {
+        sync_file_range(u->fd, (off_t)u->writeback, (off_t)(u->written - u->writeback),
+                        SYNC_FILE_RANGE_WRITE);
+        u->writeback = u->written;
+    }
+#endif
     return 0;
 }
 
@@ -428,7 +433,7 @@ static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req
 static enum MHD_Result put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     ztd_upload *u = r->up;
-    if (flush_buf(u) != 0 || fsync(u->fd) != 0)
+    if (flush_buf(u) != 0)
         return write_failed(c, r, errno);
     if (u->want.present) {
         uint8_t got[32];
@@ -437,9 +442,8 @@ static enum MHD_Result put_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
             return ztd_error(c, r, 400, "digest_mismatch",
                              "the body does not match its Content-Digest/Repr-Digest");
     }
-    close(u->fd);
-    u->fd = -1;
-    enum MHD_Result ret = ztd_validate_and_publish(s, c, r, u->path, r->match->file, true);
+    /* fsynced beside the verification, then published; the fd closes after */
+    enum MHD_Result ret = ztd_validate_and_publish(s, c, r, u->path, r->match->file, true, u->fd);
     u->path[0] = 0; /* published or removed */
     return ret;
 }

@@ -31,9 +31,12 @@ int ztd_parse_digest_header(const char *v, ztd_digest_want *out);
 /* 401/403 answer if the request lacks the scope; MHD_YES with r->responded. NULL: allowed. */
 bool ztd_authorize(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool write,
                    enum MHD_Result *ret);
-/* Validate a staged .zt fully (structure and every digest) and publish it as rel. */
+/* Validate a staged .zt (structure; with verify_digests every digest and zstd stream,
+ * on all cores) and publish it as rel. sync_fd >= 0: the staged file is fsynced
+ * meanwhile (a failure answers 507/500); -1: it is durable already. */
 enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                         const char *staged, const char *rel, bool verify_digests);
+                                         const char *staged, const char *rel, bool verify_digests,
+                                         int sync_fd);
 /* Evaluate If-None-Match: * and If-Match against the file on disk. 0 ok, else answered 412. */
 int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *rel,
                             enum MHD_Result *ret);

@@ -178,6 +178,20 @@ struct zt_file {
 /* ---- digests */
 bool zt__digest_parse_into(struct zt_component *c, const char *s, size_t len);
 
+/* ---- background hashing for the writer (hash_pipe.c)
+ * new() starts a thread and three spare buffers of bufsize bytes (NULL on
+ * failure: hash inline instead). start() hands over a hasher, which may have
+ * digested bytes already; submit() queues a written buffer for it and returns
+ * a free one (waiting for one if all are queued); finish() waits for the queue
+ * and returns the hasher to the caller. free() stops the thread, frees the
+ * pipe's buffers (not the one the caller holds) and a hasher not finished. */
+typedef struct zt__hash_pipe zt__hash_pipe;
+zt__hash_pipe *zt__hash_pipe_new(size_t bufsize);
+void zt__hash_pipe_start(zt__hash_pipe *p, zt_hasher *h);
+uint8_t *zt__hash_pipe_submit(zt__hash_pipe *p, uint8_t *buf, size_t len);
+zt_hasher *zt__hash_pipe_finish(zt__hash_pipe *p);
+void zt__hash_pipe_free(zt__hash_pipe *p);
+
 /* ---- JSON text → values, for the writer's attributes (manifest_json.c) */
 zt_status zt__json_to_value(const char *text, zt_arena *arena, const zt_value **out, zt_error *err);
 

@@ -4,6 +4,13 @@
  * padded to 64 bytes. Objects only refer to finished components. finish()
  * appends the canonical CBOR manifest, its size and the footer magic.
  *
+ * Digests: a component's bytes are hashed as they are buffered; once a
+ * component outgrows the 1 MiB output buffer, each buffer is handed, after its
+ * write(), to a background thread that hashes it (hash_pipe.c) while this
+ * thread goes on receiving and writing. When the file will be fsynced, the
+ * writer starts write-back every few MiB (sync_file_range), so that the final
+ * fsync waits for the last few MiB only.
+ *
  * It never seeks backwards (zt_writer_cancel() truncates the component being
  * written, the one exception). Memory is O(objects), never O(data). A writer
  * opened on a path writes a hidden temporary file beside it and publishes with
@@ -24,6 +31,7 @@
 #include <zstd.h>
 
 #define OUTBUF (1u << 20)
+#define WRITEBACK_EVERY (8u << 20) /* start write-back of each 8 MiB written */
 
 typedef struct wcomp {
     zt_written_component info;
@@ -41,6 +49,11 @@ typedef struct wobj {
 struct zt_writer {
     int fd;
     bool own_fd, do_fsync, in_comp, finished, failed;
+    bool hash_inline;     /* option: never hash on a background thread */
+    zt__hash_pipe *pipe;  /* created for the first component that outgrows OUTBUF */
+    bool piped;           /* the current component's hasher is on the pipe */
+    uint64_t written;     /* bytes handed to write(), i.e. the fd's offset */
+    uint64_t writeback;   /* write-back was started up to here */
     char *path, *tmp;
     uint64_t pos;
     uint8_t *out;
@@ -68,6 +81,20 @@ static zt_status io_fail(zt_writer *w, zt_error *err, const char *what)
                     "%s: %s", what, strerror(e));
 }
 
+/* Ask the kernel to start writing back what is written so far (no waiting). */
+static void start_writeback(zt_writer *w)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (w->do_fsync && w->written - w->writeback >= WRITEBACK_EVERY) {
+        sync_file_range(w->fd, (off_t)w->writeback, (off_t)(w->written - w->writeback),
+                        SYNC_FILE_RANGE_WRITE);
+        w->writeback = w->written;
+    }
+#else
+    (void)w;
+#endif
+}
+
 static zt_status raw_write(zt_writer *w, const void *p, size_t n, zt_error *err)
 {
     const uint8_t *s = p;
@@ -80,13 +107,42 @@ static zt_status raw_write(zt_writer *w, const void *p, size_t n, zt_error *err)
         }
         s += r;
         n -= (size_t)r;
+        w->written += (uint64_t)r;
     }
+    start_writeback(w);
     return ZT_OK;
+}
+
+/* Does the current component's digest go through the output buffer (hashed
+ * when a buffer is retired) rather than in stored()? */
+static bool deferred_hash(const zt_writer *w)
+{
+    return w->in_comp && w->cur.digest != ZT_DIGEST_NONE && !w->hash_inline;
+}
+
+/* A written buffer of the current component: to the pipe (starting it with the
+ * component's hasher on first use), or hashed here if no thread can be had. */
+static void retire(zt_writer *w)
+{
+    if (!w->piped) {
+        if (!w->pipe)
+            w->pipe = zt__hash_pipe_new(OUTBUF);
+        if (!w->pipe) {
+            zt_hasher_update(w->hash, w->out, w->out_len);
+            return;
+        }
+        zt__hash_pipe_start(w->pipe, w->hash);
+        w->hash = NULL;
+        w->piped = true;
+    }
+    w->out = zt__hash_pipe_submit(w->pipe, w->out, w->out_len);
 }
 
 static zt_status flush(zt_writer *w, zt_error *err)
 {
     zt_status st = w->out_len ? raw_write(w, w->out, w->out_len, err) : ZT_OK;
+    if (!st && w->out_len && deferred_hash(w))
+        retire(w);
     w->out_len = 0;
     return st;
 }
@@ -95,6 +151,20 @@ static zt_status flush(zt_writer *w, zt_error *err)
 static zt_status emit(zt_writer *w, const void *p, size_t n, zt_error *err)
 {
     zt_status st;
+    if (deferred_hash(w)) {
+        /* Everything through the buffer, which is what gets hashed. */
+        for (const uint8_t *s = p; n;) {
+            if (w->out_len == OUTBUF && (st = flush(w, err)))
+                return st;
+            size_t k = OUTBUF - w->out_len < n ? OUTBUF - w->out_len : n;
+            memcpy(w->out + w->out_len, s, k);
+            w->out_len += k;
+            w->pos += k;
+            s += k;
+            n -= k;
+        }
+        return ZT_OK;
+    }
     if (n >= OUTBUF) {
         if ((st = flush(w, err)) || (st = raw_write(w, p, n, err)))
             return st;
@@ -130,6 +200,7 @@ static zt_status writer_new(int fd, const zt_writer_options *opt, zt_writer **ou
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     w->fd = fd;
     w->do_fsync = opt ? opt->fsync != 0 : true;
+    w->hash_inline = opt && opt->digest_inline;
     zt__arena_init(&w->arena);
     w->out = zt__malloc(OUTBUF);
     if (!w->out) {
@@ -244,7 +315,7 @@ zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error 
 
 static zt_status stored(zt_writer *w, const void *p, size_t n, zt_error *err)
 {
-    if (w->hash)
+    if (w->hash && !deferred_hash(w))
         zt_hasher_update(w->hash, p, n);
     return emit(w, p, n, err);
 }
@@ -281,6 +352,9 @@ zt_status zt_writer_write(zt_writer *w, const void *data, size_t len, zt_error *
 
 static void drop_current(zt_writer *w)
 {
+    if (w->piped)
+        w->hash = zt__hash_pipe_finish(w->pipe);
+    w->piped = false;
     zt_hasher_free(w->hash);
     w->hash = NULL;
     ZSTD_freeCStream(w->zs);
@@ -310,6 +384,16 @@ zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err)
     c->dtype = w->cur.dtype;
     if (w->cur.type && !(c->type = zt__arena_strndup(&w->arena, w->cur.type, strlen(w->cur.type))))
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    /* Nothing fails after this but I/O: a retried end() must not hash twice. */
+    /* The digest of the bytes still buffered: here, or through the pipe. */
+    if (deferred_hash(w) && !w->piped)
+        zt_hasher_update(w->hash, w->out, w->out_len);
+    else if (w->piped) {
+        if ((st = flush(w, err)))
+            return st;
+        w->hash = zt__hash_pipe_finish(w->pipe);
+        w->piped = false;
+    }
     c->info.offset = w->cur_start;
     c->info.length = w->pos - w->cur_start;
     c->info.uncompressed_length = w->cur_in;
@@ -344,6 +428,9 @@ zt_status zt_writer_cancel(zt_writer *w, zt_error *err)
         if (ftruncate(w->fd, (off_t)w->cur_start) != 0 ||
             lseek(w->fd, (off_t)w->cur_start, SEEK_SET) < 0)
             return io_fail(w, err, "truncate");
+        w->written = w->cur_start;
+        if (w->writeback > w->written)
+            w->writeback = w->written;
     }
     w->pos = w->cur_start;
     w->failed = false;
@@ -680,6 +767,7 @@ void zt_writer_free(zt_writer *w)
     if (!w)
         return;
     drop_current(w);
+    zt__hash_pipe_free(w->pipe);
     if (w->tmp)
         unlink(w->tmp);
     if (w->own_fd)

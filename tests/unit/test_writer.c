@@ -7,6 +7,9 @@
  *  - crash safety: every strict prefix of its output is rejected by the
  *    reader, a writer freed (or a process killed) before finish leaves no
  *    file at the path, and zt_writer_cancel cuts the bytes back out;
+ *  - digests computed on the background thread (components over the 1 MiB
+ *    buffer) give the same file as inline hashing, and match SHA-256
+ *    computed here with OpenSSL over the stored bytes;
  *  - validation at add_object, call-order errors;
  *  - canonical CBOR: libcbor decodes the manifest, heads are shortest, map
  *    keys sorted, and the same objects added in another order give the same
@@ -15,6 +18,7 @@
 #include "zt_test.h"
 
 #include <cbor.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -248,6 +252,76 @@ static void large_components_in_odd_chunks(void **state)
     free(path);
     zt_test_rmtree(dir);
     free(dir);
+}
+
+/* One file of components around the 1 MiB buffer size, raw and zstd, with
+ * digests inline or on the background thread; a cancelled large component in
+ * the middle. Returns the bytes. */
+static uint8_t *digest_sample(int inline_digest, const uint8_t *data, size_t *len)
+{
+    static const size_t sizes[] = {0, 100, 1u << 20, (1u << 20) + 1, (5u << 20) + 17};
+    char *dir = zt_test_mkdtemp("writer");
+    char *p = path_in(dir, "d.zt");
+    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    zt_writer_options o = nosync();
+    o.digest_inline = inline_digest;
+    zt_writer *w;
+    zt_error err;
+    ASSERT_OK(zt_writer_open_fd(fd, &o, &w, &err), &err);
+    for (size_t i = 0; i < 2 * sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t n = sizes[i / 2];
+        zt_encoding enc = (zt_encoding)(i & 1);
+        size_t id = put(w, ZT_DTYPE_U8, NULL, enc, ZT_DIGEST_SHA256, data, n, 65536 + 3);
+        uint64_t shape[1] = {n};
+        char name[16];
+        snprintf(name, sizeof name, "c%zu", i);
+        add_dense(w, name, 1, shape, id, NULL);
+        if (i == 4) { /* a piped component cancelled half way */
+            zt_component_spec spec = {.dtype = ZT_DTYPE_U8, .digest = ZT_DIGEST_SHA256};
+            ASSERT_OK(zt_writer_begin(w, &spec, &err), &err);
+            ASSERT_OK(zt_writer_write(w, data, 3u << 20, &err), &err);
+            ASSERT_OK(zt_writer_cancel(w, &err), &err);
+        }
+    }
+    ASSERT_OK(zt_writer_finish(w, &err), &err);
+    zt_writer_free(w);
+    uint8_t *b = zt_test_read_fd(fd, len);
+    close(fd);
+    free(p);
+    zt_test_rmtree(dir);
+    free(dir);
+    return b;
+}
+
+static void background_digests(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *data = elements(ZT_DTYPE_U8, (5u << 20) + 17, 21, &n);
+    memset(data + (2u << 20), 0, 1u << 20); /* something for zstd */
+    size_t la, lb;
+    uint8_t *a = digest_sample(1, data, &la), *b = digest_sample(0, data, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    zt_file *f;
+    zt_error err;
+    ASSERT_OK(zt_open_memory(b, lb, NULL, &f, &err), &err);
+    assert_int_equal(zt_file_object_count(f), 10);
+    for (size_t i = 0; i < zt_file_object_count(f); i++) {
+        const zt_component *c = zt_object_component_at(zt_file_object_at(f, i), 0);
+        uint8_t md[32];
+        unsigned mdlen;
+        EVP_Digest(b + zt_component_offset(c), zt_component_length(c), md, &mdlen, EVP_sha256(),
+                   NULL);
+        size_t dl;
+        const uint8_t *got = zt_component_digest_bytes(c, &dl);
+        assert_int_equal(dl, 32);
+        assert_memory_equal(got, md, 32);
+    }
+    zt_close(f);
+    free(a);
+    free(b);
+    free(data);
 }
 
 static void logical_types(void **state)
@@ -1208,6 +1282,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_dtype_encoding_digest),
         cmocka_unit_test(large_components_in_odd_chunks),
+        cmocka_unit_test(background_digests),
         cmocka_unit_test(logical_types),
         cmocka_unit_test(sparse_quantized_and_attributes),
         cmocka_unit_test(append_only_fd),

@@ -343,6 +343,8 @@ typedef struct zt_writer_options {
     int fsync; /* fsync the file (and, for a path, its directory). Default 1 via
                   zt_writer_options_init */
     int mode;  /* file mode for a path; 0 = 0644 */
+    int digest_inline; /* 1: hash in the calling thread. 0 (default): a component larger
+                          than 1 MiB is hashed on a background thread, beside the writes */
 } zt_writer_options;
 ZT_API void zt_writer_options_init(zt_writer_options *o);
 

@@ -1,0 +1,15 @@
+/*
+ * Verifying a staged upload before it is published: every component's digest
+ * checked and every zstd component decoded in full, on one thread per core
+ * (at most 8), while the calling thread fsyncs the staged file.
+ */
+#ifndef ZTD_VERIFY_H
+#define ZTD_VERIFY_H
+
+#include <ztensor/ztensor.h>
+
+/* ZT_OK, or the first failure in *err (which object, component and offset).
+ * sync_fd >= 0 is fsynced meanwhile; its errno (0 on success) in *sync_errno. */
+zt_status ztd_verify_components(const zt_file *f, int sync_fd, int *sync_errno, zt_error *err);
+
+#endif
