@@ -456,7 +456,10 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
                          err.message);
     q->in_component = true;
     q->want = want;
-    if (want.present && !(q->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
+    /* A raw component's stored bytes are the body: the writer's own sha256
+     * (computed beside the writes) is compared at the end. A zstd one needs
+     * the body's digest computed here. */
+    if (want.present && !raw && !(q->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
         return ztd_error(c, r, 500, "internal", "out of memory");
     return MHD_YES;
 }
@@ -495,7 +498,10 @@ static enum MHD_Result component_end(ztd_server *s, struct MHD_Connection *c, zt
     zt_error err;
     if (q->want.present) {
         uint8_t got[32];
-        zt_hasher_final(q->sha, got);
+        if (q->sha)
+            zt_hasher_final(q->sha, got);
+        else if (zt_writer_digest_so_far(x->w, got, NULL, &err))
+            return ztd_error(c, r, 500, "internal", "%s", err.message);
         if (memcmp(got, q->want.sha256, 32) != 0)
             return ztd_error(c, r, 400, "digest_mismatch",
                              "component \"%s\" does not match its Content-Digest; its bytes "

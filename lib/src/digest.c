@@ -130,6 +130,24 @@ size_t zt_hasher_final(zt_hasher *h, uint8_t out[32])
     return 4;
 }
 
+size_t zt__hasher_peek(const zt_hasher *h, const void *more, size_t len, uint8_t out[32])
+{
+    if (h->kind != ZT_DIGEST_SHA256) {
+        zt_hasher c = *h;
+        zt_hasher_update(&c, more, len);
+        return zt_hasher_final(&c, out);
+    }
+    zt_hasher c = {.kind = h->kind, .md = EVP_MD_CTX_new()};
+    if (!c.md || EVP_MD_CTX_copy_ex(c.md, h->md) != 1) {
+        EVP_MD_CTX_free(c.md);
+        return 0;
+    }
+    zt_hasher_update(&c, more, len);
+    size_t n = zt_hasher_final(&c, out);
+    EVP_MD_CTX_free(c.md);
+    return n;
+}
+
 void zt_hasher_free(zt_hasher *h)
 {
     if (!h)

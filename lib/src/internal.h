@@ -176,6 +176,8 @@ struct zt_file {
 };
 
 /* ---- digests */
+/* The digest of what h has seen plus `more`, leaving h as it is; 0 if out of memory. */
+size_t zt__hasher_peek(const zt_hasher *h, const void *more, size_t len, uint8_t out[32]);
 bool zt__digest_parse_into(struct zt_component *c, const char *s, size_t len);
 
 /* ---- background hashing for the writer (hash_pipe.c)

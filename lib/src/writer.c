@@ -350,6 +350,28 @@ zt_status zt_writer_write(zt_writer *w, const void *data, size_t len, zt_error *
     return stored(w, data, len, err);
 }
 
+zt_status zt_writer_digest_so_far(zt_writer *w, uint8_t out[32], size_t *len, zt_error *err)
+{
+    zt_status st = check_usable(w, true, err);
+    if (st)
+        return st;
+    if (w->cur.digest == ZT_DIGEST_NONE)
+        return ZT_FAIL(err, ZT_E_STATE, "the open component has no digest");
+    if (w->piped) { /* collect the pipe's state; the next full buffer restarts it */
+        if ((st = flush(w, err)))
+            return st;
+        w->hash = zt__hash_pipe_finish(w->pipe);
+        w->piped = false;
+    }
+    bool buffered = deferred_hash(w); /* out holds bytes the hasher has not seen */
+    size_t n = zt__hasher_peek(w->hash, buffered ? w->out : NULL, buffered ? w->out_len : 0, out);
+    if (!n)
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    if (len)
+        *len = n;
+    return ZT_OK;
+}
+
 static void drop_current(zt_writer *w)
 {
     if (w->piped)

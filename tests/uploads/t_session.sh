@@ -276,5 +276,23 @@ check_eq "max_session_components: bytes unchanged" "$(jget "$LAST.body" bytes)" 
 commit "$SID" '{"objects":{"a":{"shape":[1000],"components":{"data":{"key":"a","dtype":"u8"}}},"b":{"shape":[3000],"components":{"data":{"key":"b","dtype":"u8"}}}}}'
 check_code "max_session_components: commit of the two: 201" 201
 check "max_session_components: zt verify" zverify "$R/few.zt"
+
+# ---- a component larger than the writer's 1 MiB buffer: hashed on the writer's
+# background thread, and compared with Content-Digest from there
+session_open big.zt
+rand "$T/big.raw" $((3 * 1048576 + 5))
+comp_put "$SID" big "$T/big.raw" -H "Content-Digest: sha-256=:$(sha256_b64 "$T/c3.raw"):"
+check_code "3 MiB component, wrong Content-Digest: 400" 400
+check_errbody "3 MiB component, wrong Content-Digest" digest_mismatch
+req "3 MiB component: GET after the mismatch" 200 "$URL/v1/uploads/$SID"
+check_eq "3 MiB component: absent after the mismatch" "$(jget "$LAST.body" components big)" MISSING
+comp_put "$SID" big "$T/big.raw" -H "Content-Digest: sha-256=:$(sha256_b64 "$T/big.raw"):"
+check_code "3 MiB component, right Content-Digest: 201" 201
+check_eq "3 MiB component: digest" "$(jget "$LAST.body" digest)" "sha256:$(sha256_hex "$T/big.raw")"
+commit "$SID" "{\"objects\":{\"big\":{\"shape\":[$((3 * 1048576 + 5))],\"components\":{\"data\":{\"key\":\"big\",\"dtype\":\"u8\"}}}}}"
+check_code "3 MiB component: commit: 201" 201
+check "3 MiB component: zt verify" zverify "$R/big.zt"
+req "3 MiB component: served back" 200 "$URL/v1/files/big.zt/objects/big/data"
+check "3 MiB component: bytes served = bytes sent" cmp -s "$LAST.body" "$T/big.raw"
 check_staging_empty "staging empty at the end" "$R"
 finish

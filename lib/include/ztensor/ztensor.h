@@ -364,6 +364,13 @@ typedef struct zt_component_spec {
     zt_digest_kind digest; /* over the stored bytes */
 } zt_component_spec;
 
+/* The digest (spec.digest) of the open component's stored bytes written so far,
+ * without ending it: for a raw component, of every byte given to
+ * zt_writer_write, so a caller can compare it with a digest it was sent and
+ * cancel on a mismatch. (A zstd stream holds bytes back until the end.) */
+ZT_API zt_status zt_writer_digest_so_far(zt_writer *w, uint8_t out[32], size_t *len,
+                                         zt_error *err);
+
 /* Start a component; the writer pads to 64 bytes first. */
 ZT_API zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error *err);
 ZT_API zt_status zt_writer_write(zt_writer *w, const void *data, size_t len, zt_error *err);
