@@ -426,7 +426,7 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
     /* A file cut short in place since the catalog opened it: sendfile would
      * stop at its end and libmicrohttpd would wait on the connection until the
      * timeout. Refuse now; the rescan the change triggers settles it. */
-    if (b->kind == ZTD_BODY_FD && !b->fd_stable && b->len > ZTD_SMALL_BODY && shrunk(b))
+    if (b->kind == ZTD_BODY_FD && b->len > ZTD_SMALL_BODY && shrunk(b))
         return ztd_error_hdr(c, r, 503, "file_changed", "Retry-After", "1",
                              "\"%s\" is shorter on disk than when it was opened (truncated in "
                              "place?); retry once it has been rescanned",

@@ -28,7 +28,6 @@ typedef struct ztd_body {
     const uint8_t *sha256; /* digest of this representation, or NULL */
     bool vary_accept_encoding;
     bool tls;       /* no sendfile: copy file spans through a 64 KiB buffer */
-    bool fd_stable; /* fd is the server's own memfd: it cannot shrink, skip the check */
     unsigned max_ranges;
     /* extra headers (tensor metadata) */
     void (*add_headers)(struct MHD_Response *resp, const void *ctx);

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,8 +52,6 @@ void ztd_entry_release(ztd_entry *e)
     free(e->name);
     free(e->error);
     zt_free(e->manifest_json);
-    if (e->manifest_fd >= 0)
-        close(e->manifest_fd);
     free(e);
 }
 
@@ -105,25 +102,6 @@ bool ztd_catalog_is_served_name(const char *name)
     return false;
 }
 
-/* The manifest JSON in a memfd, so that it goes out with sendfile like a
- * static file does (measured faster than copying it from memory for large
- * manifests). -1 when memfds are unavailable: then it is sent from memory. */
-static int json_memfd(const char *json, size_t len)
-{
-    int fd = memfd_create("ztensord-manifest", MFD_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(fd, json + off, len - off);
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    return fd;
-}
-
 static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
                              const struct stat *sb)
 {
@@ -133,7 +111,6 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
         return NULL;
     }
     e->refs = 1;
-    e->manifest_fd = -1;
     e->name_len = strlen(rel);
     e->size = (uint64_t)sb->st_size;
     e->dev = sb->st_dev;
@@ -155,7 +132,6 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
         return e;
     }
     e->manifest_json_len = strlen(e->manifest_json);
-    e->manifest_fd = json_memfd(e->manifest_json, e->manifest_json_len);
     if (zt_file_warning(e->file))
         ztd_log(ZTD_LOG_WARN, "catalog: %s: %s", rel, zt_file_warning(e->file));
     return e;

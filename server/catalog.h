@@ -27,7 +27,6 @@ typedef struct ztd_entry {
     int64_t mtime_ns;
     char *manifest_json; /* cached, compact */
     size_t manifest_json_len;
-    int manifest_fd;    /* a memfd holding manifest_json, sent with sendfile; -1 if none */
     char file_etag[40]; /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
 } ztd_entry;
