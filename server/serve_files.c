@@ -109,6 +109,18 @@ static void quote_etag(char *out, size_t cap, const char *s)
     out[n + 2] = 0;
 }
 
+/* "\"<tag>-<32 hex of the file ETag>\"" into out (96 bytes): a JSON
+ * representation's validator, derived from the file's. */
+static void tagged_etag(char out[96], const char *tag, const ztd_entry *e)
+{
+    size_t n = strlen(tag);
+    out[0] = '"';
+    memcpy(out + 1, tag, n);
+    out[n + 1] = '-';
+    memcpy(out + n + 2, e->file_etag + 1, 32);
+    memcpy(out + n + 34, "\"", 2);
+}
+
 static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
 {
     memset(b, 0, sizeof(*b));
@@ -181,7 +193,7 @@ static enum MHD_Result send_json_repr(ztd_server *s, struct MHD_Connection *c, z
     b.mem = json;
     b.len = len;
     b.content_type = "application/json";
-    snprintf(b.etag, sizeof(b.etag), "\"%s-%.32s\"", etag_tag, e->file_etag + 1);
+    tagged_etag(b.etag, etag_tag, e);
     return ztd_send_body(c, r, &b);
 }
 
@@ -199,7 +211,7 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
     b.kind = ZTD_BODY_MEM;
     b.len = strlen(json);
     b.content_type = "application/json";
-    snprintf(b.etag, sizeof(b.etag), "\"object-%.32s\"", e->file_etag + 1);
+    tagged_etag(b.etag, "object", e);
     /* MEM bodies are PERSISTENT; keep the JSON until the request completes. */
     b.mem = json;
     enum MHD_Result ret = ztd_send_body(c, r, &b);
@@ -232,7 +244,7 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
         b.off = 0;
         b.len = e->size;
         b.content_type = "application/octet-stream";
-        snprintf(b.etag, sizeof(b.etag), "%s", e->file_etag);
+        memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
         return ztd_send_body(c, r, &b);
     }
     const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);
