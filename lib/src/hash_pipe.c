@@ -136,3 +136,47 @@ void zt__hash_pipe_free(zt__hash_pipe *p)
         zt__free(p->free_bufs[i]);
     zt__free(p);
 }
+
+/* ---- the public face: one digest over a stream of buffers */
+
+struct zt_hash_thread {
+    zt__hash_pipe *pipe;
+};
+
+zt_hash_thread *zt_hash_thread_new(zt_digest_kind kind, size_t bufsize, uint8_t **first)
+{
+    zt_hash_thread *t = zt__calloc(1, sizeof(*t));
+    zt_hasher *h = zt_hasher_new(kind);
+    uint8_t *buf = bufsize ? zt__malloc(bufsize) : NULL;
+    if (!t || !h || !buf || !(t->pipe = zt__hash_pipe_new(bufsize))) {
+        zt__free(t);
+        zt_hasher_free(h);
+        zt__free(buf);
+        return NULL;
+    }
+    zt__hash_pipe_start(t->pipe, h);
+    *first = buf;
+    return t;
+}
+
+uint8_t *zt_hash_thread_submit(zt_hash_thread *t, uint8_t *buf, size_t len)
+{
+    return zt__hash_pipe_submit(t->pipe, buf, len);
+}
+
+size_t zt_hash_thread_final(zt_hash_thread *t, uint8_t out[32])
+{
+    zt_hasher *h = zt__hash_pipe_finish(t->pipe);
+    size_t n = h ? zt_hasher_final(h, out) : 0;
+    zt_hasher_free(h);
+    return n;
+}
+
+void zt_hash_thread_free(zt_hash_thread *t, uint8_t *held)
+{
+    if (!t)
+        return;
+    zt__free(held);
+    zt__hash_pipe_free(t->pipe);
+    zt__free(t);
+}

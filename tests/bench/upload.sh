@@ -2,7 +2,8 @@
 # Benchmark: uploads on loopback, next to nginx's WebDAV PUT of the same bytes.
 #   tests/bench/upload.sh          (BENCH_BUILD, BENCH_WORK to override; data on disk, not tmpfs)
 # Prints throughput and ztensord's peak RSS for:
-#   1. a whole-file PUT of 1 GiB (full validation + sha256 of every component, fsync, rename)
+#   1. a whole-file PUT of 1 GiB (full validation + sha256 of every component, fsync, rename):
+#      one 1 GiB component, then 64 components of 16 MiB (verified on all cores)
 #   2. a session of 8 components of 128 MiB each (sha256 computed by the writer), then commit
 #   3. nginx WebDAV PUT of the same 1 GiB file (client_body_temp on the same disk)
 #   4. peak RSS for a 4 GiB whole-file PUT
@@ -14,12 +15,18 @@ gen() { [ -f "$2" ] && [ "$(stat -c %s "$2")" = "$1" ] || head -c "$1" /dev/uran
 gen $((1 << 30)) src/1g.bin
 gen $((128 << 20)) src/128m.bin
 [ -f src/1g.zt ] || "$zt" pack -o src/1g.zt "w=u8:$((1 << 30)):src/1g.bin" >/dev/null
+if [ ! -f src/64x16m.zt ]; then
+  split -b $((16 << 20)) -d -a 2 src/1g.bin src/part.
+  args=(); for i in $(seq -w 0 63); do args+=("layer.$i=u8:$((16 << 20)):src/part.$i"); done
+  "$zt" pack -o src/64x16m.zt "${args[@]}" >/dev/null
+  rm -f src/part.*
+fi
 if [ ! -f src/4g.zt ]; then
   cat src/1g.bin src/1g.bin src/1g.bin src/1g.bin >src/4g.bin
   "$zt" pack -o src/4g.zt "w=u8:$((4 << 30)):src/4g.bin" >/dev/null
   rm -f src/4g.bin
 fi
-cat src/1g.zt >/dev/null # page cache, for both servers alike
+cat src/1g.zt src/64x16m.zt >/dev/null # page cache, for both servers alike
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 gbps() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.2f", n / t / 1e9 }'; }
 
@@ -33,8 +40,16 @@ t1=$(date +%s.%N)
 [ "$code" = 201 ] || { echo "PUT failed: $code"; exit 1; }
 put_t=$(secs "$t0" "$t1")
 put_rss=$(peak_rss_mib "$zpid")
-printf '1. whole-file PUT of %s bytes: %s s, %s GB/s, ztensord peak RSS %s MiB\n' \
+printf '1. whole-file PUT of %s bytes (one component): %s s, %s GB/s, ztensord peak RSS %s MiB\n' \
   "$size" "$put_t" "$(gbps "$size" "$put_t")" "$put_rss"
+size64=$(stat -c %s src/64x16m.zt)
+t0=$(date +%s.%N)
+code=$(curl -s -o /dev/null -w '%{http_code}' -T src/64x16m.zt "$Z/v1/files/64x16m.zt")
+t1=$(date +%s.%N)
+[ "$code" = 201 ] || { echo "PUT failed: $code"; exit 1; }
+put64_t=$(secs "$t0" "$t1")
+printf '   whole-file PUT of %s bytes (64 components of 16 MiB): %s s, %s GB/s\n' \
+  "$size64" "$put64_t" "$(gbps "$size64" "$put64_t")"
 
 id=$(curl -s -X POST -d '{"file":"s.zt"}' "$Z/v1/uploads" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 objs=""
@@ -61,8 +76,8 @@ dav_t=$(secs "$t0" "$t1")
 printf '3. nginx WebDAV PUT of the same file (HTTP %s): %s s, %s GB/s\n' "$code" "$dav_t" \
   "$(gbps "$size" "$dav_t")"
 stop_nginx
-printf '   ratio ztensord / nginx: whole-file %s, session %s\n' \
-  "$(ratio "$dav_t" "$put_t")" "$(ratio "$dav_t" "$ses_t")"
+printf '   ratio ztensord / nginx: whole-file %s (64 components: %s), session %s\n' \
+  "$(ratio "$dav_t" "$put_t")" "$(ratio "$dav_t" "$put64_t")" "$(ratio "$dav_t" "$ses_t")"
 
 rm -rf up-root/*
 start_ztd "$work/up-root" --allow-anonymous-writes --disk-reserve 0

@@ -106,6 +106,15 @@ check_eq "Content-Digest mismatch, new name: nothing published" "$(listing_field
 check_eq "Content-Digest mismatch, new name: no file" "$(ls "$R"/d2.zt 2>/dev/null)" ""
 put d2.zt "$T/v2.zt" -H "Repr-Digest: sha-256=:$(sha256_b64 "$T/v2.zt"):"
 check_code "Repr-Digest matches: 201" 201
+# a body of several 1 MiB buffers: its digest is computed on another thread
+rand "$T/w5.raw" $((5 << 20))
+pack "$T/v5.zt" a=u8:$((3 << 20)):<(head -c $((3 << 20)) "$T/w5.raw") b=u8:$((2 << 20)):<(tail -c $((2 << 20)) "$T/w5.raw")
+put d5.zt "$T/v5.zt" -H "Content-Digest: sha-256=:$(sha256_b64 "$T/v1.zt"):"
+check_code "5 MiB body, Content-Digest mismatch: 400" 400
+check_eq "5 MiB body, mismatch: nothing published" "$(ls "$R"/d5.zt 2>/dev/null)" ""
+put d5.zt "$T/v5.zt" -H "Content-Digest: sha-256=:$(sha256_b64 "$T/v5.zt"):"
+check_code "5 MiB body, Content-Digest matches: 201" 201
+check_same "5 MiB body: published byte for byte" "$R/d5.zt" "$T/v5.zt"
 put d3.zt "$T/v2.zt" -H "Content-Digest: sha-256=:nonsense:"
 check_code "malformed Content-Digest: 400" 400
 check_errbody "malformed Content-Digest" bad_digest_header

@@ -330,6 +330,19 @@ ZT_API void zt_hasher_update(zt_hasher *h, const void *data, size_t len);
 ZT_API size_t zt_hasher_final(zt_hasher *h, uint8_t out[32]);
 ZT_API void zt_hasher_free(zt_hasher *h);
 ZT_API uint32_t zt_crc32c(uint32_t crc, const void *data, size_t len);
+
+/* A hasher on a thread of its own, for a caller that fills buffers (from a
+ * socket, a file) about as fast as one core hashes them. new() returns the
+ * first buffer to fill (bufsize bytes) in *first; submit() hands a filled
+ * buffer over and returns the next one to fill, waiting while three are
+ * queued; final() waits for the queue and writes the digest (as
+ * zt_hasher_final). free() takes back the buffer the caller holds. new()
+ * returns NULL when no thread or memory can be had: hash inline instead. */
+typedef struct zt_hash_thread zt_hash_thread;
+ZT_API zt_hash_thread *zt_hash_thread_new(zt_digest_kind kind, size_t bufsize, uint8_t **first);
+ZT_API uint8_t *zt_hash_thread_submit(zt_hash_thread *t, uint8_t *buf, size_t len);
+ZT_API size_t zt_hash_thread_final(zt_hash_thread *t, uint8_t out[32]);
+ZT_API void zt_hash_thread_free(zt_hash_thread *t, uint8_t *held);
 /* "sha256:<64 hex>" or "crc32c:0x<8 HEX>" into out (>= 72 bytes). */
 ZT_API void zt_digest_format(zt_digest_kind kind, const uint8_t *bin, char out[80]);
 /* Parse a digest string; returns ZT_OK and fills kind/bin (32 bytes room). */
