@@ -77,6 +77,18 @@ curl_gbps() {
   awk -v s="$best" 'BEGIN { printf "%.2f", s / 1e9 }'
 }
 wrk_rps() { wrk -t2 -c64 -d"${WRK_SECONDS:-8}"s "$1" | awk '/Requests\/sec/ { print $2 }'; }
+median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# alternate URL_A URL_B MEASURE: ROUNDS (default 3) rounds of MEASURE on A then B, alternating
+# so that a load change on the shared machine hits both; sets alt_a and alt_b (medians) and
+# alt_rounds (each round's ratio a/b).
+alternate() {
+  local a=() b=() r=() x y
+  for _ in $(seq "${ROUNDS:-3}"); do
+    x=$("$3" "$1"); y=$("$3" "$2")
+    a+=("$x"); b+=("$y"); r+=("$(ratio "$x" "$y")")
+  done
+  alt_a=$(echo "${a[*]}" | median); alt_b=$(echo "${b[*]}" | median); alt_rounds="${r[*]}"
+}
 # peak RSS (VmHWM) of a process and its children, in MiB
 peak_rss_mib() {
   local total=0 kb

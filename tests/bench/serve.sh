@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark: ztensord against nginx serving the same bytes, on loopback.
-#   tests/bench/serve.sh            (BENCH_BUILD, BENCH_WORK, WRK_SECONDS to override)
-# Prints each figure and the ratio ztensord / nginx:
+#   tests/bench/serve.sh            (BENCH_BUILD, BENCH_WORK, WRK_SECONDS, ROUNDS to override)
+# Prints each figure and the ratio ztensord / nginx. Figures 1-3 alternate between the two
+# servers for ROUNDS rounds (default 3; figure 1: ROUNDS + 2) and report medians, with each round's ratio: on a
+# shared 2-core machine a single back-to-back pair can swing by 20% either way.
 #   1. a 1 GiB component over one curl stream (GB/s)
 #   2. a 4 KiB component under wrk -t2 -c64 (req/s)
 #   3. the manifest JSON of a 1,000-object file under wrk, vs nginx serving the same JSON file
@@ -34,17 +36,18 @@ curl -s "$Z/big.zt/objects/big/data" | cmp -s - big.bin || { echo "ztensord byte
 echo "ztensord $("$ztd" --version | head -1), nginx $(nginx -v 2>&1 | sed 's/.*\///'), $(nproc) cores"
 echo
 
-z1=$(curl_gbps "$Z/big.zt/objects/big/data"); n1=$(curl_gbps "$N/big.bin")
-printf '1. 1 GiB component, one curl stream: ztensord %s GB/s, nginx %s GB/s, ratio %s\n' \
-  "$z1" "$n1" "$(ratio "$z1" "$n1")"
+one_gbps() { curl_gbps "$1" 1; }
+ROUNDS=$(( ${ROUNDS:-3} + 2 )) alternate "$Z/big.zt/objects/big/data" "$N/big.bin" one_gbps
+printf '1. 1 GiB component, one curl stream: ztensord %s GB/s, nginx %s GB/s, ratio %s (rounds: %s)\n' \
+  "$alt_a" "$alt_b" "$(ratio "$alt_a" "$alt_b")" "$alt_rounds"
 
-z2=$(wrk_rps "$Z/small.zt/objects/small/data"); n2=$(wrk_rps "$N/small.bin")
-printf '2. 4 KiB component, wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s\n' \
-  "$z2" "$n2" "$(ratio "$z2" "$n2")"
+alternate "$Z/small.zt/objects/small/data" "$N/small.bin" wrk_rps
+printf '2. 4 KiB component, wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s (rounds: %s)\n' \
+  "$alt_a" "$alt_b" "$(ratio "$alt_a" "$alt_b")" "$alt_rounds"
 
-z3=$(wrk_rps "$Z/thousand.zt"); n3=$(wrk_rps "$N/thousand.json")
-printf '3. manifest JSON of 1,000 objects (%s bytes), wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s\n' \
-  "$(stat -c %s static/thousand.json)" "$z3" "$n3" "$(ratio "$z3" "$n3")"
+alternate "$Z/thousand.zt" "$N/thousand.json" wrk_rps
+printf '3. manifest JSON of 1,000 objects (%s bytes), wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s (rounds: %s)\n' \
+  "$(stat -c %s static/thousand.json)" "$alt_a" "$alt_b" "$(ratio "$alt_a" "$alt_b")" "$alt_rounds"
 
 parallel64() { # URL; fails if any download fails
   local pids=() bad=0
