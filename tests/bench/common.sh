@@ -79,8 +79,9 @@ curl_gbps() {
 wrk_rps() { wrk -t2 -c64 -d"${WRK_SECONDS:-8}"s "$1" | awk '/Requests\/sec/ { print $2 }'; }
 median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # alternate URL_A URL_B MEASURE: ROUNDS (default 3) rounds of MEASURE on A then B, alternating
-# so that a load change on the shared machine hits both; sets alt_a and alt_b (medians) and
-# alt_rounds (each round's ratio a/b).
+# so that a load change on the shared machine hits both; sets alt_a and alt_b (medians),
+# alt_rounds (each round's ratio a/b) and alt_ratio (the median of those: each round pairs
+# the two measurements closest in time).
 alternate() {
   local a=() b=() r=() x y
   for _ in $(seq "${ROUNDS:-3}"); do
@@ -88,6 +89,7 @@ alternate() {
     a+=("$x"); b+=("$y"); r+=("$(ratio "$x" "$y")")
   done
   alt_a=$(echo "${a[*]}" | median); alt_b=$(echo "${b[*]}" | median); alt_rounds="${r[*]}"
+  alt_ratio=$(echo "${r[*]}" | median)
 }
 # peak RSS (VmHWM) of a process and its children, in MiB
 peak_rss_mib() {

@@ -2,8 +2,9 @@
 # Benchmark: ztensord against nginx serving the same bytes, on loopback.
 #   tests/bench/serve.sh            (BENCH_BUILD, BENCH_WORK, WRK_SECONDS, ROUNDS to override)
 # Prints each figure and the ratio ztensord / nginx. Figures 1-3 alternate between the two
-# servers for ROUNDS rounds (default 3; figure 1: ROUNDS + 2) and report medians, with each round's ratio: on a
-# shared 2-core machine a single back-to-back pair can swing by 20% either way.
+# servers for ROUNDS rounds (default 3; figure 1: ROUNDS + 2) and print the medians, each
+# round's ratio, and as "ratio" the median of the rounds' ratios: on a shared 2-core
+# machine a single back-to-back pair can swing by 20% either way.
 #   1. a 1 GiB component over one curl stream (GB/s)
 #   2. a 4 KiB component under wrk -t2 -c64 (req/s)
 #   3. the manifest JSON of a 1,000-object file under wrk, vs nginx serving the same JSON file
@@ -39,15 +40,15 @@ echo
 one_gbps() { curl_gbps "$1" 1; }
 ROUNDS=$(( ${ROUNDS:-3} + 2 )) alternate "$Z/big.zt/objects/big/data" "$N/big.bin" one_gbps
 printf '1. 1 GiB component, one curl stream: ztensord %s GB/s, nginx %s GB/s, ratio %s (rounds: %s)\n' \
-  "$alt_a" "$alt_b" "$(ratio "$alt_a" "$alt_b")" "$alt_rounds"
+  "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
 
 alternate "$Z/small.zt/objects/small/data" "$N/small.bin" wrk_rps
 printf '2. 4 KiB component, wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s (rounds: %s)\n' \
-  "$alt_a" "$alt_b" "$(ratio "$alt_a" "$alt_b")" "$alt_rounds"
+  "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
 
 alternate "$Z/thousand.zt" "$N/thousand.json" wrk_rps
 printf '3. manifest JSON of 1,000 objects (%s bytes), wrk -t2 -c64: ztensord %s req/s, nginx %s req/s, ratio %s (rounds: %s)\n' \
-  "$(stat -c %s static/thousand.json)" "$alt_a" "$alt_b" "$(ratio "$alt_a" "$alt_b")" "$alt_rounds"
+  "$(stat -c %s static/thousand.json)" "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
 
 parallel64() { # URL; fails if any download fails
   local pids=() bad=0

@@ -29,25 +29,29 @@ fi
 cat src/1g.zt src/64x16m.zt >/dev/null # page cache, for both servers alike
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 gbps() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.2f", n / t / 1e9 }'; }
+# timed_put FILE URL: sets put_code and put_secs
+timed_put() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  put_code=$(curl -s -o /dev/null -w '%{http_code}' -T "$1" "$2")
+  t1=$(date +%s.%N)
+  put_secs=$(secs "$t0" "$t1")
+}
 
 rm -rf up-root/* up-root/.ztensord-staging
 start_ztd "$work/up-root" --allow-anonymous-writes --disk-reserve 0
 Z="http://127.0.0.1:$zport"
 size=$(stat -c %s src/1g.zt)
-t0=$(date +%s.%N)
-code=$(curl -s -o /dev/null -w '%{http_code}' -T src/1g.zt "$Z/v1/files/1g.zt")
-t1=$(date +%s.%N)
-[ "$code" = 201 ] || { echo "PUT failed: $code"; exit 1; }
-put_t=$(secs "$t0" "$t1")
+timed_put src/1g.zt "$Z/v1/files/1g.zt"
+[ "$put_code" = 201 ] || { echo "PUT failed: $put_code"; exit 1; }
+put_t=$put_secs
 put_rss=$(peak_rss_mib "$zpid")
 printf '1. whole-file PUT of %s bytes (one component): %s s, %s GB/s, ztensord peak RSS %s MiB\n' \
   "$size" "$put_t" "$(gbps "$size" "$put_t")" "$put_rss"
 size64=$(stat -c %s src/64x16m.zt)
-t0=$(date +%s.%N)
-code=$(curl -s -o /dev/null -w '%{http_code}' -T src/64x16m.zt "$Z/v1/files/64x16m.zt")
-t1=$(date +%s.%N)
-[ "$code" = 201 ] || { echo "PUT failed: $code"; exit 1; }
-put64_t=$(secs "$t0" "$t1")
+timed_put src/64x16m.zt "$Z/v1/files/64x16m.zt"
+[ "$put_code" = 201 ] || { echo "PUT failed: $put_code"; exit 1; }
+put64_t=$put_secs
 printf '   whole-file PUT of %s bytes (64 components of 16 MiB): %s s, %s GB/s\n' \
   "$size64" "$put64_t" "$(gbps "$size64" "$put64_t")"
 
@@ -69,11 +73,9 @@ stop_ztd
 rm -rf dav-root/*
 start_nginx "$work/dav-root" "dav_methods PUT; create_full_put_path on; client_max_body_size 0; client_body_temp_path $work/dav-root/.tmp;"
 mkdir -p dav-root/.tmp && chmod 777 dav-root dav-root/.tmp
-t0=$(date +%s.%N)
-code=$(curl -s -o /dev/null -w '%{http_code}' -T src/1g.zt "http://127.0.0.1:$nport/1g.zt")
-t1=$(date +%s.%N)
-dav_t=$(secs "$t0" "$t1")
-printf '3. nginx WebDAV PUT of the same file (HTTP %s): %s s, %s GB/s\n' "$code" "$dav_t" \
+timed_put src/1g.zt "http://127.0.0.1:$nport/1g.zt"
+dav_t=$put_secs
+printf '3. nginx WebDAV PUT of the same file (HTTP %s): %s s, %s GB/s\n' "$put_code" "$dav_t" \
   "$(gbps "$size" "$dav_t")"
 stop_nginx
 printf '   ratio ztensord / nginx: whole-file %s (64 components: %s), session %s\n' \
@@ -82,11 +84,9 @@ printf '   ratio ztensord / nginx: whole-file %s (64 components: %s), session %s
 rm -rf up-root/*
 start_ztd "$work/up-root" --allow-anonymous-writes --disk-reserve 0
 size4=$(stat -c %s src/4g.zt)
-t0=$(date +%s.%N)
-code=$(curl -s -o /dev/null -w '%{http_code}' -T src/4g.zt "http://127.0.0.1:$zport/v1/files/4g.zt")
-t1=$(date +%s.%N)
-t4=$(secs "$t0" "$t1")
+timed_put src/4g.zt "http://127.0.0.1:$zport/v1/files/4g.zt"
+t4=$put_secs
 printf '4. whole-file PUT of 4 GiB (HTTP %s): %s s, %s GB/s, ztensord peak RSS %s MiB\n' \
-  "$code" "$t4" "$(gbps "$size4" "$t4")" "$(peak_rss_mib "$zpid")"
+  "$put_code" "$t4" "$(gbps "$size4" "$t4")" "$(peak_rss_mib "$zpid")"
 stop_ztd
 rm -rf up-root/*
