@@ -245,7 +245,8 @@ static const option options[] = {
      .min = 1,
      .max = 4096,
      .help = "Most whole-file uploads and open upload sessions at once; more are answered 503 "
-             "with Retry-After."},
+             "with Retry-After. Each one streaming holds up to 4 MiB of buffers (1 MiB for "
+             "its bytes, 3 more while their SHA-256 runs on another thread)."},
     {.name = "disk_reserve",
      .type = T_SIZE,
      .offset = FIELD(disk_reserve, uint64_t),
