@@ -3,7 +3,8 @@
  * allocator (zt_set_allocator) fails the Nth allocation; for N = 1, 2, ...
  * until an operation runs without reaching its Nth allocation, opening a
  * representative file (from memory, from a path with and without mmap),
- * building its JSON, and writing a file must each either succeed or fail
+ * building its JSON, and writing a file (with a component large enough for the
+ * writer's background hasher) must each either succeed or fail
  * with ZT_E_NOMEM, and leave nothing behind: every block the library took is
  * given back (counted here; LSan checks the rest under ZT_SANITIZE), and a
  * failed write leaves no file at its path and no temporary file.
@@ -393,6 +394,24 @@ static zt_status write_file(write_ctx *c)
         TRY(zt_writer_add_object(w, name, "dense", 1, shape, i % 7 ? NULL : "{\"i\":{\"j\":[]}}", 1,
                                  roles, &id, &err));
     }
+    /* one component larger than the writer's 1 MiB buffer: its digest goes to
+     * the background hasher, whose setup may fail (then it is hashed inline,
+     * and the file is the same) */
+    {
+        enum { BIG = (1 << 20) + 4097 };
+        static uint8_t big[BIG];
+        for (size_t k = 0; k < BIG; k++)
+            big[k] = (uint8_t)(k * 2654435761u >> 13);
+        zt_component_spec spec = {.dtype = ZT_DTYPE_U8, .digest = ZT_DIGEST_SHA256};
+        TRY(zt_writer_begin(w, &spec, &err));
+        TRY(zt_writer_write(w, big, 300000, &err));
+        TRY(zt_writer_write(w, big + 300000, BIG - 300000, &err));
+        size_t id;
+        TRY(zt_writer_end(w, &id, &err));
+        uint64_t shape[1] = {BIG};
+        const char *roles[1] = {"data"};
+        TRY(zt_writer_add_object(w, "big", "dense", 1, shape, NULL, 1, roles, &id, &err));
+    }
     /* one object with more than 64 components */
     {
         const char *roles[NCOMP];
@@ -445,7 +464,15 @@ static void write_under_failures(void **state)
     zt_file *f;
     zt_error err;
     ASSERT_OK(zt_open_memory(c.want, c.want_len, NULL, &f, &err), &err);
-    assert_int_equal(zt_file_object_count(f), NCOMP + 1);
+    assert_int_equal(zt_file_object_count(f), NCOMP + 2);
+    {
+        const zt_object *big = zt_file_find_object(f, "big", 3);
+        int checked;
+        assert_non_null(big);
+        ASSERT_OK(zt_component_verify(f, big, zt_object_component_at(big, 0), &checked, &err),
+                  &err);
+        assert_int_equal(checked, 1);
+    }
     zt_close(f);
     unlink(c.path);
     size_t runs = exhaust("writer", op_write, &c);
