@@ -413,13 +413,24 @@ zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_com
         zt_hasher_free(h);
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     }
+    /* More than one buffer: hash on another thread while the next is read. */
+    zt__hash_pipe *pipe = buf && c->length > (1u << 20) ? zt__hash_pipe_new(1u << 20) : NULL;
+    if (pipe)
+        zt__hash_pipe_start(pipe, h);
     for (uint64_t done = 0; done < c->length && !st;) {
         size_t n = c->length - done > (1u << 20) ? (1u << 20) : (size_t)(c->length - done);
-        if (buf && !(st = read_at(f, c->offset + done, n, buf, err)))
-            zt_hasher_update(h, buf, n);
-        else if (!buf)
+        if (buf && !(st = read_at(f, c->offset + done, n, buf, err))) {
+            if (pipe)
+                buf = zt__hash_pipe_submit(pipe, buf, n);
+            else
+                zt_hasher_update(h, buf, n);
+        } else if (!buf)
             zt_hasher_update(h, f->data + c->offset + done, n);
         done += n;
+    }
+    if (pipe) {
+        h = zt__hash_pipe_finish(pipe);
+        zt__hash_pipe_free(pipe);
     }
     zt__free(buf);
     if (st) {
