@@ -46,11 +46,16 @@ struct ztd_sessions {
     size_t n;
 };
 
+#define SHA_BUF (1u << 20)
+
 /* Per-request state of a component PUT. */
 typedef struct sreq {
     ztd_session *sess;
     bool in_component;
-    zt_hasher *sha;
+    zt_hasher *sha;        /* a zstd body's Content-Digest, when no thread could be had */
+    zt_hash_thread *shat;  /* ... or on another thread, fed through hbuf */
+    uint8_t *hbuf;
+    size_t hlen;
     ztd_digest_want want;
     uint64_t received, next_disk_check;
 } sreq;
@@ -459,7 +464,8 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
     /* A raw component's stored bytes are the body: the writer's own sha256
      * (computed beside the writes) is compared at the end. A zstd one needs
      * the body's digest computed here. */
-    if (want.present && !raw && !(q->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
+    if (want.present && !raw && !(q->shat = zt_hash_thread_new(ZT_DIGEST_SHA256, SHA_BUF, &q->hbuf)) &&
+        !(q->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
         return ztd_error(c, r, 500, "internal", "out of memory");
     return MHD_YES;
 }
@@ -484,6 +490,16 @@ enum MHD_Result ztd_session_component_data(ztd_server *s, struct MHD_Connection 
     }
     if (q->sha)
         zt_hasher_update(q->sha, data, n);
+    for (size_t off = 0; q->shat && off < n;) { /* copied: MHD reuses its buffer */
+        size_t k = SHA_BUF - q->hlen < n - off ? SHA_BUF - q->hlen : n - off;
+        memcpy(q->hbuf + q->hlen, data + off, k);
+        q->hlen += k;
+        off += k;
+        if (q->hlen == SHA_BUF) {
+            q->hbuf = zt_hash_thread_submit(q->shat, q->hbuf, q->hlen);
+            q->hlen = 0;
+        }
+    }
     if (zt_writer_write(q->sess->w, data, n, &err))
         return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500,
                          err.code == ZT_E_NOSPACE ? "insufficient_storage" : "write_failed", "%s",
@@ -498,7 +514,11 @@ static enum MHD_Result component_end(ztd_server *s, struct MHD_Connection *c, zt
     zt_error err;
     if (q->want.present) {
         uint8_t got[32];
-        if (q->sha)
+        if (q->shat) {
+            q->hbuf = zt_hash_thread_submit(q->shat, q->hbuf, q->hlen);
+            q->hlen = 0;
+            zt_hash_thread_final(q->shat, got);
+        } else if (q->sha)
             zt_hasher_final(q->sha, got);
         else if (zt_writer_digest_so_far(x->w, got, NULL, &err))
             return ztd_error(c, r, 500, "internal", "%s", err.message);
@@ -552,6 +572,7 @@ void ztd_session_request_done(ztd_server *s, ztd_req *r)
     }
     release(s, q->sess);
     zt_hasher_free(q->sha);
+    zt_hash_thread_free(q->shat, q->hbuf);
     free(q);
     r->sreq = NULL;
 }

@@ -294,5 +294,18 @@ check_code "3 MiB component: commit: 201" 201
 check "3 MiB component: zt verify" zverify "$R/big.zt"
 req "3 MiB component: served back" 200 "$URL/v1/files/big.zt/objects/big/data"
 check "3 MiB component: bytes served = bytes sent" cmp -s "$LAST.body" "$T/big.raw"
+
+# ---- the same for a zstd component: the body's digest is computed on another thread
+session_open bigz.zt
+text "$T/bigz.raw" $((3 * 1048576 + 7))
+comp_put "$SID" "z?encoding=zstd" "$T/bigz.raw" -H "Content-Digest: sha-256=:$(sha256_b64 "$T/big.raw"):"
+check_code "3 MiB zstd component, wrong Content-Digest: 400" 400
+check_errbody "3 MiB zstd component, wrong Content-Digest" digest_mismatch
+comp_put "$SID" "z?encoding=zstd" "$T/bigz.raw" -H "Content-Digest: sha-256=:$(sha256_b64 "$T/bigz.raw"):"
+check_code "3 MiB zstd component, right Content-Digest: 201" 201
+commit "$SID" "{\"objects\":{\"z\":{\"shape\":[$((3 * 1048576 + 7))],\"components\":{\"data\":{\"key\":\"z\",\"dtype\":\"u8\"}}}}}"
+check_code "3 MiB zstd component: commit: 201" 201
+req "3 MiB zstd component: served back decoded" 200 "$URL/v1/files/bigz.zt/objects/z/data"
+check "3 MiB zstd component: bytes served = bytes sent" cmp -s "$LAST.body" "$T/bigz.raw"
 check_staging_empty "staging empty at the end" "$R"
 finish
