@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <ztensor/ztensor_experimental.h>
 
 typedef struct skey {
     char *key;

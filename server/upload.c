@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <ztensor/ztensor_experimental.h>
 
 #define WBUF (1u << 20)
 #define WRITEBACK_EVERY (8ull << 20)

@@ -7,6 +7,7 @@
 #define ZT_INTERNAL_H
 
 #include "ztensor/ztensor.h"
+#include "ztensor/ztensor_experimental.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

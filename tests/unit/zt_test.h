@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ztensor/ztensor.h"
+#include "ztensor/ztensor_experimental.h"
 
 /* ---- a growable byte buffer and a CBOR builder */
 typedef struct tb {

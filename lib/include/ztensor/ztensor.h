@@ -36,6 +36,8 @@ extern "C" {
 #define ZT_VERSION_MINOR 1
 #define ZT_VERSION_PATCH 0
 #define ZT_VERSION_STRING "0.1.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, as zstd's ZSTD_VERSION_NUMBER. */
+#define ZT_VERSION_NUMBER (ZT_VERSION_MAJOR * 10000 + ZT_VERSION_MINOR * 100 + ZT_VERSION_PATCH)
 
 /* The newest zTensor format version this library reads and writes. */
 #define ZT_FORMAT_VERSION "1.2.0"
@@ -47,6 +49,12 @@ extern "C" {
 #define ZT_MAX_DEPTH 64                              /* CBOR nesting */
 #define ZT_MAX_NDIM 64
 #define ZT_ALIGNMENT 64
+
+/* The version of the library actually loaded (ZT_VERSION_NUMBER and
+ * ZT_VERSION_STRING of the build), which may differ from the header's a
+ * program was compiled with. The string is static. */
+ZT_API unsigned zt_version_number(void);
+ZT_API const char *zt_version_string(void);
 
 /* ---------------------------------------------------------------- errors */
 
@@ -331,18 +339,6 @@ ZT_API size_t zt_hasher_final(zt_hasher *h, uint8_t out[32]);
 ZT_API void zt_hasher_free(zt_hasher *h);
 ZT_API uint32_t zt_crc32c(uint32_t crc, const void *data, size_t len);
 
-/* A hasher on a thread of its own, for a caller that fills buffers (from a
- * socket, a file) about as fast as one core hashes them. new() returns the
- * first buffer to fill (bufsize bytes) in *first; submit() hands a filled
- * buffer over and returns the next one to fill, waiting while three are
- * queued; final() waits for the queue and writes the digest (as
- * zt_hasher_final). free() takes back the buffer the caller holds. new()
- * returns NULL when no thread or memory can be had: hash inline instead. */
-typedef struct zt_hash_thread zt_hash_thread;
-ZT_API zt_hash_thread *zt_hash_thread_new(zt_digest_kind kind, size_t bufsize, uint8_t **first);
-ZT_API uint8_t *zt_hash_thread_submit(zt_hash_thread *t, uint8_t *buf, size_t len);
-ZT_API size_t zt_hash_thread_final(zt_hash_thread *t, uint8_t out[32]);
-ZT_API void zt_hash_thread_free(zt_hash_thread *t, uint8_t *held);
 /* "sha256:<64 hex>" or "crc32c:0x<8 HEX>" into out (>= 72 bytes). */
 ZT_API void zt_digest_format(zt_digest_kind kind, const uint8_t *bin, char out[80]);
 /* Parse a digest string; returns ZT_OK and fills kind/bin (32 bytes room). */
@@ -377,13 +373,6 @@ typedef struct zt_component_spec {
     zt_digest_kind digest; /* over the stored bytes */
 } zt_component_spec;
 
-/* The digest (spec.digest) of the open component's stored bytes written so far,
- * without ending it: for a raw component, of every byte given to
- * zt_writer_write, so a caller can compare it with a digest it was sent and
- * cancel on a mismatch. (A zstd stream holds bytes back until the end.) */
-ZT_API zt_status zt_writer_digest_so_far(zt_writer *w, uint8_t out[32], size_t *len,
-                                         zt_error *err);
-
 /* Start a component; the writer pads to 64 bytes first. */
 ZT_API zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error *err);
 ZT_API zt_status zt_writer_write(zt_writer *w, const void *data, size_t len, zt_error *err);
@@ -401,15 +390,6 @@ typedef struct zt_written_component {
     uint8_t sha256[32]; /* always computed over the stored bytes when digest is sha256 */
 } zt_written_component;
 ZT_API zt_status zt_writer_component_info(const zt_writer *w, size_t id, zt_written_component *out);
-
-/* Set the dtype and logical type (NULL for none) of a finished component, for
- * protocols where they are known only after the bytes (ztensord's upload sessions). */
-ZT_API zt_status zt_writer_set_component_type(zt_writer *w, size_t id, zt_dtype dtype,
-                                              const char *type, zt_error *err);
-/* Objects added so far, and dropping the ones added after the first `keep`
- * (to undo a partly failed batch of zt_writer_add_object calls). */
-ZT_API size_t zt_writer_object_count(const zt_writer *w);
-ZT_API void zt_writer_drop_objects(zt_writer *w, size_t keep);
 
 /* Add an object made of finished components. roles[i] names components ids[i].
  * attributes_json is a JSON object text or NULL. The object is validated like a

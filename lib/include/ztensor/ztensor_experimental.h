@@ -1,0 +1,50 @@
+/*
+ * libztensor's experimental API: hooks that ztensord's upload paths need and
+ * that are not part of the stable interface in ztensor.h. They may change or
+ * go away in any release, like zstd's ZSTD_STATIC_LINKING_ONLY section; a
+ * program that wants a stable ABI uses ztensor.h alone.
+ *
+ * Ownership and errors follow ztensor.h.
+ */
+#ifndef ZTENSOR_EXPERIMENTAL_H
+#define ZTENSOR_EXPERIMENTAL_H
+
+#include "ztensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A hasher on a thread of its own, for a caller that fills buffers (from a
+ * socket, a file) about as fast as one core hashes them. new() returns the
+ * first buffer to fill (bufsize bytes) in *first; submit() hands a filled
+ * buffer over and returns the next one to fill, waiting while three are
+ * queued; final() waits for the queue and writes the digest (as
+ * zt_hasher_final). free() takes back the buffer the caller holds. new()
+ * returns NULL when no thread or memory can be had: hash inline instead. */
+typedef struct zt_hash_thread zt_hash_thread;
+ZT_API zt_hash_thread *zt_hash_thread_new(zt_digest_kind kind, size_t bufsize, uint8_t **first);
+ZT_API uint8_t *zt_hash_thread_submit(zt_hash_thread *t, uint8_t *buf, size_t len);
+ZT_API size_t zt_hash_thread_final(zt_hash_thread *t, uint8_t out[32]);
+ZT_API void zt_hash_thread_free(zt_hash_thread *t, uint8_t *held);
+
+/* The digest (spec.digest) of the open component's stored bytes written so far,
+ * without ending it: for a raw component, of every byte given to
+ * zt_writer_write, so a caller can compare it with a digest it was sent and
+ * cancel on a mismatch. (A zstd stream holds bytes back until the end.) */
+ZT_API zt_status zt_writer_digest_so_far(zt_writer *w, uint8_t out[32], size_t *len,
+                                         zt_error *err);
+
+/* Set the dtype and logical type (NULL for none) of a finished component, for
+ * protocols where they are known only after the bytes (ztensord's upload sessions). */
+ZT_API zt_status zt_writer_set_component_type(zt_writer *w, size_t id, zt_dtype dtype,
+                                              const char *type, zt_error *err);
+/* Objects added so far, and dropping the ones added after the first `keep`
+ * (to undo a partly failed batch of zt_writer_add_object calls). */
+ZT_API size_t zt_writer_object_count(const zt_writer *w);
+ZT_API void zt_writer_drop_objects(zt_writer *w, size_t keep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZTENSOR_EXPERIMENTAL_H */
