@@ -43,10 +43,10 @@ extern "C" {
 #define ZT_FORMAT_VERSION "1.2.0"
 
 /* Defaults of zt_open_options. */
-#define ZT_DEFAULT_MAX_MANIFEST (64ull << 20)        /* 64 MiB */
-#define ZT_SPEC_MAX_MANIFEST (1ull << 30) /* the spec's "1 GB" ceiling, read as 1 GiB */
-#define ZT_DEFAULT_MAX_UNCOMPRESSED (64ull << 30)    /* 64 GiB per component */
-#define ZT_MAX_DEPTH 64                              /* CBOR nesting */
+#define ZT_DEFAULT_MAX_MANIFEST (64ull << 20)     /* 64 MiB */
+#define ZT_SPEC_MAX_MANIFEST (1ull << 30)         /* the spec's "1 GB" ceiling, read as 1 GiB */
+#define ZT_DEFAULT_MAX_UNCOMPRESSED (64ull << 30) /* 64 GiB per component */
+#define ZT_MAX_DEPTH 64                           /* CBOR nesting */
 #define ZT_MAX_NDIM 64
 #define ZT_ALIGNMENT 64
 
@@ -349,9 +349,9 @@ ZT_API zt_status zt_digest_parse(const char *s, size_t len, zt_digest_kind *kind
 typedef struct zt_writer zt_writer;
 
 typedef struct zt_writer_options {
-    int fsync; /* fsync the file (and, for a path, its directory). Default 1 via
-                  zt_writer_options_init */
-    int mode;  /* file mode for a path; 0 = 0644 */
+    int fsync;         /* fsync the file (and, for a path, its directory). Default 1 via
+                          zt_writer_options_init */
+    int mode;          /* file mode for a path; 0 = 0644 */
     int digest_inline; /* 1: hash in the calling thread. 0 (default): a component larger
                           than 1 MiB is hashed on a background thread, beside the writes */
 } zt_writer_options;

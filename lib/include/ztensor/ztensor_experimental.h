@@ -32,8 +32,7 @@ ZT_API void zt_hash_thread_free(zt_hash_thread *t, uint8_t *held);
  * without ending it: for a raw component, of every byte given to
  * zt_writer_write, so a caller can compare it with a digest it was sent and
  * cancel on a mismatch. (A zstd stream holds bytes back until the end.) */
-ZT_API zt_status zt_writer_digest_so_far(zt_writer *w, uint8_t out[32], size_t *len,
-                                         zt_error *err);
+ZT_API zt_status zt_writer_digest_so_far(zt_writer *w, uint8_t out[32], size_t *len, zt_error *err);
 
 /* Set the dtype and logical type (NULL for none) of a finished component, for
  * protocols where they are known only after the bytes (ztensord's upload sessions). */
