@@ -22,12 +22,9 @@ static const char k_help[] =
     "    0 every file is good; 1 a problem was found; 2 usage error;\n"
     "    3 system error (a file could not be read).\n";
 
-static int null_sink(void *ud, const void *p, size_t n)
+static void print_problem(void *ud, const zt_error *err)
 {
-    (void)ud;
-    (void)p;
-    (void)n;
-    return 0;
+    printf("%s: %s\n", (const char *)ud, err->message);
 }
 
 static int verify_one(const char *file)
@@ -38,30 +35,19 @@ static int verify_one(const char *file)
         printf("%s: %s\n", file, err.message);
         return tool_exit_for(err.code);
     }
-    size_t problems = 0, digests = 0;
-    for (size_t i = 0; i < zt_file_object_count(f); i++) {
-        const zt_object *o = zt_file_object_at(f, i);
-        for (size_t j = 0; j < zt_object_component_count(o); j++) {
-            const zt_component *c = zt_object_component_at(o, j);
-            int checked = 0;
-            if (zt_component_verify(f, o, c, &checked, &err)) {
-                printf("%s: %s\n", file, err.message);
-                problems++;
-                continue;
-            }
-            digests += (size_t)checked;
-            if (zt_component_encoding(c) == ZT_ENC_ZSTD &&
-                zt_component_stream(f, c, null_sink, NULL, &err)) {
-                printf("%s: object \"%s\": %s\n", file, zt_object_name(o), err.message);
-                problems++;
-            }
-        }
-    }
-    if (!problems)
-        printf("%s: ok (%zu objects, %zu digests checked)\n", file, zt_file_object_count(f),
-               digests);
+    zt_verify_options opt;
+    zt_verify_options_init(&opt);
+    opt.on_problem = print_problem;
+    opt.ud = (void *)file;
+    zt_verify_result res;
+    zt_status st = zt_file_verify(f, &opt, &res, &err);
+    if (st == ZT_E_NOMEM)
+        printf("%s: %s\n", file, err.message);
+    else if (!st)
+        printf("%s: ok (%zu objects, %llu digests checked)\n", file, zt_file_object_count(f),
+               (unsigned long long)res.digests);
     zt_close(f);
-    return problems ? ZT_EXIT_INVALID : ZT_EXIT_OK;
+    return st == ZT_E_NOMEM ? tool_exit_for(st) : st ? ZT_EXIT_INVALID : ZT_EXIT_OK;
 }
 
 int zt_cmd_verify(int argc, char **argv)

@@ -32,6 +32,14 @@ void *zt__arena_alloc(zt_arena *a, size_t n); /* 16-byte aligned, zeroed: no */
 char *zt__arena_strndup(zt_arena *a, const char *s, size_t n);
 void zt__arena_free(zt_arena *a);
 
+/* ---- extensible options structs: the first member is `size_t size`, the
+ * sizeof the caller compiled with (0 = the first layout, for callers that
+ * filled the struct without its _init). The library reads only the fields
+ * the caller's struct has; the rest keep their defaults. When a struct grows,
+ * 0 must go on meaning its first size. */
+#define ZT__OPTS_SIZE(opt, eff)                                                                    \
+    ((opt)->size == 0 || (opt)->size > sizeof(eff) ? sizeof(eff) : (opt)->size)
+
 /* ---- errors (error.c) */
 /* Fill err (may be NULL) and return code. obj/comp may be NULL. */
 zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *comp, int has_off,

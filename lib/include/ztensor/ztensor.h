@@ -318,6 +318,34 @@ ZT_API void zt_decoder_free(zt_decoder *d);
 ZT_API zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_component *c,
                                      int *checked, zt_error *err);
 
+/* Verify a whole file: every component's digest recomputed over its stored
+ * bytes and every zstd stream decoded in full (its uncompressed_length
+ * checked), on several threads. Options may be NULL (defaults). Returns ZT_OK
+ * when every component is good, else the first problem in manifest order
+ * (also in *err); on_problem, when set, is called once per problem in
+ * manifest order, on the calling thread, after all components are checked
+ * (with stop_at_first, only the problems found before the workers stopped). */
+typedef struct zt_verify_options {
+    size_t size;       /* sizeof(zt_verify_options) as compiled; zt_verify_options_init sets it */
+    unsigned threads;  /* 0 = one per core; at most 8 are used */
+    int stop_at_first; /* stop at the first problem instead of checking every component */
+    /* Called for each problem (see above); err is valid during the call only. */
+    void (*on_problem)(void *ud, const zt_error *err);
+    /* Called on the calling thread while the workers run (e.g. to fsync). */
+    void (*meanwhile)(void *ud);
+    void *ud;
+} zt_verify_options;
+ZT_API void zt_verify_options_init(zt_verify_options *o);
+
+typedef struct zt_verify_result {
+    uint64_t components; /* components in the file */
+    uint64_t digests;    /* of them, with a digest that was recomputed */
+    uint64_t problems;   /* problems found */
+} zt_verify_result;
+/* res may be NULL. */
+ZT_API zt_status zt_file_verify(const zt_file *f, const zt_verify_options *opt,
+                                zt_verify_result *res, zt_error *err);
+
 /* ----------------------------------------------------------------- JSON */
 
 #define ZT_JSON_COMPACT 0u

@@ -1,0 +1,192 @@
+/*
+ * zt_file_verify: a file written by the library, then damaged byte by byte in
+ * memory. Problems come back in manifest order whatever the threads did, the
+ * result counts what was checked, stop_at_first stops, and `meanwhile` runs
+ * once on the calling thread.
+ */
+#include "zt_test.h"
+
+#include <pthread.h>
+
+#define NOBJ 4
+
+typedef struct sample {
+    uint8_t *bytes;
+    size_t len;
+    uint64_t off[NOBJ]; /* each object's component offset in the file */
+} sample;
+
+/* Objects o0..o3 of one sha256 component each; o2 is the largest (verified
+ * first), o3 is zstd-compressed. */
+static void make_sample(sample *s)
+{
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    zt_writer_options wo;
+    zt_writer_options_init(&wo);
+    wo.fsync = 0;
+    zt_writer *w;
+    zt_error err;
+    ASSERT_OK(zt_writer_open_fd(fileno(tmp), &wo, &w, &err), &err);
+    static const char *const roles[1] = {"data"};
+    for (int i = 0; i < NOBJ; i++) {
+        size_t n = i == 2 ? (3u << 20) : 4096;
+        uint8_t *data = malloc(n);
+        assert_non_null(data);
+        for (size_t k = 0; k < n; k++)
+            data[k] = (uint8_t)(k * 7 + (size_t)i);
+        zt_component_spec spec = {.dtype = ZT_DTYPE_U8,
+                                  .encoding = i == 3 ? ZT_ENC_ZSTD : ZT_ENC_RAW,
+                                  .digest = ZT_DIGEST_SHA256};
+        size_t id;
+        ASSERT_OK(zt_writer_begin(w, &spec, &err), &err);
+        ASSERT_OK(zt_writer_write(w, data, n, &err), &err);
+        ASSERT_OK(zt_writer_end(w, &id, &err), &err);
+        zt_written_component wc;
+        assert_int_equal(zt_writer_component_info(w, id, &wc), ZT_OK);
+        s->off[i] = wc.offset;
+        char name[8];
+        snprintf(name, sizeof(name), "o%d", i);
+        uint64_t shape[1] = {n};
+        ASSERT_OK(zt_writer_add_object(w, name, "dense", 1, shape, NULL, 1, roles, &id, &err),
+                  &err);
+        free(data);
+    }
+    ASSERT_OK(zt_writer_finish(w, &err), &err);
+    zt_writer_free(w);
+    long len = ftell(tmp);
+    assert_true(len > 0);
+    s->len = (size_t)len;
+    s->bytes = malloc(s->len);
+    assert_non_null(s->bytes);
+    rewind(tmp);
+    assert_int_equal(fread(s->bytes, 1, s->len, tmp), s->len);
+    fclose(tmp);
+}
+
+typedef struct seen {
+    char objects[16][sizeof(((zt_error *)0)->object)];
+    int n;
+    int meanwhile;
+    pthread_t caller;
+} seen;
+
+static void on_problem(void *ud, const zt_error *e)
+{
+    seen *s = ud;
+    assert_true(pthread_equal(pthread_self(), s->caller));
+    if (s->n < 16)
+        snprintf(s->objects[s->n], sizeof(s->objects[0]), "%s", e->object);
+    s->n++;
+}
+
+static void meanwhile(void *ud)
+{
+    seen *s = ud;
+    assert_true(pthread_equal(pthread_self(), s->caller));
+    s->meanwhile++;
+}
+
+static zt_status verify(const sample *s, int stop_at_first, seen *out, zt_verify_result *res,
+                        zt_error *err)
+{
+    zt_file *f;
+    ASSERT_OK(zt_open_memory(s->bytes, s->len, NULL, &f, err), err);
+    zt_verify_options o;
+    zt_verify_options_init(&o);
+    o.stop_at_first = stop_at_first;
+    o.on_problem = on_problem;
+    o.meanwhile = meanwhile;
+    o.ud = out;
+    out->caller = pthread_self();
+    zt_status st = zt_file_verify(f, &o, res, err);
+    zt_close(f);
+    return st;
+}
+
+static void good_file(void **state)
+{
+    (void)state;
+    sample s = {0};
+    make_sample(&s);
+    seen sn = {0};
+    zt_verify_result res;
+    zt_error err;
+    ASSERT_OK(verify(&s, 0, &sn, &res, &err), &err);
+    assert_int_equal(res.components, NOBJ);
+    assert_int_equal(res.digests, NOBJ);
+    assert_int_equal(res.problems, 0);
+    assert_int_equal(sn.n, 0);
+    assert_int_equal(sn.meanwhile, 1);
+    free(s.bytes);
+}
+
+static void problems_in_manifest_order(void **state)
+{
+    (void)state;
+    sample s = {0};
+    make_sample(&s);
+    s.bytes[s.off[2] + (2u << 20)] ^= 1; /* deep inside the largest component */
+    s.bytes[s.off[0] + 5] ^= 0x80;
+    s.bytes[s.off[3] + 1] ^= 0x40; /* a compressed component */
+    seen sn = {0};
+    zt_verify_result res;
+    zt_error err;
+    assert_int_equal(verify(&s, 0, &sn, &res, &err), ZT_E_DIGEST_MISMATCH);
+    assert_int_equal(res.problems, 3);
+    assert_int_equal(sn.n, 3);
+    assert_string_equal(sn.objects[0], "o0");
+    assert_string_equal(sn.objects[1], "o2");
+    assert_string_equal(sn.objects[2], "o3");
+    assert_string_equal(err.object, "o0"); /* *err is the first in manifest order */
+    assert_true(err.has_offset);
+    assert_int_equal(err.offset, s.off[0]);
+    free(s.bytes);
+}
+
+static void stop_at_first_stops(void **state)
+{
+    (void)state;
+    sample s = {0};
+    make_sample(&s);
+    for (int i = 0; i < NOBJ; i++)
+        s.bytes[s.off[i]] ^= 1;
+    seen sn = {0};
+    zt_verify_result res;
+    zt_error err;
+    assert_int_not_equal(verify(&s, 1, &sn, &res, &err), ZT_OK);
+    assert_true(res.problems >= 1);
+    assert_true(sn.n >= 1 && sn.n < NOBJ + 1);
+    assert_int_equal(sn.meanwhile, 1);
+    free(s.bytes);
+}
+
+/* An options struct from a caller that never called _init (size 0) still works. */
+static void zero_size_options(void **state)
+{
+    (void)state;
+    sample s = {0};
+    make_sample(&s);
+    s.bytes[s.off[1]] ^= 1;
+    zt_file *f;
+    zt_error err;
+    ASSERT_OK(zt_open_memory(s.bytes, s.len, NULL, &f, &err), &err);
+    zt_verify_options o = {.threads = 1};
+    zt_verify_result res;
+    assert_int_equal(zt_file_verify(f, &o, &res, &err), ZT_E_DIGEST_MISMATCH);
+    assert_string_equal(err.object, "o1");
+    assert_int_equal(zt_file_verify(f, NULL, NULL, &err), ZT_E_DIGEST_MISMATCH);
+    zt_close(f);
+    free(s.bytes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(good_file),
+        cmocka_unit_test(problems_in_manifest_order),
+        cmocka_unit_test(stop_at_first_stops),
+        cmocka_unit_test(zero_size_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
