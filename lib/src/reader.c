@@ -113,11 +113,27 @@ static zt_status parse(zt_file *f, const zt_open_options *opt, uint64_t user_max
     }
 }
 
-static zt_status finish_open(zt_file *f, const zt_open_options *opt, zt_file **out, zt_error *err)
+void zt_open_options_init(zt_open_options *o)
 {
-    zt_open_options defaults = {0};
-    if (!opt)
-        opt = &defaults;
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+}
+
+/* The caller's options as this library's struct: fields its struct lacks keep
+ * their defaults. */
+static zt_open_options effective(const zt_open_options *opt)
+{
+    zt_open_options eff;
+    zt_open_options_init(&eff);
+    if (opt)
+        memcpy(&eff, opt, ZT__OPTS_SIZE(opt, eff));
+    return eff;
+}
+
+static zt_status finish_open(zt_file *f, const zt_open_options *in, zt_file **out, zt_error *err)
+{
+    zt_open_options given = effective(in);
+    const zt_open_options *opt = &given;
     f->max_uncompressed =
         opt->max_uncompressed ? opt->max_uncompressed : ZT_DEFAULT_MAX_UNCOMPRESSED;
     zt_open_options eff = *opt;
@@ -160,7 +176,7 @@ static zt_status map_fd(zt_file *f, const zt_open_options *opt, zt_error *err)
         f->data = (const uint8_t *)"";
         return ZT_OK;
     }
-    if (opt && (opt->flags & ZT_OPEN_NO_MMAP)) {
+    if (effective(opt).flags & ZT_OPEN_NO_MMAP) {
         uint8_t *buf = zt__malloc((size_t)f->size);
         if (!buf)
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory reading %llu bytes",

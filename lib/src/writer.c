@@ -49,11 +49,11 @@ typedef struct wobj {
 struct zt_writer {
     int fd;
     bool own_fd, do_fsync, in_comp, finished, failed;
-    bool hash_inline;     /* option: never hash on a background thread */
-    zt__hash_pipe *pipe;  /* created for the first component that outgrows OUTBUF */
-    bool piped;           /* the current component's hasher is on the pipe */
-    uint64_t written;     /* bytes handed to write(), i.e. the fd's offset */
-    uint64_t writeback;   /* write-back was started up to here */
+    bool hash_inline;    /* option: never hash on a background thread */
+    zt__hash_pipe *pipe; /* created for the first component that outgrows OUTBUF */
+    bool piped;          /* the current component's hasher is on the pipe */
+    uint64_t written;    /* bytes handed to write(), i.e. the fd's offset */
+    uint64_t writeback;  /* write-back was started up to here */
     char *path, *tmp;
     uint64_t pos;
     uint8_t *out;
@@ -187,12 +187,19 @@ static zt_status pad_to(zt_writer *w, uint64_t align, zt_error *err)
 
 void zt_writer_options_init(zt_writer_options *o)
 {
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
     o->fsync = 1;
     o->mode = 0644;
 }
 
-static zt_status writer_new(int fd, const zt_writer_options *opt, zt_writer **out, zt_error *err)
+static zt_status writer_new(int fd, const zt_writer_options *in, zt_writer **out, zt_error *err)
 {
+    zt_writer_options given;
+    zt_writer_options_init(&given);
+    if (in)
+        memcpy(&given, in, ZT__OPTS_SIZE(in, given));
+    const zt_writer_options *opt = in ? &given : NULL;
     /* Callers (zt_writer_open's cleanup) test *out after a failure. */
     *out = NULL;
     zt_writer *w = zt__calloc(1, sizeof(*w));

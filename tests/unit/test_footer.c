@@ -282,6 +282,39 @@ static void open_memory_manifest_limit(void **state)
     tb_free(&m);
 }
 
+/* An options struct is read only as far as its size says: a caller built
+ * against a header whose struct ended after max_manifest_size never has the
+ * bytes after it read, whatever they hold. */
+static void open_options_read_up_to_their_size(void **state)
+{
+    (void)state;
+    tb m = {0};
+    tb_map(&m, 2);
+    tb_text(&m, "version");
+    tb_text(&m, "1.2.0");
+    tb_text(&m, "objects");
+    tb_map(&m, 0);
+    uint8_t data[8] = {0};
+    size_t n;
+    uint8_t *file = zt_test_assemble(data, 8, &m, 1, &n);
+    zt_file *f = NULL;
+    zt_error err;
+    zt_open_options o;
+    zt_open_options_init(&o);
+    assert_int_equal(o.size, sizeof(o));
+    o.max_manifest_size = m.len - 1;
+    ASSERT_ST(zt_open_memory(file, n, &o, &f, &err), ZT_E_LIMIT);
+    /* The limit lies past the size the caller declares: not read. */
+    o.size = offsetof(zt_open_options, max_manifest_size);
+    ASSERT_OK(zt_open_memory(file, n, &o, &f, &err), &err);
+    zt_close(f);
+    /* Size 0: the first layout, every field read. */
+    o.size = 0;
+    ASSERT_ST(zt_open_memory(file, n, &o, &f, &err), ZT_E_LIMIT);
+    free(file);
+    tb_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +332,7 @@ int main(void)
         cmocka_unit_test(footer_magic_must_be_exact),
         cmocka_unit_test(open_memory_agrees),
         cmocka_unit_test(open_memory_manifest_limit),
+        cmocka_unit_test(open_options_read_up_to_their_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -208,11 +208,18 @@ typedef struct zt_file zt_file;
 typedef struct zt_object zt_object;
 typedef struct zt_component zt_component;
 
+/* Options structs begin with their size, so fields can be added without
+ * breaking programs built against an older header: set it with the _init
+ * function (or to sizeof the struct); 0 means the first layout. */
 typedef struct zt_open_options {
+    size_t size;                /* sizeof(zt_open_options); zt_open_options_init sets it */
     uint64_t max_manifest_size; /* 0 = ZT_DEFAULT_MAX_MANIFEST; capped at ZT_SPEC_MAX_MANIFEST */
     uint64_t max_uncompressed;  /* 0 = ZT_DEFAULT_MAX_UNCOMPRESSED */
     unsigned flags;             /* ZT_OPEN_* */
 } zt_open_options;
+
+/* Zeroes *o (every default) and sets its size. */
+ZT_API void zt_open_options_init(zt_open_options *o);
 
 /* Do not mmap; read the whole file into memory (for filesystems without mmap). */
 #define ZT_OPEN_NO_MMAP 1u
@@ -377,6 +384,7 @@ ZT_API zt_status zt_digest_parse(const char *s, size_t len, zt_digest_kind *kind
 typedef struct zt_writer zt_writer;
 
 typedef struct zt_writer_options {
+    size_t size;       /* sizeof(zt_writer_options); zt_writer_options_init sets it */
     int fsync;         /* fsync the file (and, for a path, its directory). Default 1 via
                           zt_writer_options_init */
     int mode;          /* file mode for a path; 0 = 0644 */
