@@ -32,20 +32,8 @@ CTR=ztensord-test-$$
 T=$(mktemp -d "${TMPDIR:-/tmp}/zt-image.XXXXXX") || exit 1
 export LC_ALL=C.UTF-8
 
-PASS=0
-FAIL=0
 RUN_PID=
-note() { printf '# %s\n' "$*"; }
-ok() {
-    PASS=$((PASS + 1))
-    printf 'ok   %s\n' "$1"
-}
-bad() {
-    FAIL=$((FAIL + 1))
-    printf 'FAIL %s%s\n' "$1" "${2:+: $2}"
-}
-check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "got '$2', want '$3'"; fi; }
-check_match() { if grep -Eq -- "$3" <<<"$2"; then ok "$1"; else bad "$1" "'${2:0:400}' !~ /$3/"; fi; }
+. "$REPO/tests/sh/checks.sh"
 
 cleanup() {
     if [ -n "$RUN_PID" ]; then

@@ -64,7 +64,7 @@ check_code "PUT ../x.zt: 400" 400
 check_eq "PUT ../x.zt: nothing outside root" "$(ls "$T"/x.zt 2>/dev/null)" ""
 
 # ---- the staging directory is hidden and unreachable
-"$PY" "$UP_DIR/uphelp.py" partial "$PORT" PUT /v1/files/slow.zt "$T/v1.zt" 1000 3 >"$T/partial.out" &
+$HELP partial "$PORT" PUT /v1/files/slow.zt "$T/v1.zt" 1000 3 >"$T/partial.out" &
 PPID1=$!
 for i in $(seq 1 40); do [ "$(staging_count "$R")" -gt 0 ] && break; sleep 0.05; done
 SNAME=$(ls -A "$R/$STAGING" 2>/dev/null | head -1)

@@ -1,13 +1,19 @@
 #!/usr/bin/python3
-"""Small helpers for the integration scripts (stdlib only; run with /usr/bin/python3).
+"""Small helpers for the end-to-end test scripts (stdlib only; run with
+/usr/bin/python3). Shared by every suite through tests/sh/common.sh ($HELP).
 
 Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
+  get FILE KEY...                print the JSON value at KEY... (strings bare, others as
+                                 JSON); prints MISSING and exits 1 if a key is absent
   jsoneq A B                     the two files hold the same JSON value
   jsonsub A KEY... B             A's value at KEY path equals B's JSON value
-  errbody FILE CODE              FILE is {"error":{"code":CODE,"message":<non-empty str>}}
-  listing FILE NAME FIELD        print field FIELD of the entry NAME in a /v1/files body
-                                 ("-" if absent; "MISSING" and exit 1 if no such entry)
+  errbody FILE CODE              FILE is {"error":{"code":CODE,"message":<non-empty str>}};
+                                 prints the message
+  listing FILE NAME FIELD        print field FIELD (a dotted path) of the entry NAME in a
+                                 /v1/files body ("-" if absent or null; "MISSING" and exit
+                                 1 if there is no such entry)
   listcount FILE                 print "count" and check it equals len(files)
+  names FILE                     every file name in a /v1/files body, one a line
   manifest FILE OBJECT COMP KEY  print a component field from manifest JSON
   multipart BODY CTYPE FULL LEN RANGE...
                                  check a multipart/byteranges body: one part per RANGE
@@ -19,11 +25,20 @@ Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
                                  the header block to PREFIX.hdr and every byte after it to
                                  PREFIX.body (so a HEAD body shows), print the status
   ranges N STEP                  print "bytes=0-0,STEP-STEP,..." with N single-byte ranges
+  u64 OUT V...                   write the integers V... as little-endian u64 to OUT
+  partial PORT METHOD TARGET FILE NBYTES HOLD [HEADER...]
+                                 open a socket, send the request head with Content-Length =
+                                 size of FILE, send only its first NBYTES bytes, wait HOLD
+                                 seconds (reading whatever the server answers), then reset
+                                 the connection. Prints the status the server sent, or 000.
 """
 import json
 import os
 import re
+import socket
+import struct
 import sys
+import time
 import urllib.parse
 
 
@@ -35,6 +50,23 @@ def fail(msg):
 def load(path):
     with open(path, "rb") as f:
         return json.loads(f.read().decode("utf-8"))
+
+
+def cmd_get(path, keys):
+    try:
+        v = load(path)
+    except Exception as e:  # noqa: BLE001
+        print("MISSING")
+        fail("not JSON: %s" % e)
+    for k in keys:
+        if isinstance(v, dict) and k in v:
+            v = v[k]
+        elif isinstance(v, list) and k.isdigit() and int(k) < len(v):
+            v = v[int(k)]
+        else:
+            print("MISSING")
+            sys.exit(1)
+    print(v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":")))
 
 
 def cmd_jsoneq(a, b):
@@ -62,9 +94,10 @@ def cmd_errbody(path, code):
         fail("not an error object: %r" % (j,))
     e = j["error"]
     if e.get("code") != code:
-        fail("code %r, expected %r" % (e.get("code"), code))
+        fail("code %r, expected %r (message %r)" % (e.get("code"), code, e.get("message")))
     if not isinstance(e.get("message"), str) or not e["message"]:
         fail("message missing or empty: %r" % (e,))
+    print(e["message"])
 
 
 def cmd_listing(path, name, field):
@@ -74,10 +107,10 @@ def cmd_listing(path, name, field):
             v = f
             for k in field.split("."):
                 if not isinstance(v, dict) or k not in v:
-                    print("-")
-                    return
+                    v = None
+                    break
                 v = v[k]
-            print(v if isinstance(v, str) else json.dumps(v))
+            print("-" if v is None else (v if isinstance(v, str) else json.dumps(v)))
             return
     print("MISSING")
     sys.exit(1)
@@ -88,6 +121,11 @@ def cmd_listcount(path):
     if not isinstance(j.get("files"), list) or j.get("count") != len(j["files"]):
         fail("count %r vs %d files" % (j.get("count"), len(j.get("files", []))))
     print(j["count"])
+
+
+def cmd_names(path):
+    for f in load(path).get("files", []):
+        print(f.get("name"))
 
 
 def cmd_manifest(path, obj, comp, key):
@@ -137,7 +175,6 @@ def cmd_multipart(body_path, ctype, full_path, length, ranges):
 
 
 def cmd_rawreq(port, method, target, prefix, headers):
-    import socket
     s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
     req = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n" % (method, target, port)
     for h in headers:
@@ -164,33 +201,73 @@ def cmd_rawreq(port, method, target, prefix, headers):
     print(status)
 
 
+def cmd_u64(out, vals):
+    with open(out, "wb") as f:
+        for v in vals:
+            f.write(struct.pack("<Q", int(v)))
+
+
+def cmd_partial(port, method, target, path, nbytes, hold, headers):
+    data = open(path, "rb").read()
+    nbytes = min(int(nbytes), len(data))
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
+    head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Length: %d\r\n" % (
+        method, target, port, len(data))
+    for h in headers:
+        head += h + "\r\n"
+    s.sendall(head.encode("latin-1") + b"\r\n")
+    got = b""
+    try:
+        s.sendall(data[:nbytes])
+    except OSError:
+        pass
+    end = time.monotonic() + float(hold)
+    s.settimeout(0.05)
+    while time.monotonic() < end:
+        try:
+            d = s.recv(65536)
+            if not d:
+                break
+            got += d
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+    # Reset rather than close politely: the server sees the client vanish.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+    status = "000"
+    if got.startswith(b"HTTP/"):
+        parts = got.split(b" ", 2)
+        if len(parts) > 1:
+            status = parts[1].decode("latin-1")
+    print(status)
+
+
 def main(argv):
     if len(argv) < 2:
         fail(__doc__)
     c, a = argv[1], argv[2:]
-    if c == "jsoneq":
-        cmd_jsoneq(*a)
-    elif c == "jsonsub":
-        cmd_jsonsub(a)
-    elif c == "errbody":
-        cmd_errbody(*a)
-    elif c == "listing":
-        cmd_listing(*a)
-    elif c == "listcount":
-        cmd_listcount(*a)
-    elif c == "manifest":
-        cmd_manifest(*a)
-    elif c == "multipart":
-        cmd_multipart(a[0], a[1], a[2], a[3], a[4:])
-    elif c == "rawreq":
-        cmd_rawreq(a[0], a[1], a[2], a[3], a[4:])
-    elif c == "quote":
-        print(urllib.parse.quote(os.fsencode(a[0]), safe=""))
-    elif c == "ranges":
-        n, step = int(a[0]), int(a[1])
-        print("bytes=" + ",".join("%d-%d" % (i * step, i * step) for i in range(n)))
-    else:
-        fail("unknown subcommand %s" % c)
+    cmds = {
+        "get": lambda: cmd_get(a[0], a[1:]),
+        "jsoneq": lambda: cmd_jsoneq(*a),
+        "jsonsub": lambda: cmd_jsonsub(a),
+        "errbody": lambda: cmd_errbody(*a),
+        "listing": lambda: cmd_listing(*a),
+        "listcount": lambda: cmd_listcount(*a),
+        "names": lambda: cmd_names(*a),
+        "manifest": lambda: cmd_manifest(*a),
+        "multipart": lambda: cmd_multipart(a[0], a[1], a[2], a[3], a[4:]),
+        "rawreq": lambda: cmd_rawreq(a[0], a[1], a[2], a[3], a[4:]),
+        "quote": lambda: print(urllib.parse.quote(os.fsencode(a[0]), safe="")),
+        "ranges": lambda: print("bytes=" + ",".join(
+            "%d-%d" % (i * int(a[1]), i * int(a[1])) for i in range(int(a[0])))),
+        "u64": lambda: cmd_u64(a[0], a[1:]),
+        "partial": lambda: cmd_partial(a[0], a[1], a[2], a[3], a[4], a[5], a[6:]),
+    }
+    if c not in cmds:
+        fail("unknown subcommand %s\n%s" % (c, __doc__))
+    cmds[c]()
 
 
 if __name__ == "__main__":
