@@ -28,9 +28,8 @@ typedef struct ztd_server {
     struct ztd_sessions *sessions; /* component upload sessions */
     pthread_mutex_t publish_mu;    /* preconditions + rename + rescan, atomically */
     char *tls_cert, *tls_key;      /* PEM text when serving HTTPS */
-    int uploads_active;
-    bool uploads_enabled;
-        /* the staging directory exists */ /* atomic: whole-file PUTs and open sessions */
+    int uploads_active;            /* atomic: whole-file PUTs and open sessions */
+    struct ztd_staging *staging;   /* NULL: uploads are disabled */
 } ztd_server;
 
 typedef struct ztd_upload ztd_upload;

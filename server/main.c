@@ -129,7 +129,9 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
     }
 }
 
-/* Tokens, the staging area (emptied of what a crash left) and the session table. */
+/* Tokens, the staging area (emptied of what a crash left) and the session table.
+ * An instance that cannot accept writes never touches the staging directory,
+ * so a read-only replica (another user, a read-only mount) starts anyway. */
 static int setup_writes(ztd_server *srv)
 {
     char err[512];
@@ -145,10 +147,17 @@ static int setup_writes(ztd_server *srv)
         ztd_log(ZTD_LOG_ERROR, "require_read_token needs tokens_file: no read could succeed");
         return -1;
     }
-    if (ztd_staging_init(cfg->root, err, sizeof(err)) != 0)
+    ztd_staging_status st = ZTD_STAGING_UNAVAILABLE;
+    if (!srv->tokens && !cfg->allow_anonymous_writes)
+        ztd_log(ZTD_LOG_INFO, "uploads disabled: no tokens_file and no allow_anonymous_writes");
+    else if ((st = ztd_staging_open(cfg->root, cfg->session_idle_timeout_ms, &srv->staging, err,
+                                    sizeof(err))) == ZTD_STAGING_UNSAFE) {
+        ztd_log(ZTD_LOG_ERROR, "%s", err);
+        ztd_tokens_free(srv->tokens);
+        srv->tokens = NULL;
+        return -1;
+    } else if (st != ZTD_STAGING_OK)
         ztd_log(ZTD_LOG_WARN, "uploads disabled: %s", err);
-    else
-        srv->uploads_enabled = true;
     srv->sessions = ztd_sessions_new();
     return srv->sessions ? 0 : -1;
 }
@@ -188,6 +197,7 @@ int main(int argc, char **argv)
     if (!srv.catalog) {
         ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg.root, strerror(errno));
         ztd_sessions_free(srv.sessions);
+        ztd_staging_free(srv.staging);
         ztd_tokens_free(srv.tokens);
         ztd_config_free(&cfg);
         return ZTD_EXIT_FAILURE;
@@ -198,6 +208,7 @@ int main(int argc, char **argv)
     if (activated && ztd_catalog_rescan(srv.catalog) != 0) {
         ztd_catalog_free(srv.catalog);
         ztd_sessions_free(srv.sessions);
+        ztd_staging_free(srv.staging);
         ztd_tokens_free(srv.tokens);
         ztd_config_free(&cfg);
         return ZTD_EXIT_FAILURE;
@@ -206,6 +217,7 @@ int main(int argc, char **argv)
     if (hs != 0) {
         ztd_catalog_free(srv.catalog);
         ztd_sessions_free(srv.sessions);
+        ztd_staging_free(srv.staging);
         ztd_tokens_free(srv.tokens);
         ztd_config_free(&cfg);
         return hs == ZTD_HTTP_CONFIG ? ZTD_EXIT_CONFIG : ZTD_EXIT_FAILURE;
@@ -226,6 +238,7 @@ int main(int argc, char **argv)
     ztd_http_stop(&srv);
     ztd_watch_free(w);
     ztd_sessions_free(srv.sessions);
+    ztd_staging_free(srv.staging); /* after the sessions: their files are in it */
     ztd_tokens_free(srv.tokens);
     ztd_catalog_free(srv.catalog);
     close(sfd);

@@ -31,7 +31,8 @@ typedef struct skey {
 typedef struct ztd_session {
     char id[33];
     char *file;
-    char path[PATH_MAX];
+    ztd_staging *st;
+    char name[ZTD_STAGING_NAME_MAX]; /* the staging file, "" once handed to publication */
     int fd;
     zt_writer *w;
     skey *keys;
@@ -53,12 +54,13 @@ struct ztd_sessions {
 typedef struct sreq {
     ztd_session *sess;
     bool in_component;
-    zt_hasher *sha;        /* a zstd body's Content-Digest, when no thread could be had */
-    zt_hash_thread *shat;  /* ... or on another thread, fed through hbuf */
+    zt_hasher *sha;       /* a zstd body's Content-Digest, when no thread could be had */
+    zt_hash_thread *shat; /* ... or on another thread, fed through hbuf */
     uint8_t *hbuf;
     size_t hlen;
     ztd_digest_want want;
     uint64_t received, next_disk_check;
+    bool lost; /* the session's staging file is gone: end the session with the request */
 } sreq;
 
 static uint64_t mono_ms(void)
@@ -81,8 +83,7 @@ static void session_destroy(ztd_session *x)
     zt_writer_free(x->w);
     if (x->fd >= 0)
         close(x->fd);
-    if (x->path[0])
-        unlink(x->path);
+    ztd_staging_remove(x->st, x->name);
     for (size_t i = 0; i < x->nkeys; i++)
         free(x->keys[i].key);
     free(x->keys);
@@ -287,7 +288,7 @@ static enum MHD_Result open_session(ztd_server *s, struct MHD_Connection *c, ztd
                          "want {\"file\": \"relative/name.zt\", \"attributes\": {...}}; names "
                          "have no empty, '.' or hidden segments and end in .zt");
     }
-    if (!s->uploads_enabled) {
+    if (!s->staging) {
         json_decref(j);
         return ztd_error(c, r, 503, "uploads_disabled",
                          "uploads are disabled: the staging directory cannot be created");
@@ -310,14 +311,13 @@ static enum MHD_Result open_session(ztd_server *s, struct MHD_Connection *c, ztd
     }
     for (int i = 0; i < 16; i++)
         snprintf(x->id + 2 * i, 3, "%02x", rnd[i]);
-    x->fd = ztd_staging_create(s->cfg->root, "session", x->path, sizeof(x->path));
+    x->st = s->staging;
+    x->fd = ztd_staging_create(s->staging, "session", x->name);
     zt_writer_options wo;
     zt_writer_options_init(&wo);
     if (x->fd < 0 || zt_writer_open_fd(x->fd, &wo, &x->w, &err) ||
         (attr_text && zt_writer_set_attributes(x->w, attr_text, &err))) {
         int e = errno;
-        if (x->fd < 0)
-            x->path[0] = 0;
         session_destroy(x);
         free(attr_text);
         json_decref(j);
@@ -405,6 +405,22 @@ static const skey *find_key(const ztd_session *x, const char *key)
     return NULL;
 }
 
+/* Something removed the session's staging file: its components are lost, and
+ * the session ends with this request (ztd_session_request_done). */
+static bool session_lost(ztd_session *x)
+{
+    return !ztd_staging_intact(x->st, x->name, x->fd, ZTD_STAGING_ANY_SIZE);
+}
+
+static enum MHD_Result lost_answer(struct MHD_Connection *c, ztd_req *r, ztd_session *x)
+{
+    ztd_log(ZTD_LOG_ERROR, "upload session %s for %s: its staging file %s was removed or replaced",
+            x->id, x->file, x->name);
+    return ztd_staging_lost(c, r, x->file,
+                            "the staging file of the upload session was removed; "
+                            "the session is over");
+}
+
 enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     const char *enc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "encoding");
@@ -427,6 +443,8 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
     }
     q->sess = x;
     r->sreq = q;
+    if ((q->lost = session_lost(x)))
+        return lost_answer(c, r, x);
     if (find_key(x, r->match->key))
         return ztd_error(c, r, 409, "component_exists",
                          "component \"%s\" was already uploaded in session %s", r->match->key,
@@ -465,7 +483,8 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
     /* A raw component's stored bytes are the body: the writer's own sha256
      * (computed beside the writes) is compared at the end. A zstd one needs
      * the body's digest computed here. */
-    if (want.present && !raw && !(q->shat = zt_hash_thread_new(ZT_DIGEST_SHA256, SHA_BUF, &q->hbuf)) &&
+    if (want.present && !raw &&
+        !(q->shat = zt_hash_thread_new(ZT_DIGEST_SHA256, SHA_BUF, &q->hbuf)) &&
         !(q->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
         return ztd_error(c, r, 500, "internal", "out of memory");
     return MHD_YES;
@@ -513,6 +532,8 @@ static enum MHD_Result component_end(ztd_server *s, struct MHD_Connection *c, zt
     sreq *q = r->sreq;
     ztd_session *x = q->sess;
     zt_error err;
+    if ((q->lost = session_lost(x))) /* a 201 would promise bytes that are gone */
+        return lost_answer(c, r, x);
     if (q->want.present) {
         uint8_t got[32];
         if (q->shat) {
@@ -571,7 +592,10 @@ void ztd_session_request_done(ztd_server *s, ztd_req *r)
             ztd_log(ZTD_LOG_ERROR, "upload session %s: cannot cut back component \"%s\": %s",
                     q->sess->id, r->match ? r->match->key : "?", err.message);
     }
-    release(s, q->sess);
+    if (q->lost)
+        finish_session(s, q->sess);
+    else
+        release(s, q->sess);
     zt_hasher_free(q->sha);
     zt_hash_thread_free(q->shat, q->hbuf);
     free(q);
@@ -631,6 +655,26 @@ static int add_one_object(ztd_session *x, const char *name, json_t *spec, zt_err
     return st ? -1 : 0;
 }
 
+/* zt_writer_finish failed: the writer cannot be used again, so the session is
+ * over. Only a manifest that the objects make impossible is the client's doing;
+ * memory, I/O and a writer that failed earlier are the server's. */
+static enum MHD_Result finish_failed(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                     ztd_session *x, const zt_error *err)
+{
+    enum MHD_Result ret;
+    const char *end = "; the upload session is over";
+    if (err->code == ZT_E_NOSPACE)
+        ret = ztd_error(c, r, 507, "insufficient_storage", "%s%s", err->message, end);
+    else if (err->code == ZT_E_NOMEM || err->code == ZT_E_IO || err->code == ZT_E_STATE)
+        ret = ztd_error(c, r, 500, "write_failed", "%s%s", err->message, end);
+    else
+        ret = ztd_error(c, r, 422, "invalid_objects", "%s%s", err->message, end);
+    ztd_log(ZTD_LOG_WARN, "upload session %s for %s: the manifest could not be written: %s", x->id,
+            x->file, err->message);
+    finish_session(s, x);
+    return ret;
+}
+
 static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     enum MHD_Result ret;
@@ -647,6 +691,12 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
     if (!x) {
         json_decref(j);
         return session_error(c, r, busy);
+    }
+    if (session_lost(x)) {
+        json_decref(j);
+        ret = lost_answer(c, r, x);
+        finish_session(s, x);
+        return ret;
     }
     /* Preconditions before the manifest is written, so a 412 keeps the session. */
     if (ztd_write_preconditions(s, c, r, x->file, &ret) != 0) {
@@ -667,26 +717,21 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
         }
     }
     json_decref(j);
-    if (zt_writer_finish(x->w, &err)) {
-        zt_writer_drop_objects(x->w, 0);
-        release(s, x);
-        bool invalid = err.code != ZT_E_NOSPACE && err.code != ZT_E_IO;
-        return ztd_error(c, r,
-                         err.code == ZT_E_NOSPACE ? 507
-                         : invalid                ? 422
-                                                  : 500,
-                         err.code == ZT_E_NOSPACE ? "insufficient_storage"
-                         : invalid                ? "invalid_objects"
-                                                  : "write_failed",
-                         "%s", err.message);
-    }
-    char staged[PATH_MAX], file[PATH_MAX];
-    snprintf(staged, sizeof(staged), "%s", x->path);
+    if (zt_writer_finish(x->w, &err))
+        return finish_failed(s, c, r, x, &err);
+    /* The staging file and its fd pass to publication. */
+    int fd = x->fd;
+    uint64_t size = zt_writer_position(x->w);
+    char staged[ZTD_STAGING_NAME_MAX], file[PATH_MAX];
+    snprintf(staged, sizeof(staged), "%s", x->name);
     snprintf(file, sizeof(file), "%s", x->file);
-    x->path[0] = 0; /* ownership of the staged file passes to publish */
+    x->fd = -1;
+    x->name[0] = 0;
     ztd_log(ZTD_LOG_INFO, "upload session %s committed %zu components", x->id, x->nkeys);
     finish_session(s, x);
-    return ztd_validate_and_publish(s, c, r, staged, file, false, -1);
+    ret = ztd_validate_and_publish(s, c, r, fd, staged, size, file, false, false);
+    close(fd);
+    return ret;
 }
 
 enum MHD_Result ztd_session_route_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)

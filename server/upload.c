@@ -28,14 +28,17 @@
 #define WBUF (1u << 20)
 #define WRITEBACK_EVERY (8ull << 20)
 #define DISK_CHECK_EVERY (1ull << 20) /* a statvfs() per MiB: cheap, and bounds overshoot */
+/* Another instance on the root holds the publication lock for a rename and an
+ * fsync: milliseconds. Waiting longer means it is stuck; do not hang with it. */
+#define PUBLISH_LOCK_WAIT_MS 5000
 
 struct ztd_upload {
     int fd;
-    char path[PATH_MAX];
+    char name[ZTD_STAGING_NAME_MAX]; /* in the staging directory; "" once published or removed */
     uint64_t received, declared;
     bool has_declared;
-    zt_hasher *sha;        /* Content-Digest hashed here, when no thread could be had */
-    zt_hash_thread *shat;  /* ... or beside the receiving: owns buf's memory */
+    zt_hasher *sha;       /* Content-Digest hashed here, when no thread could be had */
+    zt_hash_thread *shat; /* ... or beside the receiving: owns buf's memory */
     ztd_digest_want want;
     uint8_t *buf;
     size_t blen;
@@ -158,21 +161,32 @@ int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
     return 0;
 }
 
-/* Validate the staged file (structure; with verify, every digest and zstd
- * stream too, fsyncing sync_fd meanwhile). -1 with *err when it is invalid. */
-static int check_staged(const char *staged, bool verify, int sync_fd, int *sync_errno,
-                        zt_error *err, size_t *nobj)
+/* Validate the staged file through its fd (structure; with verify, every
+ * digest and zstd stream too; with sync, fsyncing it meanwhile). -1 with *err
+ * when it is invalid or could not be read. */
+static int check_staged(int fd, bool verify, bool sync, int *sync_errno, zt_error *err,
+                        size_t *nobj)
 {
     zt_file *f;
     *sync_errno = 0;
-    if (zt_open(staged, NULL, &f, err))
+    if (zt_open_fd(fd, NULL, &f, err))
         return -1;
     *nobj = zt_file_object_count(f);
+    int sync_fd = sync ? fd : -1;
     int rc = verify && ztd_verify_components(f, sync_fd, sync_errno, err) != ZT_OK ? -1 : 0;
     zt_close(f);
-    if (!verify && sync_fd >= 0 && fsync(sync_fd) != 0)
+    if (!verify && sync && fsync(fd) != 0)
         *sync_errno = errno;
     return rc;
+}
+
+enum MHD_Result ztd_staging_lost(struct MHD_Connection *c, ztd_req *r, const char *rel,
+                                 const char *why)
+{
+    return ztd_error(c, r, 500, "staging_lost",
+                     "the server lost the bytes uploaded for \"%s\" (%s); nothing was published: "
+                     "upload again",
+                     rel, why);
 }
 
 static void escape_path(const char *in, char *out, size_t cap)
@@ -203,43 +217,91 @@ static bool is_star(const char *v)
 
 static enum MHD_Result write_failed(struct MHD_Connection *c, ztd_req *r, int e);
 
+/* The lock shared with other instances on the root (publish_mu is held).
+ * 0, or -1 with the answer in *ret. */
+static int lock_instances(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *what,
+                          enum MHD_Result *ret)
+{
+    if (ztd_staging_lock(s->staging, PUBLISH_LOCK_WAIT_MS) == 0)
+        return 0;
+    if (errno != EWOULDBLOCK)
+        *ret = ztd_error(c, r, 500, "publish_failed", "cannot take the publication lock: %s",
+                         strerror(errno));
+    else
+        *ret = ztd_error_hdr(c, r, 503, "publish_busy", "Retry-After", "1",
+                             "another ztensord on this root held the publication lock for %u ms; "
+                             "%s",
+                             PUBLISH_LOCK_WAIT_MS, what);
+    return -1;
+}
+
+/* Under both publication locks: the preconditions, then the rename. 0 when
+ * published; otherwise *ret is the answer (1), or -1 with errno and msg. */
+static int publish_locked(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *name,
+                          const char *rel, bool *replaced, char etag[40], char *msg, size_t cap,
+                          enum MHD_Result *ret)
+{
+    if (lock_instances(s, c, r, "nothing was published: upload again", ret) != 0)
+        return 1;
+    int rc = 1;
+    if (ztd_write_preconditions(s, c, r, rel, ret) == 0) {
+        /* Only "If-None-Match: *" makes a write create-only; a list of tags was
+         * already evaluated against the current file above. */
+        bool no_replace = is_star(ztd_header(c, "If-None-Match"));
+        rc = ztd_publish(s->cfg->root, s->staging, name, rel, no_replace, replaced, msg, cap);
+        if (rc == 0)
+            current_etag(s->cfg->root, rel, etag); /* under the lock: this version's */
+    }
+    int e = errno;
+    ztd_staging_unlock(s->staging);
+    errno = e;
+    return rc;
+}
+
 enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                         const char *staged, const char *rel, bool verify,
-                                         int sync_fd)
+                                         int fd, const char *name, uint64_t size, const char *rel,
+                                         bool verify, bool sync)
 {
     zt_error err;
     size_t nobj = 0;
     int sync_errno;
-    if (check_staged(staged, verify, sync_fd, &sync_errno, &err, &nobj) != 0) {
-        unlink(staged);
+    int bad = check_staged(fd, verify, sync, &sync_errno, &err, &nobj);
+    /* Something else removed or changed the file: not the client's fault. */
+    if (!ztd_staging_intact(s->staging, name, fd, size)) {
+        ztd_staging_remove(s->staging, name);
+        return ztd_staging_lost(c, r, rel, "its staging file was removed or changed");
+    }
+    if (bad) {
+        ztd_staging_remove(s->staging, name);
+        if (err.code == ZT_E_IO || err.code == ZT_E_NOMEM) /* the server's failure */
+            return ztd_error(c, r, 500, err.code == ZT_E_IO ? "staging_lost" : "internal",
+                             "cannot check the uploaded file: %s", err.message);
         bool digest = err.code == ZT_E_DIGEST_MISMATCH;
         return ztd_error(c, r, 422, digest ? "digest_mismatch" : "invalid_file",
                          "the uploaded file is not valid: %s", err.message);
     }
     if (sync_errno) {
-        unlink(staged);
+        ztd_staging_remove(s->staging, name);
         return write_failed(c, r, sync_errno);
     }
     enum MHD_Result ret;
+    bool replaced = false;
+    char msg[512], etag[40] = "";
     pthread_mutex_lock(&s->publish_mu);
-    if (ztd_write_preconditions(s, c, r, rel, &ret) != 0) {
-        pthread_mutex_unlock(&s->publish_mu);
-        unlink(staged);
+    int rc = publish_locked(s, c, r, name, rel, &replaced, etag, msg, sizeof(msg), &ret);
+    int e = errno;
+    if (rc == 0)
+        ztd_catalog_rescan(s->catalog);
+    pthread_mutex_unlock(&s->publish_mu);
+    if (rc > 0) {
+        ztd_staging_remove(s->staging, name);
         return ret;
     }
-    /* Only "If-None-Match: *" makes a write create-only; a list of tags was
-     * already evaluated against the current file above. */
-    bool replaced = false, no_replace = is_star(ztd_header(c, "If-None-Match"));
-    char msg[512], etag[40] = "";
-    int rc = ztd_publish(s->cfg->root, staged, rel, no_replace, &replaced, msg, sizeof(msg));
-    int e = errno;
-    if (rc == 0) {
-        current_etag(s->cfg->root, rel, etag); /* under the lock: this version's */
-        ztd_catalog_rescan(s->catalog);
-    }
-    pthread_mutex_unlock(&s->publish_mu);
     if (rc != 0) {
-        unlink(staged);
+        bool lost = !ztd_staging_intact(s->staging, name, fd, size);
+        ztd_staging_remove(s->staging, name);
+        if (lost)
+            return ztd_staging_lost(c, r, rel, "its staging file was removed or changed");
         if (e == EEXIST)
             return ztd_error(c, r, 412, "precondition_failed", "If-None-Match: \"%s\" exists", rel);
         if (e == ENOTDIR || e == EISDIR)
@@ -302,14 +364,13 @@ static bool name_conflict(const char *root, const char *rel)
     return false;
 }
 
-static void upload_free(ztd_upload *u)
+static void upload_free(ztd_server *s, ztd_upload *u)
 {
     if (!u)
         return;
     if (u->fd >= 0)
         close(u->fd);
-    if (u->path[0])
-        unlink(u->path);
+    ztd_staging_remove(s->staging, u->name);
     zt_hasher_free(u->sha);
     if (u->shat)
         zt_hash_thread_free(u->shat, u->buf);
@@ -340,7 +401,7 @@ static enum MHD_Result put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
     if (name_conflict(s->cfg->root, rel))
         return ztd_error(c, r, 409, "name_conflict",
                          "\"%s\" (or a directory on its path) exists and is not a file", rel);
-    if (!s->uploads_enabled)
+    if (!s->staging)
         return ztd_error(c, r, 503, "uploads_disabled",
                          "uploads are disabled: the staging directory cannot be created");
     if (!ztd_upload_slot_take(s))
@@ -359,12 +420,10 @@ static enum MHD_Result put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
         return ztd_error(c, r, 507, "insufficient_storage",
                          "not enough free disk for %llu bytes plus the reserve of %llu",
                          (unsigned long long)declared, (unsigned long long)s->cfg->disk_reserve);
-    u->fd = ztd_staging_create(s->cfg->root, "put", u->path, sizeof(u->path));
-    if (u->fd < 0) {
-        u->path[0] = 0;
+    u->fd = ztd_staging_create(s->staging, "put", u->name);
+    if (u->fd < 0)
         return ztd_error(c, r, errno == ENOSPC ? 507 : 500, "staging_failed",
                          "cannot create a staging file: %s", strerror(errno));
-    }
     u->want = want;
     /* The body's digest on another core, fed each buffer once it is written. */
     uint8_t *first;
@@ -467,8 +526,9 @@ static enum MHD_Result put_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
     }
     /* fsynced beside the verification, then published; the fd closes after */
     uint64_t t_body = ms_since(&r->t0m);
-    enum MHD_Result ret = ztd_validate_and_publish(s, c, r, u->path, r->match->file, true, u->fd);
-    u->path[0] = 0; /* published or removed */
+    enum MHD_Result ret =
+        ztd_validate_and_publish(s, c, r, u->fd, u->name, u->received, r->match->file, true, true);
+    u->name[0] = 0; /* published or removed */
     ztd_log(ZTD_LOG_DEBUG, "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms",
             r->match->file, (unsigned long long)u->received, (unsigned long long)t_body,
             (unsigned long long)(ms_since(&r->t0m) - t_body));
@@ -481,21 +541,23 @@ static enum MHD_Result delete_file(ztd_server *s, struct MHD_Connection *c, ztd_
 {
     enum MHD_Result ret;
     const char *rel = r->match->file;
-    char etag[40];
+    char etag[40], msg[512];
+    int rc = 1; /* 1: answered in ret */
     pthread_mutex_lock(&s->publish_mu);
-    if (current_etag(s->cfg->root, rel, etag) != 0) {
-        pthread_mutex_unlock(&s->publish_mu);
-        return ztd_error(c, r, 404, "file_not_found", "no file \"%s\"", rel);
-    }
-    if (ztd_write_preconditions(s, c, r, rel, &ret) != 0) {
+    if (lock_instances(s, c, r, "nothing was deleted", &ret) != 0) {
         pthread_mutex_unlock(&s->publish_mu);
         return ret;
     }
-    char msg[512];
-    int rc = ztd_unpublish(s->cfg->root, rel, msg, sizeof(msg));
+    if (current_etag(s->cfg->root, rel, etag) != 0)
+        ret = ztd_error(c, r, 404, "file_not_found", "no file \"%s\"", rel);
+    else if (ztd_write_preconditions(s, c, r, rel, &ret) == 0)
+        rc = ztd_unpublish(s->cfg->root, rel, msg, sizeof(msg));
+    ztd_staging_unlock(s->staging);
     if (rc == 0)
         ztd_catalog_rescan(s->catalog);
     pthread_mutex_unlock(&s->publish_mu);
+    if (rc > 0)
+        return ret;
     if (rc != 0)
         return ztd_error(c, r, 500, "delete_failed", "%s", msg);
     ztd_log(ZTD_LOG_INFO, "deleted %s", rel);
@@ -552,7 +614,7 @@ void ztd_upload_cleanup(ztd_server *s, ztd_req *r)
     if (r->up) {
         if (r->up->counted)
             ztd_upload_slot_give(s);
-        upload_free(r->up);
+        upload_free(s, r->up);
         r->up = NULL;
     }
     ztd_session_request_done(s, r);

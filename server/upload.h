@@ -31,12 +31,18 @@ int ztd_parse_digest_header(const char *v, ztd_digest_want *out);
 /* 401/403 answer if the request lacks the scope; MHD_YES with r->responded. NULL: allowed. */
 bool ztd_authorize(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool write,
                    enum MHD_Result *ret);
-/* Validate a staged .zt (structure; with verify_digests every digest and zstd stream,
- * on all cores) and publish it as rel. sync_fd >= 0: the staged file is fsynced
- * meanwhile (a failure answers 507/500); -1: it is durable already. */
+/* Validate the staging file `name`, open as fd and `size` bytes long (structure;
+ * with verify_digests every digest and zstd stream, on all cores), and publish it
+ * as rel. sync: fsync it meanwhile (a failure answers 507/500); otherwise it is
+ * durable already. The staging file is gone afterwards (published or removed);
+ * the caller keeps fd. A staging file that something else removed or changed is
+ * 500 staging_lost, never a 4xx. */
 enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                         const char *staged, const char *rel, bool verify_digests,
-                                         int sync_fd);
+                                         int fd, const char *name, uint64_t size, const char *rel,
+                                         bool verify_digests, bool sync);
+/* 500 staging_lost: the bytes uploaded for rel are gone (why) through no fault of the client. */
+enum MHD_Result ztd_staging_lost(struct MHD_Connection *c, ztd_req *r, const char *rel,
+                                 const char *why);
 /* Evaluate If-None-Match: * and If-Match against the file on disk. 0 ok, else answered 412. */
 int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *rel,
                             enum MHD_Result *ret);

@@ -11,10 +11,14 @@ OPEN=(--allow-anonymous-writes --disk-reserve 0)
 
 # ---- root and staging
 
-# staging_count ROOT: entries in ROOT's staging directory (0 if it does not exist).
-staging_count() {
-    if [ -d "$1/$STAGING" ]; then find "$1/$STAGING" -mindepth 1 | wc -l; else echo 0; fi
+# staging_files ROOT: the staging files under ROOT's staging directory, relative to it
+# (each instance stages in its own directory run-PID-RANDOM; those directories are not
+# listed, nor counted below).
+staging_files() {
+    if [ -d "$1/$STAGING" ]; then (cd "$1/$STAGING" && find . -mindepth 1 ! -type d | sed 's|^\./||'); fi
 }
+# staging_count ROOT: how many staging files ROOT holds (0 if there is no staging directory).
+staging_count() { staging_files "$1" | wc -l; }
 # wait_staging_empty ROOT [SECONDS]: poll (default 2 s) until staging is empty.
 wait_staging_empty() {
     local i lim=${2:-2}
@@ -28,7 +32,7 @@ check_staging_empty() {
     if wait_staging_empty "$2" "${3:-2}"; then
         ok "$1"
     else
-        bad "$1" "staging still holds: $(ls -A "$2/$STAGING" | head -5 | tr '\n' ' ')"
+        bad "$1" "staging still holds: $(staging_files "$2" | head -5 | tr '\n' ' ')"
     fi
 }
 # published_files ROOT: every regular file or symlink under ROOT outside staging, sorted.

@@ -67,7 +67,7 @@ check_eq "PUT ../x.zt: nothing outside root" "$(ls "$T"/x.zt 2>/dev/null)" ""
 $HELP partial "$PORT" PUT /v1/files/slow.zt "$T/v1.zt" 1000 3 >"$T/partial.out" &
 PPID1=$!
 for i in $(seq 1 40); do [ "$(staging_count "$R")" -gt 0 ] && break; sleep 0.05; done
-SNAME=$(ls -A "$R/$STAGING" 2>/dev/null | head -1)
+SNAME=$(staging_files "$R" | head -1)
 check_ne "a PUT in progress has a staging file" "$SNAME" ""
 cp "$T/v1.zt" "$R/$STAGING/visible.zt"
 kill -HUP "$D_PID"
