@@ -236,22 +236,23 @@ check_staging_empty "after the cuts: staging empty" "$R"
 daemon_alive "daemon alive after the session tests"
 
 # ---- idle expiry
-start_daemon "$R" "${OPEN[@]}" --session-idle-timeout 1s || finish
+start_daemon "$R" "${OPEN[@]}" --session-idle-timeout 3s || finish
 session_open idle.zt
 IDLE=$SID
 comp_put "$IDLE" a "$T/c1.raw"
 session_open busy.zt
 BUSY=$SID
 check_eq "idle: two sessions, two staging files" "$(staging_count "$R")" 2
-# Keep BUSY alive with a request every 0.5 s while IDLE sits.
-for i in 1 2 3 4 5; do
+# Keep BUSY alive with a request every 0.5 s while IDLE sits for over 3 s. (The
+# timeout leaves room for a loaded machine: BUSY is lost only if one ping is 2.5 s late.)
+for i in 1 2 3 4 5 6 7 8; do
     sleep 0.5
     http "$T/k" "$URL/v1/uploads/$BUSY"
 done
-req "idle session after ~2.5 s: 404" 404 "$URL/v1/uploads/$IDLE"
+req "idle session after ~4 s: 404" 404 "$URL/v1/uploads/$IDLE"
 req "a session used every 0.5 s is kept" 200 "$URL/v1/uploads/$BUSY"
 check_eq "idle: only the live session's staging file remains" "$(staging_count "$R")" 1
-sleep 2.5
+sleep 4.5
 req "the other session, idle too now: 404" 404 "$URL/v1/uploads/$BUSY"
 check_staging_empty "idle: staging empty" "$R"
 comp_put "$IDLE" b "$T/c1.raw"
