@@ -230,11 +230,14 @@ enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c
      * already evaluated against the current file above. */
     bool replaced = false, no_replace = is_star(ztd_header(c, "If-None-Match"));
     char msg[512], etag[40] = "";
+    /* The inode whose digests were just checked: the catalog need not hash it again. */
+    struct stat vsb;
+    bool verified = verify && stat(staged, &vsb) == 0;
     int rc = ztd_publish(s->cfg->root, staged, rel, no_replace, &replaced, msg, sizeof(msg));
     int e = errno;
     if (rc == 0) {
         current_etag(s->cfg->root, rel, etag); /* under the lock: this version's */
-        ztd_catalog_rescan(s->catalog);
+        ztd_catalog_rescan_verified(s->catalog, rel, verified ? &vsb : NULL);
     }
     pthread_mutex_unlock(&s->publish_mu);
     if (rc != 0) {

@@ -153,8 +153,9 @@ urlq() { $HELP quote "$1"; }
 
 # ---- the daemon
 
-# start_daemon ROOT [EXTRA FLAGS...]: starts ztensord, waits for its port and /readyz.
-# Sets D_PID, D_ERR, PORT, URL. Returns non-zero (and records a failure) if it does not come up.
+# start_daemon ROOT [EXTRA FLAGS...]: starts ztensord, waits for its port, /readyz and the
+# verification of its files' digests (wait_verified). Sets D_PID, D_ERR, PORT, URL.
+# Returns non-zero (and records a failure) if it does not come up.
 start_daemon() {
     local root=$1
     shift
@@ -180,10 +181,27 @@ start_daemon() {
     fi
     URL=http://127.0.0.1:$PORT
     for i in $(seq 1 100); do
-        [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && return 0
+        if [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ]; then
+            # The tests expect the digest-based validators of a verified tree.
+            wait_verified
+            return 0
+        fi
         sleep 0.1
     done
     bad "daemon $D_N ready" "/readyz never answered 200"
+    return 1
+}
+
+# wait_verified [SECONDS]: poll /metrics (default up to 30 s) until the background
+# verifier has hashed every sha256 component: only then are ETag "sha256:...",
+# Repr-Digest and immutable blob URLs sent. Returns non-zero on the time limit.
+wait_verified() {
+    local i lim=${1:-30}
+    for i in $(seq 1 $((lim * 10))); do
+        curl -s --max-time 5 "$URL/metrics" | grep -qx 'ztensord_digest_components{state="pending"} 0' && return 0
+        sleep 0.1
+    done
+    bad "digests verified within ${lim} s" "$(curl -s --max-time 5 "$URL/metrics" | grep '^ztensord_digest_components')"
     return 1
 }
 
