@@ -45,6 +45,7 @@ struct ztd_catalog {
     const struct stat *verified_sb;
     size_t warned, unwarned; /* "not served" lines logged and held back */
     size_t carried;          /* valid entries reused from the previous snapshot */
+    size_t dirs_retry;       /* directories that could not be read for want of fds or memory */
 };
 
 /* ---- entries */
@@ -264,6 +265,24 @@ static bool utf8_name(const char *s)
     return j != NULL;
 }
 
+/* The previous entries under REL ("" for all), kept when REL cannot be read
+ * now: out of fds, a rescan must not drop files that are open and served. */
+static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, entry_vec *out)
+{
+    size_t n = strlen(rel);
+    for (size_t i = 0; old && i < old->n; i++) {
+        ztd_entry *e = old->entries[i];
+        if (n && (strncmp(e->name, rel, n) || e->name[n] != '/'))
+            continue;
+        ztd_entry_retain(e);
+        if (vec_push(out, e) != 0) {
+            ztd_entry_release(e);
+            return;
+        }
+        c->carried += e->file != NULL;
+    }
+}
+
 static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, int depth,
                      entry_vec *out)
 {
@@ -271,7 +290,14 @@ static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, i
     snprintf(abs, sizeof(abs), "%s%s%s", c->root, rel[0] ? "/" : "", rel);
     DIR *d = opendir(abs);
     if (!d) {
-        ztd_log(ZTD_LOG_WARN, "catalog: cannot read directory %s: %s", abs, strerror(errno));
+        int e = errno;
+        bool transient = e == EMFILE || e == ENFILE || e == ENOMEM;
+        ztd_log(ZTD_LOG_WARN, "catalog: cannot read directory %s: %s%s", abs, strerror(e),
+                transient ? " (its files are kept as they were, and it is retried)" : "");
+        if (transient) {
+            c->dirs_retry++;
+            carry_dir(c, old, rel, out);
+        }
         return;
     }
     struct dirent *de;
@@ -525,7 +551,7 @@ int ztd_catalog_rescan_verified(ztd_catalog *c, const char *rel, const struct st
     /* The files this scan dropped were closed only once it ended: the files
      * that failed for want of fds may fit now (a removal, then one rescan). */
     ztd_catalog_get_stats(c, &after);
-    if (rc == 0 && c->carried < before.files_valid && after.files_retry)
+    if (rc == 0 && c->carried < before.files_valid && (after.files_retry || after.dirs_retry))
         rc = rescan_locked(c);
     c->verified_rel = NULL;
     c->verified_sb = NULL;
@@ -542,7 +568,7 @@ static int rescan_locked(ztd_catalog *c)
     }
     ztd_snapshot *old = ztd_catalog_acquire(c);
     entry_vec v = {0};
-    c->carried = 0;
+    c->carried = c->dirs_retry = 0;
     scan_dir(c, old, "", 0, &v);
     ztd_snapshot_release(old);
     if (c->unwarned)
@@ -578,6 +604,7 @@ static int rescan_locked(ztd_catalog *c)
     c->stats.files_valid = s->nvalid;
     c->stats.files_invalid = s->n - s->nvalid;
     c->stats.files_retry = nretry;
+    c->stats.dirs_retry = c->dirs_retry;
     pthread_cond_broadcast(&c->changed);
     pthread_mutex_unlock(&c->mu);
     ztd_snapshot_release(prev);

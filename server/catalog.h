@@ -66,6 +66,7 @@ typedef struct ztd_catalog_stats {
     uint64_t reloads; /* completed scans */
     size_t files_valid, files_invalid;
     size_t files_retry; /* of the invalid: failures that may pass (see ztd_entry.retry) */
+    size_t dirs_retry;  /* directories unreadable for want of fds or memory (entries kept) */
 } ztd_catalog_stats;
 
 /* Most components indexed under one digest: the blob route picks a verified

@@ -107,19 +107,21 @@ static void rescan(ztd_server *srv, ztd_watch *w)
         ztd_watch_refresh(w);
 }
 
-/* Rescan while files wait for a retry (see ztd_entry.retry), backing off. */
+/* Rescan while files or directories wait for a retry (see ztd_entry.retry),
+ * backing off. */
 static void retry_tick(ztd_server *srv, ztd_watch *w, uint64_t *at, uint64_t *gap)
 {
     ztd_catalog_stats cs;
     ztd_catalog_get_stats(srv->catalog, &cs);
     uint64_t t = now_ms();
-    if (!cs.files_retry) {
+    if (!cs.files_retry && !cs.dirs_retry) {
         *at = 0;
         *gap = RETRY_FIRST_MS;
     } else if (!*at) {
         *at = t + *gap;
     } else if (t >= *at) {
-        ztd_log(ZTD_LOG_DEBUG, "retrying %zu files that could not be opened", cs.files_retry);
+        ztd_log(ZTD_LOG_DEBUG, "retrying %zu files and %zu directories that could not be opened",
+                cs.files_retry, cs.dirs_retry);
         rescan(srv, w);
         *gap = *gap * 2 < RETRY_MAX_MS ? *gap * 2 : RETRY_MAX_MS;
         *at = 0;

@@ -4,7 +4,8 @@
 # SIGHUP) stops serving it with 503 file_unavailable, and `chmod 644` brings it back.
 # The daemon runs under a small `ulimit -n` with more files than descriptors: it warns
 # at start-up, files past the limit fail with EMFILE, and once files are removed so the
-# rest fit, one SIGHUP serves the files that failed, without touching them.
+# rest fit, one SIGHUP serves the files that failed, without touching them. A directory
+# that cannot be opened for want of descriptors keeps the files it had.
 # As root, the daemon runs without CAP_DAC_OVERRIDE (setpriv) so that mode 000 bites.
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -124,4 +125,40 @@ check_eq "after removing files and one SIGHUP: the files that failed are served"
 f=$(head -n 1 "$T/keep")
 req "a file that failed with EMFILE: served" 200 "$URL/v1/files/$f/objects/w/data"
 check_same "a file that failed with EMFILE: bytes" "$LAST.body" "$T/b.raw"
+stop_daemon
+
+# ---- a directory that cannot be read for want of descriptors keeps its files
+D=$T/dirs
+mkdir -p "$D/sub"
+cp "$R/b.zt" "$D/top.zt"
+cp "$R/b.zt" "$D/sub/b.zt"
+ZTENSORD=$(wrapper ulimit40.sh "ulimit -n 40 || exit 97")
+start_daemon "$D" --watch=false "${OPEN[@]}" --max-uploads 200
+ZTENSORD=$REAL
+[ -n "$D_PID" ] || finish
+req "sub/b.zt listed at start" 200 "$URL/v1/files/sub/b.zt"
+# Each upload session holds a staging file: open them until no descriptor is left.
+SIDS=()
+full=0
+for i in $(seq 1 60); do
+    session_open "s$i.zt"
+    if [ -n "$SID" ]; then
+        SIDS+=("$SID")
+        continue
+    fi
+    [ "$CODE" = 500 ] && grep -q 'Too many open files' "$LAST.body" && full=1
+    break
+done
+check_eq "upload sessions took every descriptor (${#SIDS[@]} sessions)" "$full" 1
+sleep 0.3
+kill -HUP "$D_PID"
+for i in $(seq 1 100); do
+    grep -q 'generation 2' "$D_ERR" && break
+    sleep 0.1
+done
+if grep -q 'cannot read directory .*sub: Too many open files' "$D_ERR"; then ok "the rescan could not read sub/"; else bad "the rescan could not read sub/" "$(grep 'catalog' "$D_ERR" | tail -2)"; fi
+req "sub/b.zt still served after that rescan" 200 "$URL/v1/files/sub/b.zt"
+for s in "${SIDS[@]}"; do curl -s --max-time 5 -o /dev/null -X DELETE "$URL/v1/uploads/$s"; done
+req "sub/b.zt component once the sessions are gone" 200 "$URL/v1/files/sub/b.zt/objects/w/data"
+check_same "sub/b.zt bytes" "$LAST.body" "$T/b.raw"
 finish
