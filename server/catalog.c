@@ -224,6 +224,22 @@ static bool inside_root(const ztd_catalog *c, const char *abs)
     return !strncmp(real, c->root_real, n) && (real[n] == '/' || real[n] == 0);
 }
 
+/* Is prev, opened for the same name, still this file's version? */
+static bool reusable(const ztd_entry *prev, const struct stat *sb)
+{
+    return prev && !prev->retry && prev->dev == sb->st_dev && prev->ino == sb->st_ino &&
+           prev->size == (uint64_t)sb->st_size && prev->mtime_ns == ns_of(sb->st_mtim) &&
+           prev->ctime_ns == ns_of(sb->st_ctim) && prev->mode == sb->st_mode;
+}
+
+/* Is the file the same inode, unwritten, as an upload verified? (Not ctime:
+ * the rename that published it changed that.) */
+static bool same_inode(const struct stat *v, const struct stat *sb)
+{
+    return v->st_dev == sb->st_dev && v->st_ino == sb->st_ino && v->st_size == sb->st_size &&
+           ns_of(v->st_mtim) == ns_of(sb->st_mtim);
+}
+
 static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *rel, const char *abs,
                           bool is_link, entry_vec *out)
 {
@@ -236,9 +252,7 @@ static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *r
     }
     ztd_entry *prev = old ? ztd_snapshot_find(old, rel, strlen(rel)) : NULL;
     ztd_entry *e;
-    if (prev && !prev->retry && prev->dev == sb.st_dev && prev->ino == sb.st_ino &&
-        prev->size == (uint64_t)sb.st_size && prev->mtime_ns == ns_of(sb.st_mtim) &&
-        prev->ctime_ns == ns_of(sb.st_ctim) && prev->mode == sb.st_mode) {
+    if (reusable(prev, &sb)) {
         ztd_entry_retain(prev);
         e = prev;
         c->carried += e->file != NULL;
@@ -246,13 +260,8 @@ static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *r
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory opening %s", rel);
         return;
     }
-    if (c->verified_rel && !strcmp(rel, c->verified_rel)) {
-        /* ctime is left out: the rename that published the file changed it. */
-        const struct stat *v = c->verified_sb;
-        if (v->st_dev == sb.st_dev && v->st_ino == sb.st_ino && v->st_size == sb.st_size &&
-            ns_of(v->st_mtim) == ns_of(sb.st_mtim))
-            ztd_digest_settle_all_verified(&e->digests);
-    }
+    if (c->verified_rel && !strcmp(rel, c->verified_rel) && same_inode(c->verified_sb, &sb))
+        ztd_digest_settle_all_verified(&e->digests);
     if (vec_push(out, e) != 0)
         ztd_entry_release(e);
 }
