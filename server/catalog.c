@@ -6,7 +6,10 @@
  * Scanning rules: names starting with '.' are skipped (hidden files and the
  * upload staging directory); directories are entered but never through a
  * symlink; a symlinked file is served only if its real path is inside the
- * root. Unchanged files (same device, inode, size, mtime) keep their entry.
+ * root. Unchanged files (same device, inode, size, mtime, ctime, mode) keep
+ * their entry, and with it what was learnt about their digests; a file that
+ * failed to open for a reason that may pass (see is_transient) is tried again
+ * by every scan.
  */
 #include "catalog.h"
 #include "log.h"
@@ -25,19 +28,32 @@
 #include <unistd.h>
 
 #define MAX_DIR_DEPTH 32
+#define SCAN_WARNINGS 20 /* "not served" lines per scan; the rest are counted */
 
 struct ztd_catalog {
     char *root;
     char *root_real;
     uint64_t max_manifest;
     pthread_mutex_t mu;
+    pthread_cond_t changed;  /* with mu: a new snapshot, or ztd_catalog_wake() */
     pthread_mutex_t scan_mu; /* one rescan at a time (main loop, uploads) */
     ztd_snapshot *current;
     uint64_t generation;
     ztd_catalog_stats stats;
+    /* Per scan, under scan_mu: */
+    const char *verified_rel; /* ztd_catalog_rescan_verified()'s file, or NULL */
+    const struct stat *verified_sb;
+    size_t warned, unwarned; /* "not served" lines logged and held back */
+    size_t carried;          /* valid entries reused from the previous snapshot */
+    size_t dirs_retry;       /* directories that could not be read for want of fds or memory */
 };
 
 /* ---- entries */
+
+static int64_t ns_of(struct timespec t)
+{
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 void ztd_entry_retain(ztd_entry *e)
 {
@@ -48,6 +64,7 @@ void ztd_entry_release(ztd_entry *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    ztd_digest_checks_free(&e->digests);
     zt_close(e->file);
     free(e->name);
     free(e->error);
@@ -79,6 +96,13 @@ void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[
     out[34] = 0;
 }
 
+bool ztd_entry_unchanged(const ztd_entry *e)
+{
+    struct stat sb;
+    return e->file && fstat(zt_file_fd(e->file), &sb) == 0 && (uint64_t)sb.st_size == e->size &&
+           ns_of(sb.st_mtim) == e->mtime_ns && ns_of(sb.st_ctim) == e->ctime_ns;
+}
+
 void ztd_stat_etag(const struct stat *sb, char out[40])
 {
     ztd_entry e = {.dev = sb->st_dev,
@@ -102,8 +126,32 @@ bool ztd_catalog_is_served_name(const char *name)
     return false;
 }
 
+/* Failures that say nothing about the file: open() or mmap() out of fds or
+ * memory, no permission (yet), the file gone between stat and open (all
+ * ZT_E_IO or ZT_E_NOT_FOUND from zt_open), or no memory while parsing. A
+ * read error is retried too: trying again costs one open per scan. */
+static bool is_transient(zt_status st)
+{
+    return st == ZT_E_IO || st == ZT_E_NOMEM || st == ZT_E_NOT_FOUND;
+}
+
+/* "X is not served" at warn, but not again for each retry of the same
+ * failure, and not for thousands of files at once (EMFILE). */
+static void log_not_served(ztd_catalog *c, const ztd_entry *e, const ztd_entry *prev)
+{
+    bool again = prev && prev->retry && prev->error_code == e->error_code;
+    if (again || c->warned >= SCAN_WARNINGS) {
+        c->unwarned += !again;
+        ztd_log(ZTD_LOG_DEBUG, "catalog: %s is not served: %s", e->name, e->error);
+        return;
+    }
+    c->warned++;
+    ztd_log(ZTD_LOG_WARN, "catalog: %s is not served%s: %s", e->name,
+            e->retry ? " (retried by each scan)" : "", e->error);
+}
+
 static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
-                             const struct stat *sb)
+                             const struct stat *sb, const ztd_entry *prev)
 {
     ztd_entry *e = calloc(1, sizeof(*e));
     if (!e || !(e->name = strdup(rel))) {
@@ -115,7 +163,9 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
     e->size = (uint64_t)sb->st_size;
     e->dev = sb->st_dev;
     e->ino = sb->st_ino;
-    e->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+    e->mtime_ns = ns_of(sb->st_mtim);
+    e->ctime_ns = ns_of(sb->st_ctim);
+    e->mode = sb->st_mode;
     ztd_identity_etag(e, 0, e->size, e->file_etag);
     ztd_http_date_format(e->mtime_ns / 1000000000, e->last_modified);
     zt_open_options opt = {.max_manifest_size = c->max_manifest};
@@ -123,12 +173,19 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
     zt_status st = zt_open(abs, &opt, &e->file, &err);
     if (!st && !(e->manifest_json = zt_file_manifest_json(e->file, ZT_JSON_COMPACT, &err)))
         st = err.code;
+    if (!st && ztd_digest_checks_init(&e->digests, e->file) != 0) {
+        st = ZT_E_NOMEM;
+        snprintf(err.message, sizeof(err.message), "out of memory indexing its digests");
+    }
     if (st) {
+        zt_free(e->manifest_json);
+        e->manifest_json = NULL;
         zt_close(e->file);
         e->file = NULL;
         e->error = strdup(err.message);
         e->error_code = zt_status_name(st);
-        ztd_log(ZTD_LOG_WARN, "catalog: %s is not served: %s", rel, err.message);
+        e->retry = is_transient(st);
+        log_not_served(c, e, prev);
         return e;
     }
     e->manifest_json_len = strlen(e->manifest_json);
@@ -167,6 +224,22 @@ static bool inside_root(const ztd_catalog *c, const char *abs)
     return !strncmp(real, c->root_real, n) && (real[n] == '/' || real[n] == 0);
 }
 
+/* Is prev, opened for the same name, still this file's version? */
+static bool reusable(const ztd_entry *prev, const struct stat *sb)
+{
+    return prev && !prev->retry && prev->dev == sb->st_dev && prev->ino == sb->st_ino &&
+           prev->size == (uint64_t)sb->st_size && prev->mtime_ns == ns_of(sb->st_mtim) &&
+           prev->ctime_ns == ns_of(sb->st_ctim) && prev->mode == sb->st_mode;
+}
+
+/* Is the file the same inode, unwritten, as an upload verified? (Not ctime:
+ * the rename that published it changed that.) */
+static bool same_inode(const struct stat *v, const struct stat *sb)
+{
+    return v->st_dev == sb->st_dev && v->st_ino == sb->st_ino && v->st_size == sb->st_size &&
+           ns_of(v->st_mtim) == ns_of(sb->st_mtim);
+}
+
 static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *rel, const char *abs,
                           bool is_link, entry_vec *out)
 {
@@ -177,17 +250,18 @@ static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *r
         ztd_log(ZTD_LOG_WARN, "catalog: %s is a symlink leading outside the root: skipped", rel);
         return;
     }
-    int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
     ztd_entry *prev = old ? ztd_snapshot_find(old, rel, strlen(rel)) : NULL;
     ztd_entry *e;
-    if (prev && prev->dev == sb.st_dev && prev->ino == sb.st_ino &&
-        prev->size == (uint64_t)sb.st_size && prev->mtime_ns == mt) {
+    if (reusable(prev, &sb)) {
         ztd_entry_retain(prev);
         e = prev;
-    } else if (!(e = entry_open(c, rel, abs, &sb))) {
+        c->carried += e->file != NULL;
+    } else if (!(e = entry_open(c, rel, abs, &sb, prev))) {
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory opening %s", rel);
         return;
     }
+    if (c->verified_rel && !strcmp(rel, c->verified_rel) && same_inode(c->verified_sb, &sb))
+        ztd_digest_settle_all_verified(&e->digests);
     if (vec_push(out, e) != 0)
         ztd_entry_release(e);
 }
@@ -200,6 +274,24 @@ static bool utf8_name(const char *s)
     return j != NULL;
 }
 
+/* The previous entries under REL ("" for all), kept when REL cannot be read
+ * now: out of fds, a rescan must not drop files that are open and served. */
+static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, entry_vec *out)
+{
+    size_t n = strlen(rel);
+    for (size_t i = 0; old && i < old->n; i++) {
+        ztd_entry *e = old->entries[i];
+        if (n && (strncmp(e->name, rel, n) || e->name[n] != '/'))
+            continue;
+        ztd_entry_retain(e);
+        if (vec_push(out, e) != 0) {
+            ztd_entry_release(e);
+            return;
+        }
+        c->carried += e->file != NULL;
+    }
+}
+
 static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, int depth,
                      entry_vec *out)
 {
@@ -207,7 +299,14 @@ static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, i
     snprintf(abs, sizeof(abs), "%s%s%s", c->root, rel[0] ? "/" : "", rel);
     DIR *d = opendir(abs);
     if (!d) {
-        ztd_log(ZTD_LOG_WARN, "catalog: cannot read directory %s: %s", abs, strerror(errno));
+        int e = errno;
+        bool transient = e == EMFILE || e == ENFILE || e == ENOMEM;
+        ztd_log(ZTD_LOG_WARN, "catalog: cannot read directory %s: %s%s", abs, strerror(e),
+                transient ? " (its files are kept as they were, and it is retried)" : "");
+        if (transient) {
+            c->dirs_retry++;
+            carry_dir(c, old, rel, out);
+        }
         return;
     }
     struct dirent *de;
@@ -274,32 +373,50 @@ static int index_blobs(ztd_snapshot *s)
                 if (zt_component_digest_kind(comp) != ZT_DIGEST_SHA256)
                     continue;
                 const uint8_t *sha = zt_component_digest_bytes(comp, NULL);
-                size_t h = (size_t)blob_key(sha) & (cap - 1);
-                while (s->blobs[h].entry && memcmp(s->blobs[h].sha256, sha, 32))
-                    h = (h + 1) & (cap - 1);
-                if (s->blobs[h].entry)
-                    continue; /* same bytes elsewhere: the first one serves */
+                size_t h = (size_t)blob_key(sha) & (cap - 1), claims = 0;
+                for (; s->blobs[h].entry; h = (h + 1) & (cap - 1))
+                    claims += !memcmp(s->blobs[h].sha256, sha, 32);
+                if (claims >= ZTD_BLOB_CLAIMS)
+                    continue;
                 memcpy(s->blobs[h].sha256, sha, 32);
                 s->blobs[h].entry = s->entries[i];
                 s->blobs[h].object = o;
                 s->blobs[h].component = comp;
+                s->blobs[h].check = ztd_digest_find(&s->entries[i]->digests, comp);
             }
         }
     }
     return 0;
 }
 
+/* Lower is better: which of several components claiming a digest answers. */
+static int claim_rank(const ztd_blob *b)
+{
+    switch (b->check ? ztd_digest_check_state(b->check) : ZTD_DIGEST_PENDING) {
+    case ZTD_DIGEST_VERIFIED:
+        return 0;
+    case ZTD_DIGEST_MISMATCH:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
 const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha256[32])
 {
     if (!s->blob_cap)
         return NULL;
+    const ztd_blob *best = NULL;
     size_t h = (size_t)blob_key(sha256) & (s->blob_cap - 1);
-    while (s->blobs[h].entry) {
-        if (!memcmp(s->blobs[h].sha256, sha256, 32))
-            return &s->blobs[h];
-        h = (h + 1) & (s->blob_cap - 1);
+    for (; s->blobs[h].entry; h = (h + 1) & (s->blob_cap - 1)) {
+        const ztd_blob *b = &s->blobs[h];
+        if (memcmp(b->sha256, sha256, 32) || (best && claim_rank(best) <= claim_rank(b)))
+            continue;
+        best = b;
+        if (!claim_rank(b))
+            break;
     }
-    return NULL;
+    return best;
 }
 
 static json_t *entry_json(const ztd_entry *e)
@@ -394,6 +511,7 @@ ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size)
     c->root_real = realpath(root, NULL);
     c->max_manifest = max_manifest_size;
     pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->changed, NULL);
     pthread_mutex_init(&c->scan_mu, NULL);
     if (!c->root || !c->root_real) {
         ztd_catalog_free(c);
@@ -411,6 +529,7 @@ void ztd_catalog_free(ztd_catalog *c)
         return;
     ztd_snapshot_release(c->current);
     pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->changed);
     pthread_mutex_destroy(&c->scan_mu);
     free(c->root);
     free(c->root_real);
@@ -426,8 +545,25 @@ static int rescan_locked(ztd_catalog *c);
 
 int ztd_catalog_rescan(ztd_catalog *c)
 {
+    return ztd_catalog_rescan_verified(c, NULL, NULL);
+}
+
+int ztd_catalog_rescan_verified(ztd_catalog *c, const char *rel, const struct stat *verified)
+{
     pthread_mutex_lock(&c->scan_mu);
+    c->verified_rel = verified ? rel : NULL;
+    c->verified_sb = verified;
+    c->warned = c->unwarned = 0;
+    ztd_catalog_stats before, after;
+    ztd_catalog_get_stats(c, &before);
     int rc = rescan_locked(c);
+    /* The files this scan dropped were closed only once it ended: the files
+     * that failed for want of fds may fit now (a removal, then one rescan). */
+    ztd_catalog_get_stats(c, &after);
+    if (rc == 0 && c->carried < before.files_valid && (after.files_retry || after.dirs_retry))
+        rc = rescan_locked(c);
+    c->verified_rel = NULL;
+    c->verified_sb = NULL;
     pthread_mutex_unlock(&c->scan_mu);
     return rc;
 }
@@ -441,8 +577,12 @@ static int rescan_locked(ztd_catalog *c)
     }
     ztd_snapshot *old = ztd_catalog_acquire(c);
     entry_vec v = {0};
+    c->carried = c->dirs_retry = 0;
     scan_dir(c, old, "", 0, &v);
     ztd_snapshot_release(old);
+    if (c->unwarned)
+        ztd_log(ZTD_LOG_WARN, "catalog: %zu more files are not served (GET /v1/files lists why)",
+                c->unwarned);
     if (v.n) /* an empty root leaves v.v NULL, which qsort must not get */
         qsort(v.v, v.n, sizeof(*v.v), cmp_entry);
     ztd_snapshot *s = calloc(1, sizeof(*s));
@@ -455,8 +595,11 @@ static int rescan_locked(ztd_catalog *c)
     s->refs = 1;
     s->entries = v.v;
     s->n = v.n;
-    for (size_t i = 0; i < v.n; i++)
+    size_t nretry = 0;
+    for (size_t i = 0; i < v.n; i++) {
         s->nvalid += v.v[i]->file != NULL;
+        nretry += v.v[i]->retry;
+    }
     if (index_blobs(s) != 0 || build_list_json(s) != 0) {
         ztd_snapshot_release(s);
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the snapshot");
@@ -469,6 +612,9 @@ static int rescan_locked(ztd_catalog *c)
     c->stats.reloads++;
     c->stats.files_valid = s->nvalid;
     c->stats.files_invalid = s->n - s->nvalid;
+    c->stats.files_retry = nretry;
+    c->stats.dirs_retry = c->dirs_retry;
+    pthread_cond_broadcast(&c->changed);
     pthread_mutex_unlock(&c->mu);
     ztd_snapshot_release(prev);
     ztd_log(ZTD_LOG_INFO, "catalog: %zu files (%zu valid, %zu invalid), generation %llu", s->n,
@@ -489,4 +635,39 @@ void ztd_catalog_get_stats(ztd_catalog *c, ztd_catalog_stats *out)
     pthread_mutex_lock(&c->mu);
     *out = c->stats;
     pthread_mutex_unlock(&c->mu);
+}
+
+uint64_t ztd_catalog_generation(ztd_catalog *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t g = c->generation;
+    pthread_mutex_unlock(&c->mu);
+    return g;
+}
+
+uint64_t ztd_catalog_wait_change(ztd_catalog *c, uint64_t seen, const bool *stop)
+{
+    pthread_mutex_lock(&c->mu);
+    while (c->generation == seen && !__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+        pthread_cond_wait(&c->changed, &c->mu);
+    uint64_t g = c->generation;
+    pthread_mutex_unlock(&c->mu);
+    return g;
+}
+
+void ztd_catalog_wake(ztd_catalog *c)
+{
+    pthread_mutex_lock(&c->mu);
+    pthread_cond_broadcast(&c->changed);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void ztd_catalog_digest_counts(ztd_catalog *c, size_t out[ZTD_DIGEST_STATES])
+{
+    memset(out, 0, ZTD_DIGEST_STATES * sizeof(*out));
+    ztd_snapshot *s = ztd_catalog_acquire(c);
+    for (size_t i = 0; s && i < s->n; i++)
+        for (int k = 0; k < ZTD_DIGEST_STATES; k++)
+            out[k] += __atomic_load_n(&s->entries[i]->digests.count[k], __ATOMIC_RELAXED);
+    ztd_snapshot_release(s);
 }

@@ -207,6 +207,17 @@ static const option options[] = {
              "shared caches (nginx proxy_cache, Varnish) store a response for 1 s and then "
              "revalidate it by ETag (see docs/NGINX-CACHE.md; nginx does not store no-cache "
              "responses). Empty sends no Cache-Control header."},
+    {.name = "verify_digests",
+     .type = T_BOOL,
+     .offset = FIELD(verify_digests, bool),
+     .def = "true",
+     .help = "Hash every sha256-digested component in the background (one thread, lowest CPU "
+             "and I/O priority) after each scan, once per file version. Only a verified "
+             "component is named by its digest: `ETag: \"sha256:...\"`, Repr-Digest, and an "
+             "immutable blob URL; until then it is served with the validators of a digest-less "
+             "component, and a component whose bytes do not match never is. Off saves the "
+             "reading and hashing of the whole tree, but then only files the server verified "
+             "itself (whole-file uploads) are ever named by their digests."},
     {.name = "tokens_file",
      .type = T_STRING,
      .offset = FIELD(tokens_file, char *),

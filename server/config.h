@@ -58,6 +58,7 @@ typedef struct ztd_config {
     bool watch;      /* rescan root on inotify events */
     uint64_t rescan_debounce_ms;
     char *cache_control; /* for mutable URLs; "" = send none */
+    bool verify_digests; /* hash components in the background before claiming digests */
     char *tokens_file;   /* "" = none */
     bool require_read_token;
     bool allow_anonymous_writes;

@@ -10,6 +10,7 @@
 #include "notify.h"
 #include "session.h"
 #include "staging.h"
+#include "verifier.h"
 #include "watch.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,10 +70,71 @@ static int open_logs(const ztd_config *cfg)
     return 0;
 }
 
+#define FD_SLACK 64         /* stdio, logs, signalfd, inotify, listen socket, MHD's threads */
+#define RETRY_FIRST_MS 1000 /* files that failed to open for a reason that may pass... */
+#define RETRY_MAX_MS 60000  /* ...are retried after 1 s, 2 s, 4 s ... up to every minute */
+#define VERIFIER_STOP_MS 2000
+
+/* Each file holds an fd while it is served; each connection a socket and, while
+ * a file span is sent, a dup of the file's fd; each upload its staging file.
+ * Warn once when that adds up to more than RLIMIT_NOFILE (again after it fits). */
+static void check_fd_budget(const ztd_server *srv, bool *warned)
+{
+    struct rlimit rl;
+    ztd_catalog_stats cs;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    ztd_catalog_get_stats(srv->catalog, &cs);
+    const ztd_config *cfg = srv->cfg;
+    unsigned long long files = cs.files_valid + cs.files_invalid,
+                       need = files + 2ull * cfg->connection_limit + cfg->max_uploads + FD_SLACK;
+    bool over = need > (unsigned long long)rl.rlim_cur;
+    if (over && !*warned)
+        ztd_log(ZTD_LOG_WARN,
+                "RLIMIT_NOFILE is %llu (hard limit %llu), but %llu files + 2 x %u connections + "
+                "%u uploads + %d may need %llu file descriptors: past the limit, files are not "
+                "served (EMFILE) and connections are refused. Raise the limit (LimitNOFILE=, "
+                "ulimit -n) or lower connection_limit",
+                (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, files,
+                cfg->connection_limit, cfg->max_uploads, FD_SLACK, need);
+    *warned = over;
+}
+
+static void rescan(ztd_server *srv, ztd_watch *w)
+{
+    ztd_catalog_rescan(srv->catalog);
+    if (w)
+        ztd_watch_refresh(w);
+}
+
+/* Rescan while files or directories wait for a retry (see ztd_entry.retry),
+ * backing off. */
+static void retry_tick(ztd_server *srv, ztd_watch *w, uint64_t *at, uint64_t *gap)
+{
+    ztd_catalog_stats cs;
+    ztd_catalog_get_stats(srv->catalog, &cs);
+    uint64_t t = now_ms();
+    if (!cs.files_retry && !cs.dirs_retry) {
+        *at = 0;
+        *gap = RETRY_FIRST_MS;
+    } else if (!*at) {
+        *at = t + *gap;
+    } else if (t >= *at) {
+        ztd_log(ZTD_LOG_DEBUG, "retrying %zu files and %zu directories that could not be opened",
+                cs.files_retry, cs.dirs_retry);
+        rescan(srv, w);
+        *gap = *gap * 2 < RETRY_MAX_MS ? *gap * 2 : RETRY_MAX_MS;
+        *at = 0;
+    }
+}
+
 /* The control loop: SIGHUP and inotify rescan, SIGTERM/SIGINT stop. */
 static void run(ztd_server *srv, int sfd, ztd_watch *w)
 {
     uint64_t due = 0, first = 0, wd_ms = ztd_notify_watchdog_ms(), wd_next = 0;
+    uint64_t retry_at = 0, retry_gap = RETRY_FIRST_MS;
+    bool fd_warned = false;
+    check_fd_budget(srv, &fd_warned);
     for (;;) {
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {w ? ztd_watch_fd(w) : -1, POLLIN, 0}};
         int timeout = 1000; /* upload sessions expire on this tick */
@@ -100,10 +163,8 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
                     ztd_log(ZTD_LOG_INFO, "SIGHUP: reopening logs and rescanning");
                     ztd_notify_reloading();
                     ztd_log_reopen();
-                    ztd_catalog_rescan(srv->catalog);
+                    rescan(srv, w);
                     ztd_notify_ready();
-                    if (w)
-                        ztd_watch_refresh(w);
                 } else {
                     ztd_log(ZTD_LOG_INFO, "%s: shutting down", strsignal((int)si.ssi_signo));
                     return;
@@ -122,10 +183,10 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         ztd_sessions_sweep(srv, srv->cfg->session_idle_timeout_ms);
         if (due && now_ms() >= due) {
             due = 0;
-            ztd_catalog_rescan(srv->catalog);
-            if (w)
-                ztd_watch_refresh(w);
+            rescan(srv, w);
         }
+        retry_tick(srv, w, &retry_at, &retry_gap);
+        check_fd_budget(srv, &fd_warned);
     }
 }
 
@@ -230,17 +291,24 @@ int main(int argc, char **argv)
             v6 ? "[" : "", host[0] ? host : "0.0.0.0", v6 ? "]" : "", srv.port, cfg.root);
     ztd_watch *w = cfg.watch ? ztd_watch_new(cfg.root) : NULL;
     int rc = activated || ztd_catalog_rescan(srv.catalog) == 0 ? ZTD_EXIT_OK : ZTD_EXIT_FAILURE;
+    ztd_verifier *verifier = NULL;
     if (rc == ZTD_EXIT_OK) {
+        if (cfg.verify_digests)
+            verifier = ztd_verifier_start(srv.catalog);
         ztd_notify_ready();
         run(&srv, sfd, w);
     }
     ztd_notify_stopping();
     ztd_http_stop(&srv);
+    /* A huge component may still be hashing: its thread then ends with the
+     * process, and the catalog it reads is not freed under it. */
+    bool verifier_stopped = ztd_verifier_stop(verifier, VERIFIER_STOP_MS);
     ztd_watch_free(w);
     ztd_sessions_free(srv.sessions);
     ztd_staging_free(srv.staging); /* after the sessions: their files are in it */
     ztd_tokens_free(srv.tokens);
-    ztd_catalog_free(srv.catalog);
+    if (verifier_stopped)
+        ztd_catalog_free(srv.catalog);
     close(sfd);
     ztd_log(ZTD_LOG_INFO, "stopped");
     ztd_log_close();

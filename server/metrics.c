@@ -192,6 +192,11 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "ztensord_catalog_files{state=\"valid\"} %zu\n"
         "ztensord_catalog_files{state=\"invalid\"} %zu\n",
         g->files_valid, g->files_invalid);
+    put(&o, "# HELP ztensord_digest_components sha256-digested components of the catalog's files, "
+            "by verification state.\n# TYPE ztensord_digest_components gauge\n");
+    for (int i = 0; i < ZTD_DIGEST_STATES; i++)
+        put(&o, "ztensord_digest_components{state=\"%s\"} %zu\n",
+            ztd_digest_state_name((ztd_digest_state)i), g->digests[i]);
     put(&o,
         "# HELP ztensord_catalog_reloads_total Completed catalog scans.\n"
         "# TYPE ztensord_catalog_reloads_total counter\nztensord_catalog_reloads_total %llu\n",

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "digests.h"
 #include "router.h"
 
 typedef enum ztd_upload_outcome {
@@ -26,6 +27,7 @@ void ztd_metrics_upload_outcome(ztd_upload_outcome o);
 typedef struct ztd_metrics_gauges {
     size_t files_valid, files_invalid, sessions;
     uint64_t reloads;
+    size_t digests[ZTD_DIGEST_STATES]; /* sha256 components by ztd_digest_state */
 } ztd_metrics_gauges;
 
 /* The exposition text; malloc'ed, *len set. NULL on out of memory. */

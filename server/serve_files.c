@@ -42,7 +42,7 @@ static char *put_u64(char *p, uint64_t v)
 }
 
 /* The metadata a client needs to use the bytes. Offsets, stored lengths and
- * digests are in the object's JSON (and the digest in ETag and Repr-Digest):
+ * digests are in the object's JSON (and a verified digest in ETag and Repr-Digest):
  * every response header costs each request about as much as the route lookup. */
 static void add_meta(struct MHD_Response *resp, const void *p)
 {
@@ -134,9 +134,14 @@ static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
     b->tls = s->tls_cert != NULL;
 }
 
+/* A component's bytes. Its sha256 names them (ETag, Repr-Digest, and for a
+ * blob URL a year of immutability) only once the verifier has hashed them and
+ * while the file has not been written in place since (one fstat): otherwise,
+ * and forever when they do not match, the validators are those of a
+ * digest-less component. */
 static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                       ztd_entry *e, const zt_object *o, const zt_component *comp,
-                                      bool immutable)
+                                      bool blob)
 {
     ztd_body b;
     init_body(&b, s, e);
@@ -144,11 +149,12 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     b.add_headers = add_meta;
     b.ctx = &meta;
     b.content_type = "application/octet-stream";
-    if (immutable)
+    bool verified =
+        ztd_digest_state_of(&e->digests, comp) == ZTD_DIGEST_VERIFIED && ztd_entry_unchanged(e);
+    if (blob && verified)
         b.cache_control =
             s->cfg->require_read_token ? "private, max-age=31536000, immutable" : IMMUTABLE;
-    bool sha = zt_component_digest_kind(comp) == ZT_DIGEST_SHA256;
-    const uint8_t *digest = sha ? zt_component_digest_bytes(comp, NULL) : NULL;
+    const uint8_t *digest = verified ? zt_component_digest_bytes(comp, NULL) : NULL;
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
     if (zstd)
         b.vary_accept_encoding = true;
@@ -232,6 +238,10 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (!e)
         return ztd_error(c, r, 404, "file_not_found", "no file \"%s\" in the catalog", m->file);
     r->pin = e;
+    if (!e->file && e->retry)
+        return ztd_error(c, r, 503, "file_unavailable",
+                         "file \"%s\" cannot be opened now (retried by each scan): %s", m->file,
+                         e->error ? e->error : "unavailable");
     if (!e->file)
         return ztd_error(c, r, 404, "file_invalid", "file \"%s\" is not served: %s", m->file,
                          e->error ? e->error : "invalid");
@@ -284,6 +294,7 @@ static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     ztd_entry *e = bl ? bl->entry : NULL;
     const zt_object *o = bl ? bl->object : NULL;
     const zt_component *comp = bl ? bl->component : NULL;
+    bool mismatch = bl && bl->check && ztd_digest_check_state(bl->check) == ZTD_DIGEST_MISMATCH;
     if (e)
         ztd_entry_retain(e);
     ztd_snapshot_release(snap);
@@ -291,6 +302,12 @@ static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_r
         return ztd_error(c, r, 404, "blob_not_found", "no component has digest sha256:%s",
                          r->match->blob);
     r->pin = e;
+    /* Only components whose bytes hash to something else claim this digest. */
+    if (mismatch)
+        return ztd_error(c, r, 500, "digest_mismatch",
+                         "component \"%s\" of object \"%s\" in \"%s\" claims sha256:%s, but "
+                         "its stored bytes hash to something else",
+                         zt_component_role(comp), zt_object_name(o), e->name, r->match->blob);
     return send_component(s, c, r, e, o, comp, true);
 }
 
@@ -302,6 +319,7 @@ static enum MHD_Result metrics_route(ztd_server *s, struct MHD_Connection *c, zt
                             .files_invalid = cs.files_invalid,
                             .sessions = ztd_sessions_count(s->sessions),
                             .reloads = cs.reloads};
+    ztd_catalog_digest_counts(s->catalog, g.digests);
     size_t len;
     char *text = ztd_metrics_render(&g, &len);
     if (!text)

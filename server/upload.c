@@ -287,11 +287,14 @@ enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c
     enum MHD_Result ret;
     bool replaced = false;
     char msg[512], etag[40] = "";
+    /* The inode whose digests were just checked: the catalog need not hash it again. */
+    struct stat vsb;
+    bool verified = verify && fstat(fd, &vsb) == 0;
     pthread_mutex_lock(&s->publish_mu);
     int rc = publish_locked(s, c, r, name, rel, &replaced, etag, msg, sizeof(msg), &ret);
     int e = errno;
     if (rc == 0)
-        ztd_catalog_rescan(s->catalog);
+        ztd_catalog_rescan_verified(s->catalog, rel, verified ? &vsb : NULL);
     pthread_mutex_unlock(&s->publish_mu);
     if (rc > 0) {
         ztd_staging_remove(s->staging, name);

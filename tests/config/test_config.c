@@ -157,6 +157,7 @@ static void assert_defaults(const ztd_config *c)
     assert_true(c->watch);
     assert_int_equal(c->rescan_debounce_ms, 200);
     assert_string_equal(c->cache_control, "public, max-age=0, s-maxage=1, proxy-revalidate");
+    assert_true(c->verify_digests);
 }
 
 static void test_init_defaults(void **state)
@@ -741,6 +742,7 @@ static const char *const option_names[] = {"config",
                                            "watch",
                                            "rescan_debounce",
                                            "cache_control",
+                                           "verify_digests",
                                            "tokens_file",
                                            "require_read_token",
                                            "allow_anonymous_writes",

@@ -24,3 +24,6 @@ urlq() { $HELP quote "$1"; }
 info_json() { "$ZT" info --json "$1" >"$2"; }
 # cfield MANIFEST_JSON OBJECT COMPONENT KEY
 cfield() { $HELP manifest "$1" "$2" "$3" "$4"; }
+# The tests expect the digest-based validators of a verified tree: start_daemon waits for
+# the background verifier (wait_verified) after /readyz.
+WAIT_VERIFIED=1

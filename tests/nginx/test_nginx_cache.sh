@@ -36,6 +36,11 @@ for _ in $(seq 50); do grep -q 'listening on' "$work/ztd.log" && break; sleep 0.
 zport=$(grep -o 'listening on http://[^ ]*' "$work/ztd.log" | sed 's/.*://')
 [ -n "$zport" ] || { echo "ztensord did not start"; cat "$work/ztd.log"; exit 1; }
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$zport/readyz" >/dev/null && break; sleep 0.1; done
+# The component's ETag changes once its digest is verified: revalidate against that one.
+for _ in $(seq 300); do
+  curl -s "http://127.0.0.1:$zport/metrics" | grep -qx 'ztensord_digest_components{state="pending"} 0' && break
+  sleep 0.1
+done
 
 nport=$(free_port)
 sed -e "s|@PREFIX@|$work/nginx|g" -e "s|@CACHE@|$work/cache|g" -e "s|@NGINX_PORT@|$nport|g" \

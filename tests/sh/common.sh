@@ -169,10 +169,27 @@ start_daemon() {
     SCHEME=${SCHEME%%://*}
     URL=$SCHEME://127.0.0.1:$PORT
     for i in $(seq 1 100); do
-        [ "$(curl -s --max-time 2 "${CURL_TLS[@]}" -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && return 0
+        if [ "$(curl -s --max-time 2 "${CURL_TLS[@]}" -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ]; then
+            [ "${WAIT_VERIFIED:-0}" = 1 ] && wait_verified
+            return 0
+        fi
         sleep 0.1
     done
     bad "daemon $D_N ready" "/readyz never answered 200"
+    return 1
+}
+
+# wait_verified [SECONDS]: poll /metrics (default up to 30 s) until the background
+# verifier has hashed every sha256 component: only then are ETag "sha256:...",
+# Repr-Digest and immutable blob URLs sent. Returns non-zero on the time limit.
+# start_daemon calls it when WAIT_VERIFIED=1.
+wait_verified() {
+    local i lim=${1:-30}
+    for i in $(seq 1 $((lim * 10))); do
+        curl -s --max-time 5 "${CURL_TLS[@]}" "$URL/metrics" | grep -qx 'ztensord_digest_components{state="pending"} 0' && return 0
+        sleep 0.1
+    done
+    bad "digests verified within ${lim} s" "$(curl -s --max-time 5 "${CURL_TLS[@]}" "$URL/metrics" | grep '^ztensord_digest_components')"
     return 1
 }
 
