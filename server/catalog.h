@@ -27,8 +27,9 @@ typedef struct ztd_entry {
     int64_t mtime_ns;
     char *manifest_json; /* cached, compact */
     size_t manifest_json_len;
-    char file_etag[40]; /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
+    char file_etag[40];     /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
+    bool stale;             /* atomic: the file changed in place since it was opened */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */
@@ -73,6 +74,12 @@ const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha2
 
 void ztd_entry_retain(ztd_entry *e);
 void ztd_entry_release(ztd_entry *e);
+
+/* Has e's file changed in place (size or mtime) since the catalog opened it?
+ * Marks the entry stale when so: its bytes no longer match its validators. */
+bool ztd_entry_changed(ztd_entry *e);
+/* The mark alone, without looking at the file. */
+bool ztd_entry_stale(const ztd_entry *e);
 
 /* "\"<32 hex>\"": a strong validator from file identity plus a byte span. */
 void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40]);

@@ -26,11 +26,12 @@ typedef struct ztd_server {
     bool draining;                 /* atomic: shutting down */
     struct ztd_tokens *tokens;     /* NULL without tokens_file */
     struct ztd_sessions *sessions; /* component upload sessions */
+    struct ztd_conns *conns;       /* every open connection (conns.h) */
     pthread_mutex_t publish_mu;    /* preconditions + rename + rescan, atomically */
     char *tls_cert, *tls_key;      /* PEM text when serving HTTPS */
     int uploads_active;
     bool uploads_enabled;
-        /* the staging directory exists */ /* atomic: whole-file PUTs and open sessions */
+    /* the staging directory exists */ /* atomic: whole-file PUTs and open sessions */
 } ztd_server;
 
 typedef struct ztd_upload ztd_upload;

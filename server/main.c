@@ -4,6 +4,7 @@
  */
 #include "catalog.h"
 #include "config.h"
+#include "conns.h"
 #include "http.h"
 #include "auth.h"
 #include "log.h"
@@ -68,7 +69,8 @@ static int open_logs(const ztd_config *cfg)
     return 0;
 }
 
-/* The control loop: SIGHUP and inotify rescan, SIGTERM/SIGINT stop. */
+/* The control loop: SIGHUP and inotify rescan, SIGTERM/SIGINT stop; its
+ * tick (at most 1 s) expires sessions and enforces connection deadlines. */
 static void run(ztd_server *srv, int sfd, ztd_watch *w)
 {
     uint64_t due = 0, first = 0, wd_ms = ztd_notify_watchdog_ms(), wd_next = 0;
@@ -110,7 +112,8 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
                 }
             }
         }
-        if (n > 0 && w && (p[1].revents & POLLIN) && ztd_watch_drain(w) > 0) {
+        int changes = n > 0 && w && (p[1].revents & POLLIN) ? ztd_watch_drain(w) : 0;
+        if (changes > 0) {
             /* Wait for a quiet period, but never more than 10 of them in a row. */
             uint64_t t = now_ms();
             if (!due)
@@ -120,6 +123,8 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
                 due = first + 10 * srv->cfg->rescan_debounce_ms;
         }
         ztd_sessions_sweep(srv, srv->cfg->session_idle_timeout_ms);
+        /* Deadlines, and responses whose file was just written in place. */
+        ztd_conns_sweep(srv->conns, changes > 0 && (changes & ZTD_WATCH_WRITTEN));
         if (due && now_ms() >= due) {
             due = 0;
             ztd_catalog_rescan(srv->catalog);
