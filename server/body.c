@@ -6,6 +6,7 @@
  * truncated in place gives a short response, never SIGBUS).
  */
 #include "body.h"
+#include "conns.h"
 #include "log.h"
 #include "range.h"
 
@@ -403,6 +404,32 @@ static enum MHD_Result span_failed(struct MHD_Connection *c, ztd_req *r, const z
     return ztd_error(c, r, 500, "internal", "could not create the response");
 }
 
+/* Has the file changed in place since the catalog opened it? Its bytes then no
+ * longer match the validators (and a file cut short would stall sendfile, see
+ * conns.c): refuse, and let the rescan the change triggers settle it. Small
+ * spans skip the fstat, as before, and rely on the stale mark that inotify or
+ * the connection sweep sets. */
+static bool file_changed(const ztd_body *b)
+{
+    if (b->kind == ZTD_BODY_MEM)
+        return false;
+    if (b->kind == ZTD_BODY_FD && b->len <= ZTD_SMALL_BODY)
+        return ztd_entry_stale(b->entry);
+    return ztd_entry_changed(b->entry);
+}
+
+/* Will the response read the file while it is sent? Not a small span, which
+ * span_response() reads into memory at once. */
+static bool reads_while_sending(const ztd_body *b, const ztd_plan *p)
+{
+    if (b->kind == ZTD_BODY_MEM || (p->status != ZTD_PLAN_PARTIAL && p->status != ZTD_PLAN_FULL))
+        return false;
+    if (b->kind == ZTD_BODY_DECODE || b->tls || (p->status == ZTD_PLAN_PARTIAL && p->nspans > 1))
+        return true;
+    uint64_t len = p->status == ZTD_PLAN_FULL ? b->len : p->spans[0].len;
+    return len > ZTD_SMALL_BODY;
+}
+
 /* RFC 9110 §13.1.3: an If-Modified-Since date later than now is ignored. */
 static const char *future_date(const char *v)
 {
@@ -423,17 +450,16 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
         .if_unmodified_since = ztd_header(c, "If-Unmodified-Since"),
         .is_get_or_head = 1,
     };
-    /* A file cut short in place since the catalog opened it: sendfile would
-     * stop at its end and libmicrohttpd would wait on the connection until the
-     * timeout. Refuse now; the rescan the change triggers settles it. */
-    if (b->kind == ZTD_BODY_FD && b->len > ZTD_SMALL_BODY && shrunk(b))
+    if (file_changed(b))
         return ztd_error_hdr(c, r, 503, "file_changed", "Retry-After", "1",
-                             "\"%s\" is shorter on disk than when it was opened (truncated in "
-                             "place?); retry once it has been rescanned",
-                             b->entry ? b->entry->name : "");
+                             "\"%s\" changed on disk since it was opened (written or truncated "
+                             "in place?); retry once it has been rescanned",
+                             b->entry->name);
     ztd_validators v = {b->etag[0] ? b->etag : NULL, b->last_modified};
     ztd_plan plan;
     ztd_plan_request(&h, &v, b->len, b->max_ranges, &plan);
+    if (reads_while_sending(b, &plan))
+        ztd_conns_pin(c, b->entry); /* a change to the file aborts it: ztd_conns_sweep */
     /* Ranges of a stream decoded on the fly: one span (decode and skip), not several. */
     if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1 && b->kind == ZTD_BODY_DECODE)
         plan.status = ZTD_PLAN_FULL;

@@ -72,6 +72,26 @@ void ztd_entry_release(ztd_entry *e)
     free(e);
 }
 
+bool ztd_entry_changed(ztd_entry *e)
+{
+    if (ztd_entry_stale(e))
+        return true;
+    struct stat sb;
+    int fd = e->file ? zt_file_fd(e->file) : -1;
+    if (fd < 0 || fstat(fd, &sb) != 0)
+        return false;
+    int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    if ((uint64_t)sb.st_size == e->size && mt == e->mtime_ns)
+        return false;
+    __atomic_store_n(&e->stale, true, __ATOMIC_RELAXED);
+    return true;
+}
+
+bool ztd_entry_stale(const ztd_entry *e)
+{
+    return __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
+}
+
 void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40])
 {
     uint64_t parts[6] = {
@@ -229,7 +249,8 @@ static bool reusable(const ztd_entry *prev, const struct stat *sb)
 {
     return prev && !prev->retry && prev->dev == sb->st_dev && prev->ino == sb->st_ino &&
            prev->size == (uint64_t)sb->st_size && prev->mtime_ns == ns_of(sb->st_mtim) &&
-           prev->ctime_ns == ns_of(sb->st_ctim) && prev->mode == sb->st_mode;
+           prev->ctime_ns == ns_of(sb->st_ctim) && prev->mode == sb->st_mode &&
+           !ztd_entry_stale(prev);
 }
 
 /* Is the file the same inode, unwritten, as an upload verified? (Not ctime:

@@ -37,6 +37,7 @@ typedef struct ztd_entry {
     size_t manifest_json_len;
     char file_etag[40];     /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
+    bool stale;             /* atomic: the file changed in place since it was opened */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */
@@ -107,8 +108,17 @@ void ztd_entry_retain(ztd_entry *e);
 void ztd_entry_release(ztd_entry *e);
 
 /* Does the open file still have the size, mtime and ctime it was opened with?
- * False after an in-place write: what was verified is then no longer known. */
+ * False after an in-place write even with its mtime put back: what was
+ * verified is then no longer known. (Stricter than ztd_entry_changed, which
+ * must not abort downloads of a file replaced by rename: that changes the old
+ * inode's ctime.) */
 bool ztd_entry_unchanged(const ztd_entry *e);
+/* Has e's file changed in place (size or mtime) since the catalog opened it?
+ * Marks the entry stale when so: its bytes no longer match its validators, nor
+ * what was verified of them. */
+bool ztd_entry_changed(ztd_entry *e);
+/* The mark alone, without looking at the file. */
+bool ztd_entry_stale(const ztd_entry *e);
 
 /* "\"<32 hex>\"": a strong validator from file identity plus a byte span. */
 void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40]);

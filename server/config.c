@@ -130,7 +130,11 @@ static const option options[] = {
      .metavar = "N",
      .min = 1,
      .max = 1048576,
-     .help = "Most client connections open at once."},
+     .help = "Most client connections open at once. Near it, connections waiting for a "
+             "request (idle keep-alive, or nothing sent yet) are closed, oldest first, to make "
+             "room; and a reserve of a sixteenth of it (1 to 64) is kept: once busy connections "
+             "fill the rest, requests other than /healthz, /readyz and /metrics are answered "
+             "503 overloaded."},
     {.name = "connection_timeout",
      .type = T_DURATION,
      .offset = FIELD(connection_timeout_ms, uint64_t),
@@ -139,6 +143,38 @@ static const option options[] = {
      .min = SEC,
      .max = 24 * HOUR,
      .help = "Close a connection that has been idle this long."},
+    {.name = "header_timeout",
+     .type = T_DURATION,
+     .offset = FIELD(header_timeout_ms, uint64_t),
+     .def = "30s",
+     .metavar = "DURATION",
+     .min = 0,
+     .max = HOUR,
+     .help = "A request's headers must be complete this long after the connection was "
+             "accepted, or after the previous request on it ended; else the connection is "
+             "closed. Unlike connection_timeout, sending a byte now and then does not extend "
+             "it (slowloris). It also bounds how long a keep-alive connection may stay idle. "
+             "0 disables it."},
+    {.name = "min_body_rate",
+     .type = T_SIZE,
+     .offset = FIELD(min_body_rate, uint64_t),
+     .def = "4K",
+     .metavar = "SIZE",
+     .min = 0,
+     .max = GIB,
+     .help = "Bytes per second a request body must arrive at, measured over 10 s windows "
+             "from the end of its headers; a slower upload is cut. 0 disables it."},
+    {.name = "max_connections_per_address",
+     .type = T_UINT,
+     .offset = FIELD(max_connections_per_address, unsigned),
+     .def = "0",
+     .metavar = "N",
+     .min = 0,
+     .max = 1048576,
+     .help = "Most connections open at once from one client IP address; more are closed "
+             "as they are accepted, before a request is read. 0 means no limit: the "
+             "default, because behind a proxy every client shares the proxy's address. Set "
+             "it when clients connect directly."},
     {.name = "shutdown_grace",
      .type = T_DURATION,
      .offset = FIELD(shutdown_grace_ms, uint64_t),

@@ -69,6 +69,10 @@ typedef struct ztd_config {
     uint64_t session_idle_timeout_ms;
     char *tls_cert; /* "" = plain HTTP */
     char *tls_key;
+    /* Slow and idle clients (conns.h); 0 disables each. */
+    uint64_t header_timeout_ms; /* request headers complete within this */
+    uint64_t min_body_rate;     /* request body bytes per second */
+    unsigned max_connections_per_address;
 } ztd_config;
 
 /* Fills *c with the defaults (root NULL). Returns 0, or -1 when out of

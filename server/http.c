@@ -5,6 +5,7 @@
  * connection and costs 4-6x throughput (see FIELD-NOTES.md).
  */
 #include "http.h"
+#include "conns.h"
 #include "log.h"
 #include "metrics.h"
 #include "upload.h"
@@ -187,6 +188,10 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const
     *con_cls = r;
     if (!r->target)
         return MHD_NO;
+    if (!ztd_conns_admit(c, r->target)) /* queued now, so MHD closes the connection after it */
+        return ztd_error_hdr(c, r, 503, "overloaded", "Retry-After", "1",
+                             "the server is at its connection limit; only /healthz, /readyz "
+                             "and /metrics are answered");
     if (strcmp(method, "PUT") && strcmp(method, "POST") && strcmp(method, "DELETE"))
         return MHD_YES;
     if (!(r->match = ztd_match_new()))
@@ -228,6 +233,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     if (!r)
         return first_call(s, c, url, method, con_cls);
+    ztd_conns_body(c, *upload_size); /* every path below takes all it is given */
     if (r->deferred)
         return send_deferred(c, r, upload_size);
     if (r->responded) {
@@ -271,6 +277,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
     ztd_server *s = cls;
     ztd_req *r = *con_cls;
+    ztd_conns_done(c); /* before the pin is released */
     if (!r)
         return;
     struct timespec t1;
@@ -422,6 +429,11 @@ int ztd_http_start(ztd_server *s)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (unsigned)n : 1;
     }
+    ztd_conns_limits lim = {.connection_limit = s->cfg->connection_limit,
+                            .header_timeout_ms = s->cfg->header_timeout_ms,
+                            .min_body_rate = s->cfg->min_body_rate};
+    if (!(s->conns = ztd_conns_new(&lim)))
+        return -1;
     unsigned flags =
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     struct MHD_OptionItem tls[] = {
@@ -437,12 +449,16 @@ int ztd_http_start(ztd_server *s)
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+        ztd_conns_notify, s->conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        s->cfg->max_connections_per_address, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)ZTD_CONNECTION_POOL, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
         MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!s->daemon) {
         ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon%s",
                 s->tls_cert ? " (check the TLS certificate and key)" : "");
+        ztd_conns_free(s->conns);
+        s->conns = NULL;
         return -1;
     }
     return 0;
@@ -474,6 +490,8 @@ void ztd_http_stop(ztd_server *s)
     }
     MHD_stop_daemon(s->daemon);
     s->daemon = NULL;
+    ztd_conns_free(s->conns); /* every connection is closed now */
+    s->conns = NULL;
     free(s->tls_cert);
     free(s->tls_key);
     s->tls_cert = s->tls_key = NULL;

@@ -26,6 +26,7 @@ typedef struct ztd_server {
     bool draining;                 /* atomic: shutting down */
     struct ztd_tokens *tokens;     /* NULL without tokens_file */
     struct ztd_sessions *sessions; /* component upload sessions */
+    struct ztd_conns *conns;       /* every open connection (conns.h) */
     pthread_mutex_t publish_mu;    /* preconditions + rename + rescan, atomically */
     char *tls_cert, *tls_key;      /* PEM text when serving HTTPS */
     int uploads_active;            /* atomic: whole-file PUTs and open sessions */

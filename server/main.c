@@ -4,6 +4,7 @@
  */
 #include "catalog.h"
 #include "config.h"
+#include "conns.h"
 #include "http.h"
 #include "auth.h"
 #include "log.h"
@@ -128,7 +129,8 @@ static void retry_tick(ztd_server *srv, ztd_watch *w, uint64_t *at, uint64_t *ga
     }
 }
 
-/* The control loop: SIGHUP and inotify rescan, SIGTERM/SIGINT stop. */
+/* The control loop: SIGHUP and inotify rescan, SIGTERM/SIGINT stop; its
+ * tick (at most 1 s) expires sessions and enforces connection deadlines. */
 static void run(ztd_server *srv, int sfd, ztd_watch *w)
 {
     uint64_t due = 0, first = 0, wd_ms = ztd_notify_watchdog_ms(), wd_next = 0;
@@ -171,7 +173,8 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
                 }
             }
         }
-        if (n > 0 && w && (p[1].revents & POLLIN) && ztd_watch_drain(w) > 0) {
+        int changes = n > 0 && w && (p[1].revents & POLLIN) ? ztd_watch_drain(w) : 0;
+        if (changes > 0) {
             /* Wait for a quiet period, but never more than 10 of them in a row. */
             uint64_t t = now_ms();
             if (!due)
@@ -181,6 +184,8 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
                 due = first + 10 * srv->cfg->rescan_debounce_ms;
         }
         ztd_sessions_sweep(srv, srv->cfg->session_idle_timeout_ms);
+        /* Deadlines, and responses whose file was just written in place. */
+        ztd_conns_sweep(srv->conns, changes > 0 && (changes & ZTD_WATCH_WRITTEN));
         if (due && now_ms() >= due) {
             due = 0;
             rescan(srv, w);

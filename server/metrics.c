@@ -35,7 +35,10 @@ static __thread shard *t_shard;
 static uint64_t g_upload_bytes;
 static uint64_t g_uploads[ZTD_UPLOAD_OUTCOMES];
 
+static uint64_t g_cuts[ZTD_CUT_REASONS];
+
 static const char *const k_outcomes[] = {"published", "rejected", "failed", "aborted"};
+static const char *const k_cuts[] = {"header_timeout", "slow_body", "evicted", "file_changed"};
 
 #define ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -89,6 +92,12 @@ void ztd_metrics_upload_outcome(ztd_upload_outcome o)
 {
     if (o < ZTD_UPLOAD_OUTCOMES)
         ADD(&g_uploads[o], 1);
+}
+
+void ztd_metrics_conn_cut(ztd_conn_cut why)
+{
+    if (why < ZTD_CUT_REASONS)
+        ADD(&g_cuts[why], 1);
 }
 
 typedef struct out {
@@ -186,6 +195,16 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "# HELP ztensord_upload_sessions Open component upload sessions.\n"
         "# TYPE ztensord_upload_sessions gauge\nztensord_upload_sessions %zu\n",
         g->sessions);
+    put(&o,
+        "# HELP ztensord_connections Open client connections: waiting for a request, or "
+        "busy with one.\n# TYPE ztensord_connections gauge\n"
+        "ztensord_connections{state=\"waiting\"} %zu\nztensord_connections{state=\"busy\"} %zu\n",
+        g->conns_waiting, g->conns_busy);
+    put(&o, "# HELP ztensord_connections_closed_total Connections the server closed itself, by "
+            "reason.\n# TYPE ztensord_connections_closed_total counter\n");
+    for (int i = 0; i < ZTD_CUT_REASONS; i++)
+        put(&o, "ztensord_connections_closed_total{reason=\"%s\"} %llu\n", k_cuts[i],
+            (unsigned long long)LOAD(&g_cuts[i]));
     put(&o,
         "# HELP ztensord_catalog_files Files in the catalog, by state.\n"
         "# TYPE ztensord_catalog_files gauge\n"

@@ -4,6 +4,7 @@
  * entry it answers from until MHD is done with the response.
  */
 #include "body.h"
+#include "conns.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
@@ -320,6 +321,7 @@ static enum MHD_Result metrics_route(ztd_server *s, struct MHD_Connection *c, zt
                             .sessions = ztd_sessions_count(s->sessions),
                             .reloads = cs.reloads};
     ztd_catalog_digest_counts(s->catalog, g.digests);
+    ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy);
     size_t len;
     char *text = ztd_metrics_render(&g, &len);
     if (!text)

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,9 +94,14 @@ int ztd_watch_drain(ztd_watch *w)
         for (char *p = buf; p < buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)p;
             /* Changes to hidden names (temporary and staging files) do not matter
-             * until they are renamed into a visible name. */
-            if (!(ev->len && ev->name[0] == '.') || (ev->mask & IN_Q_OVERFLOW))
-                relevant = 1;
+             * until they are renamed into a visible name. A directory watch
+             * reports writes to the files in it, with their name. */
+            bool visible = !(ev->len && ev->name[0] == '.');
+            bool lost = ev->mask & IN_Q_OVERFLOW;
+            if (visible || lost)
+                relevant |= ZTD_WATCH_RESCAN;
+            if ((visible && (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB))) || lost)
+                relevant |= ZTD_WATCH_WRITTEN;
             p += sizeof(*ev) + ev->len;
         }
     }

@@ -149,6 +149,9 @@ static void assert_defaults(const ztd_config *c)
     assert_int_equal(c->max_ranges, 64);
     assert_int_equal(c->connection_limit, 1024);
     assert_int_equal(c->connection_timeout_ms, 60000);
+    assert_int_equal(c->header_timeout_ms, 30000);
+    assert_int_equal(c->min_body_rate, 4096);
+    assert_int_equal(c->max_connections_per_address, 0);
     assert_int_equal(c->shutdown_grace_ms, 10000);
     assert_string_equal(c->access_log, "-");
     assert_int_equal(c->access_log_format, ZTD_ACCESS_TEXT);
@@ -734,6 +737,9 @@ static const char *const option_names[] = {"config",
                                            "max_ranges",
                                            "connection_limit",
                                            "connection_timeout",
+                                           "header_timeout",
+                                           "min_body_rate",
+                                           "max_connections_per_address",
                                            "shutdown_grace",
                                            "access_log",
                                            "access_log_format",

@@ -78,8 +78,9 @@ expect_cut() {
 
 # ================= daemon with inotify
 # libmicrohttpd 0.9.75 does not notice sendfile() reaching a file that shrank
-# under it: that connection idles until connection_timeout. A short timeout
-# here bounds the hang the test allows (documented in docs/API.md).
+# under it (the connection would idle until connection_timeout); the server
+# cuts such responses itself (tests/hostile/t_inplace.sh checks how fast). The
+# short timeout here only bounds a hang should that regress.
 start_daemon "$R" --connection-timeout 3s || finish
 
 # ---- truncate during a slow download (sendfile path)
