@@ -5,6 +5,7 @@
  * connection and costs 4-6x throughput (see FIELD-NOTES.md).
  */
 #include "http.h"
+#include "framing.h"
 #include "log.h"
 #include "metrics.h"
 #include "upload.h"
@@ -166,32 +167,91 @@ static void request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1
     out[16] = 0;
 }
 
+/* Called by libmicrohttpd once per request, with the request target as sent (query
+ * included; a NUL byte ends it early) before it splits and cuts it: the per-request state
+ * is born here, and libmicrohttpd hands it to every call of the access handler. */
+static void *uri_logged(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    ztd_req *r = calloc(1, sizeof(*r));
+    if (r)
+        r->target = strdup(uri); /* NULL: the first call fails the request */
+    return r;
+}
+
+/* The target's length on the wire, NUL bytes included. libmicrohttpd 0.9.x parses the
+ * request line in place and gives the handler pointers into it: the target (url) runs up
+ * to the NUL that replaced the space before the version "HTTP/x.y" (connection.c,
+ * parse_initial_message_line), whatever NUL bytes it holds. 1.0 refuses a NUL in the
+ * request line itself and lays the line out differently, so there the length seen is
+ * taken as the length sent. */
+static size_t target_sent_len(const char *url, const char *version, const char *target)
+{
+    size_t seen = strlen(target);
+#if MHD_VERSION < 0x01000000
+    if (url && version && version > url + seen && version[-1] == '\0')
+        return (size_t)(version - url) - 1;
+#else
+    (void)url;
+    (void)version;
+#endif
+    return seen;
+}
+
+static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    ztd_framing_header(cls, key, key_size, value, value_size);
+    return MHD_YES;
+}
+
+/* RFC 9112 framing of the request's head (framing.h). A refusal goes out at once, with
+ * Connection: close: nothing after this head on the connection is read as a request. */
+static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *url, const char *version,
+                         ztd_framing *f, enum MHD_Result *ret)
+{
+    ztd_framing_begin(f, version, r->target, target_sent_len(url, version, r->target));
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, add_header, f);
+    ztd_framing_end(f);
+    char *q = strchr(r->target, '?'); /* the router and the logs take no query */
+    if (q)
+        *q = 0;
+    if (f->status) {
+        *ret = ztd_error_hdr(c, r, f->status, f->code, "Connection", "close", "%s", f->message);
+        return -1;
+    }
+    r->path = f->path;
+    return 0;
+}
+
 /* The first call for a request: state only. Routes that take a body or change
  * state are routed now, so that a refusal (401, 413, 412, ...) goes out before
  * the client sends a body it would waste. */
-static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const char *url,
-                                  const char *method, void **con_cls)
+static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                  const char *url, const char *method, const char *version)
 {
-    ztd_req *r = calloc(1, sizeof(*r));
-    if (!r)
-        return MHD_NO;
+    r->started = true;
     clock_gettime(CLOCK_REALTIME, &r->t0);
     clock_gettime(CLOCK_MONOTONIC, &r->t0m);
-    r->target = strdup(url);
     size_t ml = strnlen(method, sizeof(r->method) - 1);
     memcpy(r->method, method, ml); /* r is zeroed: NUL-terminated */
     r->counted = true;
     __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
     ztd_metrics_inflight(1);
     request_id(c, r->request_id);
-    *con_cls = r;
     if (!r->target)
         return MHD_NO;
+    ztd_framing f;
+    enum MHD_Result ret;
+    if (check_framing(c, r, url, version, &f, &ret) != 0)
+        return ret;
     if (strcmp(method, "PUT") && strcmp(method, "POST") && strcmp(method, "DELETE"))
         return MHD_YES;
     if (!(r->match = ztd_match_new()))
         return MHD_NO;
-    if (ztd_route(method, r->target, r->match) != ZTD_ROUTE_OK ||
+    if (ztd_route(method, r->path, r->match) != ZTD_ROUTE_OK ||
         !ztd_upload_handles(r->match->route)) {
         ztd_match_free(r->match); /* ztd_serve routes again into a fresh match */
         r->match = NULL;
@@ -225,9 +285,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     ztd_server *s = cls;
     ztd_req *r = *con_cls;
-    (void)version;
     if (!r)
-        return first_call(s, c, url, method, con_cls);
+        return MHD_NO; /* uri_logged() could not allocate it */
+    if (!r->started)
+        return first_call(s, c, r, url, method, version);
     if (r->deferred)
         return send_deferred(c, r, upload_size);
     if (r->responded) {
@@ -273,6 +334,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     ztd_req *r = *con_cls;
     if (!r)
         return;
+    *con_cls = NULL;
+    if (!r->started) { /* libmicrohttpd refused the head itself; the handler never ran */
+        free(r->target);
+        free(r);
+        return;
+    }
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     uint64_t us =
@@ -317,7 +384,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         ztd_metrics_inflight(-1);
     }
     free(r);
-    *con_cls = NULL;
 }
 
 static int bind_listen(ztd_server *s)
@@ -437,9 +503,9 @@ int ztd_http_start(ztd_server *s)
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)ZTD_CONNECTION_POOL, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-        MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_URI_LOG_CALLBACK, uri_logged, s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ZTD_CONNECTION_POOL,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!s->daemon) {
         ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon%s",
                 s->tls_cert ? " (check the TLS certificate and key)" : "");

@@ -44,7 +44,7 @@ typedef struct ztd_req {
     ztd_entry *pin; /* released when MHD is done with the response */
     int status;
     uint64_t bytes;
-    char *target; /* raw request target, for the access log */
+    char *target; /* request target as sent, query cut off: for the access log */
     char method[16];
     char request_id[ZTD_REQUEST_ID_MAX + 1];
     void *owned;                   /* malloc'ed body bytes freed at completion */
@@ -59,6 +59,10 @@ typedef struct ztd_req {
     char *body;       /* small JSON request bodies */
     size_t body_len, body_cap;
     bool counted;
+
+    const char *path; /* what is routed: target, or its path after an absolute-form
+                         authority (framing.h) */
+    bool started;     /* the access handler has run (the state is born before it) */
 } ztd_req;
 
 /* Bind the listen address and start the daemon: 0, -1, or ZTD_HTTP_CONFIG
