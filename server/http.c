@@ -36,9 +36,10 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     r->status = (int)status;
     r->bytes = strcmp(r->method, "HEAD") ? body_len : 0; /* HEAD sends no body */
     r->responded = true;
-    if (r->in_data) {
+    if (r->in_data || r->defer_early) {
         r->deferred = resp;
         r->deferred_status = status;
+        clock_gettime(CLOCK_MONOTONIC, &r->deferred_at);
         return MHD_YES;
     }
     enum MHD_Result ret = MHD_queue_response(c, status, resp);
@@ -228,7 +229,10 @@ static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *url, 
 
 /* The first call for a request: state only. Routes that take a body or change
  * state are routed now, so that a refusal (401, 413, 412, ...) goes out before
- * the client sends a body it would waste. */
+ * the client sends a body it would waste. A client that sends its body without
+ * Expect: 100-continue would not read that refusal until its body is written:
+ * for it the refusal waits until the body has been read and dropped (up to
+ * lingering_max; a larger declared body is refused at once). */
 static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                   const char *url, const char *method, const char *version)
 {
@@ -258,20 +262,37 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
         return MHD_YES; /* answered by ztd_serve on the next call */
     }
     r->body_route = true;
-    return ztd_upload_begin(s, c, r);
+    r->defer_early = f.has_body && !f.expect_continue && s->cfg->lingering_max > 0 &&
+                     (f.chunked || f.content_length <= s->cfg->lingering_max);
+    ret = ztd_upload_begin(s, c, r);
+    r->defer_early = false;
+    return ret;
 }
 
-/* libmicrohttpd takes no response while a body is being read. An error found
- * mid-body (413, 507, ...) is kept, the rest of the body read and dropped (up
- * to ZTD_DRAIN_MAX, then the connection is cut), and the error sent at the end. */
-#define ZTD_DRAIN_MAX (64ull << 20)
-
-static enum MHD_Result send_deferred(struct MHD_Connection *c, ztd_req *r, size_t *upload_size)
+/* libmicrohttpd takes no response while a body is being read. A refusal held
+ * back (one found mid-body, 413, 507, ...; or one before a body the client sends
+ * regardless) is kept, the rest of the body read and dropped, and the refusal sent
+ * at the end: RFC 9112 §9.6's staged close, done before the answer because
+ * libmicrohttpd cannot half-close after it. Past lingering_max bytes or
+ * lingering_timeout the connection is cut instead. */
+static enum MHD_Result send_deferred(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                     size_t *upload_size)
 {
     if (*upload_size) {
         r->drained += *upload_size;
         *upload_size = 0;
-        return r->drained > ZTD_DRAIN_MAX ? MHD_NO : MHD_YES;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t ms = (now.tv_sec - r->deferred_at.tv_sec) * 1000 +
+                     (now.tv_nsec - r->deferred_at.tv_nsec) / 1000000;
+        if (r->drained <= s->cfg->lingering_max && (uint64_t)ms <= s->cfg->lingering_timeout_ms)
+            return MHD_YES;
+        ztd_log(ZTD_LOG_INFO,
+                "%u %s: closing after %llu body bytes in %lld ms (lingering_max, "
+                "lingering_timeout)",
+                r->deferred_status, r->target ? r->target : "", (unsigned long long)r->drained,
+                (long long)ms);
+        return MHD_NO;
     }
     enum MHD_Result ret = MHD_queue_response(c, r->deferred_status, r->deferred);
     MHD_destroy_response(r->deferred);
@@ -290,7 +311,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!r->started)
         return first_call(s, c, r, url, method, version);
     if (r->deferred)
-        return send_deferred(c, r, upload_size);
+        return send_deferred(s, c, r, upload_size);
     if (r->responded) {
         *upload_size = 0; /* MHD drops the rest of the body and closes */
         return MHD_YES;

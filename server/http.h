@@ -50,7 +50,7 @@ typedef struct ztd_req {
     void *owned;                   /* malloc'ed body bytes freed at completion */
     bool responded;                /* a response is queued: ignore the rest of the body */
     bool in_data;                  /* inside the body callback: responses are deferred */
-    struct MHD_Response *deferred; /* error found mid-body, sent after it */
+    struct MHD_Response *deferred; /* refusal held back until the body has been read */
     unsigned deferred_status;
     uint64_t drained; /* body bytes dropped after a deferred error */
     bool body_route;  /* PUT/POST/DELETE routes handled by upload.c */
@@ -60,9 +60,11 @@ typedef struct ztd_req {
     size_t body_len, body_cap;
     bool counted;
 
-    const char *path; /* what is routed: target, or its path after an absolute-form
-                         authority (framing.h) */
-    bool started;     /* the access handler has run (the state is born before it) */
+    const char *path;            /* what is routed: target, or its path after an absolute-form
+                                    authority (framing.h) */
+    bool started;                /* the access handler has run (the state is born before it) */
+    bool defer_early;            /* first call, and the body comes regardless: defer refusals */
+    struct timespec deferred_at; /* monotonic: when the refusal was held back */
 } ztd_req;
 
 /* Bind the listen address and start the daemon: 0, -1, or ZTD_HTTP_CONFIG

@@ -149,6 +149,8 @@ static void assert_defaults(const ztd_config *c)
     assert_int_equal(c->max_ranges, 64);
     assert_int_equal(c->connection_limit, 1024);
     assert_int_equal(c->connection_timeout_ms, 60000);
+    assert_int_equal(c->lingering_max, 64u << 20);
+    assert_int_equal(c->lingering_timeout_ms, 30000);
     assert_int_equal(c->shutdown_grace_ms, 10000);
     assert_string_equal(c->access_log, "-");
     assert_int_equal(c->access_log_format, ZTD_ACCESS_TEXT);
@@ -733,6 +735,8 @@ static const char *const option_names[] = {"config",
                                            "max_ranges",
                                            "connection_limit",
                                            "connection_timeout",
+                                           "lingering_max",
+                                           "lingering_timeout",
                                            "shutdown_grace",
                                            "access_log",
                                            "access_log_format",
