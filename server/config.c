@@ -175,6 +175,29 @@ static const option options[] = {
              "as they are accepted, before a request is read. 0 means no limit: the "
              "default, because behind a proxy every client shares the proxy's address. Set "
              "it when clients connect directly."},
+    {.name = "lingering_max",
+     .type = T_SIZE,
+     .offset = FIELD(lingering_max, uint64_t),
+     .def = "64M",
+     .metavar = "SIZE",
+     .min = 0,
+     .max = 1024 * TIB,
+     .help = "A request refused while its body is still to come (401, 403, 412, 413, 507, ... "
+             "before the body, or a limit hit during it) is answered once the body has been "
+             "read and dropped, so that a client that sends its body without waiting for "
+             "`100 Continue` can read the answer. Past this many body bytes (or a declared "
+             "Content-Length above it) the server answers at once, or closes the connection "
+             "if the body has already begun, and such a client sees a reset instead. 0: never "
+             "read a refused body."},
+    {.name = "lingering_timeout",
+     .type = T_DURATION,
+     .offset = FIELD(lingering_timeout_ms, uint64_t),
+     .def = "30s",
+     .metavar = "DURATION",
+     .min = 0,
+     .max = HOUR,
+     .help = "How long the server goes on reading a refused request's body (see "
+             "lingering_max) before it closes the connection."},
     {.name = "shutdown_grace",
      .type = T_DURATION,
      .offset = FIELD(shutdown_grace_ms, uint64_t),

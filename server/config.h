@@ -50,6 +50,8 @@ typedef struct ztd_config {
     unsigned max_ranges;            /* parts of a multipart/byteranges response */
     unsigned connection_limit;      /* simultaneous connections */
     uint64_t connection_timeout_ms; /* idle connection timeout */
+    uint64_t lingering_max;         /* body bytes read and dropped to deliver a refusal */
+    uint64_t lingering_timeout_ms;  /* ... and for how long */
     uint64_t shutdown_grace_ms;     /* draining time after SIGTERM */
     char *access_log;               /* "-" = stderr, "off", or a path */
     ztd_access_format access_log_format;

@@ -6,6 +6,7 @@
  */
 #include "http.h"
 #include "conns.h"
+#include "framing.h"
 #include "log.h"
 #include "metrics.h"
 #include "upload.h"
@@ -36,9 +37,10 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     r->status = (int)status;
     r->bytes = strcmp(r->method, "HEAD") ? body_len : 0; /* HEAD sends no body */
     r->responded = true;
-    if (r->in_data) {
+    if (r->in_data || r->defer_early) {
         r->deferred = resp;
         r->deferred_status = status;
+        clock_gettime(CLOCK_MONOTONIC, &r->deferred_at);
         return MHD_YES;
     }
     enum MHD_Result ret = MHD_queue_response(c, status, resp);
@@ -167,28 +169,90 @@ static void request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1
     out[16] = 0;
 }
 
+/* Called by libmicrohttpd once per request, with the request target as sent (query
+ * included; a NUL byte ends it early) before it splits and cuts it: the per-request state
+ * is born here, and libmicrohttpd hands it to every call of the access handler. */
+static void *uri_logged(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    ztd_req *r = calloc(1, sizeof(*r));
+    if (r)
+        r->target = strdup(uri); /* NULL: the first call fails the request */
+    return r;
+}
+
+/* The target's length on the wire, NUL bytes included. libmicrohttpd 0.9.x parses the
+ * request line in place and gives the handler pointers into it: the target (url) runs up
+ * to the NUL that replaced the space before the version "HTTP/x.y" (connection.c,
+ * parse_initial_message_line), whatever NUL bytes it holds. 1.0 refuses a NUL in the
+ * request line itself and lays the line out differently, so there the length seen is
+ * taken as the length sent. */
+static size_t target_sent_len(const char *url, const char *version, const char *target)
+{
+    size_t seen = strlen(target);
+#if MHD_VERSION < 0x01000000
+    if (url && version && version > url + seen && version[-1] == '\0')
+        return (size_t)(version - url) - 1;
+#else
+    (void)url;
+    (void)version;
+#endif
+    return seen;
+}
+
+static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    ztd_framing_header(cls, key, key_size, value, value_size);
+    return MHD_YES;
+}
+
+/* RFC 9112 framing of the request's head (framing.h). A refusal goes out at once, with
+ * Connection: close: nothing after this head on the connection is read as a request. */
+static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *url, const char *version,
+                         ztd_framing *f, enum MHD_Result *ret)
+{
+    ztd_framing_begin(f, version, r->target, target_sent_len(url, version, r->target));
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, add_header, f);
+    ztd_framing_end(f);
+    char *q = strchr(r->target, '?'); /* the router and the logs take no query */
+    if (q)
+        *q = 0;
+    if (f->status) {
+        *ret = ztd_error_hdr(c, r, f->status, f->code, "Connection", "close", "%s", f->message);
+        return -1;
+    }
+    r->path = f->path;
+    return 0;
+}
+
 /* The first call for a request: state only. Routes that take a body or change
  * state are routed now, so that a refusal (401, 413, 412, ...) goes out before
- * the client sends a body it would waste. */
-static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const char *url,
-                                  const char *method, void **con_cls)
+ * the client sends a body it would waste. A client that sends its body without
+ * Expect: 100-continue would not read that refusal until its body is written:
+ * for it the refusal waits until the body has been read and dropped (up to
+ * lingering_max; a larger declared body is refused at once). */
+static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                  const char *url, const char *method, const char *version)
 {
-    ztd_req *r = calloc(1, sizeof(*r));
-    if (!r)
-        return MHD_NO;
+    r->started = true;
     clock_gettime(CLOCK_REALTIME, &r->t0);
     clock_gettime(CLOCK_MONOTONIC, &r->t0m);
-    r->target = strdup(url);
     size_t ml = strnlen(method, sizeof(r->method) - 1);
     memcpy(r->method, method, ml); /* r is zeroed: NUL-terminated */
     r->counted = true;
     __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
     ztd_metrics_inflight(1);
     request_id(c, r->request_id);
-    *con_cls = r;
     if (!r->target)
         return MHD_NO;
-    if (!ztd_conns_admit(c, r->target)) /* queued now, so MHD closes the connection after it */
+    ztd_framing f;
+    enum MHD_Result ret;
+    if (check_framing(c, r, url, version, &f, &ret) != 0)
+        return ret;
+    if (!ztd_conns_admit(c, r->path)) /* queued now, so MHD closes the connection after it */
         return ztd_error_hdr(c, r, 503, "overloaded", "Retry-After", "1",
                              "the server is at its connection limit; only /healthz, /readyz "
                              "and /metrics are answered");
@@ -196,27 +260,44 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const
         return MHD_YES;
     if (!(r->match = ztd_match_new()))
         return MHD_NO;
-    if (ztd_route(method, r->target, r->match) != ZTD_ROUTE_OK ||
+    if (ztd_route(method, r->path, r->match) != ZTD_ROUTE_OK ||
         !ztd_upload_handles(r->match->route)) {
         ztd_match_free(r->match); /* ztd_serve routes again into a fresh match */
         r->match = NULL;
         return MHD_YES; /* answered by ztd_serve on the next call */
     }
     r->body_route = true;
-    return ztd_upload_begin(s, c, r);
+    r->defer_early = f.has_body && !f.expect_continue && s->cfg->lingering_max > 0 &&
+                     (f.chunked || f.content_length <= s->cfg->lingering_max);
+    ret = ztd_upload_begin(s, c, r);
+    r->defer_early = false;
+    return ret;
 }
 
-/* libmicrohttpd takes no response while a body is being read. An error found
- * mid-body (413, 507, ...) is kept, the rest of the body read and dropped (up
- * to ZTD_DRAIN_MAX, then the connection is cut), and the error sent at the end. */
-#define ZTD_DRAIN_MAX (64ull << 20)
-
-static enum MHD_Result send_deferred(struct MHD_Connection *c, ztd_req *r, size_t *upload_size)
+/* libmicrohttpd takes no response while a body is being read. A refusal held
+ * back (one found mid-body, 413, 507, ...; or one before a body the client sends
+ * regardless) is kept, the rest of the body read and dropped, and the refusal sent
+ * at the end: RFC 9112 §9.6's staged close, done before the answer because
+ * libmicrohttpd cannot half-close after it. Past lingering_max bytes or
+ * lingering_timeout the connection is cut instead. */
+static enum MHD_Result send_deferred(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                     size_t *upload_size)
 {
     if (*upload_size) {
         r->drained += *upload_size;
         *upload_size = 0;
-        return r->drained > ZTD_DRAIN_MAX ? MHD_NO : MHD_YES;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t ms = (now.tv_sec - r->deferred_at.tv_sec) * 1000 +
+                     (now.tv_nsec - r->deferred_at.tv_nsec) / 1000000;
+        if (r->drained <= s->cfg->lingering_max && (uint64_t)ms <= s->cfg->lingering_timeout_ms)
+            return MHD_YES;
+        ztd_log(ZTD_LOG_INFO,
+                "%u %s: closing after %llu body bytes in %lld ms (lingering_max, "
+                "lingering_timeout)",
+                r->deferred_status, r->target ? r->target : "", (unsigned long long)r->drained,
+                (long long)ms);
+        return MHD_NO;
     }
     enum MHD_Result ret = MHD_queue_response(c, r->deferred_status, r->deferred);
     MHD_destroy_response(r->deferred);
@@ -230,12 +311,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     ztd_server *s = cls;
     ztd_req *r = *con_cls;
-    (void)version;
     if (!r)
-        return first_call(s, c, url, method, con_cls);
+        return MHD_NO; /* uri_logged() could not allocate it */
+    if (!r->started)
+        return first_call(s, c, r, url, method, version);
     ztd_conns_body(c, *upload_size); /* every path below takes all it is given */
     if (r->deferred)
-        return send_deferred(c, r, upload_size);
+        return send_deferred(s, c, r, upload_size);
     if (r->responded) {
         *upload_size = 0; /* MHD drops the rest of the body and closes */
         return MHD_YES;
@@ -280,6 +362,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     ztd_conns_done(c); /* before the pin is released */
     if (!r)
         return;
+    *con_cls = NULL;
+    if (!r->started) { /* libmicrohttpd refused the head itself; the handler never ran */
+        free(r->target);
+        free(r);
+        return;
+    }
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     uint64_t us =
@@ -324,7 +412,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         ztd_metrics_inflight(-1);
     }
     free(r);
-    *con_cls = NULL;
 }
 
 static int bind_listen(ztd_server *s)
@@ -451,9 +538,9 @@ int ztd_http_start(ztd_server *s)
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000),
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
         ztd_conns_notify, s->conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        s->cfg->max_connections_per_address, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)ZTD_CONNECTION_POOL, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-        MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+        s->cfg->max_connections_per_address, MHD_OPTION_URI_LOG_CALLBACK, uri_logged, s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ZTD_CONNECTION_POOL,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!s->daemon) {
         ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon%s",
                 s->tls_cert ? " (check the TLS certificate and key)" : "");

@@ -44,13 +44,13 @@ typedef struct ztd_req {
     ztd_entry *pin; /* released when MHD is done with the response */
     int status;
     uint64_t bytes;
-    char *target; /* raw request target, for the access log */
+    char *target; /* request target as sent, query cut off: for the access log */
     char method[16];
     char request_id[ZTD_REQUEST_ID_MAX + 1];
     void *owned;                   /* malloc'ed body bytes freed at completion */
     bool responded;                /* a response is queued: ignore the rest of the body */
     bool in_data;                  /* inside the body callback: responses are deferred */
-    struct MHD_Response *deferred; /* error found mid-body, sent after it */
+    struct MHD_Response *deferred; /* refusal held back until the body has been read */
     unsigned deferred_status;
     uint64_t drained; /* body bytes dropped after a deferred error */
     bool body_route;  /* PUT/POST/DELETE routes handled by upload.c */
@@ -59,6 +59,12 @@ typedef struct ztd_req {
     char *body;       /* small JSON request bodies */
     size_t body_len, body_cap;
     bool counted;
+
+    const char *path;            /* what is routed: target, or its path after an absolute-form
+                                    authority (framing.h) */
+    bool started;                /* the access handler has run (the state is born before it) */
+    bool defer_early;            /* first call, and the body comes regardless: defer refusals */
+    struct timespec deferred_at; /* monotonic: when the refusal was held back */
 } ztd_req;
 
 /* Bind the listen address and start the daemon: 0, -1, or ZTD_HTTP_CONFIG

@@ -341,7 +341,7 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
     if (!r->match && !(r->match = ztd_match_new()))
         return MHD_NO;
     ztd_route_match *m = r->match;
-    switch (ztd_route(method, r->target, m)) {
+    switch (ztd_route(method, r->path, m)) {
     case ZTD_ROUTE_OK:
         break;
     case ZTD_ROUTE_METHOD_NOT_ALLOWED:

@@ -152,6 +152,8 @@ static void assert_defaults(const ztd_config *c)
     assert_int_equal(c->header_timeout_ms, 30000);
     assert_int_equal(c->min_body_rate, 4096);
     assert_int_equal(c->max_connections_per_address, 0);
+    assert_int_equal(c->lingering_max, 64u << 20);
+    assert_int_equal(c->lingering_timeout_ms, 30000);
     assert_int_equal(c->shutdown_grace_ms, 10000);
     assert_string_equal(c->access_log, "-");
     assert_int_equal(c->access_log_format, ZTD_ACCESS_TEXT);
@@ -740,6 +742,8 @@ static const char *const option_names[] = {"config",
                                            "header_timeout",
                                            "min_body_rate",
                                            "max_connections_per_address",
+                                           "lingering_max",
+                                           "lingering_timeout",
                                            "shutdown_grace",
                                            "access_log",
                                            "access_log_format",
