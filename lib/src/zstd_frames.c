@@ -112,6 +112,11 @@ static zt_status frame_header(const walk *w, uint64_t *pos, ZSTD_frameHeader *fh
         return ZT_OK;
     }
     size_t r = ZSTD_getFrameHeader(fh, h, got);
+    if (ZSTD_isError(r) && *pos > 0) /* a frame ended early, or garbage follows */
+        return WFAIL(w, ZT_E_ZSTD, *pos,
+                     "the %llu bytes after the zstd frame are not a frame (%s): a frame shorter "
+                     "than its data, or trailing garbage",
+                     (unsigned long long)(w->c->length - *pos), ZSTD_getErrorName(r));
     if (ZSTD_isError(r))
         return WFAIL(w, ZT_E_ZSTD, *pos, "not a zstd frame: %s", ZSTD_getErrorName(r));
     if (r > 0)

@@ -49,7 +49,7 @@ extern "C" {
 #define ZT_ALIGNMENT 64
 /* The largest zstd window, as log2 of bytes, that the writer produces (at any
  * level) and zt_decoder accepts: 8 MiB, what zstd levels up to 19 use. A
- * decoder holds about its frame's window plus 400 KiB; frames asking for more
+ * decoder holds about its frame's window plus 560 KiB; frames asking for more
  * (zstd --ultra -20 to -22, --long) are refused with ZT_E_LIMIT. */
 #define ZT_ZSTD_WINDOW_LOG_MAX 23
 
