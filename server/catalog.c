@@ -9,6 +9,7 @@
  * root. Unchanged files (same device, inode, size, mtime) keep their entry.
  */
 #include "catalog.h"
+#include "decode.h"
 #include "log.h"
 #include "range.h"
 
@@ -48,6 +49,7 @@ void ztd_entry_release(ztd_entry *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    ztd_decode_marks_free(e->decode_marks);
     zt_close(e->file);
     free(e->name);
     free(e->error);

@@ -29,6 +29,7 @@ typedef struct ztd_entry {
     size_t manifest_json_len;
     char file_etag[40]; /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
+    struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */
