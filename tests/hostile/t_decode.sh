@@ -7,7 +7,8 @@
 # midway; never a 200 or 206 left hanging until connection_timeout (60 s here,
 # so that a stall shows). A component that failed once is refused up front
 # afterwards. Past max_decode_streams a request is answered 503 with
-# Retry-After.
+# Retry-After. The copy path (TLS) closes at once too when its first read
+# fails on a file cut short in place.
 . "$(dirname "$0")/lib.sh" "$@"
 edit() { $PY "$HOSTILE_DIR/zstdedit.py" "$@" >/dev/null; }
 
@@ -125,4 +126,35 @@ done
 check_eq "the slots come back when the holders go" "$code" 200
 
 daemon_alive "daemon alive after all this"
+stop_daemon
+
+note "under TLS, file spans are copied through a buffer: a first read that fails closes at once"
+# A 16 KiB component is not checked against the file's size before the
+# response (only spans over 64 KiB are); cut short in place, with no rescan
+# (--no-watch), the response's very first read fails.
+mkdir -p "$T/tls"
+rand "$T/r16k" 16384
+pack "$T/tls/small.zt" "s=u8:16384:$T/r16k" || exit 1
+if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 2 \
+    -subj /CN=127.0.0.1 >/dev/null 2>&1; then
+    D_N=$((D_N + 1))
+    D_ERR=$T/daemon$D_N.err
+    "$ZTENSORD" --root "$T/tls" --listen 127.0.0.1:0 --access-log off --no-watch \
+        --connection-timeout 60s --tls-cert "$T/cert.pem" --tls-key "$T/key.pem" 2>"$D_ERR" &
+    D_PID=$!
+    PORT=
+    for i in $(seq 1 300); do
+        PORT=$(sed -n 's/.*listening on https:\/\/127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$D_ERR" | tail -1)
+        [ -n "$PORT" ] && [ "$(curl -ks --max-time 2 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$PORT/readyz")" = 200 ] && break
+        sleep 0.1
+    done
+    check "TLS daemon ready" test -n "$PORT"
+    truncate -s 64 "$T/tls/small.zt"
+    tget -k "https://127.0.0.1:$PORT/v1/files/small.zt/objects/s/data"
+    check_eq "TLS, file cut short in place: the body is cut (curl rc 18)" "$CURL_RC" 18
+    fast "TLS, file cut short in place"
+    daemon_alive "TLS daemon alive"
+else
+    skip "TLS, file cut short in place" "openssl cannot make a certificate"
+fi
 finish
