@@ -514,6 +514,50 @@ static void check_frames_finds_size_lies(void **state)
     free(p);
 }
 
+/* Decoding succeeds exactly when the check passes, in the corner cases too. */
+static void check_frames_agrees_with_the_decoder(void **state)
+{
+    (void)state;
+    static const uint8_t skip[12] = {0x50, 0x2A, 0x4D, 0x18, 4, 0, 0, 0, 1, 2, 3, 4};
+    size_t n = 5000, cn;
+    uint8_t *p = payload(n, 14);
+    uint8_t *z = compress_streamed(p, n, 21, &cn);
+    /* the same frame naming dictionary 7 (FHD flag 1, one byte after the window) */
+    uint8_t *dict = malloc(cn + 1);
+    memcpy(dict, z, 6);
+    dict[4] |= 1;
+    dict[6] = 7;
+    memcpy(dict + 7, z + 6, cn - 6);
+    struct {
+        const char *what;
+        const void *bytes;
+        size_t n;
+        uint64_t ulen;
+        zt_status want;
+    } cases[] = {
+        {"a skippable frame only, 0 bytes", skip, sizeof skip, 0, ZT_OK},
+        {"a skippable frame only, 5 bytes", skip, sizeof skip, 5, ZT_E_SIZE},
+        {"no stored bytes", skip, 0, 0, ZT_E_ZSTD},
+        {"a frame needing a dictionary", dict, cn + 1, n, ZT_E_ZSTD},
+        {"the frame as it is", z, cn, n, ZT_OK},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        opened o = open_one(cases[i].bytes, cases[i].n, 1, cases[i].ulen, cases[i].ulen);
+        zt_error err;
+        tb out = {0};
+        zt_status dec = pull(&o, 64, &out, &err);
+        zt_status chk = zt_component_check_frames(o.f, o.c, &err);
+        if (dec != cases[i].want || chk != cases[i].want)
+            fail_msg("%s: decode %s, check %s, want %s", cases[i].what, zt_status_name(dec),
+                     zt_status_name(chk), zt_status_name(cases[i].want));
+        tb_free(&out);
+        close_one(&o);
+    }
+    free(dict);
+    free(z);
+    free(p);
+}
+
 /* The pread path (a mapped file), and a file cut short in place under it. */
 static void check_frames_on_a_file(void **state)
 {
@@ -662,6 +706,7 @@ int main(void)
         cmocka_unit_test(check_frames_accepts_good_streams),
         cmocka_unit_test(check_frames_finds_broken_streams),
         cmocka_unit_test(check_frames_finds_size_lies),
+        cmocka_unit_test(check_frames_agrees_with_the_decoder),
         cmocka_unit_test(check_frames_on_a_file),
         cmocka_unit_test(writer_window_within_the_limit),
         cmocka_unit_test(stream_sink),
