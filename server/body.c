@@ -3,10 +3,15 @@
  * MHD's fd response (the fd is dup()ed per response, as MHD closes it);
  * several ranges as multipart/byteranges read with pread; a zstd component is
  * decoded on the fly by libztensor's pull decoder (pread-based, so a file
- * truncated in place gives a short response, never SIGBUS).
+ * truncated in place gives a short response, never SIGBUS). A decoded span
+ * takes one of max_decode_streams slots (decode.c), is checked and decoded up
+ * to its first bytes before the response is queued, so that a component that
+ * does not decode gets a clear error, and a body that fails later ends its
+ * connection at once.
  */
 #include "body.h"
 #include "conns.h"
+#include "decode.h"
 #include "log.h"
 #include "range.h"
 
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,61 +28,244 @@
 #define BLOCK (256u * 1024)
 #define ZTD_SMALL_BODY (64u * 1024) /* spans up to this go out from memory, see small_response */
 
+/* ---- ending a response that cannot be finished */
+
+static int conn_socket(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return ci ? ci->connect_fd : -1;
+}
+
+/* A body that cannot be finished must end its connection at once (RFC 9112
+ * §9.6), so the client knows it is incomplete. libmicrohttpd 0.9.75 closes the
+ * connection when a content reader reports an error, but under MHD_USE_TURBO
+ * without a shutdown(), and when the error comes from the first read (made
+ * from its idle handler) it frees the connection only at its next event: the
+ * client waited for connection_timeout. The shutdown here tells the client at
+ * once and wakes the daemon's epoll to clean up. */
+static ssize_t cut(int sock)
+{
+    if (sock >= 0)
+        shutdown(sock, SHUT_RDWR);
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* Why a span could not be turned into a response, beyond "out of memory". */
+typedef struct body_fail {
+    unsigned status; /* 0: nothing recorded */
+    const char *code, *hname, *hval;
+    char msg[900];
+} body_fail;
+
 /* ---- decoded component stream (single span at most) */
+
+/* Decoded before the response is queued: a component that fails at its start
+ * (or before the range) gets a clear error instead of a 200 cut short, and a
+ * span this small needs no decoder once the response is made. */
+#define DECODE_HEAD ZTD_SMALL_BODY
 
 typedef struct dstream {
     zt_decoder *d;
     ztd_entry *entry;
-    uint64_t skip, left;
+    const zt_component *zc;
+    uint64_t at, end; /* decoded offsets: the next byte to produce, the span's end */
+    char *head;       /* decoded ahead, sent first */
+    size_t head_len, head_pos;
+    int sock;
+    bool slot; /* holds a max_decode_streams slot */
 } dstream;
-
-static ssize_t dstream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    dstream *s = cls;
-    (void)pos;
-    zt_error err;
-    while (s->skip) {
-        char scratch[16384];
-        size_t n, want = s->skip < sizeof(scratch) ? (size_t)s->skip : sizeof(scratch);
-        if (zt_decoder_read(s->d, scratch, want, &n, &err) || n == 0)
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        s->skip -= n;
-    }
-    if (!s->left)
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    if (max > s->left)
-        max = (size_t)s->left;
-    size_t n;
-    if (zt_decoder_read(s->d, buf, max, &n, &err) || n == 0) {
-        ztd_log(ZTD_LOG_ERROR, "decoding %s: %s", s->entry->name, err.message);
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    s->left -= n;
-    return (ssize_t)n;
-}
 
 static void dstream_free(void *cls)
 {
     dstream *s = cls;
     zt_decoder_free(s->d);
+    free(s->head);
     ztd_entry_release(s->entry);
+    if (s->slot)
+        ztd_decode_release(); /* after the decoder's memory is freed: it may trim */
     free(s);
 }
 
-static struct MHD_Response *decode_response(const ztd_body *b, uint64_t start, uint64_t len)
+/* The decoder ends only at the component's end, which no span passes; but a
+ * response must never be left waiting for bytes that will not come. */
+static zt_status ended_early(zt_error *err, uint64_t at)
 {
-    dstream *s = calloc(1, sizeof(*s));
+    memset(err, 0, sizeof(*err));
+    err->code = ZT_E_SIZE;
+    snprintf(err->message, sizeof(err->message), "decoded data ends early, at byte %llu",
+             (unsigned long long)at);
+    return ZT_E_SIZE;
+}
+
+/* Up to cap decoded bytes of the span (all of it unless it ends first). */
+static zt_status dstream_fill(dstream *s, char *buf, size_t cap, size_t *got, zt_error *err)
+{
+    *got = 0;
+    if (cap > s->end - s->at)
+        cap = (size_t)(s->end - s->at);
+    while (*got < cap) {
+        size_t n;
+        zt_status st = zt_decoder_read(s->d, buf + *got, cap - *got, &n, err);
+        if (!st && n == 0)
+            st = ended_early(err, s->at);
+        if (st)
+            return st;
+        *got += n;
+        s->at += n;
+    }
+    return ZT_OK;
+}
+
+static zt_status dstream_skip(dstream *s, uint64_t skip, zt_error *err)
+{
+    char scratch[16384];
+    uint64_t end = s->end;
+    s->end = skip;
+    zt_status st = ZT_OK;
+    while (!st && s->at < skip) {
+        size_t n;
+        st = dstream_fill(s, scratch, sizeof(scratch), &n, err);
+    }
+    s->end = end;
+    return st;
+}
+
+static ssize_t dstream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    dstream *s = cls;
+    (void)pos; /* libmicrohttpd reads in order */
+    if (s->head) {
+        size_t n = s->head_len - s->head_pos < max ? s->head_len - s->head_pos : max;
+        memcpy(buf, s->head + s->head_pos, n);
+        if ((s->head_pos += n) == s->head_len) {
+            free(s->head);
+            s->head = NULL;
+        }
+        return (ssize_t)n;
+    }
+    if (s->at == s->end)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    uint64_t at = s->at;
+    size_t n;
     zt_error err;
-    if (!s || zt_decoder_new(b->zf, b->zc, &s->d, &err)) {
-        free(s);
+    if (dstream_fill(s, buf, max, &n, &err) == ZT_OK)
+        return (ssize_t)n;
+    ztd_log(ZTD_LOG_ERROR,
+            "decoding \"%s\" failed after %llu decoded bytes; response cut short: %s",
+            s->entry->name, (unsigned long long)at, err.message);
+    ztd_decode_mark_bad(s->entry, s->zc, &err);
+    return cut(s->sock);
+}
+
+/* A response that never reads: for HEAD, which libmicrohttpd answers without a body. */
+static ssize_t no_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)cls, (void)pos, (void)buf, (void)max;
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* The error for a component that does not decode (first failure: `code`, `why`). */
+static void refuse_undecodable(body_fail *f, const ztd_body *b, zt_status code, const char *why)
+{
+    f->status = 500;
+    f->code = code == ZT_E_LIMIT ? "component_window_too_large" : "component_corrupt";
+    snprintf(f->msg, sizeof(f->msg),
+             "\"%s\": the component cannot be decoded: %s; its stored bytes are served to "
+             "requests with Accept-Encoding: zstd",
+             b->entry->name, why);
+}
+
+static void decode_failed(body_fail *f, const ztd_body *b, const zt_error *err)
+{
+    if (ztd_decode_is_data_error(err->code)) {
+        ztd_decode_mark_bad(b->entry, b->zc, err);
+        refuse_undecodable(f, b, err->code, err->message);
+    } else if (err->code == ZT_E_TRUNCATED || err->code == ZT_E_IO) {
+        *f = (body_fail){503, "file_changed", "Retry-After", "1", ""};
+        snprintf(f->msg, sizeof(f->msg),
+                 "\"%s\" could not be read (%s); retry once it has been rescanned", b->entry->name,
+                 err->message);
+    } /* else out of memory: the caller's 500 */
+}
+
+/* Frames are checked once per component, by the first response that decodes to
+ * its end (where a frame shorter than declared would cut it). */
+static zt_status check_frames(const ztd_body *b, uint64_t span_end, zt_error *err)
+{
+    if (span_end != b->len || ztd_decode_get(b->entry, b->zc) != ZTD_DECODE_UNCHECKED)
+        return ZT_OK;
+    zt_status st = zt_component_check_frames(b->zf, b->zc, err);
+    if (!st)
+        ztd_decode_mark_ok(b->entry, b->zc);
+    return st;
+}
+
+/* Decoder, skip to the span, decode its head. */
+static zt_status dstream_start(dstream *s, const ztd_body *b, uint64_t start, uint64_t len,
+                               zt_error *err)
+{
+    zt_status st = check_frames(b, start + len, err);
+    if (!st)
+        st = zt_decoder_new(b->zf, b->zc, &s->d, err);
+    if (!st)
+        st = dstream_skip(s, start, err);
+    if (st)
+        return st;
+    s->head_len = len < DECODE_HEAD ? (size_t)len : DECODE_HEAD;
+    if (!(s->head = malloc(s->head_len))) {
+        err->code = ZT_E_NOMEM;
+        return ZT_E_NOMEM;
+    }
+    size_t n;
+    return dstream_fill(s, s->head, s->head_len, &n, err);
+}
+
+static struct MHD_Response *decode_response(const ztd_req *r, const ztd_body *b, uint64_t start,
+                                            uint64_t len, int sock, body_fail *f)
+{
+    zt_status code;
+    const char *why = ztd_decode_why(b->entry, b->zc, &code);
+    if (why) {
+        refuse_undecodable(f, b, code, why);
         return NULL;
     }
+    if (!strcmp(r->method, "HEAD"))
+        return MHD_create_response_from_callback(len, BLOCK, no_read, NULL, NULL);
+    if (!ztd_decode_acquire(b->max_decode_streams)) {
+        *f = (body_fail){503, "too_many_decoders", "Retry-After", "1", ""};
+        snprintf(f->msg, sizeof(f->msg),
+                 "%u zstd components are being decoded already (max_decode_streams); retry, or "
+                 "accept zstd (Accept-Encoding: zstd) to get the stored bytes",
+                 b->max_decode_streams);
+        return NULL;
+    }
+    dstream *s = calloc(1, sizeof(*s));
+    if (!s) {
+        ztd_decode_release();
+        return NULL;
+    }
+    s->slot = true;
     s->entry = b->entry;
     ztd_entry_retain(s->entry);
-    s->skip = start;
-    s->left = len;
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(len, BLOCK, dstream_read, s, dstream_free);
+    s->zc = b->zc;
+    s->end = start + len;
+    s->sock = sock;
+    zt_error err;
+    if (dstream_start(s, b, start, len, &err)) {
+        decode_failed(f, b, &err);
+        dstream_free(s);
+        return NULL;
+    }
+    struct MHD_Response *resp;
+    if (s->at == s->end) { /* all of it decoded: no decoder to keep */
+        resp = MHD_create_response_from_buffer_with_free_callback(s->head_len, s->head, free);
+        if (resp)
+            s->head = NULL;
+        dstream_free(s);
+        return resp;
+    }
+    resp = MHD_create_response_from_callback(len, BLOCK, dstream_read, s, dstream_free);
     if (!resp)
         dstream_free(s);
     return resp;
@@ -95,6 +284,7 @@ typedef struct mpart {
         uint64_t src;     /* data: offset within the representation */
     } * segs;
     ztd_entry *entry;
+    int sock;
 } mpart;
 
 static void mpart_free(void *cls)
@@ -129,7 +319,7 @@ static ssize_t mpart_read(void *cls, uint64_t pos, char *buf, size_t max)
         return (ssize_t)n;
     }
     ssize_t r = pread(m->fd, buf, n, (off_t)(m->base + s->src + within));
-    return r > 0 ? r : MHD_CONTENT_READER_END_WITH_ERROR;
+    return r > 0 ? r : cut(m->sock);
 }
 
 static int add_seg(mpart *m, uint64_t *at, char *text, uint64_t len, uint64_t src)
@@ -141,7 +331,7 @@ static int add_seg(mpart *m, uint64_t *at, char *text, uint64_t len, uint64_t sr
     return 0;
 }
 
-static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan *p,
+static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan *p, int sock,
                                                char *ctype_out, size_t ctcap, uint64_t *body_len)
 {
     char boundary[40];
@@ -159,6 +349,7 @@ static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan
     m->base = b->off;
     m->entry = b->entry;
     ztd_entry_retain(m->entry);
+    m->sock = sock;
     uint64_t at = 0;
     for (size_t i = 0; i < p->nspans; i++) {
         const ztd_span *sp = &p->spans[i];
@@ -194,7 +385,7 @@ static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan
 /* ---- a file span copied through user space (TLS cannot use sendfile) */
 
 typedef struct fstream {
-    int fd;
+    int fd, sock;
     uint64_t off, len;
 } fstream;
 
@@ -208,7 +399,7 @@ static ssize_t fstream_read(void *cls, uint64_t pos, char *buf, size_t max)
     if (max > f->len - pos)
         max = (size_t)(f->len - pos);
     ssize_t r = pread(f->fd, buf, max, (off_t)(f->off + pos));
-    return r > 0 ? r : MHD_CONTENT_READER_END_WITH_ERROR;
+    return r > 0 ? r : cut(f->sock);
 }
 
 static void fstream_free(void *cls)
@@ -218,13 +409,14 @@ static void fstream_free(void *cls)
     free(f);
 }
 
-static struct MHD_Response *copy_response(const ztd_body *b, uint64_t start, uint64_t len)
+static struct MHD_Response *copy_response(const ztd_body *b, uint64_t start, uint64_t len, int sock)
 {
     fstream *f = malloc(sizeof(*f));
     if (!f || (f->fd = dup(b->fd)) < 0) {
         free(f);
         return NULL;
     }
+    f->sock = sock;
     f->off = b->off + start;
     f->len = len;
     struct MHD_Response *resp =
@@ -325,14 +517,15 @@ static struct MHD_Response *small_response(const ztd_body *b, uint64_t start, ui
 
 /* ---- single span */
 
-static struct MHD_Response *span_response(const ztd_body *b, uint64_t start, uint64_t len)
+static struct MHD_Response *span_response(const ztd_req *r, const ztd_body *b, uint64_t start,
+                                          uint64_t len, int sock, body_fail *f)
 {
     if (len == 0)
         return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     switch (b->kind) {
     case ZTD_BODY_FD: {
         if (b->tls)
-            return copy_response(b, start, len);
+            return copy_response(b, start, len, sock);
         if (len <= ZTD_SMALL_BODY)
             return small_response(b, start, len);
         int fd = dup(b->fd);
@@ -348,7 +541,7 @@ static struct MHD_Response *span_response(const ztd_body *b, uint64_t start, uin
         return MHD_create_response_from_buffer((size_t)len, (void *)(b->mem + start),
                                                MHD_RESPMEM_PERSISTENT);
     case ZTD_BODY_DECODE:
-        return decode_response(b, start, len);
+        return decode_response(r, b, start, len, sock, f);
     }
     return NULL;
 }
@@ -393,9 +586,13 @@ static bool shrunk(const ztd_body *b)
     return fstat(b->fd, &sb) == 0 && (uint64_t)sb.st_size < b->off + b->len;
 }
 
-/* A span could not be turned into a response: the file shrank, or memory ran out. */
-static enum MHD_Result span_failed(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
+/* A span could not be turned into a response: a reason recorded in f, the
+ * file shrank, or memory ran out. */
+static enum MHD_Result span_failed(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
+                                   const body_fail *f)
 {
+    if (f->status)
+        return ztd_error_hdr(c, r, f->status, f->code, f->hname, f->hval, "%s", f->msg);
     if (b->kind == ZTD_BODY_FD && shrunk(b))
         return ztd_error_hdr(c, r, 503, "file_changed", "Retry-After", "1",
                              "\"%s\" is shorter on disk than when it was opened (truncated in "
@@ -464,6 +661,8 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
     if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1 && b->kind == ZTD_BODY_DECODE)
         plan.status = ZTD_PLAN_FULL;
     char cr[96];
+    int sock = conn_socket(c);
+    body_fail fail = {0};
     switch (plan.status) {
     case ZTD_PLAN_NOT_MODIFIED: {
         struct MHD_Response *resp =
@@ -488,7 +687,8 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
         if (plan.nspans > 1) {
             char ctype[128];
             uint64_t blen;
-            struct MHD_Response *resp = multipart_response(b, &plan, ctype, sizeof(ctype), &blen);
+            struct MHD_Response *resp =
+                multipart_response(b, &plan, sock, ctype, sizeof(ctype), &blen);
             if (!resp)
                 return ztd_error(c, r, 500, "internal", "out of memory");
             representation_headers(resp, b);
@@ -496,9 +696,9 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
             return ztd_queue(c, r, MHD_HTTP_PARTIAL_CONTENT, resp, blen);
         } else {
             const ztd_span *sp = &plan.spans[0];
-            struct MHD_Response *resp = span_response(b, sp->start, sp->len);
+            struct MHD_Response *resp = span_response(r, b, sp->start, sp->len, sock, &fail);
             if (!resp)
-                return span_failed(c, r, b);
+                return span_failed(c, r, b, &fail);
             representation_headers(resp, b);
             MHD_add_response_header(resp, "Content-Type", b->content_type);
             ztd_content_range(cr, sizeof(cr), sp, b->len);
@@ -508,9 +708,9 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
     case ZTD_PLAN_FULL:
         break;
     }
-    struct MHD_Response *resp = span_response(b, 0, b->len);
+    struct MHD_Response *resp = span_response(r, b, 0, b->len, sock, &fail);
     if (!resp)
-        return span_failed(c, r, b);
+        return span_failed(c, r, b, &fail);
     representation_headers(resp, b);
     MHD_add_response_header(resp, "Content-Type", b->content_type);
     return ztd_queue(c, r, MHD_HTTP_OK, resp, b->len);

@@ -29,6 +29,7 @@ typedef struct ztd_body {
     bool vary_accept_encoding;
     bool tls;       /* no sendfile: copy file spans through a 64 KiB buffer */
     unsigned max_ranges;
+    unsigned max_decode_streams; /* DECODE: decoders running at once, or 503 */
     /* extra headers (tensor metadata) */
     void (*add_headers)(struct MHD_Response *resp, const void *ctx);
     const void *ctx;

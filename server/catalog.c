@@ -12,6 +12,7 @@
  * by every scan.
  */
 #include "catalog.h"
+#include "decode.h"
 #include "log.h"
 #include "range.h"
 
@@ -65,6 +66,7 @@ void ztd_entry_release(ztd_entry *e)
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     ztd_digest_checks_free(&e->digests);
+    ztd_decode_marks_free(e->decode_marks);
     zt_close(e->file);
     free(e->name);
     free(e->error);

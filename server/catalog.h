@@ -38,6 +38,7 @@ typedef struct ztd_entry {
     char file_etag[40];     /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
     bool stale;             /* atomic: the file changed in place since it was opened */
+    struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */

@@ -123,6 +123,17 @@ static const option options[] = {
      .max = 64,
      .help = "Most byte ranges one request may ask for: the cap on the parts of a "
              "multipart/byteranges response."},
+    {.name = "max_decode_streams",
+     .type = T_UINT,
+     .offset = FIELD(max_decode_streams, unsigned),
+     .def = "32",
+     .metavar = "N",
+     .min = 1,
+     .max = 65536,
+     .help = "Most zstd components decoded at once for clients that do not accept zstd; more "
+             "are answered 503 with Retry-After. Each decoding stream holds its frame's window "
+             "(2 MiB for files written at the default level, at most 8 MiB) plus about 800 KiB "
+             "of buffers until its response is sent."},
     {.name = "connection_limit",
      .type = T_UINT,
      .offset = FIELD(connection_limit, unsigned),

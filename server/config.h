@@ -48,6 +48,7 @@ typedef struct ztd_config {
     unsigned threads;               /* 0 = one per CPU core */
     uint64_t max_manifest_size;     /* bytes */
     unsigned max_ranges;            /* parts of a multipart/byteranges response */
+    unsigned max_decode_streams;    /* zstd components decoded at once for clients */
     unsigned connection_limit;      /* simultaneous connections */
     uint64_t connection_timeout_ms; /* idle connection timeout */
     uint64_t lingering_max;         /* body bytes read and dropped to deliver a refusal */

@@ -132,6 +132,7 @@ static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
     /* With read tokens a shared cache must not hand responses to others. */
     b->cache_control = s->cfg->require_read_token ? "private, no-cache" : s->cfg->cache_control;
     b->max_ranges = s->cfg->max_ranges;
+    b->max_decode_streams = s->cfg->max_decode_streams;
     b->tls = s->tls_cert != NULL;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 struct zt_decoder {
     const struct zt_component *c;
@@ -31,7 +32,7 @@ static zt_status dfail(const zt_decoder *d, zt_error *err, zt_status code, const
     return zt__fail(err, code, d->obj, d->c->role, 1, d->c->offset, msg, (unsigned long long)a);
 }
 
-static const char *object_of(const zt_file *f, const struct zt_component *c)
+const char *zt__component_object(const zt_file *f, const struct zt_component *c)
 {
     for (size_t i = 0; i < f->model.nobj; i++) {
         const struct zt_object *o = &f->model.objs[i];
@@ -51,7 +52,7 @@ zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **o
     d->src_len = c->length;
     d->fd = f->mapped ? f->fd : -1;
     d->out_want = zt_component_decoded_length(c);
-    d->obj = object_of(f, c);
+    d->obj = zt__component_object(f, c);
     if (c->encoding == ZT_ENC_ZSTD) {
         d->zs = ZSTD_createDStream();
         if (!d->zs) {
@@ -60,8 +61,9 @@ zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **o
         }
         ZSTD_initDStream(d->zs);
         d->frame_open = true;
-        /* Bound the window so a hostile frame cannot ask for gigabytes. */
-        ZSTD_DCtx_setParameter(d->zs, ZSTD_d_windowLogMax, 27);
+        /* Bound the window so a hostile frame cannot ask for gigabytes: no
+         * more than the writer ever produces (ztensor.h). */
+        ZSTD_DCtx_setParameter(d->zs, ZSTD_d_windowLogMax, ZT_ZSTD_WINDOW_LOG_MAX);
     }
     *out = d;
     return ZT_OK;
@@ -139,6 +141,10 @@ static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_
         ZSTD_outBuffer ob = room ? (ZSTD_outBuffer){buf, room, 0} : (ZSTD_outBuffer){&probe, 1, 0};
         size_t r = ZSTD_decompressStream(d->zs, &ob, &ib);
         consumed(d, ib.pos);
+        if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
+            return dfail(d, err, ZT_E_LIMIT,
+                         "zstd frame needs a window over %llu bytes (ZT_ZSTD_WINDOW_LOG_MAX)",
+                         1ull << ZT_ZSTD_WINDOW_LOG_MAX);
         if (ZSTD_isError(r))
             return zt__fail(err, ZT_E_ZSTD, d->obj, d->c->role, 1, d->c->offset, "zstd: %s",
                             ZSTD_getErrorName(r));
@@ -253,7 +259,7 @@ zt_status zt_component_read(const zt_file *f, const zt_component *c, void *buf, 
 {
     uint64_t want = zt_component_decoded_length(c);
     if (want > cap)
-        return zt__fail(err, ZT_E_ARG, object_of(f, c), c->role, 0, 0,
+        return zt__fail(err, ZT_E_ARG, zt__component_object(f, c), c->role, 0, 0,
                         "buffer of %zu bytes is smaller than the %llu decoded bytes", cap,
                         (unsigned long long)want);
     membuf m = {buf, cap, 0};

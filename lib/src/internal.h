@@ -46,6 +46,10 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
                    uint64_t off, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 #define ZT_FAIL(err, code, ...) zt__fail((err), (code), NULL, NULL, 0, 0, __VA_ARGS__)
 
+/* ---- component decoding (codec_zstd.c) */
+/* The name of the object that holds c, for error messages; NULL if none. */
+const char *zt__component_object(const zt_file *f, const struct zt_component *c);
+
 /* ---- overflow-checked arithmetic */
 static inline bool zt__mul_ok(uint64_t a, uint64_t b, uint64_t *r)
 {

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getCParams */
 #include <zstd.h>
 
 #define OUTBUF (1u << 20)
@@ -312,8 +313,12 @@ zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error 
             drop_current(w); /* the hasher too: a retried begin would leak it */
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory creating a zstd stream");
         }
-        ZSTD_CCtx_setParameter(w->zs, ZSTD_c_compressionLevel,
-                               spec->zstd_level ? spec->zstd_level : 3);
+        int level = spec->zstd_level ? spec->zstd_level : 3;
+        ZSTD_CCtx_setParameter(w->zs, ZSTD_c_compressionLevel, level);
+        /* Levels 20-22 would ask decoders for up to a 128 MiB window; keep
+         * them to the one every zt_decoder accepts (their other parameters stay). */
+        if (ZSTD_getCParams(level, ZSTD_CONTENTSIZE_UNKNOWN, 0).windowLog > ZT_ZSTD_WINDOW_LOG_MAX)
+            ZSTD_CCtx_setParameter(w->zs, ZSTD_c_windowLog, ZT_ZSTD_WINDOW_LOG_MAX);
         ZSTD_CCtx_setParameter(w->zs, ZSTD_c_checksumFlag, 0);
     }
     w->in_comp = true;

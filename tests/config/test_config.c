@@ -147,6 +147,7 @@ static void assert_defaults(const ztd_config *c)
     assert_int_equal(c->threads, 0);
     assert_int_equal(c->max_manifest_size, 64u << 20);
     assert_int_equal(c->max_ranges, 64);
+    assert_int_equal(c->max_decode_streams, 32);
     assert_int_equal(c->connection_limit, 1024);
     assert_int_equal(c->connection_timeout_ms, 60000);
     assert_int_equal(c->header_timeout_ms, 30000);
@@ -737,6 +738,7 @@ static const char *const option_names[] = {"config",
                                            "threads",
                                            "max_manifest_size",
                                            "max_ranges",
+                                           "max_decode_streams",
                                            "connection_limit",
                                            "connection_timeout",
                                            "header_timeout",

@@ -49,6 +49,11 @@ extern "C" {
 #define ZT_MAX_DEPTH 64                           /* CBOR nesting */
 #define ZT_MAX_NDIM 64
 #define ZT_ALIGNMENT 64
+/* The largest zstd window, as log2 of bytes, that the writer produces (at any
+ * level) and zt_decoder accepts: 8 MiB, what zstd levels up to 19 use. A
+ * decoder holds about its frame's window plus 560 KiB; frames asking for more
+ * (zstd --ultra -20 to -22, --long) are refused with ZT_E_LIMIT. */
+#define ZT_ZSTD_WINDOW_LOG_MAX 23
 
 /* The version of the library actually loaded (ZT_VERSION_NUMBER and
  * ZT_VERSION_STRING of the build), which may differ from the header's a
@@ -312,7 +317,20 @@ typedef int (*zt_sink_fn)(void *ud, const void *data, size_t len);
 ZT_API zt_status zt_component_stream(const zt_file *f, const zt_component *c, zt_sink_fn sink,
                                      void *ud, zt_error *err);
 
-/* Pull decoder: fills buf with the next decoded bytes; *out_len == 0 at the end. */
+/* Check a zstd component's frames without decoding them: each frame header
+ * (magic, no dictionary, window within ZT_ZSTD_WINDOW_LOG_MAX), each block
+ * header (type, size), frames that end exactly at the component's end, and the
+ * declared sizes (frame content sizes, when every frame has one, add up to
+ * uncompressed_length; the blocks can hold that many bytes). Reads the 3-byte
+ * header of every block (one per 128 KiB decoded at most) and nothing else, so
+ * corrupt data inside a block is found only by decoding. ZT_OK for raw
+ * components. ZT_E_ZSTD for a broken or cut-off frame, ZT_E_SIZE when the
+ * sizes disagree, ZT_E_LIMIT for a window too large; the message names the
+ * object, the component and the byte of the file. */
+ZT_API zt_status zt_component_check_frames(const zt_file *f, const zt_component *c, zt_error *err);
+
+/* Pull decoder: fills buf with the next decoded bytes; *out_len == 0 at the end.
+ * A frame whose window exceeds ZT_ZSTD_WINDOW_LOG_MAX is ZT_E_LIMIT. */
 typedef struct zt_decoder zt_decoder;
 ZT_API zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **out,
                                 zt_error *err);
