@@ -68,10 +68,13 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
     if (has_off && w < sizeof(where))
         snprintf(where + w, sizeof(where) - w, "%sbyte %llu", w ? ", " : "",
                  (unsigned long long)off);
+    int n;
     if (where[0])
-        snprintf(err->message, sizeof(err->message), "%s: %s (%s)", zt_status_name(code), detail,
-                 where);
+        n = snprintf(err->message, sizeof(err->message), "%s: %s (%s)", zt_status_name(code),
+                     detail, where);
     else
-        snprintf(err->message, sizeof(err->message), "%s: %s", zt_status_name(code), detail);
+        n = snprintf(err->message, sizeof(err->message), "%s: %s", zt_status_name(code), detail);
+    if (n >= (int)sizeof(err->message)) /* a cut message says so */
+        memcpy(err->message + sizeof(err->message) - 4, "...", 4);
     return code;
 }
