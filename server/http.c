@@ -7,6 +7,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "tcp_acked.h"
 #include "upload.h"
 
 #include <arpa/inet.h>
@@ -181,6 +182,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, const
     size_t ml = strnlen(method, sizeof(r->method) - 1);
     memcpy(r->method, method, ml); /* r is zeroed: NUL-terminated */
     r->counted = true;
+    r->acked0 = ztd_tcp_acked(c); /* nothing of this request's response is sent yet */
     __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
     ztd_metrics_inflight(1);
     request_id(c, r->request_id);
@@ -278,7 +280,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     uint64_t us =
         (uint64_t)((t1.tv_sec - r->t0m.tv_sec) * 1000000LL + (t1.tv_nsec - r->t0m.tv_nsec) / 1000);
     bool complete = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
-    uint64_t sent = complete ? r->bytes : 0;
+    uint64_t sent = complete      ? r->bytes
+                    : r->deferred ? 0 /* the error was never queued */
+                                  : ztd_tcp_delivered(r->acked0, ztd_tcp_acked(c), r->bytes);
     ztd_metrics_request(r->match && r->match->status == ZTD_ROUTE_OK ? r->match->route
                                                                      : ZTD_ROUTE_NONE,
                         r->status, sent, us);

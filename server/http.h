@@ -30,7 +30,7 @@ typedef struct ztd_server {
     char *tls_cert, *tls_key;      /* PEM text when serving HTTPS */
     int uploads_active;
     bool uploads_enabled;
-        /* the staging directory exists */ /* atomic: whole-file PUTs and open sessions */
+    /* the staging directory exists */ /* atomic: whole-file PUTs and open sessions */
 } ztd_server;
 
 typedef struct ztd_upload ztd_upload;
@@ -44,7 +44,8 @@ typedef struct ztd_req {
     ztd_entry *pin; /* released when MHD is done with the response */
     int status;
     uint64_t bytes;
-    char *target; /* raw request target, for the access log */
+    uint64_t acked0; /* connection bytes the client had acknowledged at arrival */
+    char *target;    /* raw request target, for the access log */
     char method[16];
     char request_id[ZTD_REQUEST_ID_MAX + 1];
     void *owned;                   /* malloc'ed body bytes freed at completion */
