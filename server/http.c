@@ -7,6 +7,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "mhd_log.h"
 #include "tcp_acked.h"
 #include "upload.h"
 
@@ -438,12 +439,12 @@ int ztd_http_start(ztd_server *s)
     else
         tls[0].option = MHD_OPTION_END;
     s->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)ZTD_CONNECTION_POOL, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-        MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, ztd_mhd_log, NULL,
+        MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000), MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ZTD_CONNECTION_POOL,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!s->daemon) {
         ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon%s",
                 s->tls_cert ? " (check the TLS certificate and key)" : "");
