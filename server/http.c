@@ -9,6 +9,8 @@
 #include "framing.h"
 #include "log.h"
 #include "metrics.h"
+#include "mhd_log.h"
+#include "tcp_acked.h"
 #include "upload.h"
 
 #include <arpa/inet.h>
@@ -243,6 +245,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
     size_t ml = strnlen(method, sizeof(r->method) - 1);
     memcpy(r->method, method, ml); /* r is zeroed: NUL-terminated */
     r->counted = true;
+    r->acked0 = ztd_tcp_acked(c); /* nothing of this request's response is sent yet */
     __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
     ztd_metrics_inflight(1);
     request_id(c, r->request_id);
@@ -373,7 +376,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     uint64_t us =
         (uint64_t)((t1.tv_sec - r->t0m.tv_sec) * 1000000LL + (t1.tv_nsec - r->t0m.tv_nsec) / 1000);
     bool complete = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
-    uint64_t sent = complete ? r->bytes : 0;
+    uint64_t sent = complete      ? r->bytes
+                    : r->deferred ? 0 /* the error was never queued */
+                                  : ztd_tcp_delivered(r->acked0, ztd_tcp_acked(c), r->bytes);
     ztd_metrics_request(r->match && r->match->status == ZTD_ROUTE_OK ? r->match->route
                                                                      : ZTD_ROUTE_NONE,
                         r->status, sent, us);
@@ -533,13 +538,14 @@ int ztd_http_start(ztd_server *s)
     else
         tls[0].option = MHD_OPTION_END;
     s->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-        ztd_conns_notify, s->conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        s->cfg->max_connections_per_address, MHD_OPTION_URI_LOG_CALLBACK, uri_logged, s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ZTD_CONNECTION_POOL,
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, ztd_mhd_log, NULL,
+        MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_CONNECTION_LIMIT, s->cfg->connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)((s->cfg->connection_timeout_ms + 999) / 1000), MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, ztd_conns_notify, s->conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->cfg->max_connections_per_address,
+        MHD_OPTION_URI_LOG_CALLBACK, uri_logged, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)ZTD_CONNECTION_POOL,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!s->daemon) {
         ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon%s",

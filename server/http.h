@@ -44,6 +44,7 @@ typedef struct ztd_req {
     ztd_entry *pin; /* released when MHD is done with the response */
     int status;
     uint64_t bytes;
+    uint64_t acked0; /* connection bytes the client had acknowledged at arrival */
     char *target; /* request target as sent, query cut off: for the access log */
     char method[16];
     char request_id[ZTD_REQUEST_ID_MAX + 1];

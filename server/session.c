@@ -137,6 +137,13 @@ static void unlink_session(ztd_sessions *t, ztd_session *x)
         }
 }
 
+bool ztd_session_idle(uint64_t now, uint64_t last_used, uint64_t idle_ms)
+{
+    /* last_used is later than now when a request released the session (or one was
+     * opened) after the sweep read the clock: not idle, and no unsigned wrap-around */
+    return now > last_used && now - last_used > idle_ms;
+}
+
 void ztd_sessions_sweep(ztd_server *s, uint64_t idle_ms)
 {
     ztd_sessions *t = s->sessions;
@@ -145,7 +152,7 @@ void ztd_sessions_sweep(ztd_server *s, uint64_t idle_ms)
     pthread_mutex_lock(&t->mu);
     for (ztd_session **pp = &t->head; *pp;) {
         ztd_session *x = *pp;
-        if (!x->busy && now - x->last_used > idle_ms) {
+        if (!x->busy && ztd_session_idle(now, x->last_used, idle_ms)) {
             *pp = x->next;
             t->n--;
             x->next = dead;

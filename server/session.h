@@ -19,6 +19,9 @@ ztd_sessions *ztd_sessions_new(void);
 void ztd_sessions_free(ztd_sessions *t);
 /* Expire sessions idle for longer than idle_ms. */
 void ztd_sessions_sweep(ztd_server *s, uint64_t idle_ms);
+/* Whether a session last used at last_used (monotonic ms) has been idle for
+ * longer than idle_ms at now. Pure. */
+bool ztd_session_idle(uint64_t now, uint64_t last_used, uint64_t idle_ms);
 size_t ztd_sessions_count(ztd_sessions *t);
 
 /* Upload slots shared by whole-file PUTs and sessions (max_uploads). */

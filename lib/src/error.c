@@ -68,12 +68,14 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
     if (has_off && w < sizeof(where))
         snprintf(where + w, sizeof(where) - w, "%sbyte %llu", w ? ", " : "",
                  (unsigned long long)off);
-    /* A message longer than the buffer is cut; the return value is only taken
-     * so that gcc -O0 does not report that intended truncation as an error. */
-    int n = where[0] ? snprintf(err->message, sizeof(err->message), "%s: %s (%s)",
-                                zt_status_name(code), detail, where)
-                     : snprintf(err->message, sizeof(err->message), "%s: %s", zt_status_name(code),
-                                detail);
-    (void)n;
+    /* A detail long enough to fill the message is cut short, and says so. */
+    int n;
+    if (where[0])
+        n = snprintf(err->message, sizeof(err->message), "%s: %s (%s)", zt_status_name(code),
+                     detail, where);
+    else
+        n = snprintf(err->message, sizeof(err->message), "%s: %s", zt_status_name(code), detail);
+    if (n >= (int)sizeof(err->message)) /* a cut message says so */
+        memcpy(err->message + sizeof(err->message) - 4, "...", 4);
     return code;
 }

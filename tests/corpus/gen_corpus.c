@@ -71,6 +71,19 @@ static void *xrealloc(void *p, size_t n)
     return p;
 }
 
+/* snprintf for paths: a path that does not fit is fatal, never silently cut
+ * (a cut path would write the corpus file somewhere else). */
+__attribute__((format(printf, 3, 4))) static void xsnprintf(char *buf, size_t cap, const char *fmt,
+                                                            ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap)
+        die("path too long (%d bytes, room for %zu): %.200s...", n, cap - 1, buf);
+}
+
 typedef struct bb {
     uint8_t *p;
     size_t len, cap;
@@ -185,7 +198,7 @@ static void rm_rf(const char *path)
 static void mkdir_p(const char *path)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s", path);
+    xsnprintf(tmp, sizeof(tmp), "%s", path);
     for (char *p = tmp + 1; *p; p++) {
         if (*p == '/') {
             *p = 0;
@@ -783,9 +796,9 @@ static void finish_raw(bb *file, const void *man, size_t n, int footer)
 static void emit_accept(zf *z, const char *name)
 {
     char path[8600], dir[4400];
-    snprintf(path, sizeof(path), "%s/accept/%s.zt", g_out, name);
+    xsnprintf(path, sizeof(path), "%s/accept/%s.zt", g_out, name);
     write_file(path, z->file.p, z->file.len);
-    snprintf(dir, sizeof(dir), "%s/accept/%s.d", g_out, name);
+    xsnprintf(dir, sizeof(dir), "%s/accept/%s.d", g_out, name);
     if (z->nex)
         mkdir_p(dir);
     bb ex = {0};
@@ -794,8 +807,8 @@ static void emit_accept(zf *z, const char *name)
         if (memchr(e->obj, '\t', e->objlen) || memchr(e->obj, '\n', e->objlen))
             die("%s: object name not representable in .expect", name);
         char rel[300];
-        snprintf(rel, sizeof(rel), "%s.d/%zu.bin", name, i);
-        snprintf(path, sizeof(path), "%s/accept/%s", g_out, rel);
+        xsnprintf(rel, sizeof(rel), "%s.d/%zu.bin", name, i);
+        xsnprintf(path, sizeof(path), "%s/accept/%s", g_out, rel);
         write_file(path, e->data, e->len);
         bb_put(&ex, e->obj, e->objlen);
         bb_byte(&ex, '\t');
@@ -804,7 +817,7 @@ static void emit_accept(zf *z, const char *name)
         bb_str(&ex, rel);
         bb_byte(&ex, '\n');
     }
-    snprintf(path, sizeof(path), "%s/accept/%s.expect", g_out, name);
+    xsnprintf(path, sizeof(path), "%s/accept/%s.expect", g_out, name);
     write_file(path, ex.p, ex.len);
     bb_free(&ex);
     g_naccept++;
@@ -813,7 +826,7 @@ static void emit_accept(zf *z, const char *name)
 static void json_expect(const char *name, const char *lines)
 {
     char path[4400];
-    snprintf(path, sizeof(path), "%s/accept/%s.json", g_out, name);
+    xsnprintf(path, sizeof(path), "%s/accept/%s.json", g_out, name);
     write_text(path, lines);
 }
 
@@ -821,12 +834,12 @@ static void emit_reject_bytes(const char *name, const void *p, size_t n, const c
                               const char *opens)
 {
     char path[4200];
-    snprintf(path, sizeof(path), "%s/reject/%s.zt", g_out, name);
+    xsnprintf(path, sizeof(path), "%s/reject/%s.zt", g_out, name);
     write_file(path, p, n);
-    snprintf(path, sizeof(path), "%s/reject/%s.why", g_out, name);
+    xsnprintf(path, sizeof(path), "%s/reject/%s.why", g_out, name);
     write_text(path, why);
     if (opens) {
-        snprintf(path, sizeof(path), "%s/reject/%s.opens", g_out, name);
+        xsnprintf(path, sizeof(path), "%s/reject/%s.opens", g_out, name);
         write_text(path, opens);
     }
     g_nreject++;
@@ -1516,7 +1529,7 @@ static void accept_nul_names(void)
     static const char js[] = "/objects/a\0b/shape\t[5]\n/objects/a\0c/shape\t[1]\n"
                              "/objects/a/shape\t[3]\n";
     char path[4400];
-    snprintf(path, sizeof(path), "%s/accept/names_with_nul.json", g_out);
+    xsnprintf(path, sizeof(path), "%s/accept/names_with_nul.json", g_out);
     write_file(path, js, sizeof(js) - 1);
     zf_free(&z);
     free(d);
@@ -2144,7 +2157,7 @@ static void reject_zstd(void)
                   .digest = DG_SHA};
         reject_comp(lies[i].name, "ZT_E_SIZE", &c, SHAPE(1024));
         char path[4200];
-        snprintf(path, sizeof(path), "%s/reject/%s.opens", g_out, lies[i].name);
+        xsnprintf(path, sizeof(path), "%s/reject/%s.opens", g_out, lies[i].name);
         write_text(path, "bad\tdata\t1\ngood\tdata\t0\n");
         bb_free(&st);
         free(rd);
@@ -2176,7 +2189,7 @@ static void reject_zstd(void)
                    .stored_len = bomb.len, .enc = ENC_ZSTD, .set_ulen = 1, .ulen = n};
         reject_comp("zstd_bomb_1GiB", "ZT_E_SIZE", &cb, SHAPE(1024));
         char bp[4200];
-        snprintf(bp, sizeof(bp), "%s/reject/zstd_bomb_1GiB.opens", g_out);
+        xsnprintf(bp, sizeof(bp), "%s/reject/zstd_bomb_1GiB.opens", g_out);
         write_text(bp, "bad\tdata\t1\n");
         bb_free(&bomb);
     }
@@ -2208,7 +2221,7 @@ static void reject_zstd(void)
     static const char *const corrupt[] = {"zstd_bad_checksum", "zstd_not_a_frame",
                                           "zstd_truncated_frame", "zstd_corrupt_block"};
     for (size_t i = 0; i < sizeof(corrupt) / sizeof(corrupt[0]); i++) {
-        snprintf(path, sizeof(path), "%s/reject/%s.opens", g_out, corrupt[i]);
+        xsnprintf(path, sizeof(path), "%s/reject/%s.opens", g_out, corrupt[i]);
         write_text(path, "bad\tdata\t1\n");
     }
     free(d);
@@ -2294,7 +2307,7 @@ static void reject_digests(void)
                                       "digest_mismatch_zstd_decoded",
                                       "digest_mismatch_crc32c_last_digit"};
     for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof(path), "%s/reject/%s.opens", g_out, mm[i]);
+        xsnprintf(path, sizeof(path), "%s/reject/%s.opens", g_out, mm[i]);
         write_text(path, "good\tdata\t0\n");
     }
     free(d);
@@ -2777,7 +2790,7 @@ static void reject_footer(void)
     /* A sparse 101 MiB file declaring a 100 MiB manifest: must be refused by
      * the size check alone (no allocation, no reading of the hole). */
     char path[4200];
-    snprintf(path, sizeof(path), "%s/reject/footer_size_100MiB_sparse_file.zt", g_out);
+    xsnprintf(path, sizeof(path), "%s/reject/footer_size_100MiB_sparse_file.zt", g_out);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         die("%s: %s", path, strerror(errno));
@@ -2789,7 +2802,7 @@ static void reject_footer(void)
     if (pwrite(fd, "ZTEN1000", 8, 0) != 8 || pwrite(fd, tail, 16, (off_t)(fsize - 16)) != 16 ||
         close(fd) != 0)
         die("%s: %s", path, strerror(errno));
-    snprintf(path, sizeof(path), "%s/reject/footer_size_100MiB_sparse_file.why", g_out);
+    xsnprintf(path, sizeof(path), "%s/reject/footer_size_100MiB_sparse_file.why", g_out);
     write_text(path, "ZT_E_LIMIT");
     g_nreject++;
 }
@@ -2907,13 +2920,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gen_corpus OUTDIR\n");
         return 2;
     }
-    snprintf(g_out, sizeof(g_out), "%s", argv[1]);
+    xsnprintf(g_out, sizeof(g_out), "%s", argv[1]);
     char path[4200];
     mkdir_p(g_out);
-    snprintf(path, sizeof(path), "%s/accept", g_out);
+    xsnprintf(path, sizeof(path), "%s/accept", g_out);
     rm_rf(path);
     mkdir_p(path);
-    snprintf(path, sizeof(path), "%s/reject", g_out);
+    xsnprintf(path, sizeof(path), "%s/reject", g_out);
     rm_rf(path);
     mkdir_p(path);
 

@@ -3,7 +3,10 @@
 # while the daemon is under load; every family the documentation lists (requests by route
 # and code, response bytes, the duration histogram, in-flight requests, upload bytes and
 # outcomes, catalog files valid/invalid, catalog reloads, build info); counters that move
-# by exactly what the test sent, also under concurrency; a consistent histogram.
+# by exactly what the test sent, also under concurrency; a consistent histogram with
+# buckets up to 600 s that a request of over 10 s lands in; the standard process_*
+# families with sane values; and the body bytes of responses cut short by the client
+# counted as what reached the client, not 0.
 . "$(dirname "$0")/lib.sh" "$@"
 
 need_tool promtool prometheus
@@ -13,12 +16,16 @@ R=$T/root
 mkdir -p "$R"
 rand "$T/w.raw" 65536
 rand "$T/c.raw" 3000
+BIG=$((32 << 20)) # larger than every socket buffer between the daemon and a client
+rand "$T/big.raw" $BIG
 pack "$R/a.zt" w=u8:65536:"$T/w.raw"
+pack "$R/big.zt" big=u8:$BIG:"$T/big.raw"
 pack "$T/c.zt" c=u8:3000:"$T/c.raw"
 rand "$T/up-big.zt" 4194304
 printf 'not a zTensor file\n' >"$R/bad.zt"
 printf 'also not a zTensor file\n' >"$T/bad-upload.zt"
 
+T_START=$(date +%s)
 start_daemon "$R" --allow-anonymous-writes --disk-reserve 0 || finish
 
 N=0
@@ -55,19 +62,50 @@ for fam in "ztensord_requests_total counter" "ztensord_response_bytes_total coun
     "ztensord_request_duration_seconds histogram" "ztensord_requests_in_flight gauge" \
     "ztensord_upload_bytes_total counter" "ztensord_uploads_total counter" \
     "ztensord_catalog_files gauge" "ztensord_catalog_reloads_total counter" \
-    "ztensord_build_info gauge"; do
+    "ztensord_build_info gauge" "process_cpu_seconds_total counter" \
+    "process_resident_memory_bytes gauge" "process_virtual_memory_bytes gauge" \
+    "process_open_fds gauge" "process_max_fds gauge" "process_start_time_seconds gauge"; do
     check "family ${fam% *} is a ${fam#* } with HELP" grep -qx "# TYPE $fam" "$S0"
     check "family ${fam% *} has HELP" grep -q "^# HELP ${fam% *} ." "$S0"
 done
 for o in published rejected failed aborted; do
     check_ne "ztensord_uploads_total{outcome=\"$o\"} present" "$(val "$S0" "ztensord_uploads_total{outcome=\"$o\"}")" absent
 done
-check_eq "catalog files valid" "$(val "$S0" 'ztensord_catalog_files{state="valid"}')" 1
+check_eq "catalog files valid" "$(val "$S0" 'ztensord_catalog_files{state="valid"}')" 2
 check_eq "catalog files invalid" "$(val "$S0" 'ztensord_catalog_files{state="invalid"}')" 1
 check_ge "catalog reloads >= 1 after the first scan" "$(val "$S0" ztensord_catalog_reloads_total)" 1
 VER=$("$ZTENSORD" --version | awk '{print $2}')
 check_match "build_info carries the version of --version ($VER)" "$(grep '^ztensord_build_info{' "$S0")" "version=\"$VER\".*\} 1$"
 check_eq "in flight while idle: the scrape itself" "$(val "$S0" ztensord_requests_in_flight)" 1
+for le in 10 30 60 120 300 600; do
+    check_ne "duration bucket le=\"$le\" present" "$(val "$S0" "ztensord_request_duration_seconds_bucket{route=\"component\",le=\"$le\"}")" absent
+done
+
+# ---- process_*: compared with what /proc says about the daemon, read right after
+rss=$(val "$S0" process_resident_memory_bytes)
+vss=$(val "$S0" process_virtual_memory_bytes)
+fds=$(val "$S0" process_open_fds)
+maxfds=$(val "$S0" process_max_fds)
+start=$(val "$S0" process_start_time_seconds)
+cpu0=$(val "$S0" process_cpu_seconds_total)
+proc_rss=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$D_PID/status")
+proc_fds=$(find "/proc/$D_PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
+check_ge "process_resident_memory_bytes > 1 MiB" "${rss%.*}" 1048576
+awk -v a="$rss" -v b="$proc_rss" 'BEGIN { exit !(a >= b * 0.8 && a <= b * 1.25) }' &&
+    ok "process_resident_memory_bytes within 25% of VmRSS ($rss vs $proc_rss)" ||
+    bad "process_resident_memory_bytes within 25% of VmRSS" "$rss vs $proc_rss"
+check_ge "process_virtual_memory_bytes >= resident" "${vss%.*}" "${rss%.*}"
+check_ge "process_open_fds > 3" "$fds" 4
+[ "$fds" -ge $((proc_fds - 3)) ] && [ "$fds" -le $((proc_fds + 3)) ] &&
+    ok "process_open_fds within 3 of /proc/PID/fd ($fds vs $proc_fds)" ||
+    bad "process_open_fds within 3 of /proc/PID/fd" "$fds vs $proc_fds"
+check_eq "process_max_fds is the soft RLIMIT_NOFILE" "$maxfds" "$(awk '/^Max open files/ { print $4 }' "/proc/$D_PID/limits")"
+now=$(date +%s)
+awk -v s="$start" -v a="$T_START" -v b="$now" 'BEGIN { exit !(s >= a - 2 && s <= b + 1) }' &&
+    ok "process_start_time_seconds between the launch and now ($T_START <= $start <= $now)" ||
+    bad "process_start_time_seconds between the launch and now" "$T_START <= $start <= $now"
+awk -v c="$cpu0" 'BEGIN { exit !(c >= 0 && c < 600) }' && ok "process_cpu_seconds_total sane ($cpu0)" ||
+    bad "process_cpu_seconds_total sane" "$cpu0"
 
 # ---- counters move by exactly what was sent
 urls() { # COUNT URL: COUNT copies of URL, for one curl process (keep-alive)
@@ -123,10 +161,10 @@ check_ge "upload_bytes_total grew by at least the two complete bodies ($min)" "$
 [ "$ub" -gt "$min" ] && [ "$ub" -lt $((min + 4194304)) ] && ok "upload_bytes_total: the aborted body counted in part" || bad "upload_bytes_total: the aborted body counted in part" "$ub"
 for i in $(seq 1 50); do
     scrape
-    [ "$(val "$M" 'ztensord_catalog_files{state="valid"}')" = 2 ] && break
+    [ "$(val "$M" 'ztensord_catalog_files{state="valid"}')" = 3 ] && break
     sleep 0.1
 done
-check_eq "catalog files valid after the upload" "$(val "$M" 'ztensord_catalog_files{state="valid"}')" 2
+check_eq "catalog files valid after the upload" "$(val "$M" 'ztensord_catalog_files{state="valid"}')" 3
 
 # ---- catalog reloads: SIGHUP rescans
 R0=$(val "$M" ztensord_catalog_reloads_total)
@@ -193,5 +231,77 @@ hist=$(awk '
         }
     }' "$L1")
 check_eq "histogram: buckets non-decreasing, +Inf = count = requests by route" "$hist" ""
+
+# ---- responses cut short: the body bytes that reached the client, not 0
+# A client with a small receive buffer reads WANT body bytes of the 32 MiB component,
+# then closes (a reset). What the daemon counts is what the client's TCP acknowledged:
+# what the client read, plus what sat unread in its receive buffer (<= 128 KiB here),
+# plus the response headers; minus at most a delayed ACK's worth. Tolerance: -64 KiB
+# .. +256 KiB.
+BIGURL=/v1/files/big.zt/objects/big/data
+client() { # WANT SLEEP: after SLEEP seconds, read WANT body bytes; prints how many it read
+    "$PY" - "$PORT" "$BIGURL" "$@" <<'EOF'
+import socket, sys, time
+port, path, want, pause = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+s.settimeout(30)
+s.connect(("127.0.0.1", port))
+s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+time.sleep(pause)  # meanwhile the daemon cannot finish: the body is larger than the buffers
+buf = b""
+while b"\r\n\r\n" not in buf and len(buf) < 65536:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    buf += chunk
+body = len(buf.split(b"\r\n\r\n", 1)[1]) if b"\r\n\r\n" in buf else 0
+while body < want:
+    chunk = s.recv(min(65536, want - body))
+    if not chunk:
+        break
+    body += len(chunk)
+s.close()
+print(body)
+EOF
+}
+# wait_count SERIES MIN: scrape until SERIES >= MIN (5 s at most); the scrape is in M.
+wait_count() {
+    local i
+    for i in $(seq 1 50); do
+        scrape
+        [ "$(val "$M" "$1")" != absent ] && [ "$(val "$M" "$1")" -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+REQ200='ztensord_requests_total{route="component",code="200"}'
+BYTES='ztensord_response_bytes_total{route="component"}'
+for want in $((1 << 20)) $((4 << 20)) $((12 << 20)); do
+    scrape
+    P=$M
+    got=$(client "$want" 0)
+    wait_count "$REQ200" $(($(val "$P" "$REQ200") + 1)) || bad "the cut response ($want) is counted" "never"
+    d=$(awk -v a="$(val "$P" "$BYTES")" -v b="$(val "$M" "$BYTES")" 'BEGIN { printf "%.0f", b - a }')
+    [ "$got" -eq "$want" ] && [ "$d" -ge $((got - 65536)) ] && [ "$d" -le $((got + 262144)) ] &&
+        ok "cut after $got of $BIG body bytes: response_bytes_total grew by $d (diff $((d - got)))" ||
+        bad "cut after $want of $BIG body bytes: response_bytes_total grows by about that" "read $got, counted $d"
+done
+
+# ---- a request of over 10 s lands in the le="30" bucket, not le="10"
+scrape
+P=$M
+got=$(client "$BIG" 11)
+check_eq "the slow client read the whole body" "$got" "$BIG"
+wait_count "$REQ200" $(($(val "$P" "$REQ200") + 1)) || bad "the slow response is counted" "never"
+check_delta "slow request: not in le=10" 'ztensord_request_duration_seconds_bucket{route="component",le="10"}' "$P" "$M" 0
+check_delta "slow request: in le=30" 'ztensord_request_duration_seconds_bucket{route="component",le="30"}' "$P" "$M" 1
+check_delta "slow request: in le=600" 'ztensord_request_duration_seconds_bucket{route="component",le="600"}' "$P" "$M" 1
+check_delta "slow request: complete, all of its bytes counted" "$BYTES" "$P" "$M" "$BIG"
+promcheck "promtool check metrics (at the end)" "$M"
+cpu1=$(val "$M" process_cpu_seconds_total)
+awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { exit !(b > a) }' &&
+    ok "process_cpu_seconds_total grew with the test's traffic ($cpu0 -> $cpu1)" ||
+    bad "process_cpu_seconds_total grew with the test's traffic" "$cpu0 -> $cpu1"
 
 finish
