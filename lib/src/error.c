@@ -58,6 +58,8 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
     vsnprintf(detail, sizeof(detail), fmt, ap);
     va_end(ap);
 
+    /* A message longer than err->message is cut short on purpose; gcc 12
+     * without optimisation warns about that (the pragma below). */
     char where[512] = "";
     size_t w = 0;
     if (obj && *obj)
@@ -68,8 +70,6 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
     if (has_off && w < sizeof(where))
         snprintf(where + w, sizeof(where) - w, "%sbyte %llu", w ? ", " : "",
                  (unsigned long long)off);
-        /* A message longer than err->message is cut short on purpose; gcc 12
-         * without optimisation (Debug builds) warns about that and -Werror stops. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-truncation"

@@ -41,10 +41,10 @@ extern "C" {
 #define ZT_FORMAT_VERSION "1.2.0"
 
 /* Defaults of zt_open_options. */
-#define ZT_DEFAULT_MAX_MANIFEST (64ull << 20)     /* 64 MiB */
-#define ZT_SPEC_MAX_MANIFEST (1ull << 30)         /* the spec's "1 GB" ceiling, read as 1 GiB */
-#define ZT_DEFAULT_MAX_UNCOMPRESSED (64ull << 30) /* 64 GiB per component */
-#define ZT_MAX_DEPTH 64                           /* CBOR nesting */
+#define ZT_DEFAULT_MAX_MANIFEST (64ull << 20)        /* 64 MiB */
+#define ZT_SPEC_MAX_MANIFEST (1ull << 30) /* the spec's "1 GB" ceiling, read as 1 GiB */
+#define ZT_DEFAULT_MAX_UNCOMPRESSED (64ull << 30)    /* 64 GiB per component */
+#define ZT_MAX_DEPTH 64                              /* CBOR nesting */
 #define ZT_MAX_NDIM 64
 #define ZT_ALIGNMENT 64
 
