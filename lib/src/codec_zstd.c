@@ -241,7 +241,9 @@ static zt_status push_zstd(zt_decoder *d, ZSTD_inBuffer *ib, zt_sink_fn sink, vo
         if (ZSTD_isError(r))
             return zt__fail(err, ZT_E_ZSTD, d->obj, d->c->role, 1, d->c->offset, "zstd: %s",
                             ZSTD_getErrorName(r));
-        if (ib->pos || ob.pos)
+        /* Only a call that moved tells where we are: after a frame's end, zstd
+         * asks for the next frame's header even when no input follows. */
+        if (ib->pos > before || ob.pos)
             d->frame_open = r != 0;
         if (ob.pos > d->out_want - d->out_total)
             return dfail(d, err, ZT_E_SIZE,

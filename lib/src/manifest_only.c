@@ -32,16 +32,19 @@ static zt_file_kind kind_of(const uint8_t *head, size_t head_len)
 }
 
 zt_status zt_manifest_locate(const void *head, size_t head_len, const void *tail, size_t tail_len,
-                             uint64_t file_size, const zt_open_options *opt, uint64_t *offset,
-                             uint64_t *length, zt_error *err)
+                             uint64_t file_size, const zt_open_options *opt, zt_file_kind *kind,
+                             uint64_t *offset, uint64_t *length, zt_error *err)
 {
     if (!offset || !length)
         return ZT_FAIL(err, ZT_E_ARG, "NULL argument");
     zt_status st = check_window(head, head_len, tail, tail_len, file_size, false, err);
     if (st)
         return st;
+    zt_file_kind k = kind_of(head, head_len);
+    if (kind)
+        *kind = k;
     uint64_t user_max = opt ? opt->max_manifest_size : 0;
-    switch (kind_of(head, head_len)) {
+    switch (k) {
     case ZT_KIND_ALT:
         return ZT_FAIL(err, ZT_E_UNSUPPORTED,
                        "an ALT file's tensor table is not in one place: it cannot be opened "

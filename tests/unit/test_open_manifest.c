@@ -23,7 +23,7 @@ static zt_status open_windowed(const uint8_t *b, size_t n, size_t hn, size_t tn,
     hn = hn < n ? hn : n;
     tn = tn < n ? tn : n;
     uint64_t off, len;
-    zt_status st = zt_manifest_locate(b, hn, b + n - tn, tn, n, opt, &off, &len, err);
+    zt_status st = zt_manifest_locate(b, hn, b + n - tn, tn, n, opt, NULL, &off, &len, err);
     if (st)
         return st;
     if (n >= 9 && b[8] == '{') { /* safetensors: the header follows the head */
@@ -179,7 +179,7 @@ static void tail_without_manifest_is_truncated(void **state)
     uint8_t *b = written_file(&n);
     uint64_t off, len;
     zt_error err;
-    ASSERT_OK(zt_manifest_locate(b, 16, b + n - 16, 16, n, NULL, &off, &len, &err), &err);
+    ASSERT_OK(zt_manifest_locate(b, 16, b + n - 16, 16, n, NULL, NULL, &off, &len, &err), &err);
     assert_int_equal(off + len + 16, n);
     zt_file *f = NULL;
     /* One byte of the manifest missing from the tail. */
@@ -189,9 +189,9 @@ static void tail_without_manifest_is_truncated(void **state)
     assert_true(err.has_offset);
     assert_int_equal(err.offset, off);
     /* Too few bytes at either end to find anything. */
-    ASSERT_ST(zt_manifest_locate(b, 15, b + n - 16, 16, n, NULL, &off, &len, &err), ZT_E_ARG);
-    ASSERT_ST(zt_manifest_locate(b, 16, b + n - 8, 8, n, NULL, &off, &len, &err), ZT_E_ARG);
-    ASSERT_ST(zt_manifest_locate(b, 16, b, 16, 10, NULL, &off, &len, &err), ZT_E_ARG);
+    ASSERT_ST(zt_manifest_locate(b, 15, b + n - 16, 16, n, NULL, NULL, &off, &len, &err), ZT_E_ARG);
+    ASSERT_ST(zt_manifest_locate(b, 16, b + n - 8, 8, n, NULL, NULL, &off, &len, &err), ZT_E_ARG);
+    ASSERT_ST(zt_manifest_locate(b, 16, b, 16, 10, NULL, NULL, &off, &len, &err), ZT_E_ARG);
     free(b);
 }
 
@@ -203,7 +203,8 @@ static void manifest_size_limit(void **state)
     uint64_t off, len;
     zt_error err;
     zt_open_options opt = {.max_manifest_size = 64};
-    ASSERT_ST(zt_manifest_locate(b, 16, b + n - 16, 16, n, &opt, &off, &len, &err), ZT_E_LIMIT);
+    ASSERT_ST(zt_manifest_locate(b, 16, b + n - 16, 16, n, &opt, NULL, &off, &len, &err),
+              ZT_E_LIMIT);
     free(b);
 }
 
@@ -275,7 +276,7 @@ static void safetensors_head(void **state)
     uint8_t *b = safetensors_file(&n);
     uint64_t off, len;
     zt_error err;
-    ASSERT_OK(zt_manifest_locate(b, 16, NULL, 0, n, NULL, &off, &len, &err), &err);
+    ASSERT_OK(zt_manifest_locate(b, 16, NULL, 0, n, NULL, NULL, &off, &len, &err), &err);
     assert_int_equal(off, 8);
     assert_int_equal(len, n - 8 - 12);
     same_as_memory(b, n, 16, 16, "safetensors");
@@ -289,7 +290,7 @@ static void safetensors_head(void **state)
     zt_close(f);
     /* A header that runs past the end of the file. */
     b[0] = 0xff;
-    ASSERT_ST(zt_manifest_locate(b, 16, NULL, 0, n, NULL, &off, &len, &err), ZT_E_TRUNCATED);
+    ASSERT_ST(zt_manifest_locate(b, 16, NULL, 0, n, NULL, NULL, &off, &len, &err), ZT_E_TRUNCATED);
     free(b);
 }
 
@@ -299,7 +300,8 @@ static void alt_is_unsupported(void **state)
     uint8_t b[64] = "altc";
     uint64_t off, len;
     zt_error err;
-    ASSERT_ST(zt_manifest_locate(b, 16, b + 48, 16, 64, NULL, &off, &len, &err), ZT_E_UNSUPPORTED);
+    ASSERT_ST(zt_manifest_locate(b, 16, b + 48, 16, 64, NULL, NULL, &off, &len, &err),
+              ZT_E_UNSUPPORTED);
 }
 
 /* Every saved fuzz input: the two opens agree (ALT files excepted). */
@@ -509,6 +511,52 @@ static void push_length_lies(void **state)
     free(z);
 }
 
+/* A frame whose decoded bytes end exactly at the end of zstd's output
+ * buffer (1 MiB of zeros: eight full 128 KiB blocks), pushed whole or in
+ * pieces: the flush after the last block must not be read as a new frame. */
+static void push_output_ends_on_buffer(void **state)
+{
+    (void)state;
+    size_t plain_len = (size_t)ZSTD_DStreamOutSize() * 8;
+    uint8_t *plain = calloc(1, plain_len);
+    size_t cap = ZSTD_compressBound(plain_len);
+    uint8_t *z = malloc(cap);
+    size_t zl = ZSTD_compress(z, cap, plain, plain_len, 3);
+    assert_false(ZSTD_isError(zl));
+    tb m = {0};
+    tb_map(&m, 2);
+    tb_text(&m, "version");
+    tb_text(&m, "1.2.0");
+    tb_text(&m, "objects");
+    tb_map(&m, 1);
+    tb_text(&m, "t");
+    uint64_t shape[1] = {plain_len};
+    tb_dense(&m, 1, shape, &(tcomp){"u8", 64, zl, "zstd", plain_len, NULL, NULL});
+    uint8_t *data = calloc(1, 64 + zl);
+    memcpy(data + 64, z, zl);
+    size_t n;
+    uint8_t *b = zt_test_assemble(data, 64 + zl, &m, 1, &n);
+    zt_file *f;
+    zt_error err;
+    ASSERT_OK(open_windowed(b, n, 16, 16, NULL, &f, &err), &err);
+    const zt_component *c = zt_object_component_at(zt_file_object_at(f, 0), 0);
+    uint8_t *out = malloc(plain_len);
+    const size_t chunks[] = {zl, 1, 10};
+    for (size_t k = 0; k < 3; k++) {
+        sinkbuf s = {out, 0, plain_len, -1};
+        ASSERT_OK(push_all(f, c, z, zl, chunks[k], &s, &err), &err);
+        assert_int_equal(s.len, plain_len);
+        assert_memory_equal(out, plain, plain_len);
+    }
+    zt_close(f);
+    free(out);
+    free(b);
+    free(data);
+    free(z);
+    free(plain);
+    tb_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,6 +573,7 @@ int main(void)
         cmocka_unit_test(push_equals_read),
         cmocka_unit_test(push_errors),
         cmocka_unit_test(push_length_lies),
+        cmocka_unit_test(push_output_ends_on_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -235,7 +235,9 @@ ZT_API void zt_close(zt_file *f);
  * *offset and *length get the manifest's byte range: for .zt the CBOR
  * manifest (the footer follows it to the end of the file); for safetensors
  * the JSON header (after the 8-byte size). ZT_E_UNSUPPORTED for ALT files,
- * whose tensor table is not in one place.
+ * whose tensor table is not in one place. *kind (may be NULL) is set from
+ * the head alone before anything else is checked, so a caller that gave no
+ * tail learns whether it needs one (not for safetensors; ZT_E_ARG for .zt).
  *
  * zt_open_manifest: open and validate such a file from its bytes at both
  * ends: head and tail as above, but together they must hold the manifest: for
@@ -248,7 +250,8 @@ ZT_API void zt_close(zt_file *f);
  * return ZT_E_UNSUPPORTED. Release with zt_close(). */
 ZT_API zt_status zt_manifest_locate(const void *head, size_t head_len, const void *tail,
                                     size_t tail_len, uint64_t file_size, const zt_open_options *opt,
-                                    uint64_t *offset, uint64_t *length, zt_error *err);
+                                    zt_file_kind *kind, uint64_t *offset, uint64_t *length,
+                                    zt_error *err);
 ZT_API zt_status zt_open_manifest(const void *head, size_t head_len, const void *tail,
                                   size_t tail_len, uint64_t file_size, const zt_open_options *opt,
                                   zt_file **out, zt_error *err);

@@ -1,0 +1,677 @@
+/*
+ * The transport: a session (zt_remote) owns libcurl's multi handle, whose
+ * connection cache keeps connections open from one call to the next, and a
+ * few idle easy handles. ztr__run() drives a batch of range requests over at
+ * most N of them at once: it adds the pinned validator to every request,
+ * checks every answer against the range asked for and the validator,
+ * retries connection errors, 408, 429 and 5xx with exponential backoff and
+ * jitter (never sooner than Retry-After), and resumes a request that stalled
+ * or broke from the last byte it delivered. The first failure that is not
+ * worth a retry stops the batch.
+ */
+#include "remote_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { XFER_PENDING = 0, XFER_RUNNING, XFER_WAIT, XFER_DONE };
+enum { V_OK = 0, V_RETRY, V_FATAL };
+
+#define MAX_IDLE 32
+#define MAX_ERROR_BODY (64u << 10) /* an error body longer than this is cut off */
+
+double ztr__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double ztr__deadline(const zt_remote *r)
+{
+    return r->opt.total_timeout > 0 ? ztr__now() + r->opt.total_timeout : 0;
+}
+
+/* ---- the session */
+
+void zt_remote_options_init(zt_remote_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+    o->connect_timeout = ZT_REMOTE_DEFAULT_CONNECT_TIMEOUT;
+    o->stall_timeout = ZT_REMOTE_DEFAULT_STALL_TIMEOUT;
+    o->max_retries = ZT_REMOTE_DEFAULT_RETRIES;
+    o->backoff = ZT_REMOTE_DEFAULT_BACKOFF;
+    o->max_backoff = ZT_REMOTE_DEFAULT_MAX_BACKOFF;
+    o->connections = ZT_REMOTE_DEFAULT_CONNECTIONS;
+    o->chunk_size = ZT_REMOTE_DEFAULT_CHUNK;
+    o->open_window = ZT_REMOTE_DEFAULT_OPEN_WINDOW;
+}
+
+/* A token goes into a header line: RFC 6750's b64token characters only. */
+static bool token_ok(const char *t)
+{
+    if (!*t || strlen(t) > 4096)
+        return false;
+    for (; *t; t++)
+        if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') ||
+              strchr("-._~+/=", *t)))
+            return false;
+    return true;
+}
+
+static zt_status check_options(const zt_remote_options *o, zt_error *err)
+{
+    const char *bad = NULL;
+    if (o->size < sizeof(*o))
+        bad = "size is not sizeof(zt_remote_options): call zt_remote_options_init";
+    else if (!(o->connect_timeout > 0 && o->connect_timeout <= 3600))
+        bad = "connect_timeout must be in (0, 3600] seconds";
+    else if (!(o->total_timeout >= 0 && o->total_timeout <= 1e7))
+        bad = "total_timeout must be in [0, 1e7] seconds";
+    else if (!(o->stall_timeout >= 1 && o->stall_timeout <= 3600))
+        bad = "stall_timeout must be in [1, 3600] seconds";
+    else if (o->max_retries > 100)
+        bad = "max_retries must be at most 100";
+    else if (!(o->backoff >= 0 && o->backoff <= 3600 && o->max_backoff >= o->backoff &&
+               o->max_backoff <= 86400))
+        bad = "backoff must be in [0, 3600] and max_backoff in [backoff, 86400] seconds";
+    else if (o->connections < 1 || o->connections > 256)
+        bad = "connections must be in [1, 256]";
+    else if (o->chunk_size < (64u << 10))
+        bad = "chunk_size must be at least 64 KiB";
+    else if (o->open_window < 64 || o->open_window > (64u << 20))
+        bad = "open_window must be in [64 B, 64 MiB]";
+    else if (o->bearer_token && !token_ok(o->bearer_token))
+        bad = "bearer_token holds characters a bearer token may not (RFC 6750)";
+    return bad ? ztr__fail(err, ZT_E_ARG, NULL, NULL, NULL, 0, 0, "options: %s", bad) : ZT_OK;
+}
+
+zt_status zt_remote_new(const zt_remote_options *opt, zt_remote **out, zt_error *err)
+{
+    zt_remote_options defaults;
+    zt_remote_options_init(&defaults);
+    if (!out)
+        return ztr__fail(err, ZT_E_ARG, NULL, NULL, NULL, 0, 0, "NULL argument");
+    *out = NULL;
+    if (!opt)
+        opt = &defaults;
+    zt_status st = check_options(opt, err);
+    if (st)
+        return st;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return ztr__fail(err, ZT_E_NETWORK, NULL, NULL, NULL, 0, 0, "libcurl failed to start");
+    zt_remote *r = calloc(1, sizeof(*r));
+    if (!r) {
+        curl_global_cleanup();
+        return ztr__fail(err, ZT_E_NOMEM, NULL, NULL, NULL, 0, 0, "out of memory");
+    }
+    r->opt = *opt;
+    r->opt.size = sizeof(r->opt);
+    r->token = opt->bearer_token ? strdup(opt->bearer_token) : NULL;
+    r->ca_file = opt->ca_file ? strdup(opt->ca_file) : NULL;
+    r->opt.bearer_token = r->token;
+    r->opt.ca_file = r->ca_file;
+    r->multi = curl_multi_init();
+    r->idle = calloc(MAX_IDLE, sizeof(*r->idle));
+    r->rng = (uint64_t)(ztr__now() * 1e9) ^ (uint64_t)(uintptr_t)r;
+    if (!r->multi || !r->idle || (opt->bearer_token && !r->token) ||
+        (opt->ca_file && !r->ca_file)) {
+        zt_remote_free(r);
+        return ztr__fail(err, ZT_E_NOMEM, NULL, NULL, NULL, 0, 0, "out of memory");
+    }
+    curl_multi_setopt(r->multi, CURLMOPT_MAXCONNECTS, (long)(2 * r->opt.connections + 8));
+    *out = r;
+    return ZT_OK;
+}
+
+void zt_remote_free(zt_remote *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nidle; i++)
+        curl_easy_cleanup(r->idle[i]);
+    free(r->idle);
+    if (r->multi)
+        curl_multi_cleanup(r->multi);
+    free(r->token);
+    free(r->ca_file);
+    free(r);
+    curl_global_cleanup();
+}
+
+/* ---- one request */
+
+static double rand01(zt_remote *r)
+{
+    r->rng ^= r->rng << 13;
+    r->rng ^= r->rng >> 7;
+    r->rng ^= r->rng << 17;
+    return (double)(r->rng >> 11) / 9007199254740992.0;
+}
+
+static void copy_value(char *dst, size_t cap, const char *v, size_t n)
+{
+    if (n >= cap) /* too long to be ours: never equal to anything pinned */
+        n = 0;
+    memcpy(dst, v, n);
+    dst[n] = 0;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+    ztr_xfer *x = ud;
+    size_t n = size * nmemb;
+    ztr_resp *r = &x->resp;
+    const char *v;
+    size_t vl;
+    int code;
+    if (ztr__parse_status_line(p, n, &code) == 0) {
+        /* A new response (after a redirect or a 100): forget the last one's headers. */
+        memset(r, 0, sizeof(*r));
+        r->status = code;
+        r->content_length = -1;
+    } else if (ztr__header_is(p, n, "content-range", &v, &vl)) {
+        r->has_range = true;
+        r->range_bad = ztr__parse_content_range(v, vl, &r->cr) != 0;
+    } else if (ztr__header_is(p, n, "etag", &v, &vl)) {
+        copy_value(r->etag, sizeof(r->etag), v, vl);
+    } else if (ztr__header_is(p, n, "last-modified", &v, &vl)) {
+        copy_value(r->lm, sizeof(r->lm), v, vl);
+    } else if (ztr__header_is(p, n, "retry-after", &v, &vl)) {
+        r->has_retry_after = ztr__parse_retry_after(v, vl, time(NULL), &r->retry_after) == 0;
+    } else if (ztr__header_is(p, n, "content-length", &v, &vl)) {
+        uint64_t cl = 0;
+        size_t i = 0;
+        for (; i < vl && v[i] >= '0' && v[i] <= '9' && cl < (1ull << 62); i++)
+            cl = cl * 10 + (uint64_t)(v[i] - '0');
+        r->content_length = i == vl && vl ? (int64_t)cl : -1;
+    }
+    return n;
+}
+
+static int verdict(ztr_xfer *x, int v, zt_status why, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int verdict(ztr_xfer *x, int v, zt_status why, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->reason, sizeof(x->reason), fmt, ap);
+    va_end(ap);
+    x->why = why;
+    return v;
+}
+
+/* The response is the version opened: same ETag, or same Last-Modified. */
+static bool same_version(const ztr_pin *pin, const ztr_resp *r)
+{
+    if (pin->etag[0] && r->etag[0])
+        return strcmp(pin->etag, r->etag) == 0;
+    if (pin->lm[0] && r->lm[0])
+        return strcmp(pin->lm, r->lm) == 0;
+    return true;
+}
+
+static void keep_validators(ztr_xfer *x)
+{
+    memcpy(x->etag, x->resp.etag, sizeof(x->etag));
+    memcpy(x->lm, x->resp.lm, sizeof(x->lm));
+}
+
+static int check_206(ztr_batch *b, ztr_xfer *x)
+{
+    const ztr_resp *r = &x->resp;
+    const ztr_content_range *cr = &r->cr;
+    if (!r->has_range || r->range_bad || cr->unsatisfied || !cr->total_known)
+        return verdict(x, V_FATAL, ZT_E_HTTP, "206 without a valid Content-Range with the size");
+    uint64_t total = cr->total, first, end;
+    if (b->pin && total != b->pin->size)
+        return verdict(x, V_FATAL, ZT_E_CHANGED, "the file is now %llu bytes, it was %llu",
+                       (unsigned long long)total, (unsigned long long)b->pin->size);
+    if (b->pin && !same_version(b->pin, r))
+        return verdict(x, V_FATAL, ZT_E_CHANGED, "the file was replaced: ETag %s, opened as %s",
+                       r->etag[0] ? r->etag : r->lm, b->pin->etag[0] ? b->pin->etag : b->pin->lm);
+    if (x->suffix) {
+        first = total > x->len ? total - x->len : 0;
+        end = total;
+    } else {
+        first = x->start + x->got;
+        end = x->start + x->len < total ? x->start + x->len : total;
+    }
+    if (end <= first || cr->first != first || cr->last != end - 1)
+        return verdict(
+            x, V_FATAL, ZT_E_HTTP, "asked for bytes %llu-%llu, the server sent %llu-%llu/%llu",
+            (unsigned long long)first, (unsigned long long)(end - 1), (unsigned long long)cr->first,
+            (unsigned long long)cr->last, (unsigned long long)total);
+    if (x->suffix)
+        x->start = first;
+    x->suffix = false;
+    x->len = end - x->start;
+    x->total = total;
+    keep_validators(x);
+    return V_OK;
+}
+
+/* What the status and headers of an answer mean for this request. */
+static int check(ztr_batch *b, ztr_xfer *x)
+{
+    const ztr_resp *r = &x->resp;
+    int s = r->status;
+    if (s == 206)
+        return check_206(b, x);
+    if (s == 200 && x->accept_full && x->got == 0 && !b->pin) {
+        uint64_t cap = b->r->opt.open_window;
+        if (r->content_length < 0 || (uint64_t)r->content_length > cap)
+            return verdict(x, V_FATAL, ZT_E_HTTP,
+                           "the server ignores Range requests: it answered 200 with %s bytes "
+                           "(more than the %llu read at open); files larger than that need a "
+                           "server that answers Range requests",
+                           r->content_length < 0 ? "an unknown number of" : "more",
+                           (unsigned long long)cap);
+        x->full = true;
+        x->suffix = false;
+        x->start = 0;
+        x->len = x->total = (uint64_t)r->content_length;
+        keep_validators(x);
+        return V_OK;
+    }
+    if (s == 200 && b->pin && !same_version(b->pin, r))
+        return verdict(x, V_FATAL, ZT_E_CHANGED,
+                       "the file was replaced: 200 with ETag %s, opened as %s",
+                       r->etag[0] ? r->etag : r->lm, b->pin->etag[0] ? b->pin->etag : b->pin->lm);
+    if (s == 200)
+        return verdict(x, V_FATAL, ZT_E_HTTP,
+                       "the server answered a Range request with 200 and the whole file");
+    if (s == 412 && b->pin)
+        return verdict(x, V_FATAL, ZT_E_CHANGED,
+                       "412: the file is no longer the version opened (%s)",
+                       b->pin->etag[0] ? b->pin->etag : b->pin->lm);
+    if (s == 416 && b->pin)
+        return verdict(x, V_FATAL, ZT_E_CHANGED, "416: the file is no longer the %llu bytes opened",
+                       (unsigned long long)b->pin->size);
+    if ((s == 404 || s == 410) && b->pin)
+        return verdict(x, V_FATAL, ZT_E_CHANGED, "%d: the file opened is gone", s);
+    if (s == 404 || s == 410)
+        return verdict(x, V_FATAL, ZT_E_NOT_FOUND, "HTTP %d", s);
+    if (s == 408 || s == 429 || (s >= 500 && s <= 599))
+        return verdict(x, V_RETRY, ZT_E_HTTP, "HTTP %d", s);
+    return verdict(x, V_FATAL, ZT_E_HTTP, "HTTP %d", s);
+}
+
+static void fail(ztr_batch *b, ztr_xfer *x, zt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void fail(ztr_batch *b, ztr_xfer *x, zt_status code, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    b->failed = true;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    uint64_t at = x ? x->start + x->got : 0;
+    const char *obj = x ? x->obj : NULL, *comp = x ? x->comp : NULL;
+    if (x && b->where)
+        b->where(b->where_ud, x, at, &obj, &comp);
+    ztr__fail(b->err, code, b->url, obj, comp, x != NULL, at, "%s", msg);
+}
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
+{
+    ztr_xfer *x = ud;
+    ztr_batch *b = x->batch;
+    size_t n = size * nmemb;
+    if (!x->checked) {
+        x->verdict = check(b, x);
+        x->checked = true;
+    }
+    if (x->verdict != V_OK) {
+        ztr_resp *r = &x->resp;
+        size_t keep = sizeof(r->body) - r->body_len;
+        keep = n < keep ? n : keep;
+        memcpy(r->body + r->body_len, p, keep);
+        r->body_len += keep;
+        r->discarded += n;
+        return r->discarded > MAX_ERROR_BODY ? 0 : n;
+    }
+    if (n > x->len - x->got) {
+        x->verdict =
+            verdict(x, V_FATAL, ZT_E_HTTP, "the server sent more than the %llu bytes asked",
+                    (unsigned long long)x->len);
+        return 0;
+    }
+    int rc = x->on_body(x->ud, x->start + x->got, (const uint8_t *)p, n, b->err);
+    if (rc < 0) {
+        b->failed = true;
+        return 0;
+    }
+    x->got += n;
+    if (rc > 0) { /* the consumer has what it wanted */
+        x->len = x->got;
+        return 0;
+    }
+    return n;
+}
+
+static CURL *easy_get(zt_remote *r)
+{
+    if (r->nidle) {
+        CURL *e = r->idle[--r->nidle];
+        curl_easy_reset(e);
+        return e;
+    }
+    return curl_easy_init();
+}
+
+static void easy_put(zt_remote *r, CURL *e)
+{
+    if (r->nidle < MAX_IDLE)
+        r->idle[r->nidle++] = e;
+    else
+        curl_easy_cleanup(e);
+}
+
+static struct curl_slist *request_headers(const ztr_batch *b, const ztr_xfer *x)
+{
+    char line[400];
+    struct curl_slist *h = NULL, *t;
+    if (x->suffix)
+        snprintf(line, sizeof(line), "Range: bytes=-%llu", (unsigned long long)x->len);
+    else
+        snprintf(line, sizeof(line), "Range: bytes=%llu-%llu",
+                 (unsigned long long)(x->start + x->got),
+                 (unsigned long long)(x->start + x->len - 1));
+    if (!(h = curl_slist_append(NULL, line)))
+        return NULL;
+    const ztr_pin *pin = b->pin;
+    if (pin && pin->strong) {
+        snprintf(line, sizeof(line), "If-Match: %s", pin->etag);
+        if (!(t = curl_slist_append(h, line)))
+            goto oom;
+        snprintf(line, sizeof(line), "If-Range: %s", pin->etag);
+        if (!(t = curl_slist_append(h, line)))
+            goto oom;
+    } else if (pin && pin->lm[0]) {
+        snprintf(line, sizeof(line), "If-Unmodified-Since: %s", pin->lm);
+        if (!(t = curl_slist_append(h, line)))
+            goto oom;
+        snprintf(line, sizeof(line), "If-Range: %s", pin->lm);
+        if (!(t = curl_slist_append(h, line)))
+            goto oom;
+    }
+    if (b->r->token) {
+        size_t n = strlen(b->r->token) + 32;
+        char *a = malloc(n);
+        if (!a)
+            goto oom;
+        snprintf(a, n, "Authorization: Bearer %s", b->r->token);
+        t = curl_slist_append(h, a);
+        free(a);
+        if (!t)
+            goto oom;
+    }
+    return h;
+oom:
+    curl_slist_free_all(h);
+    return NULL;
+}
+
+static void set_options(ztr_batch *b, ztr_xfer *x, CURL *e)
+{
+    const zt_remote_options *o = &b->r->opt;
+    curl_easy_setopt(e, CURLOPT_URL, b->url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "libztensor-remote/" ZT_VERSION_STRING);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout * 1000));
+    /* "No byte for stall_timeout seconds": below 1 byte/s for that long. */
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)o->stall_timeout);
+    if (b->deadline > 0) {
+        double left = b->deadline - ztr__now();
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left > 0.001 ? left * 1000 : 1));
+    }
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (b->r->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, b->r->ca_file);
+    if (o->insecure) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+}
+
+static zt_status start(ztr_batch *b, ztr_xfer *x)
+{
+    x->batch = b;
+    x->checked = false;
+    x->verdict = V_OK;
+    x->errbuf[0] = 0;
+    x->reason[0] = 0;
+    memset(&x->resp, 0, sizeof(x->resp));
+    x->resp.content_length = -1;
+    x->hdrs = request_headers(b, x);
+    CURL *e = x->hdrs ? easy_get(b->r) : NULL;
+    if (!e) {
+        curl_slist_free_all(x->hdrs);
+        x->hdrs = NULL;
+        fail(b, x, ZT_E_NOMEM, "out of memory starting a request");
+        return ZT_E_NOMEM;
+    }
+    set_options(b, x, e);
+    if (curl_multi_add_handle(b->r->multi, e) != CURLM_OK) {
+        curl_slist_free_all(x->hdrs);
+        x->hdrs = NULL;
+        curl_easy_cleanup(e);
+        fail(b, x, ZT_E_NETWORK, "libcurl refused a request");
+        return ZT_E_NETWORK;
+    }
+    x->easy = e;
+    x->state = XFER_RUNNING;
+    return ZT_OK;
+}
+
+static void stop(ztr_batch *b, ztr_xfer *x)
+{
+    curl_multi_remove_handle(b->r->multi, x->easy);
+    easy_put(b->r, x->easy);
+    x->easy = NULL;
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+}
+
+/* Worth another try: the connection, not the request, went wrong. */
+static bool retryable(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_AGAIN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void retry(ztr_batch *b, ztr_xfer *x, zt_status code, const char *why, double after)
+{
+    const zt_remote_options *o = &b->r->opt;
+    if (++x->fails > o->max_retries) {
+        fail(b, x, code, "%s; gave up after %u attempts", why, x->fails);
+        return;
+    }
+    double delay = o->backoff * pow(2.0, (double)(x->fails - 1));
+    if (delay > o->max_backoff)
+        delay = o->max_backoff;
+    delay *= 0.5 + 0.5 * rand01(b->r);
+    if (after > o->max_backoff) {
+        fail(b, x, code, "%s with Retry-After: %.0f s, longer than max_backoff (%.0f s)", why,
+             after, o->max_backoff);
+        return;
+    }
+    if (after > delay)
+        delay = after;
+    double now = ztr__now();
+    if (b->deadline > 0 && now + delay > b->deadline) {
+        fail(b, x, ZT_E_NETWORK, "%s; the total timeout (%.3g s) ends before the next attempt", why,
+             o->total_timeout);
+        return;
+    }
+    x->not_before = now + delay;
+    x->state = XFER_WAIT;
+}
+
+static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, uint64_t got_before)
+{
+    char why[CURL_ERROR_SIZE + 64];
+    stop(b, x);
+    x->state = XFER_DONE;
+    if (b->failed)
+        return;
+    if (x->got > got_before)
+        x->fails = 0; /* progress: only consecutive failures count */
+    if (!x->checked && x->resp.status) {
+        x->verdict = check(b, x);
+        x->checked = true;
+    }
+    if (x->checked && x->verdict == V_FATAL) {
+        char summary[300];
+        ztr__error_summary(x->resp.body, x->resp.body_len, summary, sizeof(summary));
+        fail(b, x, x->why, "%s%s%s", x->reason, summary[0] ? "; the server says: " : "", summary);
+        return;
+    }
+    if (x->checked && x->verdict == V_RETRY) {
+        snprintf(why, sizeof(why), "%s", x->reason);
+        retry(b, x, x->why, why, x->resp.has_retry_after ? x->resp.retry_after : 0);
+        return;
+    }
+    if (x->checked && x->got == x->len)
+        return; /* complete (or stopped by its consumer) */
+    if (rc == CURLE_OK || retryable(rc)) {
+        if (b->deadline > 0 && ztr__now() >= b->deadline) {
+            fail(b, x, ZT_E_NETWORK, "the total timeout (%.3g s) passed: %s",
+                 b->r->opt.total_timeout, x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+            return;
+        }
+        if (rc == CURLE_OK)
+            snprintf(why, sizeof(why), "the response ended after %llu of %llu bytes",
+                     (unsigned long long)x->got, (unsigned long long)x->len);
+        else
+            snprintf(why, sizeof(why), "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+        retry(b, x, ZT_E_NETWORK, why, 0);
+        return;
+    }
+    fail(b, x, ZT_E_NETWORK, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+}
+
+/* Starts what may start; returns the earliest time a waiting request may. */
+static double start_some(ztr_batch *b, size_t *cursor, size_t *running, size_t *waiting,
+                         uint64_t *got_before, double now)
+{
+    double next = 0;
+    for (size_t i = 0; *waiting && i < b->n && *running < b->conns && !b->failed; i++) {
+        ztr_xfer *x = &b->x[i];
+        if (x->state != XFER_WAIT)
+            continue;
+        if (x->not_before > now) {
+            next = next == 0 || x->not_before < next ? x->not_before : next;
+            continue;
+        }
+        (*waiting)--;
+        got_before[i] = x->got;
+        if (start(b, x) == ZT_OK)
+            (*running)++;
+    }
+    while (*cursor < b->n && *running < b->conns && !b->failed) {
+        size_t i = (*cursor)++;
+        got_before[i] = b->x[i].got;
+        if (start(b, &b->x[i]) == ZT_OK)
+            (*running)++;
+    }
+    return next;
+}
+
+zt_status ztr__run(ztr_batch *b)
+{
+    if (!b->err)
+        b->err = &b->scratch;
+    b->failed = false;
+    if (!b->conns)
+        b->conns = 1;
+    uint64_t *got_before = calloc(b->n ? b->n : 1, sizeof(*got_before));
+    if (!got_before)
+        return ztr__fail(b->err, ZT_E_NOMEM, b->url, NULL, NULL, 0, 0, "out of memory");
+    size_t cursor = 0, running = 0, waiting = 0;
+    for (;;) {
+        double now = ztr__now();
+        if (b->deadline > 0 && now >= b->deadline) {
+            fail(b, NULL, ZT_E_NETWORK, "the total timeout (%.3g s) passed",
+                 b->r->opt.total_timeout);
+            break;
+        }
+        double next = start_some(b, &cursor, &running, &waiting, got_before, now);
+        if (b->failed)
+            break;
+        if (!running) {
+            if (!waiting && cursor == b->n)
+                break;
+            double until = next - now;
+            if (b->deadline > 0 && b->deadline - now < until)
+                until = b->deadline - now;
+            curl_multi_poll(b->r->multi, NULL, 0, (int)(until * 1000) + 1, NULL);
+            continue;
+        }
+        int still = 0;
+        if (curl_multi_perform(b->r->multi, &still) != CURLM_OK) {
+            fail(b, NULL, ZT_E_NETWORK, "libcurl's multi interface failed");
+            break;
+        }
+        CURLMsg *m;
+        int left;
+        while ((m = curl_multi_info_read(b->r->multi, &left))) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            ztr_xfer *x = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+            CURLcode rc = m->data.result;
+            finish(b, x, rc, got_before[x - b->x]);
+            running--;
+            if (x->state == XFER_WAIT)
+                waiting++;
+        }
+        if (b->failed)
+            break;
+        int wait_ms = 1000;
+        if (waiting && next > 0 && (next - now) * 1000 < wait_ms)
+            wait_ms = (int)((next - now) * 1000) + 1;
+        if (still)
+            curl_multi_poll(b->r->multi, NULL, 0, wait_ms, NULL);
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (b->x[i].state == XFER_RUNNING)
+            stop(b, &b->x[i]);
+    free(got_before);
+    return b->failed ? b->err->code : ZT_OK;
+}
