@@ -179,11 +179,10 @@ int ztr__data_url(const char *url, unsigned flags, char *out, size_t cap, bool *
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f)
             return *why = "a URL may not hold spaces or control characters", -1;
-    const char *path = strchr(url + scheme, '/');
-    if (path == url + scheme)
+    size_t host_end = scheme + strcspn(url + scheme, "/?#");
+    if (host_end == scheme)
         return *why = "the URL has no host", -1;
     /* The path ends at the query or the fragment; a fragment is never sent. */
-    size_t host_end = path ? (size_t)(path - url) : n;
     size_t path_end = host_end + strcspn(url + host_end, "?#");
     size_t frag = host_end + strcspn(url + host_end, "#");
     const char *p = url + host_end;

@@ -317,7 +317,8 @@ static void fail(ztr_batch *b, ztr_xfer *x, zt_status code, const char *fmt, ...
     const char *obj = x ? x->obj : NULL, *comp = x ? x->comp : NULL;
     if (x && b->where)
         b->where(b->where_ud, x, at, &obj, &comp);
-    ztr__fail(b->err, code, b->url, obj, comp, x != NULL, at, "%s", msg);
+    /* A suffix request's first byte is not known before its answer. */
+    ztr__fail(b->err, code, b->url, obj, comp, x && !x->suffix, at, "%s", msg);
 }
 
 static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)

@@ -9,7 +9,8 @@
  *     --connections N --chunk BYTES --window BYTES --stall S --retries N
  *     --backoff S --max-backoff S --timeout S --token T --cacert FILE
  *     --insecure --plain
- *     --only OBJECT        read just this object's components (decoded, whole)
+ *     --only OBJECT        read just this object's components
+ *     --many-only          skip the one-by-one reads: zt_remote_read_many only
  *     --after-open CMD     run CMD (sh -c) between the open and the reads
  *     --expect CODE        the run must fail with this status name (ZT_E_…);
  *                          exit 0 when it does
@@ -25,6 +26,7 @@
 
 static const char *g_expect;
 static unsigned g_conns;
+static int g_many_only;
 
 static int report(zt_status st, const zt_error *err)
 {
@@ -93,8 +95,8 @@ out:
 }
 
 /* All components of the file (or of one object) in one zt_remote_read_many. */
-static int check_many(zt_remote_file *rf, const zt_file *lf, const char *only, zt_status *st,
-                      zt_error *err)
+static int check_many(zt_remote_file *rf, const zt_file *lf, const char *only, size_t *comps,
+                      uint64_t *bytes, zt_status *st, zt_error *err)
 {
     const zt_file *zf = zt_remote_file_zt(rf);
     size_t n = 0;
@@ -116,6 +118,11 @@ static int check_many(zt_remote_file *rf, const zt_file *lf, const char *only, z
     }
     int bad = 0;
     *st = zt_remote_read_many(rf, reqs, k, g_conns, err);
+    if (g_many_only) {
+        *comps = k;
+        for (size_t i = 0; i < k; i++)
+            *bytes += reqs[i].len;
+    }
     for (size_t i = 0; !*st && i < k; i++) {
         uint8_t *want = malloc(reqs[i].cap + 1);
         size_t wl = 0;
@@ -152,6 +159,8 @@ int main(int argc, char **argv)
             opt.insecure = 1;
         else if (!strcmp(a, "--plain"))
             opt.flags |= ZT_REMOTE_PLAIN_URL;
+        else if (!strcmp(a, "--many-only"))
+            g_many_only = 1;
         else if (a[0] == '-' && a[1] == '-' && !v)
             return usage();
         else if (!strcmp(a, "--connections") && ++i)
@@ -214,14 +223,14 @@ int main(int argc, char **argv)
         const zt_object *o = zt_file_object_at(zf, i), *lo = zt_file_object_at(lf, i);
         if (strcmp(zt_object_name(o), zt_object_name(lo)))
             rc = mismatch("object name", lo, zt_object_component_at(lo, 0));
-        if (only && strcmp(zt_object_name(o), only))
+        if ((only && strcmp(zt_object_name(o), only)) || g_many_only)
             continue;
         for (size_t j = 0; !rc && !st && j < zt_object_component_count(o); j++, comps++)
             rc = check_component(rf, lf, lo, zt_object_component_at(o, j),
                                  zt_object_component_at(lo, j), &bytes, &st, &err);
     }
     if (!rc && !st)
-        rc = check_many(rf, lf, only, &st, &err);
+        rc = check_many(rf, lf, only, &comps, &bytes, &st, &err);
     if (st)
         rc = report(st, &err);
     else if (!rc && g_expect) {
