@@ -55,7 +55,7 @@ start_nginx() {
     NPORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     sed -e "s|@PREFIX@|$pre|g" -e "s|@ROOT@|$1|g" -e "s|@PORT@|$NPORT|g" \
         "$REMOTE_DIR/nginx-static.conf" >"$pre/nginx.conf"
-    "$NGINX" -p "$pre" -c "$pre/nginx.conf" 2>"$pre/stderr.log" &
+    "$NGINX" -p "$pre" -c "$pre/nginx.conf" >/dev/null 2>"$pre/stderr.log" &
     N_PID=$!
     for i in $(seq 1 100); do
         curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$NPORT/" && return 0
@@ -81,7 +81,7 @@ start_relay() {
     RLOG=$T/relay$R_N.log
     local pf=$T/relay$R_N.port i
     : >"$RLOG"
-    "$PY" "$REMOTE_DIR/relay.py" "$1" "$pf" "$RLOG" "${@:2}" 2>"$T/relay$R_N.err" &
+    "$PY" "$REMOTE_DIR/relay.py" "$1" "$pf" "$RLOG" "${@:2}" >/dev/null 2>"$T/relay$R_N.err" &
     R_PID=$!
     RPORT=
     for i in $(seq 1 100); do
@@ -108,4 +108,12 @@ elapsed() {
     t1=$(date +%s.%N)
     SECS=$(awk "BEGIN{printf \"%.2f\", $t1 - $t0}")
     return $rc
+}
+
+# rfinish: stop nginx (gracefully: a SIGKILLed master leaves its workers
+# holding ctest's pipes) and the relay, then finish.
+rfinish() {
+    stop_relay
+    stop_nginx
+    finish
 }
