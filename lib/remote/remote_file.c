@@ -97,6 +97,15 @@ static zt_status first_round(zt_remote_file *rf, bool st_hint, double deadline, 
                          "%s)",
                          (unsigned long long)x[0].total, x[0].etag[0] ? x[0].etag : x[0].lm,
                          (unsigned long long)x[1].total, x[1].etag[0] ? x[1].etag : x[1].lm);
+    /* A server that ignores Range: keep the whole file (at most open_window). */
+    window *full = x[0].full ? head : !st_hint && x[1].full ? tail : NULL;
+    if (full) {
+        rf->whole = full->p;
+        full->p = NULL;
+        free(head->p);
+        head->p = NULL;
+        *head = (window){.p = rf->whole, .len = full->len, .cap = full->cap};
+    }
     ztr_pin *pin = &rf->pin;
     memcpy(pin->etag, x[0].etag, sizeof(pin->etag));
     memcpy(pin->lm, x[0].lm, sizeof(pin->lm));
@@ -186,7 +195,8 @@ zt_status zt_remote_open_in(zt_remote *r, const char *url, zt_remote_file **out,
     zt_status st = first_round(rf, st_hint, deadline, &head, &tail, err);
     if (!st)
         st = load_manifest(rf, deadline, &head, &tail, err);
-    free(head.p);
+    if (head.p != rf->whole)
+        free(head.p);
     free(tail.p);
     if (st) {
         zt_remote_close(rf);
@@ -219,6 +229,7 @@ void zt_remote_close(zt_remote_file *rf)
     if (!rf)
         return;
     zt_close(rf->zf);
+    free(rf->whole);
     if (rf->own_session)
         zt_remote_free(rf->r);
     free(rf->url);

@@ -117,6 +117,8 @@ struct ztr_xfer {
     int state; /* XFER_* in transport.c */
     unsigned fails;
     double not_before;
+    uint64_t got_at_start; /* got when this attempt started */
+    double last_byte;      /* when this attempt last received something */
     CURL *easy;
     struct curl_slist *hdrs;
     ztr_resp resp;
@@ -141,6 +143,7 @@ typedef struct ztr_batch {
     void (*where)(void *ud, const ztr_xfer *x, uint64_t at, const char **obj, const char **comp);
     void *where_ud;
     bool failed;
+    double now; /* ztr__now() at the top of the engine's loop */
     zt_error *err;
     zt_error scratch;
 } ztr_batch;
@@ -160,6 +163,9 @@ struct zt_remote_file {
     char *url; /* the data URL */
     ztr_pin pin;
     zt_file *zf;
+    /* A server that ignores Range sent the whole (small) file at open: reads
+     * are served from these bytes, the version opened. */
+    uint8_t *whole;
 };
 
 #endif

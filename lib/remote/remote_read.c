@@ -348,6 +348,16 @@ static zt_status run(reader *rd, unsigned conns, zt_error *err)
     }
     if (st)
         return st;
+    if (rd->rf->whole) { /* the file is in memory: no request */
+        zt_error local;
+        zt_error *e = err ? err : &local;
+        for (size_t i = 0; i < rd->nparts; i++) {
+            const ztr_xfer *x = &rd->parts[i];
+            if (part_body(x->ud, x->start, rd->rf->whole + x->start, (size_t)x->len, e) < 0)
+                return e->code;
+        }
+        rd->nparts = 0;
+    }
     zt_remote *r = rd->rf->r;
     ztr_batch b = {.r = r,
                    .url = rd->rf->url,

@@ -166,6 +166,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     ztr_xfer *x = ud;
     size_t n = size * nmemb;
     ztr_resp *r = &x->resp;
+    x->last_byte = x->batch->now;
     const char *v;
     size_t vl;
     int code;
@@ -266,11 +267,10 @@ static int check(ztr_batch *b, ztr_xfer *x)
         uint64_t cap = b->r->opt.open_window;
         if (r->content_length < 0 || (uint64_t)r->content_length > cap)
             return verdict(x, V_FATAL, ZT_E_HTTP,
-                           "the server ignores Range requests: it answered 200 with %s bytes "
-                           "(more than the %llu read at open); files larger than that need a "
-                           "server that answers Range requests",
-                           r->content_length < 0 ? "an unknown number of" : "more",
-                           (unsigned long long)cap);
+                           "the server ignores Range requests: it answered 200 with the whole "
+                           "file (%lld bytes; -1: unknown), more than the %llu read at open; "
+                           "a file this large needs a server that answers Range requests",
+                           (long long)r->content_length, (unsigned long long)cap);
         x->full = true;
         x->suffix = false;
         x->start = 0;
@@ -326,6 +326,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
     ztr_xfer *x = ud;
     ztr_batch *b = x->batch;
     size_t n = size * nmemb;
+    x->last_byte = b->now;
     if (!x->checked) {
         x->verdict = check(b, x);
         x->checked = true;
@@ -439,9 +440,6 @@ static void set_options(ztr_batch *b, ztr_xfer *x, CURL *e)
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "libztensor-remote/" ZT_VERSION_STRING);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout * 1000));
-    /* "No byte for stall_timeout seconds": below 1 byte/s for that long. */
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)o->stall_timeout);
     if (b->deadline > 0) {
         double left = b->deadline - ztr__now();
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left > 0.001 ? left * 1000 : 1));
@@ -528,8 +526,8 @@ static void retry(ztr_batch *b, ztr_xfer *x, zt_status code, const char *why, do
         delay = o->max_backoff;
     delay *= 0.5 + 0.5 * rand01(b->r);
     if (after > o->max_backoff) {
-        fail(b, x, code, "%s with Retry-After: %.0f s, longer than max_backoff (%.0f s)", why,
-             after, o->max_backoff);
+        fail(b, x, code, "%s; Retry-After: %.0f s is longer than max_backoff (%.0f s)", why, after,
+             o->max_backoff);
         return;
     }
     if (after > delay)
@@ -544,39 +542,47 @@ static void retry(ztr_batch *b, ztr_xfer *x, zt_status code, const char *why, do
     x->state = XFER_WAIT;
 }
 
-static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, uint64_t got_before)
+/* CURLE_OK, or a failure; stalled: the engine dropped it for silence. */
+static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
 {
-    char why[CURL_ERROR_SIZE + 64];
+    char why[CURL_ERROR_SIZE + 320];
     stop(b, x);
     x->state = XFER_DONE;
     if (b->failed)
         return;
-    if (x->got > got_before)
+    if (x->got > x->got_at_start)
         x->fails = 0; /* progress: only consecutive failures count */
-    if (!x->checked && x->resp.status) {
+    if (!x->checked && x->resp.status && !stalled) {
         x->verdict = check(b, x);
         x->checked = true;
     }
-    if (x->checked && x->verdict == V_FATAL) {
-        char summary[300];
+    char summary[300] = "";
+    if (x->checked && x->verdict != V_OK && (x->resp.status < 200 || x->resp.status > 299))
         ztr__error_summary(x->resp.body, x->resp.body_len, summary, sizeof(summary));
-        fail(b, x, x->why, "%s%s%s", x->reason, summary[0] ? "; the server says: " : "", summary);
+    if (x->checked && x->verdict != V_OK)
+        snprintf(why, sizeof(why), "%s%s%s", x->reason, summary[0] ? "; the server says: " : "",
+                 summary);
+    if (x->checked && x->verdict == V_FATAL) {
+        fail(b, x, x->why, "%s", why);
         return;
     }
     if (x->checked && x->verdict == V_RETRY) {
-        snprintf(why, sizeof(why), "%s", x->reason);
         retry(b, x, x->why, why, x->resp.has_retry_after ? x->resp.retry_after : 0);
         return;
     }
-    if (x->checked && x->got == x->len)
+    if (x->checked && x->got == x->len && !stalled)
         return; /* complete (or stopped by its consumer) */
-    if (rc == CURLE_OK || retryable(rc)) {
-        if (b->deadline > 0 && ztr__now() >= b->deadline) {
+    if (stalled || rc == CURLE_OK || retryable(rc)) {
+        if (b->deadline > 0 && b->now >= b->deadline) {
             fail(b, x, ZT_E_NETWORK, "the total timeout (%.3g s) passed: %s",
                  b->r->opt.total_timeout, x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
             return;
         }
-        if (rc == CURLE_OK)
+        if (stalled)
+            snprintf(why, sizeof(why), "no byte for %.3g s (stall_timeout) after %llu of %llu",
+                     b->r->opt.stall_timeout, (unsigned long long)x->got,
+                     (unsigned long long)x->len);
+        else if (rc == CURLE_OK)
             snprintf(why, sizeof(why), "the response ended after %llu of %llu bytes",
                      (unsigned long long)x->got, (unsigned long long)x->len);
         else
@@ -587,31 +593,64 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, uint64_t got_before)
     fail(b, x, ZT_E_NETWORK, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
 }
 
+/* The running requests, at most b->conns of them. */
+typedef struct running {
+    ztr_xfer **x;
+    size_t n;
+} running;
+
+static void launch(ztr_batch *b, running *run, ztr_xfer *x)
+{
+    x->got_at_start = x->got;
+    x->last_byte = b->now;
+    if (start(b, x) == ZT_OK)
+        run->x[run->n++] = x;
+}
+
 /* Starts what may start; returns the earliest time a waiting request may. */
-static double start_some(ztr_batch *b, size_t *cursor, size_t *running, size_t *waiting,
-                         uint64_t *got_before, double now)
+static double start_some(ztr_batch *b, size_t *cursor, running *run, size_t *waiting)
 {
     double next = 0;
-    for (size_t i = 0; *waiting && i < b->n && *running < b->conns && !b->failed; i++) {
+    for (size_t i = 0; *waiting && i < b->n && run->n < b->conns && !b->failed; i++) {
         ztr_xfer *x = &b->x[i];
         if (x->state != XFER_WAIT)
             continue;
-        if (x->not_before > now) {
+        if (x->not_before > b->now) {
             next = next == 0 || x->not_before < next ? x->not_before : next;
             continue;
         }
         (*waiting)--;
-        got_before[i] = x->got;
-        if (start(b, x) == ZT_OK)
-            (*running)++;
+        launch(b, run, x);
     }
-    while (*cursor < b->n && *running < b->conns && !b->failed) {
-        size_t i = (*cursor)++;
-        got_before[i] = b->x[i].got;
-        if (start(b, &b->x[i]) == ZT_OK)
-            (*running)++;
-    }
+    while (*cursor < b->n && run->n < b->conns && !b->failed)
+        launch(b, run, &b->x[(*cursor)++]);
     return next;
+}
+
+/* Ends x (curl finished it, or it stalled) and takes it off the running list. */
+static void end(ztr_batch *b, running *run, ztr_xfer *x, CURLcode rc, bool stalled, size_t *waiting)
+{
+    for (size_t i = 0; i < run->n; i++)
+        if (run->x[i] == x) {
+            run->x[i] = run->x[--run->n];
+            break;
+        }
+    finish(b, x, rc, stalled);
+    if (x->state == XFER_WAIT)
+        (*waiting)++;
+}
+
+/* No byte for stall_timeout: drop the connection and resume elsewhere. */
+static void check_stalls(ztr_batch *b, running *run, size_t *waiting)
+{
+    double stall = b->r->opt.stall_timeout;
+    for (size_t i = 0; i < run->n && !b->failed;) {
+        ztr_xfer *x = run->x[i];
+        if (b->now - x->last_byte > stall)
+            end(b, run, x, CURLE_OK, true, waiting); /* moves another into slot i */
+        else
+            i++;
+    }
 }
 
 zt_status ztr__run(ztr_batch *b)
@@ -621,26 +660,29 @@ zt_status ztr__run(ztr_batch *b)
     b->failed = false;
     if (!b->conns)
         b->conns = 1;
-    uint64_t *got_before = calloc(b->n ? b->n : 1, sizeof(*got_before));
-    if (!got_before)
+    running run = {calloc(b->conns, sizeof(ztr_xfer *)), 0};
+    if (!run.x)
         return ztr__fail(b->err, ZT_E_NOMEM, b->url, NULL, NULL, 0, 0, "out of memory");
-    size_t cursor = 0, running = 0, waiting = 0;
+    size_t cursor = 0, waiting = 0;
+    /* Wake often enough to see a stall soon after stall_timeout. */
+    int tick_ms = (int)(b->r->opt.stall_timeout * 1000 / 4);
+    tick_ms = tick_ms < 50 ? 50 : tick_ms > 1000 ? 1000 : tick_ms;
     for (;;) {
-        double now = ztr__now();
-        if (b->deadline > 0 && now >= b->deadline) {
-            fail(b, NULL, ZT_E_NETWORK, "the total timeout (%.3g s) passed",
+        b->now = ztr__now();
+        if (b->deadline > 0 && b->now >= b->deadline) {
+            fail(b, run.n ? run.x[0] : NULL, ZT_E_NETWORK, "the total timeout (%.3g s) passed",
                  b->r->opt.total_timeout);
             break;
         }
-        double next = start_some(b, &cursor, &running, &waiting, got_before, now);
+        double next = start_some(b, &cursor, &run, &waiting);
         if (b->failed)
             break;
-        if (!running) {
+        if (!run.n) {
             if (!waiting && cursor == b->n)
                 break;
-            double until = next - now;
-            if (b->deadline > 0 && b->deadline - now < until)
-                until = b->deadline - now;
+            double until = next - b->now;
+            if (b->deadline > 0 && b->deadline - b->now < until)
+                until = b->deadline - b->now;
             curl_multi_poll(b->r->multi, NULL, 0, (int)(until * 1000) + 1, NULL);
             continue;
         }
@@ -651,28 +693,24 @@ zt_status ztr__run(ztr_batch *b)
         }
         CURLMsg *m;
         int left;
-        while ((m = curl_multi_info_read(b->r->multi, &left))) {
+        while (!b->failed && (m = curl_multi_info_read(b->r->multi, &left))) {
             if (m->msg != CURLMSG_DONE)
                 continue;
             ztr_xfer *x = NULL;
             curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-            CURLcode rc = m->data.result;
-            finish(b, x, rc, got_before[x - b->x]);
-            running--;
-            if (x->state == XFER_WAIT)
-                waiting++;
+            end(b, &run, x, m->data.result, false, &waiting);
         }
+        check_stalls(b, &run, &waiting);
         if (b->failed)
             break;
-        int wait_ms = 1000;
-        if (waiting && next > 0 && (next - now) * 1000 < wait_ms)
-            wait_ms = (int)((next - now) * 1000) + 1;
+        int wait_ms = tick_ms;
+        if (waiting && next > 0 && (next - b->now) * 1000 < wait_ms)
+            wait_ms = (int)((next - b->now) * 1000) + 1;
         if (still)
             curl_multi_poll(b->r->multi, NULL, 0, wait_ms, NULL);
     }
-    for (size_t i = 0; i < b->n; i++)
-        if (b->x[i].state == XFER_RUNNING)
-            stop(b, &b->x[i]);
-    free(got_before);
+    for (size_t i = 0; i < run.n; i++)
+        stop(b, run.x[i]);
+    free(run.x);
     return b->failed ? b->err->code : ZT_OK;
 }

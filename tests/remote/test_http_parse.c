@@ -95,9 +95,10 @@ static void etags(void **state)
     struct {
         const char *s;
         int kind;
-    } t[] = {{"\"abc\"", 1}, {"W/\"abc\"", 2}, {"\"\"", 1},       {"abc", 0},
-             {"\"a\"b\"", 0}, {"W/", 0},       {"\"a b\"", 0},    {"\"", 0},
-             {"w/\"a\"", 0},  {"\"sha256:ab\"", 1}, {"\"x\x7f\"", 0}, {"\"\xc3\xa9\"", 1}};
+    } t[] = {{"\"abc\"", 1},       {"W/\"abc\"", 2}, {"\"\"", 1},
+             {"abc", 0},           {"\"a\"b\"", 0},  {"W/", 0},
+             {"\"a b\"", 0},       {"\"", 0},        {"w/\"a\"", 0},
+             {"\"sha256:ab\"", 1}, {"\"x\x7f\"", 0}, {"\"\xc3\xa9\"", 1}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (ztr__etag_kind(t[i].s, strlen(t[i].s)) != t[i].kind)
             fail_msg("%s: got %d, want %d", t[i].s, ztr__etag_kind(t[i].s, strlen(t[i].s)),
@@ -114,8 +115,8 @@ static void status_lines(void **state)
         assert_int_equal(ztr__parse_status_line(ok[i], strlen(ok[i]), &code), 0);
         assert_int_equal(code, want[i]);
     }
-    const char *bad[] = {"HTTP/1.1 20\r\n", "HTTX/1.1 200 OK\r\n", "HTTP/1.1 2000 x\r\n",
-                         "Content-Type: x\r\n", "HTTP/1.1 099 x\r\n", "HTTP/1.1"};
+    const char *bad[] = {"HTTP/1.1 20\r\n",     "HTTX/1.1 200 OK\r\n", "HTTP/1.1 2000 x\r\n",
+                         "Content-Type: x\r\n", "HTTP/1.1 099 x\r\n",  "HTTP/1.1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (ztr__parse_status_line(bad[i], strlen(bad[i]), &code) != -1)
             fail_msg("\"%s\" was accepted", bad[i]);
@@ -170,8 +171,7 @@ static void data_urls(void **state)
     url("http://h/v1/files/m.safetensors", 0, "http://h/v1/files/m.safetensors/raw", true);
     url("http://h/v1/files/m.safetensors/raw", 0, "http://h/v1/files/m.safetensors/raw", true);
     url("http://h/v1/files/a.zt", ZT_REMOTE_PLAIN_URL, "http://h/v1/files/a.zt", false);
-    url("http://h/v1/files/a.zt/objects/x/data", 0, "http://h/v1/files/a.zt/objects/x/data",
-        false);
+    url("http://h/v1/files/a.zt/objects/x/data", 0, "http://h/v1/files/a.zt/objects/x/data", false);
     url("http://h/v1/files/", 0, "http://h/v1/files/", false);
     url("http://h/files/a.zt", 0, "http://h/files/a.zt", false);
     url("https://h/x/model.safetensors?download=1", 0, "https://h/x/model.safetensors?download=1",
