@@ -38,7 +38,7 @@ rexpect() {
     else
         bad "$name" "$(tail -c 600 "$T/rc.err" | tr '\n' ' ')"
     fi
-    RMSG=$(grep -v 'remote_check: got\|expected ' "$T/rc.err" | head -1)
+    RMSG=$(grep '^remote_check: ZT_E_' "$T/rc.err" | head -1)
 }
 
 # start_nginx ROOT: nginx serving ROOT as static files on an ephemeral port

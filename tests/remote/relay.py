@@ -16,6 +16,9 @@ file makes two):
     cut SKIP                  the request after SKIP gets half its body, then
                               the connection closes
     full                      forward without Range (the origin answers 200)
+    no-if-match               forward without If-Match and If-Unmodified-Since
+    no-conditionals           forward without If-Match, If-Unmodified-Since, If-Range
+    no-etag                   forward, and drop ETag from the answers
     hang SECONDS              read requests, answer nothing for SECONDS
 
 Writes its port to PORTFILE once listening; one line per request to LOGFILE:
@@ -55,14 +58,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def fetch(self, drop_range):
         hdrs = {h: self.headers[h] for h in FORWARD if self.headers.get(h) is not None}
+        drop = []
         if drop_range:
-            hdrs.pop("Range", None)
-            hdrs.pop("If-Range", None)
+            drop = ["Range", "If-Range"]
+        elif MODE == "no-if-match":
+            drop = ["If-Match", "If-Unmodified-Since"]
+        elif MODE == "no-conditionals":
+            drop = ["If-Match", "If-Unmodified-Since", "If-Range"]
+        for h in drop:
+            hdrs.pop(h, None)
         c = http.client.HTTPConnection("127.0.0.1", ORIGIN, timeout=30)
         c.request("GET", self.path, headers=hdrs)
         r = c.getresponse()
         body = r.read()
-        out = [(h, r.getheader(h)) for h in KEEP if r.getheader(h) is not None]
+        out = [(h, r.getheader(h)) for h in KEEP if r.getheader(h) is not None
+               and not (MODE == "no-etag" and h == "ETag")]
         c.close()
         return r.status, out, body
 
@@ -85,7 +95,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         desc = "%d GET %s | %s | %s | %s | %s | %s" % (
             n, self.path, h.get("Range", "-"), h.get("If-Match", "-"), h.get("If-Range", "-"),
             h.get("If-Unmodified-Since", "-"), h.get("Authorization", "-"))
-        skip = int(ARGS[0]) if ARGS and MODE not in ("hang",) else 0
+        skip = int(ARGS[0]) if ARGS and MODE in ("flip", "status", "stall", "cut") else 0
         if MODE == "hang":
             log(desc + " -> (no answer)")
             time.sleep(min(float(ARGS[0]), 60))
@@ -102,7 +112,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         status, hdrs, body = self.fetch(MODE == "full")
         log(desc + " -> %d" % status)
-        if n <= skip or MODE in ("pass", "full") or status >= 300:
+        if n <= skip or status >= 300 or MODE not in ("flip", "stall", "cut", "status"):
             self.send(status, hdrs, body)
         elif MODE == "flip":
             b = bytearray(body)
