@@ -95,6 +95,7 @@ typedef struct ztr_resp {
     bool has_retry_after;
     double retry_after;
     int64_t content_length; /* -1 when absent */
+    bool coded;             /* a Content-Encoding other than identity */
     char body[512];         /* the start of an error body */
     size_t body_len, discarded;
 } ztr_resp;

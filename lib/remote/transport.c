@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum { XFER_PENDING = 0, XFER_RUNNING, XFER_WAIT, XFER_DONE };
 enum { V_OK = 0, V_RETRY, V_FATAL };
@@ -182,6 +183,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
         copy_value(r->etag, sizeof(r->etag), v, vl);
     } else if (ztr__header_is(p, n, "last-modified", &v, &vl)) {
         copy_value(r->lm, sizeof(r->lm), v, vl);
+    } else if (ztr__header_is(p, n, "content-encoding", &v, &vl)) {
+        r->coded = !(vl == 8 && !strncasecmp(v, "identity", 8));
     } else if (ztr__header_is(p, n, "retry-after", &v, &vl)) {
         r->has_retry_after = ztr__parse_retry_after(v, vl, time(NULL), &r->retry_after) == 0;
     } else if (ztr__header_is(p, n, "content-length", &v, &vl)) {
@@ -261,6 +264,9 @@ static int check(ztr_batch *b, ztr_xfer *x)
 {
     const ztr_resp *r = &x->resp;
     int s = r->status;
+    if ((s == 200 || s == 206) && r->coded)
+        return verdict(x, V_FATAL, ZT_E_HTTP,
+                       "the server sent a Content-Encoding that was not asked for");
     if (s == 206)
         return check_206(b, x);
     if (s == 200 && x->accept_full && x->got == 0 && !b->pin) {
@@ -333,6 +339,8 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
     }
     if (x->verdict != V_OK) {
         ztr_resp *r = &x->resp;
+        if (r->status >= 200 && r->status <= 299)
+            return 0; /* a wrong 2xx: its body is not an error message, stop at once */
         size_t keep = sizeof(r->body) - r->body_len;
         keep = n < keep ? n : keep;
         memcpy(r->body + r->body_len, p, keep);
@@ -570,8 +578,8 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
         retry(b, x, x->why, why, x->resp.has_retry_after ? x->resp.retry_after : 0);
         return;
     }
-    if (x->checked && x->got == x->len && !stalled)
-        return; /* complete (or stopped by its consumer) */
+    if (x->checked && x->got == x->len)
+        return; /* complete (or stopped by its consumer, or stalled after its last byte) */
     if (stalled || rc == CURLE_OK || retryable(rc)) {
         if (b->deadline > 0 && b->now >= b->deadline) {
             fail(b, x, ZT_E_NETWORK, "the total timeout (%.3g s) passed: %s",

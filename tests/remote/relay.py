@@ -15,6 +15,9 @@ file makes two):
                               nothing for SECONDS, then the connection closes
     cut SKIP                  the request after SKIP gets half its body, then
                               the connection closes
+    nofinal SKIP SECONDS      the request after SKIP gets its whole body chunked,
+                              without the last chunk, then nothing for SECONDS
+    encoding SKIP             later answers say Content-Encoding: gzip
     full                      forward without Range (the origin answers 200)
     no-if-match               forward without If-Match and If-Unmodified-Since
     no-conditionals           forward without If-Match, If-Unmodified-Since, If-Range
@@ -95,7 +98,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         desc = "%d GET %s | %s | %s | %s | %s | %s" % (
             n, self.path, h.get("Range", "-"), h.get("If-Match", "-"), h.get("If-Range", "-"),
             h.get("If-Unmodified-Since", "-"), h.get("Authorization", "-"))
-        skip = int(ARGS[0]) if ARGS and MODE in ("flip", "status", "stall", "cut") else 0
+        skip = int(ARGS[0]) if ARGS and MODE in ("flip", "status", "stall", "cut", "nofinal",
+                                                 "encoding") else 0
         if MODE == "hang":
             log(desc + " -> (no answer)")
             time.sleep(min(float(ARGS[0]), 60))
@@ -112,7 +116,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         status, hdrs, body = self.fetch(MODE == "full")
         log(desc + " -> %d" % status)
-        if n <= skip or status >= 300 or MODE not in ("flip", "stall", "cut", "status"):
+        if n <= skip or status >= 300 or MODE not in ("flip", "stall", "cut", "status",
+                                                      "nofinal", "encoding"):
             self.send(status, hdrs, body)
         elif MODE == "flip":
             b = bytearray(body)
@@ -124,6 +129,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if MODE == "stall":
                 time.sleep(min(float(ARGS[1]), 60))
             self.close_connection = True
+        elif MODE == "nofinal" and n == skip + 1:
+            self.send_response(status)
+            for h, v in hdrs:
+                self.send_header(h, v)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+            self.wfile.flush()
+            time.sleep(min(float(ARGS[1]), 60))
+            self.close_connection = True
+        elif MODE == "encoding":
+            self.send(status, hdrs + [("Content-Encoding", "gzip")], body)
         else:
             self.send(status, hdrs, body)
 

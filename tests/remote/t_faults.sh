@@ -88,10 +88,20 @@ rcheck "a zstd component decoded as it arrives, stalled half-way and resumed" --
     "${FAST[@]}" "http://127.0.0.1:$RPORT/v1/files/bigz.zt" "$root/bigz.zt"
 check_match "the resumed request asks for the rest" \
     "$(sed -n 4p "$RLOG" | awk -F'|' '{print $2}' | tr -d ' ')" '^bytes=1[0-9]{6}-3[0-9]{6}$'
+start_relay "$PORT" nofinal 2 20
+elapsed rcheck "every byte received but the response never ends: complete at the stall" \
+    --stall 1 "${FAST[@]}" --only embed.weight "http://127.0.0.1:$RPORT/v1/files/tiny.zt" "$tiny"
+check_match "after the stall timeout, not the relay's 20 s (took $SECS s)" "$SECS" '^[1-4]\.'
+check_eq "without asking for an empty range" "$(grep -c ' -> 416' "$RLOG")" 0
 start_relay "$PORT" stall 3 20
 rcheck "a chunked read (64 KiB over 4 connections), one chunk stalled and resumed" --stall 1 \
     "${FAST[@]}" --chunk 65536 --connections 4 "http://127.0.0.1:$RPORT/v1/files/big.zt" \
     "$root/big.zt"
+
+start_relay "$PORT" encoding 2
+rexpect "a Content-Encoding not asked for is refused" ZT_E_HTTP --only embed.weight \
+    "http://127.0.0.1:$RPORT/v1/files/tiny.zt" "$tiny"
+check_match "and the message says so" "$RMSG" 'Content-Encoding that was not asked for'
 
 note "timeouts and refusals"
 start_relay "$PORT" hang 30

@@ -171,8 +171,7 @@ typedef struct zt_remote_request {
  * session's default), each with its digest checked as for
  * zt_remote_read_component: the call to load a model straight into memory.
  * The first failure stops the call and is returned; requests already
- * complete keep status ZT_OK, the others get that failure's code (or
- * ZT_E_STATE for those not finished when it happened). */
+ * complete keep status ZT_OK, the others get that failure's code. */
 ZT_REMOTE_API zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                                             unsigned connections, zt_error *err);
 
