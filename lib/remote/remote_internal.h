@@ -157,6 +157,16 @@ double ztr__now(void);
 /* The deadline of a call that starts now (0: none). */
 double ztr__deadline(const zt_remote *r);
 
+/* ---- hashing threads (hash_lanes.c): segments pushed to lane k are hashed
+ * in order on that lane's thread. new() returns NULL when no thread can be
+ * had (hash on the caller's thread then); push() false when out of memory.
+ * wait() returns once every pushed segment is hashed; free() waits too. */
+typedef struct ztr_lanes ztr_lanes;
+ztr_lanes *ztr__lanes_new(unsigned n);
+bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n);
+void ztr__lanes_wait(ztr_lanes *L);
+void ztr__lanes_free(ztr_lanes *L);
+
 /* ---- files (remote_file.c) */
 struct zt_remote_file {
     zt_remote *r;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MERGE_GAP 4096 /* bytes of a gap worth fetching to save a request */
 
@@ -28,7 +29,9 @@ typedef struct consumer {
     size_t cap;
     uint64_t landed;  /* bytes delivered */
     zt_hasher *h;     /* whole component with a digest */
-    uint64_t hashed;  /* C_POS: bytes of buf hashed so far */
+    uint64_t hashed;  /* C_POS: bytes of buf landed in order (the hash frontier) */
+    uint64_t queued;  /* C_POS: bytes of buf handed to the hasher */
+    bool deferred;    /* landed; its digest is checked once the lanes are done */
     size_t part0, np; /* its parts: np > 1 when split in chunks */
     zt_decoder *dec;
     zt_status dec_st; /* first decode error, reported after the digest */
@@ -52,7 +55,12 @@ struct reader {
     ztr_xfer *parts;
     part_ctx *pctx;
     size_t nparts, chunk;
+    ztr_lanes *lanes; /* hashing threads, or NULL: hash on this thread */
 };
+
+#define HASH_BATCH (1u << 20)   /* bytes handed to a lane at once */
+#define LANES_FROM (4ull << 20) /* bytes to hash before threads are worth it */
+#define MAX_LANES 4
 
 static const char *object_of(const zt_file *f, const zt_component *c)
 {
@@ -98,9 +106,10 @@ static void part_where(void *ud, const ztr_xfer *x, uint64_t at, const char **ob
 
 /* ---- consumers */
 
-static zt_status complete(reader *rd, consumer *c, zt_error *err)
+/* The digest check and the request's status, once every byte is hashed. */
+static zt_status settle(reader *rd, consumer *c, zt_error *err)
 {
-    c->done = true;
+    c->deferred = false;
     if (c->h) {
         uint8_t got[32];
         size_t n = zt_hasher_final(c->h, got), want_n;
@@ -125,6 +134,30 @@ static zt_status complete(reader *rd, consumer *c, zt_error *err)
     return ZT_OK;
 }
 
+/* Every byte of c has landed. Its bytes may still be in a lane's queue: then
+ * the check waits for the end of the call (ztr__lanes_wait in run()). */
+static zt_status complete(reader *rd, consumer *c, zt_error *err)
+{
+    c->done = true;
+    if (c->h && rd->lanes && c->kind == C_POS) {
+        c->deferred = true;
+        return ZT_OK;
+    }
+    return settle(rd, c, err);
+}
+
+/* Hand c's bytes [queued, upto) to its lane (or hash them here). */
+static void hash_more(reader *rd, consumer *c, uint64_t upto)
+{
+    const uint8_t *p = c->buf + c->queued;
+    size_t n = (size_t)(upto - c->queued);
+    if (!rd->lanes || !ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n)) {
+        ztr__lanes_wait(rd->lanes); /* out of memory: what was queued goes first */
+        zt_hasher_update(c->h, p, n);
+    }
+    c->queued = upto;
+}
+
 /* Hash buf's bytes from the frontier on, as far as they have landed: in
  * part k they have up to `cur_end` when k is the part being fed now. */
 static void advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end)
@@ -138,10 +171,12 @@ static void advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end)
         if (end > c->ce)
             end = c->ce;
         if (end <= c->cs + c->hashed)
-            return;
-        zt_hasher_update(c->h, c->buf + c->hashed, (size_t)(end - c->cs - c->hashed));
+            break;
         c->hashed = end - c->cs;
     }
+    if (c->hashed > c->queued &&
+        (!rd->lanes || c->hashed == size || c->hashed - c->queued >= HASH_BATCH))
+        hash_more(rd, c, c->hashed);
 }
 
 static int decoded_sink(void *ud, const void *data, size_t n)
@@ -325,6 +360,7 @@ static zt_status setup(reader *rd, consumer *c, const zt_component *comp, unsign
 
 static void reader_free(reader *rd)
 {
+    ztr__lanes_free(rd->lanes); /* first: its threads may still use the hashers */
     for (size_t i = 0; i < rd->ncons; i++) {
         zt_hasher_free(rd->cons[i].h);
         zt_decoder_free(rd->cons[i].dec);
@@ -335,9 +371,24 @@ static void reader_free(reader *rd)
 }
 
 /* Plans, runs and finishes rd's consumers. */
+/* Hashing threads when there is enough to hash and a core to spare. */
+static void start_lanes(reader *rd)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < rd->ncons; i++)
+        if (rd->cons[i].h && rd->cons[i].kind == C_POS)
+            bytes += rd->cons[i].ce - rd->cons[i].cs;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (bytes < LANES_FROM || cpus < 2)
+        return;
+    rd->lanes = ztr__lanes_new(cpus - 1 < MAX_LANES ? (unsigned)(cpus - 1) : MAX_LANES);
+}
+
 static zt_status run(reader *rd, unsigned conns, zt_error *err)
 {
     zt_status st = plan(rd, err);
+    if (!st)
+        start_lanes(rd);
     for (size_t i = 0; !st && i < rd->ncons; i++) {
         consumer *c = &rd->cons[i];
         if (c->cs == c->ce && !c->done) {
@@ -349,12 +400,10 @@ static zt_status run(reader *rd, unsigned conns, zt_error *err)
     if (st)
         return st;
     if (rd->rf->whole) { /* the file is in memory: no request */
-        zt_error local;
-        zt_error *e = err ? err : &local;
         for (size_t i = 0; i < rd->nparts; i++) {
             const ztr_xfer *x = &rd->parts[i];
-            if (part_body(x->ud, x->start, rd->rf->whole + x->start, (size_t)x->len, e) < 0)
-                return e->code;
+            if (part_body(x->ud, x->start, rd->rf->whole + x->start, (size_t)x->len, err) < 0)
+                return err->code;
         }
         rd->nparts = 0;
     }
@@ -371,6 +420,10 @@ static zt_status run(reader *rd, unsigned conns, zt_error *err)
                    .where_ud = rd};
     if ((st = ztr__run(&b)))
         return st;
+    ztr__lanes_wait(rd->lanes);
+    for (size_t i = 0; i < rd->ncons; i++)
+        if (rd->cons[i].deferred && (st = settle(rd, &rd->cons[i], err)))
+            return st;
     for (size_t i = 0; i < rd->ncons; i++)
         if (!rd->cons[i].done)
             return cfail(rd, &rd->cons[i], err, ZT_E_STATE, rd->cons[i].cs + rd->cons[i].landed,
@@ -381,6 +434,9 @@ static zt_status run(reader *rd, unsigned conns, zt_error *err)
 zt_status zt_remote_read_range(zt_remote_file *rf, const zt_component *c, unsigned flags,
                                uint64_t offset, void *buf, size_t len, zt_error *err)
 {
+    zt_error local;
+    if (!err)
+        err = &local;
     if (!rf || !c)
         return ztr__fail(err, ZT_E_ARG, rf ? rf->url : NULL, NULL, NULL, 0, 0, "NULL argument");
     reader rd = {.rf = rf, .chunk = rf->r->opt.chunk_size, .ncons = 1};
@@ -413,6 +469,9 @@ zt_status zt_remote_read_component(zt_remote_file *rf, const zt_component *c, un
 zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                               unsigned connections, zt_error *err)
 {
+    zt_error local;
+    if (!err)
+        err = &local;
     if (!rf || (!reqs && n))
         return ztr__fail(err, ZT_E_ARG, rf ? rf->url : NULL, NULL, NULL, 0, 0, "NULL argument");
     if (connections > 256)
