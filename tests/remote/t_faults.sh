@@ -12,9 +12,10 @@
 root=$T/root
 mkdir -p "$root"
 bash "$(dirname "$0")/../demo/make-demo.sh" "$ZT" "$root" >/dev/null || bad "make-demo.sh"
-rand "$T/big.raw" $((3 * 1024 * 1024))
-pack "$root/big.zt" big=u8:$((3 * 1024 * 1024)):"$T/big.raw"
-pack "$root/bigz.zt" --compress big=u8:$((3 * 1024 * 1024)):"$T/big.raw"
+# 6 MiB: more than the 4 MiB from which digests are hashed on other threads.
+rand "$T/big.raw" $((6 * 1024 * 1024))
+pack "$root/big.zt" big=u8:$((6 * 1024 * 1024)):"$T/big.raw"
+pack "$root/bigz.zt" --compress big=u8:$((6 * 1024 * 1024)):"$T/big.raw"
 start_daemon "$root" || rfinish
 have_nginx=0
 start_nginx "$root" && have_nginx=1
@@ -33,7 +34,7 @@ rexpect "zstd crc32c component, one byte flipped: the digest, not the decoder, r
     ZT_E_DIGEST_MISMATCH --only embed "http://127.0.0.1:$RPORT/v1/files/llama/model-00001.zt" "$llama"
 check_match "crc32c in the message" "$RMSG" 'hash to crc32c:0x[0-9A-F]{8}, the manifest says crc32c:'
 start_relay "$PORT" flip 2
-rexpect "a chunked read (3 MiB in 64 KiB chunks over 4 connections), bytes flipped" \
+rexpect "a chunked read (6 MiB in 64 KiB chunks over 4 connections), bytes flipped" \
     ZT_E_DIGEST_MISMATCH --chunk 65536 --connections 4 "http://127.0.0.1:$RPORT/v1/files/big.zt" \
     "$root/big.zt"
 if [ $have_nginx = 1 ]; then
@@ -87,7 +88,7 @@ start_relay "$PORT" stall 2 20
 rcheck "a zstd component decoded as it arrives, stalled half-way and resumed" --stall 1 \
     "${FAST[@]}" "http://127.0.0.1:$RPORT/v1/files/bigz.zt" "$root/bigz.zt"
 check_match "the resumed request asks for the rest" \
-    "$(sed -n 4p "$RLOG" | awk -F'|' '{print $2}' | tr -d ' ')" '^bytes=1[0-9]{6}-3[0-9]{6}$'
+    "$(sed -n 4p "$RLOG" | awk -F'|' '{print $2}' | tr -d ' ')" '^bytes=[1-4][0-9]{6}-6[0-9]{6}$'
 start_relay "$PORT" nofinal 2 20
 elapsed rcheck "every byte received but the response never ends: complete at the stall" \
     --stall 1 "${FAST[@]}" --only embed.weight "http://127.0.0.1:$RPORT/v1/files/tiny.zt" "$tiny"
@@ -123,10 +124,10 @@ if [ $have_nginx = 1 ]; then
     rcheck "small file (within the open window): read from the bytes of the open" \
         "http://127.0.0.1:$NPORT/norange/tiny.zt" "$tiny"
     n_before=$(wc -l <"$T/nginx/access.log")
-    elapsed rexpect "3 MiB file: refused at open" ZT_E_HTTP "http://127.0.0.1:$NPORT/norange/big.zt" \
+    elapsed rexpect "6 MiB file: refused at open" ZT_E_HTTP "http://127.0.0.1:$NPORT/norange/big.zt" \
         "$root/big.zt"
     check_match "the message says the server ignores Range" "$RMSG" \
-        'the server ignores Range requests: it answered 200 with the whole file \(31[0-9]{5} bytes; -1: unknown\), more than the 65536 read at open'
+        'the server ignores Range requests: it answered 200 with the whole file \(6[0-9]{6} bytes; -1: unknown\), more than the 65536 read at open'
     check_eq "two requests, no retry" "$(($(wc -l <"$T/nginx/access.log") - n_before))" 2
 fi
 rfinish

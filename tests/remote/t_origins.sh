@@ -20,6 +20,12 @@ else
 fi
 "$ZT" convert "$root/demo/tiny.zt" -o "$root/demo/tiny.safetensors" >/dev/null 2>&1 ||
     bad "zt convert to safetensors"
+# Two components over 4 MiB (hashed on threads beside the transfers, in chunks).
+rand "$T/a.raw" $((6 * 1024 * 1024 + 123))
+rand "$T/b.raw" $((5 * 1024 * 1024))
+head -c 123 "$T/a.raw" >"$T/c.raw"
+pack "$root/demo/big.zt" a=u8:$((6 * 1024 * 1024 + 123)):"$T/a.raw" \
+    b=u8:$((5 * 1024 * 1024)):"$T/b.raw" c=u8:123:"$T/c.raw"
 
 start_daemon "$root" || rfinish
 have_nginx=0
@@ -51,6 +57,7 @@ check_file demo/tiny.zt --window 64
 check_file demo/llama/model-00001.zt --window 64 --connections 1
 check_file demo/llama/model-00001.zt --connections 8
 check_file demo/tiny.safetensors --window 64
+check_file demo/big.zt --chunk 1048576 --connections 4
 
 note "corpus files"
 for f in "$root"/corpus/*.zt; do
