@@ -149,6 +149,13 @@ typedef struct ztr_batch {
     zt_error scratch;
 } ztr_batch;
 
+/* ---- the session (session.c) */
+/* An easy handle for a request (reset), and back to the idle ones after. */
+CURL *ztr__easy_get(zt_remote *r);
+void ztr__easy_put(zt_remote *r, CURL *e);
+/* Uniform in [0, 1), for the jitter of retries. */
+double ztr__rand01(zt_remote *r);
+
 /* Runs every transfer to completion over at most b->conns connections, or
  * stops at the first failure (returned, and described in *b->err). */
 zt_status ztr__run(ztr_batch *b);
