@@ -77,9 +77,9 @@ typedef struct zt_remote_options {
     double connect_timeout;   /* seconds per TCP+TLS connect */
     double total_timeout;     /* seconds for one call (open or a read), retries and waits
                                  included; 0 = no limit */
-    double stall_timeout;     /* a response that sends no byte for this long (whole
-                                 seconds, at least 1) is dropped and resumed from its
-                                 last byte on a new connection */
+    double stall_timeout;     /* a request that receives no byte for this long (seconds,
+                                 1 to 3600) is dropped and resumed from its last byte on
+                                 a new connection */
     unsigned max_retries;     /* consecutive failures of one request before the call fails;
                                  a retry that brought bytes starts the count again */
     double backoff;           /* first wait before a retry; doubled each time, with jitter */
