@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <ztensor/ztensor.h>
+#include <ztensor/ztensor_remote.h>
 
 enum { ZT_EXIT_OK = 0, ZT_EXIT_INVALID = 1, ZT_EXIT_USAGE = 2, ZT_EXIT_SYSTEM = 3 };
 
@@ -26,6 +27,12 @@ int tool_is_help(const char *arg);
 /* Write all bytes; 0 on success. */
 int tool_write_all(int fd, const void *p, size_t n);
 
+/* ---- remote files (tool_remote.c) */
+/* 1 for an http:// or https:// URL. */
+int tool_is_url(const char *s);
+/* zt_remote_open with options from the environment (ZT_REMOTE_TOKEN,
+ * ZT_REMOTE_CA_FILE, ZT_REMOTE_TIMEOUT). */
+zt_status tool_remote_open(const char *url, zt_remote_file **rf, zt_error *err);
 
 /* ---- zt convert (tool_convert.c, tool_export.c, tool_progress.c) */
 typedef struct tool_progress {

@@ -14,6 +14,9 @@ int tool_exit_for(zt_status st)
     case ZT_E_IO:
     case ZT_E_NOSPACE:
     case ZT_E_NOT_FOUND:
+    case ZT_E_NETWORK:
+    case ZT_E_HTTP:
+    case ZT_E_CHANGED:
         return ZT_EXIT_SYSTEM;
     case ZT_E_ARG:
         return ZT_EXIT_USAGE;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +14,7 @@ static const char k_help[] =
     "    zt get - write the decoded bytes of one component\n"
     "\n"
     "SYNOPSIS\n"
-    "    zt get FILE OBJECT [COMPONENT] [-o OUT]\n"
+    "    zt get FILE|URL OBJECT [COMPONENT] [-o OUT]\n"
     "\n"
     "DESCRIPTION\n"
     "    Writes the bytes of COMPONENT (default \"data\") of OBJECT, decoded\n"
@@ -21,6 +22,9 @@ static const char k_help[] =
     "    object name or, without COMPONENT, a tensor name of the original file\n"
     "    (NAME.scale of an Ollama quantized blob: docs/FOREIGN-FORMATS.md).\n"
     "    Without -o the bytes go to standard output.\n"
+    "    A URL (http:// or https://) is read remotely, as for zt info: the\n"
+    "    footer and manifest, then the component's bytes, whose digest is\n"
+    "    checked; the component is held in memory before it is written.\n"
     "\n"
     "OPTIONS\n"
     "    -o OUT    write to OUT (through a temporary file and a rename)\n"
@@ -34,7 +38,34 @@ static int fd_sink(void *ud, const void *p, size_t n)
     return tool_write_all(*(int *)ud, p, n);
 }
 
-static int write_out(zt_file *f, const zt_component *c, const char *out, const char *file)
+/* A remote component: read whole (its digest checked), then written. */
+static zt_status remote_emit(zt_remote_file *rf, const zt_component *c, int fd, zt_error *err)
+{
+    uint64_t n = zt_component_decoded_length(c);
+    if (n > SIZE_MAX - 1) {
+        err->code = ZT_E_LIMIT;
+        snprintf(err->message, sizeof(err->message), "the component is too large for memory");
+        return ZT_E_LIMIT;
+    }
+    uint8_t *buf = malloc(n ? (size_t)n : 1);
+    if (!buf) {
+        err->code = ZT_E_NOMEM;
+        snprintf(err->message, sizeof(err->message), "out of memory for %llu bytes",
+                 (unsigned long long)n);
+        return ZT_E_NOMEM;
+    }
+    size_t got = 0;
+    zt_status st = zt_remote_read_component(rf, c, ZT_REMOTE_DECODED, buf, (size_t)n, &got, err);
+    if (!st && tool_write_all(fd, buf, got)) {
+        err->code = st = ZT_E_IO;
+        snprintf(err->message, sizeof(err->message), "output failed: %s", strerror(errno));
+    }
+    free(buf);
+    return st;
+}
+
+static int write_out(const zt_file *f, zt_remote_file *rf, const zt_component *c, const char *out,
+                     const char *file)
 {
     zt_error err;
     char tmp[4096];
@@ -48,7 +79,8 @@ static int write_out(zt_file *f, const zt_component *c, const char *out, const c
         }
         fchmod(fd, 0644);
     }
-    zt_status st = zt_component_stream(f, c, fd_sink, &fd, &err);
+    zt_status st =
+        rf ? remote_emit(rf, c, fd, &err) : zt_component_stream(f, c, fd_sink, &fd, &err);
     int rc = st ? tool_report("get", file, &err) : ZT_EXIT_OK;
     if (out) {
         if (!rc && (fsync(fd) != 0 || rename(tmp, out) != 0)) {
@@ -84,10 +116,12 @@ int zt_cmd_get(int argc, char **argv)
         return ZT_EXIT_USAGE;
     }
     const char *file = pos[0], *objname = pos[1], *role = npos > 2 ? pos[2] : "data";
-    zt_file *f;
+    zt_file *lf = NULL;
+    zt_remote_file *rf = NULL;
     zt_error err;
-    if (zt_open(file, NULL, &f, &err))
+    if (tool_is_url(file) ? tool_remote_open(file, &rf, &err) : zt_open(file, NULL, &lf, &err))
         return tool_report("get", file, &err);
+    const zt_file *f = rf ? zt_remote_file_zt(rf) : lf;
     int rc;
     const zt_object *o = zt_file_find_object(f, objname, strlen(objname));
     const zt_component *c = o ? zt_object_find_component(o, role) : NULL;
@@ -101,8 +135,9 @@ int zt_cmd_get(int argc, char **argv)
         fprintf(stderr, "zt get: %s: object \"%s\" has no component \"%s\"\n", file, objname, role);
         rc = ZT_EXIT_INVALID;
     } else {
-        rc = write_out(f, c, out, file);
+        rc = write_out(f, rf, c, out, file);
     }
-    zt_close(f);
+    zt_close(lf);
+    zt_remote_close(rf);
     return rc;
 }

@@ -10,12 +10,17 @@ static const char k_help[] =
     "    zt info - print the manifest of a zTensor file\n"
     "\n"
     "SYNOPSIS\n"
-    "    zt info FILE [--json]\n"
+    "    zt info FILE|URL [--json]\n"
     "\n"
     "DESCRIPTION\n"
     "    Opens and validates FILE, then prints its version, attributes and one\n"
     "    line per object: name, format, shape and components (dtype, logical\n"
     "    type, encoding, stored bytes, offset, digest).\n"
+    "    A URL (http:// or https://) is read remotely: a ztensord file URL\n"
+    "    (http://HOST:7070/v1/files/NAME) or a .zt or .safetensors file on any\n"
+    "    server that answers Range requests; only the footer and the manifest\n"
+    "    are fetched. ZT_REMOTE_TOKEN (a bearer token), ZT_REMOTE_CA_FILE and\n"
+    "    ZT_REMOTE_TIMEOUT (seconds) are read from the environment.\n"
     "\n"
     "OPTIONS\n"
     "    --json    print the manifest as JSON, exactly as ztensord serves it at\n"
@@ -77,10 +82,12 @@ int zt_cmd_info(int argc, char **argv)
         fputs(k_help, stderr);
         return ZT_EXIT_USAGE;
     }
-    zt_file *f;
+    zt_file *lf = NULL;
+    zt_remote_file *rf = NULL;
     zt_error err;
-    if (zt_open(file, NULL, &f, &err))
+    if (tool_is_url(file) ? tool_remote_open(file, &rf, &err) : zt_open(file, NULL, &lf, &err))
         return tool_report("info", file, &err);
+    const zt_file *f = rf ? zt_remote_file_zt(rf) : lf;
     if (zt_file_warning(f))
         fprintf(stderr, "zt info: %s: warning: %s\n", file, zt_file_warning(f));
     int rc = ZT_EXIT_OK;
@@ -99,7 +106,8 @@ int zt_cmd_info(int argc, char **argv)
         for (size_t i = 0; i < zt_file_object_count(f); i++)
             print_object(zt_file_object_at(f, i));
     }
-    zt_close(f);
+    zt_close(lf);
+    zt_remote_close(rf);
     if (fflush(stdout) != 0)
         rc = ZT_EXIT_SYSTEM;
     return rc;

@@ -8,9 +8,9 @@ static const char k_usage[] =
     "    zt - inspect, verify, extract, pack and convert zTensor (.zt) files\n"
     "\n"
     "SYNOPSIS\n"
-    "    zt info FILE [--json]\n"
+    "    zt info FILE|URL [--json]\n"
     "    zt verify FILE...\n"
-    "    zt get FILE OBJECT [COMPONENT] [-o OUT]\n"
+    "    zt get FILE|URL OBJECT [COMPONENT] [-o OUT]\n"
     "    zt pack -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none] "
     "NAME=DTYPE:SHAPE:RAWFILE...\n"
     "    zt convert IN... -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none]\n"
@@ -21,12 +21,15 @@ static const char k_usage[] =
     "    Every command has its own --help (for example: zt pack --help).\n"
     "    Files in zTensor 1.2 and 1.0 layouts are read; 1.2 is written.\n"
     "    .safetensors (with Ollama's quantized blobs) and .alt files are read too.\n"
+    "    info and get also read remote files: an http(s) URL of ztensord or of any\n"
+    "    server that answers Range requests (docs/PULL.md).\n"
     "\n"
     "EXIT STATUS\n"
     "    0  success\n"
     "    1  the file is invalid, or a check failed\n"
     "    2  usage error\n"
-    "    3  system error (I/O, missing file, out of memory)\n";
+    "    3  system error (I/O, missing file, out of memory, network, HTTP, or a\n"
+    "       remote file that changed while being read)\n";
 
 int main(int argc, char **argv)
 {

@@ -22,7 +22,10 @@ struct zt_decoder {
     uint64_t out_total, out_want;
     ZSTD_DStream *zs;
     bool done;
-    bool frame_open; /* inside a frame (or none seen yet) */
+    bool frame_open;     /* inside a frame (or none seen yet) */
+    bool pulled, pushed; /* zt_decoder_read or zt_decoder_push was called */
+    uint8_t *out;        /* push mode: zstd output buffer */
+    size_t out_cap;
     const char *obj;
 };
 
@@ -48,7 +51,7 @@ zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **o
     if (!d)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     d->c = c;
-    d->src = f->data + c->offset;
+    d->src = f->no_data ? NULL : f->data + c->offset;
     d->src_len = c->length;
     d->fd = f->mapped ? f->fd : -1;
     d->out_want = zt_component_decoded_length(c);
@@ -176,6 +179,14 @@ static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_
 zt_status zt_decoder_read(zt_decoder *d, void *buf, size_t cap, size_t *out_len, zt_error *err)
 {
     *out_len = 0;
+    if (d->pushed)
+        return zt__fail(err, ZT_E_STATE, d->obj, d->c->role, 0, 0,
+                        "zt_decoder_read on a decoder fed with zt_decoder_push");
+    if (!d->src && d->fd < 0)
+        return zt__fail(err, ZT_E_UNSUPPORTED, d->obj, d->c->role, 1, d->c->offset,
+                        "the file was opened from its manifest alone: push its stored bytes "
+                        "with zt_decoder_push");
+    d->pulled = true;
     if (d->done || cap == 0)
         return ZT_OK;
     if (!d->zs && d->fd >= 0) {
@@ -202,13 +213,112 @@ void zt_decoder_free(zt_decoder *d)
     if (!d)
         return;
     zt__free(d->in);
+    zt__free(d->out);
     ZSTD_freeDStream(d->zs);
     zt__free(d);
+}
+
+/* ---- push mode: stored bytes arrive from elsewhere (a socket), in order */
+
+static zt_status push_state(zt_decoder *d, zt_error *err)
+{
+    if (d->pulled)
+        return zt__fail(err, ZT_E_STATE, d->obj, d->c->role, 0, 0,
+                        "zt_decoder_push on a decoder read with zt_decoder_read");
+    d->pushed = true;
+    if (d->zs && !d->out) {
+        d->out_cap = ZSTD_DStreamOutSize();
+        if (!(d->out = zt__malloc(d->out_cap)))
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    }
+    return ZT_OK;
+}
+
+/* Decode what zstd can from *ib (which may be empty, to flush) into sink. The
+ * output buffer is fixed, so a frame that decodes to more than the manifest
+ * says is stopped after one buffer past the quota. */
+static zt_status push_zstd(zt_decoder *d, ZSTD_inBuffer *ib, zt_sink_fn sink, void *ud,
+                           zt_error *err)
+{
+    for (;;) {
+        ZSTD_outBuffer ob = {d->out, d->out_cap, 0};
+        size_t before = ib->pos;
+        size_t r = ZSTD_decompressStream(d->zs, &ob, ib);
+        if (ZSTD_isError(r))
+            return zt__fail(err, ZT_E_ZSTD, d->obj, d->c->role, 1, d->c->offset, "zstd: %s",
+                            ZSTD_getErrorName(r));
+        /* Only a call that moved tells where we are: after a frame's end, zstd
+         * asks for the next frame's header even when no input follows. */
+        if (ib->pos > before || ob.pos)
+            d->frame_open = r != 0;
+        if (ob.pos > d->out_want - d->out_total)
+            return dfail(d, err, ZT_E_SIZE,
+                         "zstd data decodes to more than uncompressed_length %llu", d->out_want);
+        d->out_total += ob.pos;
+        if (ob.pos && sink(ud, d->out, ob.pos))
+            return zt__fail(err, ZT_E_IO, d->obj, d->c->role, 0, 0, "output failed");
+        /* A full output buffer may leave decoded bytes inside zstd. */
+        if (ib->pos == ib->size && ob.pos < ob.size)
+            return ZT_OK;
+        if (ib->pos == before && !ob.pos)
+            return dfail(d, err, ZT_E_ZSTD, "zstd stopped making progress (%llu bytes decoded)",
+                         d->out_total);
+    }
+}
+
+zt_status zt_decoder_push(zt_decoder *d, const void *stored, size_t len, zt_sink_fn sink, void *ud,
+                          zt_error *err)
+{
+    zt_status st = push_state(d, err);
+    if (st || !len)
+        return st;
+    if (len > d->src_len - d->src_pos)
+        return zt__fail(err, ZT_E_SIZE, d->obj, d->c->role, 1, d->c->offset + d->src_pos,
+                        "%zu more stored bytes than the component's length %llu", len,
+                        (unsigned long long)d->src_len);
+    d->src_pos += len;
+    if (!d->zs) {
+        d->out_total += len;
+        if (sink(ud, stored, len))
+            return zt__fail(err, ZT_E_IO, d->obj, d->c->role, 0, 0, "output failed");
+        return ZT_OK;
+    }
+    ZSTD_inBuffer ib = {stored, len, 0};
+    return push_zstd(d, &ib, sink, ud, err);
+}
+
+zt_status zt_decoder_push_end(zt_decoder *d, zt_sink_fn sink, void *ud, zt_error *err)
+{
+    zt_status st = push_state(d, err);
+    if (st)
+        return st;
+    if (d->src_pos != d->src_len)
+        return zt__fail(err, ZT_E_TRUNCATED, d->obj, d->c->role, 1, d->c->offset + d->src_pos,
+                        "%llu of the component's %llu stored bytes were pushed",
+                        (unsigned long long)d->src_pos, (unsigned long long)d->src_len);
+    if (d->zs) {
+        static const uint8_t none;
+        ZSTD_inBuffer ib = {&none, 0, 0};
+        if ((st = push_zstd(d, &ib, sink, ud, err)))
+            return st;
+        if (d->frame_open)
+            return dfail(d, err, ZT_E_ZSTD, "zstd frame is truncated (%llu bytes decoded)",
+                         d->out_total);
+        if (d->out_total != d->out_want)
+            return dfail(d, err, ZT_E_SIZE,
+                         "zstd data decodes to fewer bytes than uncompressed_length %llu",
+                         d->out_want);
+    }
+    d->done = true;
+    return ZT_OK;
 }
 
 zt_status zt_component_stream(const zt_file *f, const zt_component *c, zt_sink_fn sink, void *ud,
                               zt_error *err)
 {
+    if (f->no_data)
+        return zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
+                        "the file was opened from its manifest alone: it has no data bytes");
     if (c->encoding == ZT_ENC_RAW) {
         if (c->length && sink(ud, f->data + c->offset, (size_t)c->length))
             return ZT_FAIL(err, ZT_E_IO, "output failed");

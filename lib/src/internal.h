@@ -179,14 +179,20 @@ zt_status zt__footer_locate(const uint8_t *head, const uint8_t *tail, uint64_t s
 
 /* ---- file (reader.c) */
 struct zt_file {
-    const uint8_t *data;
+    const uint8_t *data; /* NULL for a file opened from its manifest alone */
     uint64_t size;
     int fd;
     bool mapped, owned_buf;
+    bool no_data; /* zt_open_manifest: the data bytes are elsewhere */
+    /* zt_open_manifest, during the call only: the caller's first and last bytes */
+    const uint8_t *win_head, *win_tail;
+    size_t win_head_len, win_tail_len;
     uint64_t manifest_offset, manifest_length;
     uint64_t max_uncompressed;
     zt_model model;
 };
+/* Parse and validate f (data, or windows, already set up); frees f on failure. */
+zt_status zt__open_finish(zt_file *f, const zt_open_options *opt, zt_file **out, zt_error *err);
 
 /* ---- digests */
 /* The digest of what h has seen plus `more`, leaving h as it is; 0 if out of memory. */
@@ -256,6 +262,12 @@ zt_file_kind zt__detect_kind(const uint8_t *head, size_t n);
  * shapes, sizes, order, overlap and bounds. Does not group Ollama triples. */
 zt_status zt__st_parse_header(zt_model *m, const uint8_t *json, size_t n, uint64_t file_size,
                               zt_error *err);
+/* The JSON header's size from a safetensors file's first 8 bytes, checked
+ * against max_header (capped at ZT_SPEC_MAX_MANIFEST) and the file size. */
+zt_status zt__st_header_size(const uint8_t head[8], uint64_t file_size, uint64_t max_header,
+                             uint64_t *n, zt_error *err);
+/* The header cap when the caller sets none: Hugging Face's own reader's (100 MB). */
+#define ZT__ST_DEFAULT_MAX_HEADER 100000000ull
 /* Open a mapped or in-memory file as safetensors: header (at most max_header
  * bytes), Ollama grouping, index, validation. */
 zt_status zt__open_safetensors(zt_file *f, uint64_t max_header, zt_error *err);

@@ -12,10 +12,45 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A file opened from its manifest alone has bytes only at both ends, and only
+ * while it is being opened. Callers never ask for bytes past f->size. */
+static zt_status read_window(const zt_file *f, uint64_t off, size_t len, uint8_t *dst,
+                             zt_error *err)
+{
+    uint64_t tail_start = f->size - f->win_tail_len;
+    if (off > f->size || len > f->size - off)
+        return zt__fail(err, ZT_E_TRUNCATED, NULL, NULL, 1, off,
+                        "%zu bytes needed past the end of the %llu-byte file", len,
+                        (unsigned long long)f->size);
+    while (len) {
+        size_t n;
+        if (off < f->win_head_len) {
+            n = f->win_head_len - off < len ? (size_t)(f->win_head_len - off) : len;
+            memcpy(dst, f->win_head + off, n);
+        } else if (f->win_tail_len && off >= tail_start) {
+            n = len;
+            memcpy(dst, f->win_tail + (off - tail_start), n);
+        } else {
+            return zt__fail(err, f->win_head ? ZT_E_TRUNCATED : ZT_E_UNSUPPORTED, NULL, NULL, 1,
+                            off,
+                            "%zu bytes needed that are not among those given (the first %zu "
+                            "and the last %zu of %llu): the file was opened from its manifest "
+                            "alone",
+                            len, f->win_head_len, f->win_tail_len, (unsigned long long)f->size);
+        }
+        off += n;
+        dst += n;
+        len -= n;
+    }
+    return ZT_OK;
+}
+
 /* Structural bytes are read with pread() when the file is mapped, so a file
  * truncated under us gives an error here instead of SIGBUS. */
 static zt_status read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err)
 {
+    if (f->no_data)
+        return read_window(f, off, len, dst, err);
     if (!f->mapped) {
         memcpy(dst, f->data + off, len);
         return ZT_OK;
@@ -55,9 +90,9 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
     f->model.kind = lay.kind;
     f->manifest_offset = lay.manifest_offset;
     f->manifest_length = lay.manifest_length;
-    const uint8_t *mbytes = f->data + lay.manifest_offset;
+    const uint8_t *mbytes = NULL;
     uint8_t *copy = NULL;
-    if (f->mapped) {
+    if (f->mapped || f->no_data) {
         if (!(copy = zt__malloc((size_t)lay.manifest_length)))
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory reading a %llu-byte manifest",
                            (unsigned long long)lay.manifest_length);
@@ -66,6 +101,8 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
             return st;
         }
         mbytes = copy;
+    } else {
+        mbytes = f->data + lay.manifest_offset;
     }
     st = zt__fast_path_disabled
              ? ZT_E_UNSUPPORTED
@@ -105,7 +142,7 @@ static zt_status parse(zt_file *f, const zt_open_options *opt, uint64_t user_max
         return st;
     switch (zt__detect_kind(head, hl)) {
     case ZT_KIND_SAFETENSORS:
-        return zt__open_safetensors(f, user_max ? user_max : 100000000ull, err);
+        return zt__open_safetensors(f, user_max ? user_max : ZT__ST_DEFAULT_MAX_HEADER, err);
     case ZT_KIND_ALT:
         return zt__open_alt(f, err);
     default:
@@ -130,7 +167,7 @@ static zt_open_options effective(const zt_open_options *opt)
     return eff;
 }
 
-static zt_status finish_open(zt_file *f, const zt_open_options *in, zt_file **out, zt_error *err)
+zt_status zt__open_finish(zt_file *f, const zt_open_options *in, zt_file **out, zt_error *err)
 {
     zt_open_options given = effective(in);
     const zt_open_options *opt = &given;
@@ -161,7 +198,7 @@ zt_status zt_open_memory(const void *data, size_t len, const zt_open_options *op
     f->data = data ? data : (const uint8_t *)"";
     f->size = len;
     f->fd = -1;
-    return finish_open(f, opt, out, err);
+    return zt__open_finish(f, opt, out, err);
 }
 
 static zt_status map_fd(zt_file *f, const zt_open_options *opt, zt_error *err)
@@ -217,7 +254,7 @@ static zt_status open_owned_fd(int fd, const zt_open_options *opt, zt_file **out
         zt_close(f);
         return st;
     }
-    return finish_open(f, opt, out, err);
+    return zt__open_finish(f, opt, out, err);
 }
 
 zt_status zt_open(const char *path, const zt_open_options *opt, zt_file **out, zt_error *err)
@@ -407,7 +444,7 @@ const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len)
 
 const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c)
 {
-    return f->data + c->offset;
+    return f->no_data ? NULL : f->data + c->offset;
 }
 
 zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_component *c,
@@ -415,6 +452,9 @@ zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_com
 {
     if (checked)
         *checked = 0;
+    if (f->no_data)
+        return zt__fail(err, ZT_E_UNSUPPORTED, o ? o->name : NULL, c->role, 1, c->offset,
+                        "the file was opened from its manifest alone: no bytes to verify");
     if (c->digest_kind == ZT_DIGEST_NONE)
         return ZT_OK;
     zt_hasher *h = zt_hasher_new(c->digest_kind);

@@ -308,23 +308,33 @@ zt_status zt__st_parse_header(zt_model *m, const uint8_t *buf, size_t n, uint64_
     return st;
 }
 
-zt_status zt__open_safetensors(zt_file *f, uint64_t max_header, zt_error *err)
+zt_status zt__st_header_size(const uint8_t head[8], uint64_t file_size, uint64_t max_header,
+                             uint64_t *out, zt_error *err)
 {
-    uint8_t hb[8];
-    zt_status st = zt__read_at(f, 0, 8, hb, err);
-    if (st)
-        return st;
-    uint64_t n = zt__le64(hb);
+    uint64_t n = zt__le64(head);
     if (max_header > ZT_SPEC_MAX_MANIFEST)
         max_header = ZT_SPEC_MAX_MANIFEST;
     if (n > max_header)
         return zt__fail(err, ZT_E_LIMIT, NULL, NULL, 1, 0,
                         "safetensors header size %llu exceeds the limit of %llu bytes",
                         (unsigned long long)n, (unsigned long long)max_header);
-    if (n > f->size - 8)
+    if (n > file_size - 8)
         return zt__fail(err, ZT_E_TRUNCATED, NULL, NULL, 1, 0,
                         "safetensors header size %llu runs past the end of the %llu-byte file",
-                        (unsigned long long)n, (unsigned long long)f->size);
+                        (unsigned long long)n, (unsigned long long)file_size);
+    *out = n;
+    return ZT_OK;
+}
+
+zt_status zt__open_safetensors(zt_file *f, uint64_t max_header, zt_error *err)
+{
+    uint8_t hb[8];
+    zt_status st = zt__read_at(f, 0, 8, hb, err);
+    uint64_t n = 0;
+    if (!st)
+        st = zt__st_header_size(hb, f->size, max_header, &n, err);
+    if (st)
+        return st;
     uint8_t *buf = zt__malloc(n ? (size_t)n : 1);
     if (!buf)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory reading a %llu-byte header",

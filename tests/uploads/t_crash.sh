@@ -57,6 +57,16 @@ for i in $(seq 1 20); do
         session_job "$name" 2>/dev/null &
     fi
     JOB=$!
+    # Half of the PUT rounds wait (bounded) for the upload to reach staging before the
+    # random delay, so that a loaded machine, where curl may start late, still kills
+    # uploads in progress; the other rounds kill at any point, also before staging.
+    if [ $mode = put ] && [ $((i % 4)) = 1 ]; then
+        for _ in $(seq 1 100); do
+            [ "$(staging_count "$R")" -gt 0 ] && break
+            sleep 0.05
+        done
+        delay=$((delay / 4))
+    fi
     sleep "$(printf '0.%03d' "$delay")"
     n_staging=$(staging_count "$R")
     kill_daemon

@@ -93,7 +93,10 @@ ZT_API const char *zt_version_string(void);
     X(ZT_E_UNSUPPORTED, 44, "unsupported")                                                         \
     X(ZT_E_JSON, 45, "JSON error")                                                                 \
     X(ZT_E_OVERLAP, 46, "overlapping data")                                                        \
-    X(ZT_E_NOSPACE, 47, "no space left on device")
+    X(ZT_E_NOSPACE, 47, "no space left on device")                                                 \
+    X(ZT_E_CHANGED, 50, "file changed at the origin")                                              \
+    X(ZT_E_HTTP, 51, "HTTP error")                                                                 \
+    X(ZT_E_NETWORK, 52, "network error")
 
 typedef enum zt_status {
 #define ZT__ENUM(name, num, text) name = num,
@@ -241,6 +244,38 @@ ZT_API zt_status zt_open_memory(const void *data, size_t len, const zt_open_opti
                                 zt_file **out, zt_error *err);
 ZT_API void zt_close(zt_file *f);
 
+/* A file known only by its manifest, for a reader whose data bytes are
+ * elsewhere (libztensor-remote reads them over HTTP).
+ *
+ * zt_manifest_locate: where the manifest lies, from the file's first and last
+ * bytes. head holds the first head_len bytes of a file of file_size bytes (at
+ * least min(file_size, 16)); tail the last tail_len bytes (at least
+ * min(file_size, 16); unused, and may be NULL, for safetensors). The header
+ * magic, footer, sizes and limits are checked as zt_open() checks them.
+ * *offset and *length get the manifest's byte range: for .zt the CBOR
+ * manifest (the footer follows it to the end of the file); for safetensors
+ * the JSON header (after the 8-byte size). ZT_E_UNSUPPORTED for ALT files,
+ * whose tensor table is not in one place. *kind (may be NULL) is set from
+ * the head alone before anything else is checked, so a caller that gave no
+ * tail learns whether it needs one (not for safetensors; ZT_E_ARG for .zt).
+ *
+ * zt_open_manifest: open and validate such a file from its bytes at both
+ * ends: head and tail as above, but together they must hold the manifest: for
+ * .zt the tail from the manifest's first byte to the end of the file, for
+ * safetensors the head up to the header's end. Every check of zt_open() runs,
+ * component bounds against file_size included. The bytes are read during the
+ * call only (the caller keeps them). Accessors and zt_decoder_new/push work;
+ * zt_file_bytes() and zt_component_stored() return NULL, zt_file_fd() -1, and
+ * the calls that read data (zt_component_read/stream/verify, zt_decoder_read)
+ * return ZT_E_UNSUPPORTED. Release with zt_close(). */
+ZT_API zt_status zt_manifest_locate(const void *head, size_t head_len, const void *tail,
+                                    size_t tail_len, uint64_t file_size, const zt_open_options *opt,
+                                    zt_file_kind *kind, uint64_t *offset, uint64_t *length,
+                                    zt_error *err);
+ZT_API zt_status zt_open_manifest(const void *head, size_t head_len, const void *tail,
+                                  size_t tail_len, uint64_t file_size, const zt_open_options *opt,
+                                  zt_file **out, zt_error *err);
+
 ZT_API zt_file_kind zt_file_get_kind(const zt_file *f);
 /* The manifest's version string ("1.2.0", "1.0"); "" for foreign formats. */
 ZT_API const char *zt_file_version(const zt_file *f);
@@ -336,6 +371,17 @@ ZT_API zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_deco
                                 zt_error *err);
 ZT_API zt_status zt_decoder_read(zt_decoder *d, void *buf, size_t cap, size_t *out_len,
                                  zt_error *err);
+/* Push decoding, for stored bytes that arrive in pieces (from a socket) or
+ * for a file opened with zt_open_manifest: push() takes the next `len` stored
+ * bytes of the component, in order, and hands the decoded bytes to sink;
+ * end() checks that the stored bytes are complete and decoded to exactly
+ * zt_component_decoded_length() bytes. The same checks as zt_decoder_read:
+ * more stored or decoded bytes than the manifest says is ZT_E_SIZE, a bad
+ * zstd stream ZT_E_ZSTD; a non-zero return from sink stops with ZT_E_IO. A
+ * decoder is either pulled (zt_decoder_read) or pushed, not both (ZT_E_STATE). */
+ZT_API zt_status zt_decoder_push(zt_decoder *d, const void *stored, size_t len, zt_sink_fn sink,
+                                 void *ud, zt_error *err);
+ZT_API zt_status zt_decoder_push_end(zt_decoder *d, zt_sink_fn sink, void *ud, zt_error *err);
 ZT_API void zt_decoder_free(zt_decoder *d);
 
 /* Recompute the component's digest over its stored bytes. ZT_OK when it

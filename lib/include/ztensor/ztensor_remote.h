@@ -1,0 +1,181 @@
+/*
+ * libztensor-remote: read zTensor (and safetensors) files over HTTP(S) without
+ * downloading them, from ztensord or from any server that answers Range
+ * requests (nginx, an S3-compatible store, a CDN).
+ *
+ * A separate library (ztensor-remote.pc): a program that reads only local
+ * files links libztensor alone and never libcurl. The model of a remote file
+ * is libztensor's own zt_file, built by zt_open_manifest() from the bytes at
+ * the file's two ends; objects and components are read with libztensor's
+ * accessors, and their bytes with the calls below.
+ *
+ * Versions are never mixed: opening pins the file's validator (its strong
+ * ETag, or Last-Modified and size when the server sends no strong ETag).
+ * Every later request carries If-Match (or If-Unmodified-Since) and If-Range
+ * with it, and every response is checked against it; a file replaced at the
+ * origin is ZT_E_CHANGED, never a mix of two versions. Reopen to read the new
+ * one.
+ *
+ * Ownership, stated once:
+ *  - zt_remote (a session: libcurl's multi handle, its connections and
+ *    options) is created by zt_remote_new() and released by zt_remote_free().
+ *  - zt_remote_file is created by zt_remote_open*() and released by
+ *    zt_remote_close(). A file opened in a session borrows it: free the
+ *    session after its files. zt_remote_open() makes a session of its own,
+ *    which zt_remote_close() frees.
+ *  - Strings in zt_remote_options are copied: the caller keeps its own.
+ *  - const pointers returned by accessors (the zt_file, the URL, the
+ *    validator) are owned by the zt_remote_file and live until
+ *    zt_remote_close().
+ *  - Buffers passed to the read calls stay the caller's. After a failed read
+ *    their contents are unspecified.
+ * Every function that can fail returns a zt_status and fills a zt_error
+ * (may be NULL) whose message names the URL, and where known the object,
+ * the component and the byte offset in the file.
+ *
+ * Thread safety: a session, and the files opened in it, are used by one
+ * thread at a time. Use one session per thread for parallel callers; inside
+ * one call, zt_remote_read_many() already reads over many connections.
+ */
+#ifndef ZTENSOR_REMOTE_H
+#define ZTENSOR_REMOTE_H
+
+#include "ztensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ZT_BUILDING_REMOTE)
+#define ZT_REMOTE_API __attribute__((visibility("default")))
+#else
+#define ZT_REMOTE_API
+#endif
+
+/* ---------------------------------------------------------------- options */
+
+/* Defaults of zt_remote_options (zt_remote_options_init). */
+#define ZT_REMOTE_DEFAULT_CONNECT_TIMEOUT 10.0 /* seconds */
+#define ZT_REMOTE_DEFAULT_STALL_TIMEOUT 30.0   /* seconds without a byte */
+#define ZT_REMOTE_DEFAULT_RETRIES 6
+#define ZT_REMOTE_DEFAULT_BACKOFF 0.25     /* seconds, doubled per retry */
+#define ZT_REMOTE_DEFAULT_MAX_BACKOFF 30.0 /* seconds; also the longest Retry-After honoured */
+#define ZT_REMOTE_DEFAULT_CONNECTIONS 4
+#define ZT_REMOTE_DEFAULT_CHUNK (8u << 20)        /* bytes per range request of a large read */
+#define ZT_REMOTE_DEFAULT_OPEN_WINDOW (64u << 10) /* bytes asked for at each end on open */
+
+/* Use the URL as given, even when it looks like a ztensord file URL
+ * (…/v1/files/NAME, whose bytes zt_remote_open otherwise reads at …/raw). */
+#define ZT_REMOTE_PLAIN_URL 1u
+
+typedef struct zt_remote_options {
+    size_t size;              /* sizeof(zt_remote_options): set by zt_remote_options_init(); lets
+                                 later versions add fields */
+    const char *bearer_token; /* Authorization: Bearer …; NULL for none. Copied. */
+    const char *ca_file;      /* PEM bundle to trust instead of the system's; NULL = system */
+    int insecure;             /* 1: do not verify the TLS peer (tests only) */
+    double connect_timeout;   /* seconds per TCP+TLS connect */
+    double total_timeout;     /* seconds for one call (open or a read), retries and waits
+                                 included; 0 = no limit */
+    double stall_timeout;     /* a request that receives no byte for this long (seconds,
+                                 1 to 3600) is dropped and resumed from its last byte on
+                                 a new connection */
+    unsigned max_retries;     /* consecutive failures of one request before the call fails;
+                                 a retry that brought bytes starts the count again */
+    double backoff;           /* first wait before a retry; doubled each time, with jitter */
+    double max_backoff;       /* cap of one wait; a longer Retry-After fails at once */
+    unsigned connections;     /* zt_remote_read_many's default, and zt_remote_read_component's */
+    size_t chunk_size;        /* large reads are split into range requests of this size
+                                 (at least 64 KiB) */
+    size_t open_window;       /* bytes fetched from each end on open (at least 64) */
+    unsigned flags;           /* ZT_REMOTE_* */
+    zt_open_options open;     /* limits applied to the manifest, as for zt_open() */
+} zt_remote_options;
+
+/* Fills *o with the defaults above; set fields after calling it. */
+ZT_REMOTE_API void zt_remote_options_init(zt_remote_options *o);
+
+/* ---------------------------------------------------------------- session */
+
+typedef struct zt_remote zt_remote;
+/* opt may be NULL (defaults). ZT_E_ARG for an option out of range or a token
+ * with characters a header cannot carry. */
+ZT_REMOTE_API zt_status zt_remote_new(const zt_remote_options *opt, zt_remote **out, zt_error *err);
+ZT_REMOTE_API void zt_remote_free(zt_remote *r);
+
+/* ------------------------------------------------------------------ files */
+
+typedef struct zt_remote_file zt_remote_file;
+
+/* Open the file at url (http:// or https://): a ztensord file URL
+ * (http://host:7070/v1/files/NAME), or a plain URL of a .zt or .safetensors
+ * file on a server that answers Range requests. Reads the footer and the
+ * manifest (one round trip of two requests, and one more when the manifest
+ * is larger than open_window), validates them with libztensor's parser and
+ * pins the validator. Errors: ZT_E_NOT_FOUND (404), ZT_E_HTTP (another
+ * status, or a server that ignores Range for a file larger than
+ * open_window), ZT_E_NETWORK, ZT_E_CHANGED (the file changed between the
+ * requests), and every error of zt_open(). */
+ZT_REMOTE_API zt_status zt_remote_open(const char *url, const zt_remote_options *opt,
+                                       zt_remote_file **out, zt_error *err);
+/* The same in an existing session (which must outlive the file). */
+ZT_REMOTE_API zt_status zt_remote_open_in(zt_remote *r, const char *url, zt_remote_file **out,
+                                          zt_error *err);
+ZT_REMOTE_API void zt_remote_close(zt_remote_file *rf);
+
+/* The model: objects and components through libztensor's accessors. Its data
+ * calls (zt_component_read, ...) return ZT_E_UNSUPPORTED: use the calls below. */
+ZT_REMOTE_API const zt_file *zt_remote_file_zt(const zt_remote_file *rf);
+/* The URL the bytes are read from (…/raw for a ztensord file URL). */
+ZT_REMOTE_API const char *zt_remote_file_url(const zt_remote_file *rf);
+/* The pinned validator: the ETag as sent (with its quotes), or "" when the
+ * server sent no strong one; then Last-Modified as sent, or "". */
+ZT_REMOTE_API const char *zt_remote_file_etag(const zt_remote_file *rf);
+ZT_REMOTE_API const char *zt_remote_file_last_modified(const zt_remote_file *rf);
+
+/* ------------------------------------------------------------------ reads */
+
+/* What a read returns: the decoded bytes (zstd decompressed; what
+ * zt_component_read gives) or the bytes as stored in the file. */
+#define ZT_REMOTE_DECODED 0u
+#define ZT_REMOTE_STORED 1u
+
+/* One whole component of rf's model into buf (cap >= the decoded length, or
+ * the stored length with ZT_REMOTE_STORED). *out_len gets the bytes written.
+ * The component's digest, when it has one, is checked over the stored bytes:
+ * ZT_E_DIGEST_MISMATCH names the object, component and offset. Large
+ * components are read as several ranges over the session's connections. */
+ZT_REMOTE_API zt_status zt_remote_read_component(zt_remote_file *rf, const zt_component *c,
+                                                 unsigned flags, void *buf, size_t cap,
+                                                 size_t *out_len, zt_error *err);
+
+/* len bytes at offset of the component's decoded (or stored) bytes into buf.
+ * offset + len beyond them is ZT_E_ARG. The digest is checked only when the
+ * range is the whole component. A range of decoded zstd bytes is decoded
+ * from the component's start, so it costs the stored bytes up to its end. */
+ZT_REMOTE_API zt_status zt_remote_read_range(zt_remote_file *rf, const zt_component *c,
+                                             unsigned flags, uint64_t offset, void *buf, size_t len,
+                                             zt_error *err);
+
+/* One request of zt_remote_read_many. */
+typedef struct zt_remote_request {
+    const zt_component *component; /* of rf's model */
+    unsigned flags;                /* ZT_REMOTE_DECODED or ZT_REMOTE_STORED */
+    void *buf;                     /* the caller's; cap bytes */
+    size_t cap;
+    size_t len;       /* out: bytes written */
+    zt_status status; /* out: ZT_OK once this component is complete and checked */
+} zt_remote_request;
+
+/* Many whole components at once over `connections` connections (0 = the
+ * session's default), each with its digest checked as for
+ * zt_remote_read_component: the call to load a model straight into memory.
+ * The first failure stops the call and is returned; requests already
+ * complete keep status ZT_OK, the others get that failure's code. */
+ZT_REMOTE_API zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
+                                            unsigned connections, zt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZTENSOR_REMOTE_H */

@@ -1,0 +1,189 @@
+/*
+ * Internal declarations of libztensor-remote, in three layers that call
+ * downwards only: pure parsers of what comes from the network
+ * (http_parse.c), the transport that runs range requests over libcurl's
+ * multi interface (transport.c), and the file and read calls on top
+ * (remote_file.c, remote_read.c). Internal names are ztr__*; nothing here is
+ * exported. docs/PULL.md describes the design.
+ */
+#ifndef ZT_REMOTE_INTERNAL_H
+#define ZT_REMOTE_INTERNAL_H
+
+#include "ztensor/ztensor_remote.h"
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* ---- errors (remote_error.c): the core's message shape, plus the URL */
+zt_status ztr__fail(zt_error *err, zt_status code, const char *url, const char *obj,
+                    const char *comp, int has_off, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+/* Adds " (URL)" to a message that a core call wrote into err. */
+void ztr__add_url(zt_error *err, const char *url);
+
+/* ---- pure parsers (http_parse.c): bytes from a stranger, no allocation */
+
+/* Content-Range of a 206 ("bytes 0-99/1000", total may be "*") or a 416
+ * ("bytes * /1000", without the space). 0 on success, -1 when malformed. */
+typedef struct ztr_content_range {
+    bool unsatisfied; /* "bytes * /total": first and last are meaningless */
+    bool total_known; /* total was a number, not "*" */
+    uint64_t first, last, total;
+} ztr_content_range;
+int ztr__parse_content_range(const char *s, size_t n, ztr_content_range *out);
+
+/* Retry-After: delta-seconds or an HTTP-date, as seconds from now (>= 0; a
+ * date in the past is 0). 0 on success, -1 when malformed. */
+int ztr__parse_retry_after(const char *s, size_t n, time_t now, double *seconds);
+
+/* An entity-tag: 1 strong ("x"), 2 weak (W/"x"), 0 malformed. */
+int ztr__etag_kind(const char *s, size_t n);
+
+/* "HTTP/1.1 206 Partial Content" -> 206. 0 on success, -1 otherwise. */
+int ztr__parse_status_line(const char *s, size_t n, int *code);
+
+/* A header line "Name: value\r\n" whose name is `name` (any case): *val and
+ * *vlen get the value without surrounding blanks. */
+bool ztr__header_is(const char *line, size_t n, const char *name, const char **val, size_t *vlen);
+
+/* The URL whose bytes are read, from the URL a caller gave: http:// or
+ * https:// only; a ztensord file URL (…/v1/files/NAME.zt, .safetensors or
+ * .alt, NAME may hold slashes) gets "/raw" appended unless flags has
+ * ZT_REMOTE_PLAIN_URL. *safetensors is set when the path names a
+ * .safetensors file. 0 on success; -1 with *why set otherwise. */
+int ztr__data_url(const char *url, unsigned flags, char *out, size_t cap, bool *safetensors,
+                  const char **why);
+
+/* A one-line summary of an error body for a message: "code: message" from
+ * ztensord's {"error":{"code":…,"message":…}}, otherwise the printable
+ * start of the body. Always NUL-terminated. */
+void ztr__error_summary(const char *body, size_t n, char *out, size_t cap);
+
+/* ---- transport (transport.c) */
+
+/* The validator pinned at open. */
+typedef struct ztr_pin {
+    char etag[256]; /* the ETag as sent, "" if none */
+    bool strong;    /* etag is strong: usable in If-Match */
+    char lm[64];    /* Last-Modified as sent, "" if none */
+    uint64_t size;
+} ztr_pin;
+
+struct zt_remote {
+    zt_remote_options opt;
+    char *token, *ca_file; /* copies; opt's pointers point here */
+    CURLM *multi;
+    CURL **idle; /* easy handles kept for reuse */
+    size_t nidle;
+    uint64_t rng; /* jitter */
+};
+
+typedef struct ztr_xfer ztr_xfer;
+/* Body bytes of a transfer, in order, at file offset `at`. 0: go on; 1: stop
+ * here, successfully; -1: failure, described in *err. */
+typedef int (*ztr_body_fn)(void *ud, uint64_t at, const uint8_t *p, size_t n, zt_error *err);
+
+/* What the last attempt of a transfer was answered (transport.c). */
+typedef struct ztr_resp {
+    int status;
+    bool has_range, range_bad;
+    ztr_content_range cr;
+    char etag[256], lm[64];
+    bool has_retry_after;
+    double retry_after;
+    int64_t content_length; /* -1 when absent */
+    bool coded;             /* a Content-Encoding other than identity */
+    char body[512];         /* the start of an error body */
+    size_t body_len, discarded;
+} ztr_resp;
+
+/* One range request, retried and resumed until it is complete. */
+struct ztr_xfer {
+    /* set by the caller */
+    uint64_t start, len; /* bytes [start, start + len) of the file */
+    bool suffix;         /* open: the last `len` bytes, the size being unknown */
+    bool accept_full;    /* open: a 200 with the whole file (at most len bytes) is fine */
+    ztr_body_fn on_body;
+    void *ud;
+    const char *obj, *comp; /* for messages */
+    /* results */
+    uint64_t got;   /* body bytes delivered */
+    uint64_t total; /* the file size the server gave */
+    bool full;      /* the server sent the whole file with 200 */
+    char etag[256], lm[64];
+    /* the engine's */
+    int state; /* XFER_* in transport.c */
+    unsigned fails;
+    double not_before;
+    uint64_t got_at_start; /* got when this attempt started */
+    double last_byte;      /* when this attempt last received something */
+    CURL *easy;
+    struct curl_slist *hdrs;
+    ztr_resp resp;
+    bool checked;
+    int verdict;
+    zt_status why;    /* the verdict's code */
+    char reason[256]; /* the verdict's words */
+    char errbuf[CURL_ERROR_SIZE];
+    struct ztr_batch *batch;
+};
+
+typedef struct ztr_batch {
+    zt_remote *r;
+    const char *url;
+    const ztr_pin *pin; /* NULL while opening */
+    ztr_xfer *x;
+    size_t n;
+    unsigned conns;
+    double deadline; /* ztr__now() seconds; 0: none */
+    /* Names the object and component of a failing request for its message
+     * (may be NULL: x->obj and x->comp are used). */
+    void (*where)(void *ud, const ztr_xfer *x, uint64_t at, const char **obj, const char **comp);
+    void *where_ud;
+    bool failed;
+    double now; /* ztr__now() at the top of the engine's loop */
+    zt_error *err;
+    zt_error scratch;
+} ztr_batch;
+
+/* ---- the session (session.c) */
+/* An easy handle for a request (reset), and back to the idle ones after. */
+CURL *ztr__easy_get(zt_remote *r);
+void ztr__easy_put(zt_remote *r, CURL *e);
+/* Uniform in [0, 1), for the jitter of retries. */
+double ztr__rand01(zt_remote *r);
+
+/* Runs every transfer to completion over at most b->conns connections, or
+ * stops at the first failure (returned, and described in *b->err). */
+zt_status ztr__run(ztr_batch *b);
+/* Monotonic seconds. */
+double ztr__now(void);
+/* The deadline of a call that starts now (0: none). */
+double ztr__deadline(const zt_remote *r);
+
+/* ---- hashing threads (hash_lanes.c): segments pushed to lane k are hashed
+ * in order on that lane's thread. new() returns NULL when no thread can be
+ * had (hash on the caller's thread then); push() false when out of memory.
+ * wait() returns once every pushed segment is hashed; free() waits too. */
+typedef struct ztr_lanes ztr_lanes;
+ztr_lanes *ztr__lanes_new(unsigned n);
+bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n);
+void ztr__lanes_wait(ztr_lanes *L);
+void ztr__lanes_free(ztr_lanes *L);
+
+/* ---- files (remote_file.c) */
+struct zt_remote_file {
+    zt_remote *r;
+    bool own_session;
+    char *url; /* the data URL */
+    ztr_pin pin;
+    zt_file *zf;
+    /* A server that ignores Range sent the whole (small) file at open: reads
+     * are served from these bytes, the version opened. */
+    uint8_t *whole;
+};
+
+#endif

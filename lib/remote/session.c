@@ -1,0 +1,158 @@
+/*
+ * The session (zt_remote): options checked and copied once, libcurl's multi
+ * handle, whose connection cache keeps connections open from one call to the
+ * next, a few idle easy handles for reuse, and the jitter of retries. Also
+ * the clock every deadline is measured on.
+ */
+#include "remote_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_IDLE 32
+
+double ztr__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double ztr__deadline(const zt_remote *r)
+{
+    return r->opt.total_timeout > 0 ? ztr__now() + r->opt.total_timeout : 0;
+}
+
+/* ---- the session */
+
+void zt_remote_options_init(zt_remote_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+    o->connect_timeout = ZT_REMOTE_DEFAULT_CONNECT_TIMEOUT;
+    o->stall_timeout = ZT_REMOTE_DEFAULT_STALL_TIMEOUT;
+    o->max_retries = ZT_REMOTE_DEFAULT_RETRIES;
+    o->backoff = ZT_REMOTE_DEFAULT_BACKOFF;
+    o->max_backoff = ZT_REMOTE_DEFAULT_MAX_BACKOFF;
+    o->connections = ZT_REMOTE_DEFAULT_CONNECTIONS;
+    o->chunk_size = ZT_REMOTE_DEFAULT_CHUNK;
+    o->open_window = ZT_REMOTE_DEFAULT_OPEN_WINDOW;
+}
+
+/* A token goes into a header line: RFC 6750's b64token characters only. */
+static bool token_ok(const char *t)
+{
+    if (!*t || strlen(t) > 4096)
+        return false;
+    for (; *t; t++)
+        if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') ||
+              strchr("-._~+/=", *t)))
+            return false;
+    return true;
+}
+
+static zt_status check_options(const zt_remote_options *o, zt_error *err)
+{
+    const char *bad = NULL;
+    if (o->size < sizeof(*o))
+        bad = "size is not sizeof(zt_remote_options): call zt_remote_options_init";
+    else if (!(o->connect_timeout > 0 && o->connect_timeout <= 3600))
+        bad = "connect_timeout must be in (0, 3600] seconds";
+    else if (!(o->total_timeout >= 0 && o->total_timeout <= 1e7))
+        bad = "total_timeout must be in [0, 1e7] seconds";
+    else if (!(o->stall_timeout >= 1 && o->stall_timeout <= 3600))
+        bad = "stall_timeout must be in [1, 3600] seconds";
+    else if (o->max_retries > 100)
+        bad = "max_retries must be at most 100";
+    else if (!(o->backoff >= 0 && o->backoff <= 3600 && o->max_backoff >= o->backoff &&
+               o->max_backoff <= 86400))
+        bad = "backoff must be in [0, 3600] and max_backoff in [backoff, 86400] seconds";
+    else if (o->connections < 1 || o->connections > 256)
+        bad = "connections must be in [1, 256]";
+    else if (o->chunk_size < (64u << 10))
+        bad = "chunk_size must be at least 64 KiB";
+    else if (o->open_window < 64 || o->open_window > (64u << 20))
+        bad = "open_window must be in [64 B, 64 MiB]";
+    else if (o->bearer_token && !token_ok(o->bearer_token))
+        bad = "bearer_token holds characters a bearer token may not (RFC 6750)";
+    return bad ? ztr__fail(err, ZT_E_ARG, NULL, NULL, NULL, 0, 0, "options: %s", bad) : ZT_OK;
+}
+
+zt_status zt_remote_new(const zt_remote_options *opt, zt_remote **out, zt_error *err)
+{
+    zt_remote_options defaults;
+    zt_remote_options_init(&defaults);
+    if (!out)
+        return ztr__fail(err, ZT_E_ARG, NULL, NULL, NULL, 0, 0, "NULL argument");
+    *out = NULL;
+    if (!opt)
+        opt = &defaults;
+    zt_status st = check_options(opt, err);
+    if (st)
+        return st;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return ztr__fail(err, ZT_E_NETWORK, NULL, NULL, NULL, 0, 0, "libcurl failed to start");
+    zt_remote *r = calloc(1, sizeof(*r));
+    if (!r) {
+        curl_global_cleanup();
+        return ztr__fail(err, ZT_E_NOMEM, NULL, NULL, NULL, 0, 0, "out of memory");
+    }
+    r->opt = *opt;
+    r->opt.size = sizeof(r->opt);
+    r->token = opt->bearer_token ? strdup(opt->bearer_token) : NULL;
+    r->ca_file = opt->ca_file ? strdup(opt->ca_file) : NULL;
+    r->opt.bearer_token = r->token;
+    r->opt.ca_file = r->ca_file;
+    r->multi = curl_multi_init();
+    r->idle = calloc(MAX_IDLE, sizeof(*r->idle));
+    r->rng = (uint64_t)(ztr__now() * 1e9) ^ (uint64_t)(uintptr_t)r;
+    if (!r->multi || !r->idle || (opt->bearer_token && !r->token) ||
+        (opt->ca_file && !r->ca_file)) {
+        zt_remote_free(r);
+        return ztr__fail(err, ZT_E_NOMEM, NULL, NULL, NULL, 0, 0, "out of memory");
+    }
+    curl_multi_setopt(r->multi, CURLMOPT_MAXCONNECTS, (long)(2 * r->opt.connections + 8));
+    *out = r;
+    return ZT_OK;
+}
+
+void zt_remote_free(zt_remote *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nidle; i++)
+        curl_easy_cleanup(r->idle[i]);
+    free(r->idle);
+    if (r->multi)
+        curl_multi_cleanup(r->multi);
+    free(r->token);
+    free(r->ca_file);
+    free(r);
+    curl_global_cleanup();
+}
+
+double ztr__rand01(zt_remote *r)
+{
+    r->rng ^= r->rng << 13;
+    r->rng ^= r->rng >> 7;
+    r->rng ^= r->rng << 17;
+    return (double)(r->rng >> 11) / 9007199254740992.0;
+}
+
+CURL *ztr__easy_get(zt_remote *r)
+{
+    if (r->nidle) {
+        CURL *e = r->idle[--r->nidle];
+        curl_easy_reset(e);
+        return e;
+    }
+    return curl_easy_init();
+}
+
+void ztr__easy_put(zt_remote *r, CURL *e)
+{
+    if (r->nidle < MAX_IDLE)
+        r->idle[r->nidle++] = e;
+    else
+        curl_easy_cleanup(e);
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""relay.py: a loopback HTTP relay in front of an origin (ztensord or nginx)
+that breaks answers on purpose, for libztensor-remote's tests. Python stdlib
+only; listens on 127.0.0.1 only and talks to 127.0.0.1 only.
+
+    relay.py ORIGIN_PORT PORTFILE LOGFILE MODE [ARGS...]
+
+MODE (SKIP = requests passed through untouched first; the open of a small
+file makes two):
+    pass                      forward every request
+    flip SKIP                 flip one byte (the middle one) of every later body
+    status SKIP K CODE RA     answer the K requests after SKIP with CODE and,
+                              unless RA is "-", Retry-After: RA; then forward
+    stall SKIP SECONDS        the request after SKIP gets half its body, then
+                              nothing for SECONDS, then the connection closes
+    cut SKIP                  the request after SKIP gets half its body, then
+                              the connection closes
+    nofinal SKIP SECONDS      the request after SKIP gets its whole body chunked,
+                              without the last chunk, then nothing for SECONDS
+    encoding SKIP             later answers say Content-Encoding: gzip
+    full                      forward without Range (the origin answers 200)
+    no-if-match               forward without If-Match and If-Unmodified-Since
+    no-conditionals           forward without If-Match, If-Unmodified-Since, If-Range
+    no-etag                   forward, and drop ETag from the answers
+    hang SECONDS              read requests, answer nothing for SECONDS
+
+Writes its port to PORTFILE once listening; one line per request to LOGFILE:
+    N METHOD PATH | Range | If-Match | If-Range | If-Unmodified-Since |
+    Authorization -> STATUS
+Every wait is bounded; the process ends when the test kills it.
+"""
+import http.client
+import http.server
+import socketserver
+import sys
+import threading
+import time
+
+ORIGIN = int(sys.argv[1])
+PORTFILE, LOGFILE, MODE = sys.argv[2], sys.argv[3], sys.argv[4]
+ARGS = sys.argv[5:]
+LOCK = threading.Lock()
+COUNT = [0]
+FORWARD = ["Range", "If-Match", "If-Range", "If-Unmodified-Since", "If-None-Match",
+           "Authorization", "Accept-Encoding"]
+KEEP = ["Content-Type", "Content-Range", "ETag", "Last-Modified", "Retry-After",
+        "Accept-Ranges", "Content-Encoding", "WWW-Authenticate"]
+
+
+def log(line):
+    with LOCK:
+        with open(LOGFILE, "a") as f:
+            f.write(line + "\n")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def fetch(self, drop_range):
+        hdrs = {h: self.headers[h] for h in FORWARD if self.headers.get(h) is not None}
+        drop = []
+        if drop_range:
+            drop = ["Range", "If-Range"]
+        elif MODE == "no-if-match":
+            drop = ["If-Match", "If-Unmodified-Since"]
+        elif MODE == "no-conditionals":
+            drop = ["If-Match", "If-Unmodified-Since", "If-Range"]
+        for h in drop:
+            hdrs.pop(h, None)
+        c = http.client.HTTPConnection("127.0.0.1", ORIGIN, timeout=30)
+        c.request("GET", self.path, headers=hdrs)
+        r = c.getresponse()
+        body = r.read()
+        out = [(h, r.getheader(h)) for h in KEEP if r.getheader(h) is not None
+               and not (MODE == "no-etag" and h == "ETag")]
+        c.close()
+        return r.status, out, body
+
+    def send(self, status, headers, body, send_len=None, close=False):
+        self.send_response(status)
+        for h, v in headers:
+            self.send_header(h, v)
+        self.send_header("Content-Length", str(len(body)))
+        if close:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body if send_len is None else body[:send_len])
+        self.wfile.flush()
+
+    def do_GET(self):
+        with LOCK:
+            COUNT[0] += 1
+            n = COUNT[0]
+        h = self.headers
+        desc = "%d GET %s | %s | %s | %s | %s | %s" % (
+            n, self.path, h.get("Range", "-"), h.get("If-Match", "-"), h.get("If-Range", "-"),
+            h.get("If-Unmodified-Since", "-"), h.get("Authorization", "-"))
+        skip = int(ARGS[0]) if ARGS and MODE in ("flip", "status", "stall", "cut", "nofinal",
+                                                 "encoding") else 0
+        if MODE == "hang":
+            log(desc + " -> (no answer)")
+            time.sleep(min(float(ARGS[0]), 60))
+            self.close_connection = True
+            return
+        if MODE == "status" and skip < n <= skip + int(ARGS[1]):
+            code = int(ARGS[2])
+            hdrs = [("Content-Type", "application/json")]
+            if ARGS[3] != "-":
+                hdrs.append(("Retry-After", ARGS[3]))
+            body = b'{"error":{"code":"relay","message":"made up by relay.py"}}'
+            log(desc + " -> %d (made up)" % code)
+            self.send(code, hdrs, body)
+            return
+        status, hdrs, body = self.fetch(MODE == "full")
+        log(desc + " -> %d" % status)
+        if n <= skip or status >= 300 or MODE not in ("flip", "stall", "cut", "status",
+                                                      "nofinal", "encoding"):
+            self.send(status, hdrs, body)
+        elif MODE == "flip":
+            b = bytearray(body)
+            if b:
+                b[len(b) // 2] ^= 0x01
+            self.send(status, hdrs, bytes(b))
+        elif MODE in ("stall", "cut") and n == skip + 1:
+            self.send(status, hdrs, body, send_len=len(body) // 2, close=True)
+            if MODE == "stall":
+                time.sleep(min(float(ARGS[1]), 60))
+            self.close_connection = True
+        elif MODE == "nofinal" and n == skip + 1:
+            self.send_response(status)
+            for h, v in hdrs:
+                self.send_header(h, v)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+            self.wfile.flush()
+            time.sleep(min(float(ARGS[1]), 60))
+            self.close_connection = True
+        elif MODE == "encoding":
+            self.send(status, hdrs + [("Content-Encoding", "gzip")], body)
+        else:
+            self.send(status, hdrs, body)
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    srv = Server(("127.0.0.1", 0), Handler)
+    with open(PORTFILE + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    import os
+    os.rename(PORTFILE + ".tmp", PORTFILE)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
