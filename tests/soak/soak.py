@@ -138,6 +138,8 @@ class Worker:
         kind = "zstd_stored" if stored else "zstd_decoded"
         hdr = {"Accept-Encoding": "zstd" if stored else "identity"}
         st, r, body = self.request("GET", path, headers=hdr)
+        if not stored and self.slots_full(kind, st, r, body, "too_many_decoders"):
+            return
         enc = r.getheader("Content-Encoding") or ""
         if stored:
             good = enc == "zstd" and "sha256:" + sha256_hex(body) == stored_digest
@@ -193,17 +195,18 @@ class Worker:
         if self.check("cut", {200}, st, got == want, "read %d of %d" % (got, want)):
             self.stats.ok("cut", st, got)
 
-    def slots_full(self, kind, st, r, body):
-        """503 too_many_uploads is a valid answer (the daemon runs with the default
-        max_uploads, 16): check it is that one, wait as told (at most 1 s), move on."""
+    def slots_full(self, kind, st, r, body, code="too_many_uploads"):
+        """503 CODE is a valid answer: too_many_uploads (the daemon runs with the
+        default max_uploads, 16) or too_many_decoders (max_decode_streams, 32, against
+        256 connections): check it is that one, wait as told (at most 1 s), move on."""
         if st != 503:
             return False
         try:
-            good = json.loads(body)["error"]["code"] == "too_many_uploads"
+            good = json.loads(body)["error"]["code"] == code
         except (ValueError, KeyError, TypeError):
             good = False
         if self.check(kind, {503}, st, good and r.getheader("Retry-After") == "1",
-                      "not too_many_uploads with Retry-After: 1: %r" % body[:200]):
+                      "not %s with Retry-After: 1: %r" % (code, body[:200])):
             self.stats.ok(kind, st)
         time.sleep(self.rng.uniform(0.1, 1.0))
         return True
@@ -408,8 +411,11 @@ def verify_end(cfg, workers, dropped, problems):
                 if st != 200 or sha256_hex(body) != digest:
                     problems.append("session file %s object %s: status %d, bytes differ" % (name, obj, st))
     w.drop()
+    # Staging files, not directories: the running instance holds its own directory
+    # (run-PID-RANDOM) for its lifetime and removes it when it stops.
     staging = os.path.join(cfg["root"], ".ztensord-staging")
-    left = os.listdir(staging) if os.path.isdir(staging) else []
+    left = [os.path.relpath(os.path.join(d, f), staging)
+            for d, _, fs in os.walk(staging) for f in fs]
     if left:
         problems.append("staging not empty: %s" % left[:10])
     return nup, nsess
