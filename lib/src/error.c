@@ -69,8 +69,10 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
         snprintf(where + w, sizeof(where) - w, "%sbyte %llu", w ? ", " : "",
                  (unsigned long long)off);
     if (where[0])
-        snprintf(err->message, sizeof(err->message), "%s: %s (%s)", zt_status_name(code), detail,
-                 where);
+        /* Precisions bound the output for gcc's -Wformat-truncation (a Debug build fails
+           without them); the message is cut, never overrun, either way. */
+        snprintf(err->message, sizeof(err->message), "%s: %.420s (%.300s)", zt_status_name(code),
+                 detail, where);
     else
         snprintf(err->message, sizeof(err->message), "%s: %s", zt_status_name(code), detail);
     return code;
