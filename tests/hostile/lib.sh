@@ -48,3 +48,25 @@ rescan() {
     done
     bad "rescan" "no new catalog generation in the log within 10 s"
 }
+
+# raw_statuses FILE: the status codes of the responses in a raw answer (as raw_http prints
+# it), in order, each followed by a space. Walks the answer response by response (header
+# block, then Content-Length bytes of body), so a body never passes for a status line; bytes
+# left over that do not start a response are printed as "junk".
+raw_statuses() {
+    "$PY" -c '
+import re, sys
+d = open(sys.argv[1], "rb").read()
+out = []
+while d.startswith(b"HTTP/"):
+    end = d.find(b"\r\n\r\n")
+    if end < 0:
+        break
+    head = d[:end].decode("latin-1")
+    out.append(head.split(" ", 2)[1])
+    m = re.search(r"(?im)^content-length:\s*(\d+)", head)
+    d = d[end + 4 + (int(m.group(1)) if m else 0):]
+if d:
+    out.append("junk")
+print("".join(c + " " for c in out), end="")' "$1"
+}
