@@ -2,8 +2,8 @@
 # Header and URL limits: a path just under and over the server's 4096 bytes (404 / 414
 # JSON, the connection kept), request lines and header blocks larger than libmicrohttpd's
 # per-connection memory (414 / 431, one response, the connection closed), many headers,
-# long header lines, folded lines, a huge Cookie, the same on a PUT with a body, and fifty
-# such clients at once. After each: the daemon answers /healthz; at the end it exits
+# long header lines, folded lines, a huge Cookie, the same on a PUT with a body, file names
+# longer than the file system allows (400 before the body), and fifty such clients at once. After each: the daemon answers /healthz; at the end it exits
 # cleanly (no sanitizer report). Nothing was tested for these before this script.
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -83,6 +83,22 @@ for i in $(seq 1 3000); do hs+=(-H "X-H$i: v"); done
 req "a PUT with 3000 small headers" 431 "${hs[@]}" -T "$T/body.zt" "$URL/v1/files/many.zt"
 check_staging_empty "the refused PUTs staged nothing" "$R"
 check_eq "the refused PUTs published nothing" "$(published_files "$R" | tr '\n' ' ')" "a.zt "
+
+# ---- names the file system cannot hold: refused before the body, not after it
+S255=$(head -c 252 /dev/zero | tr '\0' n).zt
+put "$S255" "$T/body.zt"
+check_code "PUT a name of 255 bytes: 201" 201
+req "DELETE it" 204 -X DELETE "$URL/v1/files/$S255"
+# ROOT/NAME of exactly PATH_MAX (4096) bytes: one too many (the URL path stays under 4096)
+LONG=$("$PY" -c 'import sys; n = 4096 - len(sys.argv[1])
+print("/".join(["d" * 199] * (n // 200)) + "/" + "x" * (n % 200 - 4) + ".zt")' "$R")
+for name in "$(head -c 253 /dev/zero | tr '\0' n).zt" "$(head -c 256 /dev/zero | tr '\0' d)/x.zt" "$LONG"; do
+    put "$name" "$T/body.zt" -H 'Expect: 100-continue'
+    check_code "PUT a name with ${#name} bytes, a segment or the whole path too long: 400" 400
+    check_errbody "PUT a name too long (${#name} bytes)" bad_name
+done
+check_staging_empty "the names too long staged nothing" "$R"
+check_eq "the names too long published nothing" "$(published_files "$R" | tr '\n' ' ')" "a.zt "
 
 # ---- fifty clients at once, each with a 1 MiB header block
 pids=()
