@@ -414,15 +414,6 @@ static const char *future_date(const char *v)
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
 {
-    ztd_request_headers h = {
-        .range = ztd_header(c, "Range"),
-        .if_range = ztd_header(c, "If-Range"),
-        .if_match = ztd_header(c, "If-Match"),
-        .if_none_match = ztd_header(c, "If-None-Match"),
-        .if_modified_since = future_date(ztd_header(c, "If-Modified-Since")),
-        .if_unmodified_since = ztd_header(c, "If-Unmodified-Since"),
-        .is_get_or_head = 1,
-    };
     /* A file cut short in place since the catalog opened it: sendfile would
      * stop at its end and libmicrohttpd would wait on the connection until the
      * timeout. Refuse now; the rescan the change triggers settles it. */
@@ -431,9 +422,22 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
                              "\"%s\" is shorter on disk than when it was opened (truncated in "
                              "place?); retry once it has been rescanned",
                              b->entry ? b->entry->name : "");
+    /* The lists and Range read with every line of them (a Range sent twice is invalid). */
+    char *own[3];
+    ztd_request_headers h = {
+        .range = ztd_header_all(c, "Range", &own[0]),
+        .if_range = ztd_header(c, "If-Range"),
+        .if_match = ztd_header_all(c, "If-Match", &own[1]),
+        .if_none_match = ztd_header_all(c, "If-None-Match", &own[2]),
+        .if_modified_since = future_date(ztd_header(c, "If-Modified-Since")),
+        .if_unmodified_since = ztd_header(c, "If-Unmodified-Since"),
+        .is_get_or_head = 1,
+    };
     ztd_validators v = {b->etag[0] ? b->etag : NULL, b->last_modified};
     ztd_plan plan;
     ztd_plan_request(&h, &v, b->len, b->max_ranges, &plan);
+    for (int i = 0; i < 3; i++)
+        free(own[i]);
     /* Ranges of a stream decoded on the fly: one span (decode and skip), not several. */
     if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1 && b->kind == ZTD_BODY_DECODE)
         plan.status = ZTD_PLAN_FULL;

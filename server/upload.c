@@ -144,13 +144,19 @@ int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
 {
     char etag[40];
     bool exists = current_etag(s->cfg->root, rel, etag) == 0;
-    const char *im = ztd_header(c, "If-Match"), *inm = ztd_header(c, "If-None-Match");
-    if (im && !(exists && ztd_etag_list_match(im, etag, 0))) {
+    char *own_im, *own_inm; /* lists split over several header lines, joined */
+    const char *im = ztd_header_all(c, "If-Match", &own_im);
+    const char *inm = ztd_header_all(c, "If-None-Match", &own_inm);
+    bool im_fails = im && !(exists && ztd_etag_list_match(im, etag, 0));
+    bool inm_fails = !im_fails && inm && exists && ztd_etag_list_match(inm, etag, 1);
+    free(own_im);
+    free(own_inm);
+    if (im_fails) {
         *ret = ztd_error(c, r, 412, "precondition_failed", "If-Match does not hold: \"%s\" %s", rel,
                          exists ? "has changed" : "does not exist");
         return -1;
     }
-    if (inm && exists && ztd_etag_list_match(inm, etag, 1)) {
+    if (inm_fails) {
         *ret = ztd_error(c, r, 412, "precondition_failed", "If-None-Match: \"%s\" exists", rel);
         return -1;
     }
