@@ -7,8 +7,8 @@ PLAN has one kind of request a line, fields separated by tabs:
 MODE "response": send the request, read between 1 and 64 KiB of the answer (headers and
 the start of the body), then close (with unread bytes pending, the kernel resets the
 connection). MODE "body": send the request head with Content-Length SIZE, then between 1
-and 64 KiB of the body, then reset the connection (SO_LINGER 0); "body-fin": the same,
-closed with a FIN instead. The client's receive buffer is kept small so that the server
+and 64 KiB of the body, then reset the connection (SO_LINGER 0); "body-fin": between 1
+and 256 KiB, closed with a FIN instead. The client's receive buffer is kept small so that the server
 cannot push much before the close.
 
 THREADS threads share the work; the whole run must end within SECONDS. Prints the number
@@ -35,7 +35,7 @@ def one(host, port, job, rnd):
         head += "Content-Length: %d\r\n" % size
     s.sendall(head.encode("latin-1") + b"\r\n")
     got = b""
-    want = rnd.randint(1, 65536)
+    want = rnd.randint(1024, 262144) if mode == "body-fin" else rnd.randint(1, 65536)
     if mode.startswith("body"):
         try:
             s.sendall(bytes(want))
