@@ -26,13 +26,17 @@ rand "$T/sa.raw" $((2 << 20))
 text "$T/sb.raw" $((3 << 20))
 COMMIT='{"objects":{"a":{"shape":[2097152],"components":{"data":{"key":"a","dtype":"u8"}}},"b":{"shape":[3145728],"components":{"data":{"key":"b","dtype":"u8"}}}}}'
 
-# session_job NAME: open a session, upload a raw and a zstd component (rate-limited), commit.
-session_job() {
+# new_sid NAME: open a session for NAME, print its id and note it in $T/sids.
+new_sid() {
     local sid
     sid=$(curl -s --max-time 20 -X POST --data-binary "{\"file\":\"$1\"}" "$URL/v1/uploads" |
         sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
-    [ -n "$sid" ] || return
-    echo "$sid" >>"$T/sids"
+    [ -n "$sid" ] && echo "$sid" >>"$T/sids" && echo "$sid"
+}
+# session_job NAME: open a session, upload a raw and a zstd component (rate-limited), commit.
+session_job() {
+    local sid
+    sid=$(new_sid "$1") || return
     curl -s --max-time 20 --limit-rate 4M -o /dev/null -T "$T/sa.raw" "$URL/v1/uploads/$sid/components/a" &&
         curl -s --max-time 20 --limit-rate 4M -o /dev/null -T "$T/sb.raw" "$URL/v1/uploads/$sid/components/b?encoding=zstd" &&
         curl -s --max-time 20 -o /dev/null -X POST --data-binary "$COMMIT" "$URL/v1/uploads/$sid/commit"
@@ -40,10 +44,7 @@ session_job() {
 # half_component: a session whose component never finishes (the client keeps it open).
 half_component() {
     local sid
-    sid=$(curl -s --max-time 20 -X POST --data-binary '{"file":"d/half.zt"}' "$URL/v1/uploads" |
-        sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
-    [ -n "$sid" ] || return
-    echo "$sid" >>"$T/sids"
+    sid=$(new_sid d/half.zt) || return
     $HELP partial "$PORT" PUT "/v1/uploads/$sid/components/a" "$T/sa.raw" $((1 << 20)) 5 >/dev/null
 }
 is_session_file() {
