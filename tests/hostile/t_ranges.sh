@@ -24,8 +24,7 @@ R=$T/root
 mkdir -p "$R"
 rand "$T/w.raw" 10000
 pack "$R/a.zt" w=u8:10000:"$T/w.raw" e=u8:0:/dev/null
-touch -d '2020-01-02 03:04:05 UTC' "$R/a.zt"
-LM='Thu, 02 Jan 2020 03:04:05 GMT'
+touch -d '2020-01-02 03:04:05 UTC' "$R/a.zt" # Last-Modified: Thu, 02 Jan 2020 03:04:05 GMT
 HEX=$(sha256_hex "$T/w.raw")
 M64=18446744073709551615 # 2^64-1
 P64=18446744073709551616 # 2^64
