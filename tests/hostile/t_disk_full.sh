@@ -151,7 +151,7 @@ works_again "inodes freed"
 stop_daemon
 
 # ---- no inode left at start-up: the staging directory cannot be created
-rmdir "$R/$STAGING" 2>/dev/null
+rm -rf "${R:?}/$STAGING"
 for i in $(seq 1 32); do : >"$FS/i$i" 2>/dev/null || break; done
 start_daemon "$R" "${OPEN[@]}" || finish
 check_match "no inode at start-up: the log says uploads are disabled" "$(cat "$D_ERR")" 'uploads disabled'
