@@ -28,7 +28,7 @@ const char *ztd_header(struct MHD_Connection *c, const char *name)
 
 typedef struct joined {
     const char *name, *first;
-    char *text; /* the lines after the first, appended; NULL until a second line */
+    char *text; /* every line joined by ", ", from the second line on; else NULL */
     size_t len;
     bool oom;
 } joined;
