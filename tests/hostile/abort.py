@@ -5,11 +5,10 @@ usage: abort.py HOST PORT SECONDS THREADS PLAN
 PLAN has one kind of request a line, fields separated by tabs:
     COUNT  MODE  METHOD  TARGET  SIZE  [HEADER...]
 MODE "response": send the request, read between 1 and 64 KiB of the answer (headers and
-the start of the body), then close (with unread bytes pending, the kernel resets the
-connection). MODE "body": send the request head with Content-Length SIZE, then between 1
-and 64 KiB of the body, then reset the connection (SO_LINGER 0); "body-fin": between 1
-and 256 KiB, closed with a FIN instead. The client's receive buffer is kept small so that the server
-cannot push much before the close.
+the start of the body), then reset the connection (SO_LINGER 0). MODE "body": send the
+request head with Content-Length SIZE, then between 1 and 64 KiB of the body, then reset
+the connection; "body-fin": between 1 and 256 KiB, then close with a FIN (politely). The
+client's receive buffer is kept small so that the server cannot push much before the end.
 
 THREADS threads share the work; the whole run must end within SECONDS. Prints the number
 of connections made, the first status line seen per plan line, and errors; exit 0 when all
