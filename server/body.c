@@ -638,23 +638,27 @@ static const char *future_date(const char *v)
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
 {
-    ztd_request_headers h = {
-        .range = ztd_header(c, "Range"),
-        .if_range = ztd_header(c, "If-Range"),
-        .if_match = ztd_header(c, "If-Match"),
-        .if_none_match = ztd_header(c, "If-None-Match"),
-        .if_modified_since = future_date(ztd_header(c, "If-Modified-Since")),
-        .if_unmodified_since = ztd_header(c, "If-Unmodified-Since"),
-        .is_get_or_head = 1,
-    };
     if (file_changed(b))
         return ztd_error_hdr(c, r, 503, "file_changed", "Retry-After", "1",
                              "\"%s\" changed on disk since it was opened (written or truncated "
                              "in place?); retry once it has been rescanned",
                              b->entry->name);
+    /* The lists and Range read with every line of them (a Range sent twice is invalid). */
+    char *own[3];
+    ztd_request_headers h = {
+        .range = ztd_header_all(c, "Range", &own[0]),
+        .if_range = ztd_header(c, "If-Range"),
+        .if_match = ztd_header_all(c, "If-Match", &own[1]),
+        .if_none_match = ztd_header_all(c, "If-None-Match", &own[2]),
+        .if_modified_since = future_date(ztd_header(c, "If-Modified-Since")),
+        .if_unmodified_since = ztd_header(c, "If-Unmodified-Since"),
+        .is_get_or_head = 1,
+    };
     ztd_validators v = {b->etag[0] ? b->etag : NULL, b->last_modified};
     ztd_plan plan;
     ztd_plan_request(&h, &v, b->len, b->max_ranges, &plan);
+    for (int i = 0; i < 3; i++)
+        free(own[i]);
     if (reads_while_sending(b, &plan))
         ztd_conns_pin(c, b->entry); /* a change to the file aborts it: ztd_conns_sweep */
     /* Ranges of a stream decoded on the fly: one span (decode and skip), not several. */

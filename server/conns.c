@@ -60,6 +60,7 @@ typedef struct conn {
     conn_state state;
     uint64_t since_ms;   /* WAITING: start of the header deadline; RECEIVING: of the window */
     uint64_t body, mark; /* RECEIVING: body bytes so far, and when the window started */
+    uint64_t seen;       /* RECEIVING: body bytes at the previous sweep */
     ztd_entry *pin;      /* the file the response is read from, or NULL */
     char addr[INET6_ADDRSTRLEN];
 } conn;
@@ -80,6 +81,7 @@ static const char *const k_why[ZTD_CUT_REASONS] = {
     [ZTD_CUT_SLOW_BODY] = "request body slower than min_body_rate",
     [ZTD_CUT_EVICTED] = "idle, closed to make room near connection_limit",
     [ZTD_CUT_FILE_CHANGED] = "response aborted: its file changed on disk",
+    [ZTD_CUT_CLIENT_GONE] = "the client closed its side in the middle of a request body",
 };
 
 static uint64_t now_ms(void)
@@ -302,10 +304,30 @@ void ztd_conns_done(struct MHD_Connection *c)
 
 /* ---- the sweep */
 
+/* Has the client of a body that made no progress since the last sweep closed
+ * its side? libmicrohttpd 0.9.75 takes a short read as "drained" and, with
+ * edge-triggered epoll, never reads a FIN that came in the same wake-up
+ * (connection.c, recv_param_adapter): the upload would hold its slot and
+ * staging file until connection_timeout. A peek that reads 0 bytes is a FIN
+ * with nothing left to read; more bytes pending are only in flight. */
+static bool client_gone(conn *x)
+{
+    if (x->body != x->seen) {
+        x->seen = x->body;
+        return false;
+    }
+    char b;
+    return recv(x->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 static void sweep_busy(ztd_conns *r, uint64_t now, bool check_files)
 {
     for (conn *x = r->busy.next, *next; x != &r->busy; x = next) {
         next = x->next;
+        if (x->state == RECEIVING && client_gone(x)) {
+            cut(r, x, ZTD_CUT_CLIENT_GONE);
+            continue;
+        }
         uint64_t elapsed = now - x->since_ms;
         if (x->state == RECEIVING && r->min_body_rate && elapsed >= BODY_WINDOW_MS) {
             if ((double)(x->body - x->mark) * 1000 < (double)r->min_body_rate * (double)elapsed) {

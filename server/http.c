@@ -21,12 +21,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 const char *ztd_header(struct MHD_Connection *c, const char *name)
 {
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+typedef struct joined {
+    const char *name, *first;
+    char *text; /* every line joined by ", ", from the second line on; else NULL */
+    size_t len;
+    bool oom;
+} joined;
+
+static enum MHD_Result join_line(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    joined *j = cls;
+    (void)kind;
+    if (!key || !value || strcasecmp(key, j->name))
+        return MHD_YES;
+    if (!j->first) {
+        j->first = value;
+        return MHD_YES;
+    }
+    const char *head = j->text ? "" : j->first;
+    size_t add = strlen(head) + 2 + strlen(value);
+    char *t = realloc(j->text, j->len + add + 1);
+    if (!t) {
+        j->oom = true;
+        return MHD_NO;
+    }
+    j->len += (size_t)sprintf(t + j->len, "%s, %s", head, value);
+    j->text = t;
+    return MHD_YES;
+}
+
+const char *ztd_header_all(struct MHD_Connection *c, const char *name, char **owned)
+{
+    joined j = {.name = name};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, join_line, &j);
+    if (j.oom) { /* out of memory: the first line alone, as ztd_header() reads it */
+        free(j.text);
+        j.text = NULL;
+    }
+    *owned = j.text;
+    return j.text ? j.text : j.first;
 }
 
 enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,

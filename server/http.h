@@ -89,6 +89,10 @@ enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, unsigned sta
 enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
                          size_t len, int copy);
 const char *ztd_header(struct MHD_Connection *c, const char *name);
+/* Header `name` as RFC 9110 §5.3 reads several field lines of it: their values joined by
+ * ", " (for list fields such as If-Match, one list; for others, an invalid value). NULL if
+ * absent. When there were several lines, *owned gets the joined text: free it (else NULL). */
+const char *ztd_header_all(struct MHD_Connection *c, const char *name, char **owned);
 /* Per-request route matches, recycled per thread. */
 ztd_route_match *ztd_match_new(void);
 void ztd_match_free(ztd_route_match *m);

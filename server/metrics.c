@@ -41,7 +41,8 @@ static uint64_t g_uploads[ZTD_UPLOAD_OUTCOMES];
 static uint64_t g_cuts[ZTD_CUT_REASONS];
 
 static const char *const k_outcomes[] = {"published", "rejected", "failed", "aborted"};
-static const char *const k_cuts[] = {"header_timeout", "slow_body", "evicted", "file_changed"};
+static const char *const k_cuts[] = {"header_timeout", "slow_body", "evicted", "file_changed",
+                                     "client_gone"};
 
 #define ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)

@@ -25,6 +25,7 @@ typedef enum ztd_conn_cut {
     ZTD_CUT_SLOW_BODY,          /* body slower than min_body_rate */
     ZTD_CUT_EVICTED,            /* waiting for a request, closed to make room */
     ZTD_CUT_FILE_CHANGED,       /* response aborted: its file changed on disk */
+    ZTD_CUT_CLIENT_GONE,        /* the client closed its side mid-body */
     ZTD_CUT_REASONS
 } ztd_conn_cut;
 

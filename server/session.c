@@ -662,17 +662,25 @@ static int add_one_object(ztd_session *x, const char *name, json_t *spec, zt_err
     return st ? -1 : 0;
 }
 
-/* zt_writer_finish failed: the writer cannot be used again, so the session is
- * over. Only a manifest that the objects make impossible is the client's doing;
- * memory, I/O and a writer that failed earlier are the server's. */
+/* zt_writer_finish failed. A full disk leaves the writer as it was (the
+ * manifest is cut back out): the objects are dropped and the session stays
+ * open, to be committed again once there is room. Otherwise the writer cannot
+ * be used again, so the session is over. Only a manifest that the objects make
+ * impossible is the client's doing; memory, I/O and a writer that failed
+ * earlier are the server's. */
 static enum MHD_Result finish_failed(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                      ztd_session *x, const zt_error *err)
 {
     enum MHD_Result ret;
     const char *end = "; the upload session is over";
-    if (err->code == ZT_E_NOSPACE)
-        ret = ztd_error(c, r, 507, "insufficient_storage", "%s%s", err->message, end);
-    else if (err->code == ZT_E_NOMEM || err->code == ZT_E_IO || err->code == ZT_E_STATE)
+    if (err->code == ZT_E_NOSPACE) {
+        zt_writer_drop_objects(x->w, 0);
+        release(s, x);
+        return ztd_error(c, r, 507, "insufficient_storage",
+                         "%s; the upload session stays open: commit again once there is room",
+                         err->message);
+    }
+    if (err->code == ZT_E_NOMEM || err->code == ZT_E_IO || err->code == ZT_E_STATE)
         ret = ztd_error(c, r, 500, "write_failed", "%s%s", err->message, end);
     else
         ret = ztd_error(c, r, 422, "invalid_objects", "%s%s", err->message, end);

@@ -148,13 +148,19 @@ int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
 {
     char etag[40];
     bool exists = current_etag(s->cfg->root, rel, etag) == 0;
-    const char *im = ztd_header(c, "If-Match"), *inm = ztd_header(c, "If-None-Match");
-    if (im && !(exists && ztd_etag_list_match(im, etag, 0))) {
+    char *own_im, *own_inm; /* lists split over several header lines, joined */
+    const char *im = ztd_header_all(c, "If-Match", &own_im);
+    const char *inm = ztd_header_all(c, "If-None-Match", &own_inm);
+    bool im_fails = im && !(exists && ztd_etag_list_match(im, etag, 0));
+    bool inm_fails = !im_fails && inm && exists && ztd_etag_list_match(inm, etag, 1);
+    free(own_im);
+    free(own_inm);
+    if (im_fails) {
         *ret = ztd_error(c, r, 412, "precondition_failed", "If-Match does not hold: \"%s\" %s", rel,
                          exists ? "has changed" : "does not exist");
         return -1;
     }
-    if (inm && exists && ztd_etag_list_match(inm, etag, 1)) {
+    if (inm_fails) {
         *ret = ztd_error(c, r, 412, "precondition_failed", "If-None-Match: \"%s\" exists", rel);
         return -1;
     }
@@ -349,6 +355,22 @@ static bool disk_ok(ztd_server *s, uint64_t need)
     return avail >= need && avail - need >= s->cfg->disk_reserve;
 }
 
+/* Can the file system hold rel under root: every segment at most NAME_MAX bytes, the whole
+ * path shorter than PATH_MAX? Checked before the body, so a name the rename would refuse
+ * does not cost the client its upload. */
+static bool name_fits(const char *root, const char *rel)
+{
+    if (strlen(root) + 1 + strlen(rel) >= PATH_MAX)
+        return false;
+    for (const char *seg = rel, *slash;; seg = slash + 1) {
+        slash = strchr(seg, '/');
+        if ((slash ? (size_t)(slash - seg) : strlen(seg)) > NAME_MAX)
+            return false;
+        if (!slash)
+            return true;
+    }
+}
+
 /* Does something other than a regular file sit at rel, or at a directory on its path? */
 static bool name_conflict(const char *root, const char *rel)
 {
@@ -389,6 +411,11 @@ static enum MHD_Result put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
     size_t n = r->match->file_len;
     if (n < 3 || strcmp(rel + n - 3, ".zt"))
         return ztd_error(c, r, 400, "bad_name", "only .zt files can be uploaded");
+    if (!name_fits(s->cfg->root, rel))
+        return ztd_error(c, r, 400, "bad_name",
+                         "the name is too long for the file system (a segment over %d bytes, "
+                         "or more than %d bytes with the root's path)",
+                         NAME_MAX, PATH_MAX - 1);
     const char *cl = ztd_header(c, "Content-Length");
     uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
     if (cl && declared > s->cfg->max_upload_size)

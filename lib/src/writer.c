@@ -12,7 +12,9 @@
  * fsync waits for the last few MiB only.
  *
  * It never seeks backwards (zt_writer_cancel() truncates the component being
- * written, the one exception). Memory is O(objects), never O(data). A writer
+ * written, and a zt_writer_finish() that fails before publishing truncates the
+ * manifest it began: the two exceptions, both how a full disk is recovered
+ * from). Memory is O(objects), never O(data). A writer
  * opened on a path writes a hidden temporary file beside it and publishes with
  * fsync, rename, fsync of the directory, so readers see the old file or the new
  * one; a writer that dies leaves only a temporary file without a footer, which
@@ -141,11 +143,20 @@ static void retire(zt_writer *w)
 
 static zt_status flush(zt_writer *w, zt_error *err)
 {
+    uint64_t before = w->written;
     zt_status st = w->out_len ? raw_write(w, w->out, w->out_len, err) : ZT_OK;
-    if (!st && w->out_len && deferred_hash(w))
+    if (st) {
+        /* Keep what did not reach the file, so that pos - out_len stays the file's end
+         * and cut_back() after a full disk loses nothing before the point it cuts to. */
+        size_t done = (size_t)(w->written - before);
+        memmove(w->out, w->out + done, w->out_len - done);
+        w->out_len -= done;
+        return st;
+    }
+    if (w->out_len && deferred_hash(w))
         retire(w);
     w->out_len = 0;
-    return st;
+    return ZT_OK;
 }
 
 /* Appends stored bytes to the file (buffered) and advances pos. */
@@ -167,8 +178,13 @@ static zt_status emit(zt_writer *w, const void *p, size_t n, zt_error *err)
         return ZT_OK;
     }
     if (n >= OUTBUF) {
-        if ((st = flush(w, err)) || (st = raw_write(w, p, n, err)))
+        if ((st = flush(w, err)))
             return st;
+        uint64_t before = w->written;
+        if ((st = raw_write(w, p, n, err))) {
+            w->pos += w->written - before; /* what did reach the file, as flush() keeps it */
+            return st;
+        }
     } else {
         if (OUTBUF - w->out_len < n && (st = flush(w, err)))
             return st;
@@ -447,6 +463,26 @@ zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err)
     return pad_to(w, ZT_ALIGNMENT, err);
 }
 
+/* Cut the file back to `to` (buffered bytes dropped, written ones truncated) and make the
+ * writer usable again: how a full disk is recovered from. */
+static zt_status cut_back(zt_writer *w, uint64_t to, zt_error *err)
+{
+    uint64_t on_disk = w->pos - w->out_len;
+    if (to >= on_disk) {
+        w->out_len = (size_t)(to - on_disk); /* drop only buffered bytes */
+    } else {
+        w->out_len = 0;
+        if (ftruncate(w->fd, (off_t)to) != 0 || lseek(w->fd, (off_t)to, SEEK_SET) < 0)
+            return io_fail(w, err, "truncate");
+        w->written = to;
+        if (w->writeback > w->written)
+            w->writeback = w->written;
+    }
+    w->pos = to;
+    w->failed = false;
+    return ZT_OK;
+}
+
 zt_status zt_writer_cancel(zt_writer *w, zt_error *err)
 {
     /* Allowed after a write error too: cutting the component back is how a
@@ -454,21 +490,7 @@ zt_status zt_writer_cancel(zt_writer *w, zt_error *err)
     if (w->finished || !w->in_comp)
         return ZT_FAIL(err, ZT_E_STATE, "no component is open");
     drop_current(w);
-    uint64_t on_disk = w->pos - w->out_len;
-    if (w->cur_start >= on_disk) {
-        w->out_len = (size_t)(w->cur_start - on_disk); /* drop only buffered bytes */
-    } else {
-        w->out_len = 0;
-        if (ftruncate(w->fd, (off_t)w->cur_start) != 0 ||
-            lseek(w->fd, (off_t)w->cur_start, SEEK_SET) < 0)
-            return io_fail(w, err, "truncate");
-        w->written = w->cur_start;
-        if (w->writeback > w->written)
-            w->writeback = w->written;
-    }
-    w->pos = w->cur_start;
-    w->failed = false;
-    return ZT_OK;
+    return cut_back(w, w->cur_start, err);
 }
 
 zt_status zt_writer_component_info(const zt_writer *w, size_t id, zt_written_component *out)
@@ -777,6 +799,7 @@ zt_status zt_writer_finish(zt_writer *w, zt_error *err)
         zt__buf_free(&b);
         return st;
     }
+    uint64_t data_end = w->pos;
     uint8_t tail[16];
     zt__put_le64(tail, b.len);
     memcpy(tail + 8, "ZTEN1000", 8);
@@ -789,7 +812,13 @@ zt_status zt_writer_finish(zt_writer *w, zt_error *err)
     if (!st)
         st = publish(w, err);
     if (st) {
-        w->failed = true;
+        /* Until the rename (w->tmp still set, or no path at all) nothing is published: cut
+         * the manifest back out, so that the same writer can finish once the disk has room
+         * again (an upload session's commit is retried that way). After the rename the
+         * file is out there and the writer stays failed. */
+        zt_error ignored;
+        if (!((w->tmp || !w->path) && cut_back(w, data_end, &ignored) == ZT_OK))
+            w->failed = true;
         return st;
     }
     w->finished = true;

@@ -7,6 +7,9 @@
  *  - crash safety: every strict prefix of its output is rejected by the
  *    reader, a writer freed (or a process killed) before finish leaves no
  *    file at the path, and zt_writer_cancel cuts the bytes back out;
+ *  - a finish that fails for want of space (the manifest, or the last
+ *    buffered bytes of a component, do not fit) leaves the writer as it was:
+ *    the same finish, once there is room, writes the very same file;
  *  - digests computed on the background thread (components over the 1 MiB
  *    buffer) give the same file as inline hashing, and match SHA-256
  *    computed here with OpenSSL over the stored bytes;
@@ -20,7 +23,9 @@
 #include <cbor.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <zstd.h>
 
@@ -840,6 +845,82 @@ static void cancel_cuts_bytes_out(void **state)
 
 /* ---- validation and call order */
 
+/* Writes object A (n raw bytes, hashed inline or not) and finishes, with the file size
+ * limited to `limit` bytes (0: none) during a first finish, which must then fail and leave
+ * the writer where it was; a second finish, without the limit, must succeed. Returns the
+ * file's bytes. */
+static uint8_t *finish_with_limit(const uint8_t *data, size_t n, int inline_digest, long limit,
+                                  size_t *len)
+{
+    char *dir = zt_test_mkdtemp("writer");
+    char *p = path_in(dir, "f.zt");
+    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    zt_writer_options o = nosync();
+    o.digest_inline = inline_digest;
+    zt_writer *w;
+    zt_error err;
+    ASSERT_OK(zt_writer_open_fd(fd, &o, &w, &err), &err);
+    uint64_t s[1] = {n};
+    size_t a = put(w, ZT_DTYPE_U8, NULL, ZT_ENC_RAW, ZT_DIGEST_SHA256, data, n, 65536);
+    add_dense(w, "A", 1, s, a, NULL);
+    uint64_t data_end = zt_writer_position(w);
+    if (limit) {
+        struct rlimit old, lim = {(rlim_t)limit, RLIM_INFINITY};
+        getrlimit(RLIMIT_FSIZE, &old);
+        lim.rlim_max = old.rlim_max;
+        signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of the signal */
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        zt_status st = zt_writer_finish(w, &err);
+        setrlimit(RLIMIT_FSIZE, &old);
+        ASSERT_ST(st, ZT_E_IO);
+        assert_int_equal(zt_writer_position(w), data_end);
+        struct stat sb;
+        fstat(fd, &sb);
+        assert_true((uint64_t)sb.st_size <= data_end);
+    }
+    ASSERT_OK(zt_writer_finish(w, &err), &err);
+    zt_writer_free(w);
+    uint8_t *out = zt_test_read_fd(fd, len);
+    close(fd);
+    free(p);
+    zt_test_rmtree(dir);
+    free(dir);
+    return out;
+}
+
+static void finish_recovers_from_a_full_disk(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *big = elements(ZT_DTYPE_U8, (3u << 20) + 100, 9, &n);
+    /* 1000 bytes: all of the file still buffered at finish; 3 MiB hashed inline: its tail
+     * still buffered; 3 MiB hashed on the background thread: flushed at its end */
+    const size_t sizes[] = {1000, n, n};
+    const int inline_digest[] = {0, 1, 0};
+    for (int k = 0; k < 3; k++) {
+        size_t m = sizes[k], ref_len, len;
+        uint8_t *ref = finish_with_limit(big, m, inline_digest[k], 0, &ref_len);
+        uint64_t msize = 0;
+        for (int i = 7; i >= 0; i--)
+            msize = msize << 8 | ref[ref_len - 16 + (size_t)i];
+        uint64_t data_end = ref_len - 16 - msize;
+        /* the limit: inside the last 4 KiB of the data, then inside the manifest */
+        const long limits[] = {(long)data_end - 4000, (long)data_end + 10};
+        for (int l = 0; l < 2; l++) {
+            uint8_t *out = finish_with_limit(big, m, inline_digest[k], limits[l], &len);
+            assert_int_equal(len, ref_len);
+            assert_memory_equal(out, ref, ref_len);
+            free(out);
+        }
+        zt_file *f;
+        zt_error err;
+        ASSERT_OK(zt_open_memory(ref, ref_len, NULL, &f, &err), &err);
+        zt_close(f);
+        free(ref);
+    }
+    free(big);
+}
+
 static void add_object_validation(void **state)
 {
     (void)state;
@@ -1322,6 +1403,7 @@ int main(void)
         cmocka_unit_test(every_prefix_is_rejected),
         cmocka_unit_test(killed_writer_leaves_unreadable_temp),
         cmocka_unit_test(cancel_cuts_bytes_out),
+        cmocka_unit_test(finish_recovers_from_a_full_disk),
         cmocka_unit_test(add_object_validation),
         cmocka_unit_test(call_order),
         cmocka_unit_test(duplicate_object_name),

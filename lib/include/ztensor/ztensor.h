@@ -500,7 +500,9 @@ ZT_API zt_status zt_writer_add_object(zt_writer *w, const char *name, const char
                                       const char *const *roles, const size_t *ids, zt_error *err);
 /* File attributes as a JSON object text. */
 ZT_API zt_status zt_writer_set_attributes(zt_writer *w, const char *attributes_json, zt_error *err);
-/* Write manifest, size and footer; publish when opened on a path. */
+/* Write manifest, size and footer; publish when opened on a path. A failure before the
+ * file is published (a full disk) cuts the manifest back out and leaves the writer as it
+ * was: objects may be changed and finish called again. */
 ZT_API zt_status zt_writer_finish(zt_writer *w, zt_error *err);
 /* Bytes written so far. */
 ZT_API uint64_t zt_writer_position(const zt_writer *w);
