@@ -43,13 +43,25 @@ static const char *object_of(const zt_file *f, const struct zt_component *c)
 
 zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **out, zt_error *err)
 {
+    /* v2: the bytes may be in a shard; an unknown encoding is never decoded
+     * (§5.3); a seekable stream's rules are checked before its first byte. */
+    zt_source src;
+    zt_status st = zt__component_source(f, c, &src, err);
+    if (!st && c->encoding == ZT_ENC_OTHER)
+        st = zt__fail(err, ZT_E_UNSUPPORTED, object_of(f, c), c->role, 1, c->offset,
+                      "v2 §5.3: encoding \"%.60s\" is not one this reader decodes",
+                      c->encoding_name);
+    if (!st && c->seekable)
+        st = zt__seekable_check(f, object_of(f, c), c, err);
+    if (st)
+        return st;
     zt_decoder *d = zt__calloc(1, sizeof(*d));
     if (!d)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     d->c = c;
-    d->src = f->data + c->offset;
+    d->src = src.data + c->offset;
     d->src_len = c->length;
-    d->fd = f->mapped ? f->fd : -1;
+    d->fd = src.mapped ? src.fd : -1;
     d->out_want = zt_component_decoded_length(c);
     d->obj = object_of(f, c);
     if (c->encoding == ZT_ENC_ZSTD) {
@@ -203,7 +215,7 @@ void zt_decoder_free(zt_decoder *d)
 zt_status zt_component_stream(const zt_file *f, const zt_component *c, zt_sink_fn sink, void *ud,
                               zt_error *err)
 {
-    if (c->encoding == ZT_ENC_RAW) {
+    if (c->encoding == ZT_ENC_RAW && !c->shard) {
         if (c->length && sink(ud, f->data + c->offset, (size_t)c->length))
             return ZT_FAIL(err, ZT_E_IO, "output failed");
         return ZT_OK;
