@@ -9,6 +9,7 @@
  * root. Unchanged files (same device, inode, size, mtime) keep their entry.
  */
 #include "catalog.h"
+#include "catalog_v2.h"
 #include "log.h"
 #include "range.h"
 
@@ -48,6 +49,7 @@ void ztd_entry_release(ztd_entry *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    ztd_v2_entry_free(e->v2);
     zt_close(e->file);
     free(e->name);
     free(e->error);
@@ -132,6 +134,7 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
         return e;
     }
     e->manifest_json_len = strlen(e->manifest_json);
+    e->v2 = ztd_v2_entry_new(e->file, rel, c->root_real);
     if (zt_file_warning(e->file))
         ztd_log(ZTD_LOG_WARN, "catalog: %s: %s", rel, zt_file_warning(e->file));
     return e;
@@ -181,7 +184,8 @@ static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *r
     ztd_entry *prev = old ? ztd_snapshot_find(old, rel, strlen(rel)) : NULL;
     ztd_entry *e;
     if (prev && prev->dev == sb.st_dev && prev->ino == sb.st_ino &&
-        prev->size == (uint64_t)sb.st_size && prev->mtime_ns == mt) {
+        prev->size == (uint64_t)sb.st_size && prev->mtime_ns == mt &&
+        ztd_v2_entry_current(prev->v2, prev->file)) {
         ztd_entry_retain(prev);
         e = prev;
     } else if (!(e = entry_open(c, rel, abs, &sb))) {
@@ -271,7 +275,8 @@ static int index_blobs(ztd_snapshot *s)
             const zt_object *o = zt_file_object_at(f, j);
             for (size_t k = 0; k < zt_object_component_count(o); k++) {
                 const zt_component *comp = zt_object_component_at(o, k);
-                if (zt_component_digest_kind(comp) != ZT_DIGEST_SHA256)
+                if (zt_component_digest_kind(comp) != ZT_DIGEST_SHA256 ||
+                    !ztd_v2_part_servable(s->entries[i]->v2, comp))
                     continue;
                 const uint8_t *sha = zt_component_digest_bytes(comp, NULL);
                 size_t h = (size_t)blob_key(sha) & (cap - 1);
@@ -313,6 +318,7 @@ static json_t *entry_json(const ztd_entry *e)
         json_object_set_new(j, "version", json_string(zt_file_version(e->file)));
         json_object_set_new(j, "objects", json_integer((json_int_t)zt_file_object_count(e->file)));
         json_object_set_new(j, "status", json_string("ok"));
+        ztd_v2_entry_json(e->v2, e->name, j);
     } else {
         json_object_set_new(j, "status", json_string("error"));
         json_object_set_new(

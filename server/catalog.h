@@ -27,8 +27,9 @@ typedef struct ztd_entry {
     int64_t mtime_ns;
     char *manifest_json; /* cached, compact */
     size_t manifest_json_len;
-    char file_etag[40]; /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
-    char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
+    char file_etag[40];      /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
+    char last_modified[32];  /* the mtime as an HTTP-date, formatted once */
+    struct ztd_v2_entry *v2; /* zTensor v2 files only (catalog_v2.h), else NULL */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */

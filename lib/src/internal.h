@@ -364,6 +364,10 @@ typedef struct zt_source {
 } zt_source;
 zt_status zt__component_source(const zt_file *f, const struct zt_component *c, zt_source *out,
                                zt_error *err);
+/* v2_generations.c: calls fn on each [a, b) of the file outside the magic,
+ * the footer, the manifest and every blob of this file, in order. */
+typedef zt_status (*zt__gap_fn)(void *ud, uint64_t a, uint64_t b);
+zt_status zt__v2_walk_gaps(const zt_file *f, zt__gap_fn fn, void *ud, zt_error *err);
 /* v2_seekable.c: the zt.zstd-seekable/1 rules that the seek table and frame
  * headers show, checked before decoding. */
 zt_status zt__seekable_check(const zt_file *f, const char *obj, const struct zt_component *c,

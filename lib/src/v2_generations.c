@@ -86,8 +86,8 @@ static zt_status scan_gap(gen_scan *g, uint64_t a, uint64_t b, uint8_t *buf)
                 break;
             i = (size_t)(hit - buf);
             uint64_t mend = pos + i + 8;
-            if (memcmp(hit, zt__v2_magic, 8) || mend - ZT_V2_FOOTER < a)
-                continue;
+            if (memcmp(hit, zt__v2_magic, 8) || mend < a + ZT_V2_FOOTER)
+                continue; /* (a footer ending within 40 bytes of the gap's start: none) */
             uint8_t tail[ZT_V2_FOOTER];
             if ((st = zt__read_at(g->f, mend - ZT_V2_FOOTER, ZT_V2_FOOTER, tail, g->err)))
                 return st;
@@ -126,27 +126,44 @@ static zt_status collect_spans(const zt_file *f, span **out, size_t *n, zt_error
     return ZT_OK;
 }
 
+zt_status zt__v2_walk_gaps(const zt_file *f, zt__gap_fn fn, void *ud, zt_error *err)
+{
+    span *s = NULL;
+    size_t n = 0;
+    zt_status st = collect_spans(f, &s, &n, err);
+    uint64_t reach = 0;
+    for (size_t i = 0; !st && i < n; i++) {
+        if (s[i].off > reach)
+            st = fn(ud, reach, s[i].off);
+        if (s[i].end > reach)
+            reach = s[i].end;
+    }
+    zt__free(s);
+    return st;
+}
+
+typedef struct gap_scan {
+    gen_scan *g;
+    uint8_t *buf;
+} gap_scan;
+
+static zt_status scan_one(void *ud, uint64_t a, uint64_t b)
+{
+    gap_scan *x = ud;
+    return scan_gap(x->g, a, b, x->buf);
+}
+
 zt_status zt_file_generations(const zt_file *f, zt_generation *out, size_t cap, size_t *count,
                               zt_error *err)
 {
     *count = 0;
     if (f->model.kind != ZT_KIND_ZT_2)
         return ZT_FAIL(err, ZT_E_UNSUPPORTED, "generations are a v2 notion");
-    span *s = NULL;
-    size_t n = 0;
     gen_scan g = {f, out, cap, 0, err};
-    zt_status st = collect_spans(f, &s, &n, err);
-    uint8_t *buf = st ? NULL : zt__malloc(CHUNK);
-    if (!st && !buf)
-        st = ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
-    uint64_t reach = 0;
-    for (size_t i = 0; !st && i < n; i++) {
-        if (s[i].off > reach)
-            st = scan_gap(&g, reach, s[i].off, buf);
-        if (s[i].end > reach)
-            reach = s[i].end;
-    }
-    zt__free(buf);
+    gap_scan x = {&g, zt__malloc(CHUNK)};
+    zt_status st = x.buf ? zt__v2_walk_gaps(f, scan_one, &x, err)
+                         : ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    zt__free(x.buf);
     if (!st) {
         const zt_v2_footer *ft = &f->model.v2->footer;
         zt_generation cur = {f->size - ZT_V2_FOOTER, ft->manifest_offset, ft->manifest_length,
@@ -155,7 +172,6 @@ zt_status zt_file_generations(const zt_file *f, zt_generation *out, size_t cap, 
             out[g.count] = cur;
         g.count++;
     }
-    zt__free(s);
     *count = g.count;
     return st;
 }

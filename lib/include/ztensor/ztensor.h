@@ -311,7 +311,8 @@ ZT_API const char *zt_component_digest(const zt_component *c);
 /* Binary digest: 32 bytes for sha256, 4 (big-endian value) for crc32c. */
 ZT_API const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len);
 
-/* Zero-copy pointer to the stored bytes (any encoding); valid until zt_close(). */
+/* Zero-copy pointer to the stored bytes (any encoding); valid until zt_close().
+ * NULL for a v2 part in a shard that is not available (zt_file_shard_status). */
 ZT_API const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c);
 
 /* Decoded bytes into buf (cap >= zt_component_decoded_length). *out_len gets
@@ -419,6 +420,15 @@ ZT_API int zt_component_fd(const zt_file *f, const zt_component *c);
  * without a digest, or a data shard); ZT_E_UNSUPPORTED for other kinds. */
 ZT_API zt_status zt_file_content_digest(const zt_file *f, zt_digest_kind kind, char out[80],
                                         zt_error *err);
+
+/* A name for these exact bytes, computed without reading the blobs: defined
+ * for a v2 file whose every byte is the magic, a raw blob of a part that has
+ * a digest, zero padding, the manifest or the footer (the bytes outside the
+ * blobs are read once to check they are zero, at most 64 MiB of them). It is
+ * "sha256:<hex>" of the content digest, the footer and the size, so every
+ * copy of the file gets the same one (ztensord's /raw ETag). ZT_E_NOT_FOUND
+ * when undefined; ZT_E_UNSUPPORTED for other kinds. */
+ZT_API zt_status zt_file_identity(const zt_file *f, char out[80], zt_error *err);
 
 /* Generations (§2.5), oldest first, the last being the footer at EOF. Earlier
  * ones are found by their footers, which an append leaves in place; each is
