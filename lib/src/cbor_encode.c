@@ -284,3 +284,65 @@ void zt__cbor_value_det(zt_buf *b, const zt_value *v)
         break;
     }
 }
+
+void zt__cbor_raw(zt_buf *b, const void *p, size_t n)
+{
+    put(b, p, n);
+}
+
+/* A map's pairs in the bytewise order of their encoded keys. */
+static void encode_map_det(zt_buf *b, const zt_value *v)
+{
+    zt__cbor_head(b, 5, v->n);
+    zt_buf *keys = zt__calloc(v->n ? v->n : 1, sizeof(*keys));
+    size_t *idx = zt__malloc((v->n ? v->n : 1) * sizeof(*idx));
+    if (!keys || !idx) {
+        b->oom = true;
+    } else {
+        for (size_t i = 0; i < v->n; i++) {
+            zt__cbor_value_det_sorted(&keys[i], &v->v.items[2 * i]);
+            idx[i] = i;
+            b->oom |= keys[i].oom;
+        }
+        for (size_t i = 1; i < v->n; i++) /* insertion sort: attribute maps are small */
+            for (size_t j = i; j > 0; j--) {
+                const zt_buf *x = &keys[idx[j - 1]], *y = &keys[idx[j]];
+                size_t m = x->len < y->len ? x->len : y->len;
+                int c = memcmp(x->p, y->p, m);
+                if (c < 0 || (!c && x->len <= y->len))
+                    break;
+                size_t t = idx[j];
+                idx[j] = idx[j - 1];
+                idx[j - 1] = t;
+            }
+        for (size_t i = 0; i < v->n && !b->oom; i++) {
+            put(b, keys[idx[i]].p, keys[idx[i]].len);
+            zt__cbor_value_det_sorted(b, &v->v.items[2 * idx[i] + 1]);
+        }
+    }
+    for (size_t i = 0; keys && i < v->n; i++)
+        zt__buf_free(&keys[i]);
+    zt__free(keys);
+    zt__free(idx);
+}
+
+void zt__cbor_value_det_sorted(zt_buf *b, const zt_value *v)
+{
+    switch ((zt_value_kind)v->kind) {
+    case ZT_VAL_ARRAY:
+        zt__cbor_head(b, 4, v->n);
+        for (uint32_t i = 0; i < v->n; i++)
+            zt__cbor_value_det_sorted(b, &v->v.items[i]);
+        break;
+    case ZT_VAL_MAP:
+        encode_map_det(b, v);
+        break;
+    case ZT_VAL_TAG:
+        zt__cbor_head(b, 6, v->tag);
+        zt__cbor_value_det_sorted(b, &v->v.items[0]);
+        break;
+    default:
+        zt__cbor_value_det(b, v);
+        break;
+    }
+}

@@ -336,6 +336,19 @@ zt_status zt__v2_model_from_cbor(zt_model *m, const zt_value *root, zt_error *er
 /* v2_validate.c: §3.6 items 3-6 and the layouts' metadata rules. */
 zt_status zt__v2_validate(zt_model *m, uint64_t file_size, uint64_t manifest_offset,
                           uint64_t manifest_length, uint64_t max_uncompressed, zt_error *err);
+/* The type and layout rules of one object, without its blobs (the writer's). */
+zt_status zt__v2_check_object(struct zt_object *o, zt_error *err);
+/* v2_manifest.c: §3.1's attribute values (no tags, no other simple values). */
+zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, zt_error *err);
+/* writer_v2.c: what the writer needs to write v2. */
+bool zt__v2_name_ok(const char *s, size_t n);
+zt_status zt__v2_writer_check(struct zt_object *o, zt_error *err);
+zt_status zt__v2_attrs_check(const zt_value *attributes, zt_error *err);
+void zt__v2_encode_manifest(zt_buf *b, const struct zt_object *const *objs, size_t n,
+                            const zt_value *attributes);
+void zt__v2_footer_bytes(uint8_t out[40], uint64_t off, uint64_t len, uint64_t hash);
+void zt__v2_seek_table(zt_buf *b, const uint32_t *csize, const uint32_t *dsize, size_t frames);
+#define ZT_V2_FRAME (1u << 20) /* content of each zt.zstd-seekable/1 frame the writer makes */
 /* v2_types.c: the registered logical types (Appendix A) and size functions. */
 typedef struct zt_v2_type {
     const char *name;
@@ -375,6 +388,9 @@ zt_status zt__seekable_check(const zt_file *f, const char *obj, const struct zt_
 /* cbor_encode.c: deterministic (RFC 8949 §4.2.1) encoding of a value whose
  * maps are already in order (a decoded v2 manifest's), shortest floats. */
 void zt__cbor_value_det(zt_buf *b, const zt_value *v);
+/* The same for any value (maps sorted here; quadratic in a map's size). */
+void zt__cbor_value_det_sorted(zt_buf *b, const zt_value *v);
+void zt__cbor_raw(zt_buf *b, const void *p, size_t n);
 void zt__cbor_float_det(zt_buf *b, double f);
 /* Is x exactly a value of a binary float with `sig` significand bits, the
  * smallest subnormal 2^min_exp and the largest exponent max_e as frexp()

@@ -40,6 +40,8 @@ static const struct {
     {"U16", ZT_DTYPE_U16, NULL},         {"U8", ZT_DTYPE_U8, NULL},
     {"BOOL", ZT_DTYPE_BOOL, NULL},       {"F8_E4M3", ZT_DTYPE_U8, "f8_e4m3fn"},
     {"F8_E5M2", ZT_DTYPE_U8, "f8_e5m2"},
+    /* zTensor v2's bool (u8 + logical type); reading "BOOL" stops at the entry above. */
+    {"BOOL", ZT_DTYPE_U8, "bool"},
 };
 #define NDTYPES (sizeof(k_dtypes) / sizeof(k_dtypes[0]))
 

@@ -58,7 +58,7 @@ static zt_status name_ok(const zt_value *k, const char *what, const char *obj, c
 /* §3.1: integers, text, bytes, booleans, null, floats, arrays and maps;
  * no tags (nor undefined or other simple values). Depth is bounded by the
  * decoder (32 levels from the root). */
-static zt_status attr_value_ok(const zt_value *v, const char *obj, zt_error *err)
+zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, zt_error *err)
 {
     switch ((zt_value_kind)v->kind) {
     case ZT_VAL_TAG:
@@ -71,14 +71,14 @@ static zt_status attr_value_ok(const zt_value *v, const char *obj, zt_error *err
                       "than false, true or null");
     case ZT_VAL_ARRAY:
         for (uint32_t i = 0; i < v->n; i++) {
-            zt_status st = attr_value_ok(&v->v.items[i], obj, err);
+            zt_status st = zt__v2_attr_value_ok(&v->v.items[i], obj, err);
             if (st)
                 return st;
         }
         return ZT_OK;
     case ZT_VAL_MAP:
         for (uint32_t i = 0; i < 2 * v->n; i++) {
-            zt_status st = attr_value_ok(&v->v.items[i], obj, err);
+            zt_status st = zt__v2_attr_value_ok(&v->v.items[i], obj, err);
             if (st)
                 return st;
         }
@@ -97,7 +97,7 @@ static zt_status attributes(const zt_value *v, const char *obj, const zt_value *
     for (uint32_t i = 0; i < v->n; i++) {
         zt_status st = name_ok(&v->v.items[2 * i], "attribute key", obj, NULL, err);
         if (!st)
-            st = attr_value_ok(&v->v.items[2 * i + 1], obj, err);
+            st = zt__v2_attr_value_ok(&v->v.items[2 * i + 1], obj, err);
         if (st)
             return st;
     }

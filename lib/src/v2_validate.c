@@ -131,6 +131,26 @@ static zt_status check_object(zt_model *m, struct zt_object *o, uint64_t file_si
     return zt__v2_check_layout(o, err);
 }
 
+/* For the writer: the type and layout rules of an object it built (its
+ * offsets are right by construction). */
+zt_status zt__v2_check_object(struct zt_object *o, zt_error *err)
+{
+    for (size_t i = 0; i < o->ncomp; i++) {
+        struct zt_component *c = &o->comps[i];
+        const zt_v2_type *t = c->type ? zt__v2_type_find(c->type) : NULL;
+        if (c->type && !t)
+            c->type_unknown = o->uninterpreted = true;
+        else if (t && t->dtype != c->dtype)
+            return ZT_V2_FAIL(err, ZT_E_TYPE, o->name, c->role, 0, 0, "§4.2",
+                              "logical type \"%s\" must be stored as %s, not %s", c->type,
+                              zt_dtype_name(t->dtype), zt_dtype_name(c->dtype));
+    }
+    if (!o->ncomp)
+        return ZT_V2_FAIL(err, ZT_E_COMPONENTS, o->name, NULL, 0, 0, "§3.3",
+                          "an object needs at least one part");
+    return !strcmp(o->format, "dense") ? check_dense(o, err) : zt__v2_check_layout(o, err);
+}
+
 zt_status zt__v2_validate(zt_model *m, uint64_t file_size, uint64_t manifest_offset,
                           uint64_t manifest_length, uint64_t max_unc, zt_error *err)
 {
