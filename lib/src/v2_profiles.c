@@ -285,11 +285,13 @@ static zt_status qg_size(struct zt_object *o, struct zt_component *c, uint64_t c
 
 static zt_status quant_group(struct zt_object *o, zt_error *err)
 {
-    qg q;
+    qg q = {0};
     zt_status st = qg_attributes(o, &q, err);
+    if (st)
+        return st; /* (before q's fields are read: they may not all be set) */
     static const char *const roles[] = {"data", "scales", "zeros"};
     int want[] = {1, 1, text_is(q.zp_form, "tensor")};
-    if (st || (st = exact_parts(o, roles, want, 3, err)) || (st = qg_rules(o, &q, err)))
+    if ((st = exact_parts(o, roles, want, 3, err)) || (st = qg_rules(o, &q, err)))
         return st;
     uint64_t along = o->shape[q.axis], lanes = 1, codes = elements(o), gl;
     for (size_t i = 0; i < o->ndim; i++)
