@@ -149,7 +149,7 @@ static void write_part(cur *c, buf *file, buf *m, const part *p, uint64_t *last_
         put(file, stored.p, stored.len);
     }
     text(m, p->role);
-    head(m, 5, 3 + (p->ty >= 0) + (dig != 0) + 2 * (enc >= 3));
+    head(m, 5, 2 + (p->ty >= 0) + (dig != 0) + 2 * (enc >= 3));
     text(m, "blob");
     head(m, 4, 2);
     head(m, 0, *last_off);

@@ -27,7 +27,7 @@ cp "$C/accept/sharded.zt" "$R/escape.zt"
 cp "$C/accept/sharded-00001-of-00002.zt" "$T/outside/"
 ln -s "$T/outside/sharded-00001-of-00002.zt" "$R/escape-00001-of-00002.zt"
 cp "$C/accept/sharded-00002-of-00002.zt" "$R/escape-00002-of-00002.zt"
-start_daemon "$R" || finish
+start_daemon "$R" --allow-anonymous-writes --disk-reserve 0 || finish
 
 req "listing" 200 "$URL/v1/files"
 cp "$LAST.body" "$T/list.json"
@@ -163,5 +163,23 @@ req "raw of a file appended to" 200 "$URL/v1/files/generations_3.zt/raw"
 check_match "older generations' bytes are not named by digests: inode ETag" "$(hdr "$LAST.hdr" ETag)" '^"[0-9a-f]{32}"$'
 req "raw of a file with encoded parts" 200 "$URL/v1/files/encodings.zt/raw"
 check_match "stored bytes of encoded parts are not named by digests: inode ETag" "$(hdr "$LAST.hdr" ETag)" '^"[0-9a-f]{32}"$'
+
+# ---- uploads: a v2 file is validated and published like any other
+http "$T/r" -T "$C/accept/layouts.zt" "$URL/v1/files/up/layouts.zt"
+check_eq "PUT a v2 file" "$CODE" 201
+http "$T/r" -T "$C/reject/digest_mismatch_xxh3.zt" "$URL/v1/files/up/bad.zt"
+check_eq "PUT a v2 file whose part digest is wrong" "$CODE" 422
+check_match "PUT a v2 file whose part digest is wrong: why" "$(cat "$T/r.body")" 'ZT_E_DIGEST_MISMATCH'
+http "$T/r" -T "$C/reject/cbor_keys_unsorted.zt" "$URL/v1/files/up/bad.zt"
+check_eq "PUT a v2 file whose manifest is not deterministic" "$CODE" 422
+# a root whose shards come later: its own parts are checked, the shards cannot be yet
+http "$T/r" -T "$C/accept/sharded.zt" "$URL/v1/files/up/model.zt"
+check_eq "PUT a v2 root before its shards" "$CODE" 201
+check_err "its part in a shard, not there yet" 503 shard_unavailable "$URL/v1/files/up/model.zt/objects/layer0/data"
+http "$T/r" -T "$C/accept/sharded-00001-of-00002.zt" "$URL/v1/files/up/model-00001-of-00002.zt"
+check_eq "PUT its first shard" "$CODE" 201
+req "its part in the shard, now there" 200 "$URL/v1/files/up/model.zt/objects/layer0/data"
+"$ZT" get "$C/accept/sharded.zt" layer0 >"$T/l0.bin"
+check_same "its part in the shard: bytes" "$LAST.body" "$T/l0.bin"
 
 finish

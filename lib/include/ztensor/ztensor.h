@@ -341,7 +341,10 @@ ZT_API zt_status zt_component_verify(const zt_file *f, const zt_object *o, const
 
 /* Verify a whole file: every component's digest recomputed over its stored
  * bytes and every zstd stream decoded in full (its uncompressed_length
- * checked), on several threads. Options may be NULL (defaults). Returns ZT_OK
+ * checked), on several threads. A v2 file: every part decoded and its digest
+ * checked over the decoded bytes, the layouts' data rules, and every shard
+ * (§7.3; those of a root opened from an fd or memory cannot be located and
+ * are not checked, nor are their parts). Options may be NULL (defaults). Returns ZT_OK
  * when every component is good, else the first problem in manifest order
  * (also in *err); on_problem, when set, is called once per problem in
  * manifest order, on the calling thread, after all components are checked
