@@ -371,6 +371,8 @@ static zt_status close_frame(dec *d, frame *f)
         return FAIL_AT(d, ZT_E_LIMIT, f->at, "container too large");
     cv.n = (uint32_t)(f->kind == ZT_VAL_MAP ? n / 2 : n);
     cv.tag = f->tag;
+    if (d->det && f->kind != ZT_VAL_TAG)
+        cv.at = d->base_off + f->at; /* v2 messages name where the item is */
     d->vn = f->base;
     return push_value(d, &cv);
 }
@@ -513,6 +515,8 @@ static zt_status decode_loop(dec *d, size_t max_depth)
                 return st;
             break;
         }
+        if (d->det)
+            v.at = d->base_off + at;
         st = push_value(d, &v);
         if (!st && depth)
             st = item_done(d, &stack[depth - 1]);

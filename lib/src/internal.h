@@ -79,7 +79,10 @@ struct zt_value {
         const char *s;          /* text/bytes: arena copy, NUL-terminated */
         struct zt_value *items; /* array: n; map: 2n (k,v,k,v...); tag: 1 */
     } v;
-    uint64_t tag; /* tag number for ZT_VAL_TAG */
+    union {
+        uint64_t tag; /* tag number for ZT_VAL_TAG (a value_build.c map: its capacity) */
+        uint64_t at;  /* any other item of a deterministic (v2) decode: its file offset */
+    };
 };
 
 typedef struct zt_cbor_limits {
@@ -134,6 +137,7 @@ struct zt_object {
     size_t ncomp;
     struct zt_component *comps;
     bool uninterpreted; /* v2: unknown layout or logical type; structure only */
+    uint64_t at;        /* v2: file offset of the object's map in the manifest */
 };
 
 typedef struct zt_model {
@@ -338,8 +342,10 @@ zt_status zt__v2_validate(zt_model *m, uint64_t file_size, uint64_t manifest_off
                           uint64_t manifest_length, uint64_t max_uncompressed, zt_error *err);
 /* The type and layout rules of one object, without its blobs (the writer's). */
 zt_status zt__v2_check_object(struct zt_object *o, zt_error *err);
-/* v2_manifest.c: §3.1's attribute values (no tags, no other simple values). */
-zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, zt_error *err);
+/* v2_manifest.c: §3.1's attribute values (no tags, no other simple values).
+ * at: the offset of v's container in a decoded manifest, or UINT64_MAX for
+ * values that were not decoded from one (the writer's). */
+zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, uint64_t at, zt_error *err);
 /* writer_v2.c: what the writer needs to write v2. */
 bool zt__v2_name_ok(const char *s, size_t n);
 zt_status zt__v2_writer_check(struct zt_object *o, zt_error *err);

@@ -17,8 +17,8 @@
 
 #include <string.h>
 
-#define SCHEMA(err, obj, part, rule, ...)                                                          \
-    ZT_V2_FAIL((err), ZT_E_SCHEMA, (obj), (part), 0, 0, rule, __VA_ARGS__)
+#define SCHEMA(err, item, obj, part, rule, ...)                                                    \
+    ZT_V2_FAIL((err), ZT_E_SCHEMA, (obj), (part), 1, (item)->at, rule, __VA_ARGS__)
 
 typedef struct fname {
     const char *s;
@@ -47,9 +47,10 @@ static zt_status name_ok(const zt_value *k, const char *what, const char *obj, c
                          zt_error *err)
 {
     if (k->kind != ZT_VAL_TEXT)
-        return ZT_V2_FAIL(err, ZT_E_NAME, obj, part, 0, 0, "§3.5", "%s is not a text string", what);
+        return ZT_V2_FAIL(err, ZT_E_NAME, obj, part, 1, k->at, "§3.5", "%s is not a text string",
+                          what);
     if (k->n == 0 || k->n > ZT_V2_MAX_NAME || memchr(k->v.s, 0, k->n))
-        return ZT_V2_FAIL(err, ZT_E_NAME, obj, part, 0, 0, "§3.5",
+        return ZT_V2_FAIL(err, ZT_E_NAME, obj, part, 1, k->at, "§3.5",
                           "%s \"%.80s\" must be 1-1024 bytes without U+0000 (it is %u bytes)", what,
                           k->v.s, k->n);
     return ZT_OK;
@@ -58,27 +59,22 @@ static zt_status name_ok(const zt_value *k, const char *what, const char *obj, c
 /* §3.1: integers, text, bytes, booleans, null, floats, arrays and maps;
  * no tags (nor undefined or other simple values). Depth is bounded by the
  * decoder (32 levels from the root). */
-zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, zt_error *err)
+zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, uint64_t at, zt_error *err)
 {
+    bool off = at != UINT64_MAX; /* a tag's own offset is not kept: its container's is given */
     switch ((zt_value_kind)v->kind) {
     case ZT_VAL_TAG:
-        return SCHEMA(err, obj, NULL, "§3.1", "attribute value uses CBOR tag %llu",
-                      (unsigned long long)v->tag);
+        return ZT_V2_FAIL(err, ZT_E_SCHEMA, obj, NULL, off, off ? at : 0, "§3.1",
+                          "attribute value uses CBOR tag %llu", (unsigned long long)v->tag);
     case ZT_VAL_UNDEFINED:
     case ZT_VAL_SIMPLE:
-        return SCHEMA(err, obj, NULL, "§3.1",
-                      "attribute value is a CBOR simple value other "
-                      "than false, true or null");
+        return ZT_V2_FAIL(err, ZT_E_SCHEMA, obj, NULL, off, off ? v->at : 0, "§3.1",
+                          "attribute value is a CBOR simple value other than false, true or "
+                          "null");
     case ZT_VAL_ARRAY:
-        for (uint32_t i = 0; i < v->n; i++) {
-            zt_status st = zt__v2_attr_value_ok(&v->v.items[i], obj, err);
-            if (st)
-                return st;
-        }
-        return ZT_OK;
     case ZT_VAL_MAP:
-        for (uint32_t i = 0; i < 2 * v->n; i++) {
-            zt_status st = zt__v2_attr_value_ok(&v->v.items[i], obj, err);
+        for (uint32_t i = 0; i < (v->kind == ZT_VAL_MAP ? 2 * v->n : v->n); i++) {
+            zt_status st = zt__v2_attr_value_ok(&v->v.items[i], obj, off ? v->at : at, err);
             if (st)
                 return st;
         }
@@ -93,11 +89,11 @@ static zt_status attributes(const zt_value *v, const char *obj, const zt_value *
     if (!v)
         return ZT_OK;
     if (v->kind != ZT_VAL_MAP)
-        return SCHEMA(err, obj, NULL, "§3.1", "\"attributes\" must be a map");
+        return SCHEMA(err, v, obj, NULL, "§3.1", "\"attributes\" must be a map");
     for (uint32_t i = 0; i < v->n; i++) {
         zt_status st = name_ok(&v->v.items[2 * i], "attribute key", obj, NULL, err);
         if (!st)
-            st = zt__v2_attr_value_ok(&v->v.items[2 * i + 1], obj, err);
+            st = zt__v2_attr_value_ok(&v->v.items[2 * i + 1], obj, v->at, err);
         if (st)
             return st;
     }
@@ -139,7 +135,7 @@ static zt_status get_u64(const zt_value *v, const char *what, const char *obj, c
                          const char *rule, uint64_t *out, zt_error *err)
 {
     if (v->kind != ZT_VAL_UINT)
-        return zt__fail(err, ZT_E_SCHEMA, obj, part, 0, 0,
+        return zt__fail(err, ZT_E_SCHEMA, obj, part, 1, v->at,
                         "v2 %s: \"%s\" must be an unsigned "
                         "integer",
                         rule, what);
@@ -165,31 +161,31 @@ static zt_status parse_shard(zt_model *m, const zt_value *k, const zt_value *v, 
                              zt_error *err)
 {
     if (k->kind != ZT_VAL_TEXT)
-        return SCHEMA(err, NULL, NULL, "§7.1", "a shard table key is not text");
+        return SCHEMA(err, k, NULL, NULL, "§7.1", "a shard table key is not text");
     if (!shard_name_ok(k))
-        return ZT_V2_FAIL(err, ZT_E_NAME, NULL, NULL, 0, 0, "§7.1",
+        return ZT_V2_FAIL(err, ZT_E_NAME, NULL, NULL, 1, k->at, "§7.1",
                           "shard name \"%.80s\" must be 1-64 bytes of A-Z a-z 0-9 . _ - and "
                           "not start with '.'",
                           k->v.s);
     sh->name = k->v.s;
     sh->fd = -1;
     if (v->kind != ZT_VAL_MAP)
-        return SCHEMA(err, NULL, NULL, "§7.1", "shard \"%s\" must be a map", sh->name);
+        return SCHEMA(err, v, NULL, NULL, "§7.1", "shard \"%s\" must be a map", sh->name);
     static const fname fs[2] = {F("size"), F("digest")};
     const zt_value *f[2];
     fields(v, fs, 2, f);
     if (!f[0] || !f[1])
-        return ZT_V2_FAIL(err, ZT_E_SHARD, NULL, NULL, 0, 0, "§7.1",
+        return ZT_V2_FAIL(err, ZT_E_SHARD, NULL, NULL, 1, v->at, "§7.1",
                           "shard \"%s\" must carry \"size\" and \"digest\"", sh->name);
     zt_status st = get_u64(f[0], "size", NULL, NULL, "§7.1", &sh->size, err);
     if (st)
         return st;
     if (sh->size < 8 + ZT_V2_FOOTER)
-        return ZT_V2_FAIL(err, ZT_E_SHARD, NULL, NULL, 0, 0, "§7.1",
+        return ZT_V2_FAIL(err, ZT_E_SHARD, NULL, NULL, 1, v->at, "§7.1",
                           "shard \"%s\" declares %llu bytes, less than a container (48)", sh->name,
                           (unsigned long long)sh->size);
     if (!digest_parse(f[1], &sh->kind, sh->bin, false))
-        return ZT_V2_FAIL(err, ZT_E_DIGEST_FORMAT, NULL, NULL, 0, 0, "§7.1",
+        return ZT_V2_FAIL(err, ZT_E_DIGEST_FORMAT, NULL, NULL, 1, v->at, "§7.1",
                           "shard \"%s\" digest must be \"xxh3:<16 hex>\" or \"sha256:<64 hex>\" "
                           "in lowercase",
                           sh->name);
@@ -204,7 +200,7 @@ static zt_status parse_shards(zt_model *m, const zt_value *v, zt_error *err)
     if (!v)
         return ZT_OK;
     if (v->kind != ZT_VAL_MAP)
-        return SCHEMA(err, NULL, NULL, "§3.2", "\"shards\" must be a map");
+        return SCHEMA(err, v, NULL, NULL, "§3.2", "\"shards\" must be a map");
     zt_v2_info *vi = m->v2;
     vi->shards = zt__arena_alloc(&m->arena, (v->n ? v->n : 1) * sizeof(zt_shard));
     if (!vi->shards)
@@ -243,12 +239,12 @@ static zt_status part_encoding(const zt_value *enc, const zt_value *dlen, const 
                                struct zt_component *c, zt_error *err)
 {
     if (!enc != !dlen)
-        return ZT_V2_FAIL(err, ZT_E_ENCODING, obj, c->role, 0, 0, "§3.4",
+        return ZT_V2_FAIL(err, ZT_E_ENCODING, obj, c->role, 1, (enc ? enc : dlen)->at, "§3.4",
                           "\"decoded_length\" must be present if and only if \"encoding\" is");
     if (!enc)
         return ZT_OK;
     if (enc->kind != ZT_VAL_TEXT)
-        return SCHEMA(err, obj, c->role, "§3.4", "\"encoding\" must be a text string");
+        return SCHEMA(err, enc, obj, c->role, "§3.4", "\"encoding\" must be a text string");
     zt_status st =
         get_u64(dlen, "decoded_length", obj, c->role, "§3.4", &c->uncompressed_length, err);
     if (st)
@@ -266,13 +262,13 @@ static zt_status part_encoding(const zt_value *enc, const zt_value *dlen, const 
     return ZT_OK;
 }
 
-static zt_status part_blob(const zt_value *v, const char *obj, struct zt_component *c,
-                           zt_error *err)
+static zt_status part_blob(const zt_value *pv, const zt_value *v, const char *obj,
+                           struct zt_component *c, zt_error *err)
 {
     if (!v)
-        return SCHEMA(err, obj, c->role, "§3.4", "part has no \"blob\"");
+        return SCHEMA(err, pv, obj, c->role, "§3.4", "part has no \"blob\"");
     if (v->kind != ZT_VAL_ARRAY || v->n != 2)
-        return SCHEMA(err, obj, c->role, "§3.4",
+        return SCHEMA(err, v, obj, c->role, "§3.4",
                       "\"blob\" must be an array of exactly two "
                       "unsigned integers [offset, length]");
     zt_status st = get_u64(&v->v.items[0], "blob[0]", obj, c->role, "§3.4", &c->offset, err);
@@ -287,41 +283,41 @@ static zt_status parse_part(zt_model *m, const char *obj, const zt_value *k, con
         return st;
     c->role = k->v.s;
     if (v->kind != ZT_VAL_MAP)
-        return SCHEMA(err, obj, c->role, "§3.4", "part must be a map");
+        return SCHEMA(err, v, obj, c->role, "§3.4", "part must be a map");
     enum { P_DTYPE, P_TYPE, P_BLOB, P_SHARD, P_ENC, P_DLEN, P_DIGEST, P_N };
     static const fname fs[P_N] = {F("dtype"),    F("type"),           F("blob"),  F("shard"),
                                   F("encoding"), F("decoded_length"), F("digest")};
     const zt_value *f[P_N];
     fields(v, fs, P_N, f);
     if (!f[P_DTYPE])
-        return ZT_V2_FAIL(err, ZT_E_DTYPE, obj, c->role, 0, 0, "§3.4", "part has no \"dtype\"");
+        return ZT_V2_FAIL(err, ZT_E_DTYPE, obj, c->role, 1, v->at, "§3.4", "part has no \"dtype\"");
     c->dtype = f[P_DTYPE]->kind == ZT_VAL_TEXT ? zt_dtype_parse(f[P_DTYPE]->v.s, f[P_DTYPE]->n)
                                                : ZT_DTYPE_INVALID;
     if (!c->dtype || c->dtype == ZT_DTYPE_BOOL)
-        return ZT_V2_FAIL(err, ZT_E_DTYPE, obj, c->role, 0, 0, "§4.1",
+        return ZT_V2_FAIL(err, ZT_E_DTYPE, obj, c->role, 1, f[P_DTYPE]->at, "§4.1",
                           "dtype must be one of the 12 storage types (bool is a logical type)");
     if (f[P_TYPE]) {
         if (f[P_TYPE]->kind != ZT_VAL_TEXT)
-            return ZT_V2_FAIL(err, ZT_E_TYPE, obj, c->role, 0, 0, "§3.4",
+            return ZT_V2_FAIL(err, ZT_E_TYPE, obj, c->role, 1, f[P_TYPE]->at, "§3.4",
                               "\"type\" must be a text string");
         c->type = f[P_TYPE]->v.s;
     }
-    if ((st = part_blob(f[P_BLOB], obj, c, err)) ||
+    if ((st = part_blob(v, f[P_BLOB], obj, c, err)) ||
         (st = part_encoding(f[P_ENC], f[P_DLEN], obj, c, err)))
         return st;
     if (f[P_SHARD]) {
         if (f[P_SHARD]->kind != ZT_VAL_TEXT)
-            return SCHEMA(err, obj, c->role, "§3.4", "\"shard\" must be a text string");
+            return SCHEMA(err, f[P_SHARD], obj, c->role, "§3.4", "\"shard\" must be a text string");
         c->shard = find_shard(m->v2, f[P_SHARD]->v.s, f[P_SHARD]->n);
         c->shard_name = f[P_SHARD]->v.s;
         if (!c->shard)
-            return ZT_V2_FAIL(err, ZT_E_SHARD, obj, c->role, 0, 0, "§3.4",
+            return ZT_V2_FAIL(err, ZT_E_SHARD, obj, c->role, 1, f[P_SHARD]->at, "§3.4",
                               "shard \"%.80s\" is not declared in the shard table",
                               f[P_SHARD]->v.s);
     }
     if (f[P_DIGEST]) {
         if (!digest_parse(f[P_DIGEST], &c->digest_kind, c->digest_bin, true))
-            return ZT_V2_FAIL(err, ZT_E_DIGEST_FORMAT, obj, c->role, 0, 0, "§3.4",
+            return ZT_V2_FAIL(err, ZT_E_DIGEST_FORMAT, obj, c->role, 1, f[P_DIGEST]->at, "§3.4",
                               "digest must be \"<algorithm>:<lowercase hex>\" (xxh3: 16 hex "
                               "digits, sha256: 64)");
         c->digest = f[P_DIGEST]->v.s;
@@ -333,11 +329,12 @@ static zt_status parse_part(zt_model *m, const char *obj, const zt_value *k, con
 static zt_status parse_shape(zt_model *m, const zt_value *v, struct zt_object *o, zt_error *err)
 {
     if (!v)
-        return SCHEMA(err, o->name, NULL, "§3.3", "object has no \"shape\"");
+        return ZT_V2_FAIL(err, ZT_E_SCHEMA, o->name, NULL, 1, o->at, "§3.3",
+                          "object has no \"shape\"");
     if (v->kind != ZT_VAL_ARRAY)
-        return SCHEMA(err, o->name, NULL, "§3.3", "\"shape\" must be an array");
+        return SCHEMA(err, v, o->name, NULL, "§3.3", "\"shape\" must be an array");
     if (v->n > ZT_MAX_NDIM)
-        return ZT_V2_FAIL(err, ZT_E_LIMIT, o->name, NULL, 0, 0, "§3.3",
+        return ZT_V2_FAIL(err, ZT_E_LIMIT, o->name, NULL, 1, v->at, "§3.3",
                           "shape has rank %u; at most 64", v->n);
     o->has_shape = true;
     o->ndim = v->n;
@@ -350,7 +347,7 @@ static zt_status parse_shape(zt_model *m, const zt_value *v, struct zt_object *o
         if (st)
             return st;
         if (!zt__mul_ok(prod, o->shape[i], &prod))
-            return ZT_V2_FAIL(err, ZT_E_SIZE, o->name, NULL, 0, 0, "§3.3",
+            return ZT_V2_FAIL(err, ZT_E_SIZE, o->name, NULL, 1, v->at, "§3.3",
                               "the product of the shape overflows 64 bits");
     }
     return ZT_OK;
@@ -365,8 +362,9 @@ static zt_status parse_object(zt_model *m, const zt_value *k, const zt_value *v,
     o->name = k->v.s;
     o->name_len = k->n;
     o->source_name = "";
+    o->at = v->at;
     if (v->kind != ZT_VAL_MAP)
-        return SCHEMA(err, o->name, NULL, "§3.3", "object must be a map");
+        return SCHEMA(err, v, o->name, NULL, "§3.3", "object must be a map");
     enum { O_SHAPE, O_LAYOUT, O_PARTS, O_ATTR, O_N };
     static const fname fs[O_N] = {F("shape"), F("layout"), F("parts"), F("attributes")};
     const zt_value *f[O_N];
@@ -374,15 +372,17 @@ static zt_status parse_object(zt_model *m, const zt_value *k, const zt_value *v,
     if ((st = parse_shape(m, f[O_SHAPE], o, err)))
         return st;
     if (!f[O_LAYOUT] || f[O_LAYOUT]->kind != ZT_VAL_TEXT)
-        return SCHEMA(err, o->name, NULL, "§3.3", "\"layout\" must be present and text");
+        return SCHEMA(err, f[O_LAYOUT] ? f[O_LAYOUT] : v, o->name, NULL, "§3.3",
+                      "\"layout\" must be present and text");
     o->format = f[O_LAYOUT]->v.s;
     if ((st = attributes(f[O_ATTR], o->name, &o->attributes, err)))
         return st;
     const zt_value *parts = f[O_PARTS];
     if (!parts || parts->kind != ZT_VAL_MAP)
-        return SCHEMA(err, o->name, NULL, "§3.3", "\"parts\" must be present and a map");
+        return SCHEMA(err, parts ? parts : v, o->name, NULL, "§3.3",
+                      "\"parts\" must be present and a map");
     if (parts->n == 0)
-        return ZT_V2_FAIL(err, ZT_E_COMPONENTS, o->name, NULL, 0, 0, "§3.3",
+        return ZT_V2_FAIL(err, ZT_E_COMPONENTS, o->name, NULL, 1, parts->at, "§3.3",
                           "\"parts\" is empty; an object needs at least one part");
     o->ncomp = parts->n;
     if (!(o->comps = zt__arena_alloc(&m->arena, parts->n * sizeof(*o->comps))))
@@ -398,7 +398,7 @@ static zt_status parse_object(zt_model *m, const zt_value *k, const zt_value *v,
 zt_status zt__v2_model_from_cbor(zt_model *m, const zt_value *root, zt_error *err)
 {
     if (root->kind != ZT_VAL_MAP)
-        return SCHEMA(err, NULL, NULL, "§3.1", "the manifest is not a CBOR map");
+        return SCHEMA(err, root, NULL, NULL, "§3.1", "the manifest is not a CBOR map");
     enum { R_OBJECTS, R_SHARDS, R_ATTR, R_N };
     static const fname fs[R_N] = {F("objects"), F("shards"), F("attributes")};
     const zt_value *f[R_N];
@@ -410,7 +410,8 @@ zt_status zt__v2_model_from_cbor(zt_model *m, const zt_value *root, zt_error *er
         return st;
     const zt_value *objs = f[R_OBJECTS];
     if (!objs || objs->kind != ZT_VAL_MAP)
-        return SCHEMA(err, NULL, NULL, "§3.2", "\"objects\" must be present and a map");
+        return SCHEMA(err, objs ? objs : root, NULL, NULL, "§3.2",
+                      "\"objects\" must be present and a map");
     m->nobj = objs->n;
     if (!(m->objs = zt__arena_alloc(&m->arena, (objs->n ? objs->n : 1) * sizeof(*m->objs))))
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");

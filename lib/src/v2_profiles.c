@@ -28,7 +28,8 @@ __attribute__((format(printf, 5, 6))) static zt_status fail(zt_error *err, zt_st
     for (size_t i = 0; role && i < o->ncomp; i++)
         if (!strcmp(o->comps[i].role, role))
             c = &o->comps[i];
-    return zt__fail(err, code, o->name, role, c != NULL, c ? c->offset : 0, "v2 %s: %s", o->format,
+    /* a part's problem is at its blob; the object's at its map in the manifest */
+    return zt__fail(err, code, o->name, role, 1, c ? c->offset : o->at, "v2 %s: %s", o->format,
                     detail);
 }
 #define LAYOUT(err, o, role, ...) fail((err), ZT_E_LAYOUT, (o), (role), __VA_ARGS__)

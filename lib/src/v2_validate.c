@@ -99,7 +99,7 @@ static zt_status check_part(zt_model *m, struct zt_object *o, struct zt_componen
 static zt_status check_dense(struct zt_object *o, zt_error *err)
 {
     if (o->ncomp != 1 || strcmp(o->comps[0].role, "data"))
-        return ZT_V2_FAIL(err, ZT_E_COMPONENTS, o->name, NULL, 0, 0, "§5.1",
+        return ZT_V2_FAIL(err, ZT_E_COMPONENTS, o->name, NULL, 1, o->at, "§5.1",
                           "a dense object has exactly one part, named \"data\"");
     const struct zt_component *c = &o->comps[0];
     unsigned bits = zt__v2_elem_bits(c);

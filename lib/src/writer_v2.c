@@ -23,7 +23,7 @@ static zt_status attrs_ok(const struct zt_object *o, const zt_value *a, zt_error
             return ZT_V2_FAIL(err, ZT_E_NAME, o ? o->name : NULL, NULL, 0, 0, "§3.5",
                               "attribute key \"%.80s\" must be 1-1024 bytes without U+0000",
                               k->kind == ZT_VAL_TEXT ? k->v.s : "");
-        zt_status st = zt__v2_attr_value_ok(k + 1, o ? o->name : NULL, err);
+        zt_status st = zt__v2_attr_value_ok(k + 1, o ? o->name : NULL, UINT64_MAX, err);
         if (st)
             return st;
     }
