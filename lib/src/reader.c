@@ -416,7 +416,7 @@ const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len)
 
 const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c)
 {
-    zt_source src;
+    zt_source src = {0};
     return zt__component_source(f, c, &src, NULL) ? NULL : src.data + c->offset;
 }
 

@@ -116,7 +116,7 @@ zt_status zt__component_source(const zt_file *f, const struct zt_component *c, z
 
 int zt_component_fd(const zt_file *f, const zt_component *c)
 {
-    zt_source src;
+    zt_source src = {0};
     return zt__component_source(f, c, &src, NULL) ? -1 : src.fd;
 }
 

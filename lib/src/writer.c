@@ -87,6 +87,8 @@ struct zt_writer {
     uint64_t frame_in, frame_at; /* seekable: input in the open frame; where it starts */
     uint32_t *fcs, *fds;         /* seekable: compressed and decoded size of each frame */
     size_t nframes, capframes;
+    size_t *dd; /* dedup: raw parts with a digest, by digest (id + 1; 0 free) */
+    size_t dd_cap, dd_n;
 };
 
 static zt_status io_fail(zt_writer *w, zt_error *err, const char *what)
@@ -499,20 +501,50 @@ static zt_status same_bytes(zt_writer *w, uint64_t a, uint64_t b, uint64_t n, bo
     return st;
 }
 
+/* The dedup index: open addressing on a hash of the digest string. */
+static size_t dd_slot(const zt_writer *w, const char *digest)
+{
+    return (size_t)zt__hash(digest, strlen(digest)) & (w->dd_cap - 1);
+}
+
+static zt_status dd_insert(zt_writer *w, size_t id, zt_error *err)
+{
+    if (2 * (w->dd_n + 1) > w->dd_cap) { /* grow, and put every entry back */
+        size_t cap = w->dd_cap ? 2 * w->dd_cap : 256, *old = w->dd, oldcap = w->dd_cap;
+        if (!(w->dd = zt__calloc(cap, sizeof(*w->dd)))) {
+            w->dd = old;
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        }
+        w->dd_cap = cap;
+        w->dd_n = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i])
+                dd_insert(w, old[i] - 1, err);
+        zt__free(old);
+    }
+    size_t h = dd_slot(w, w->comps[id].info.digest);
+    while (w->dd[h])
+        h = (h + 1) & (w->dd_cap - 1);
+    w->dd[h] = id + 1;
+    w->dd_n++;
+    return ZT_OK;
+}
+
 /* v2 canonical form (§6.3 rule 3): a raw part whose bytes equal an earlier
  * raw part's is cut back out and refers to the earlier blob. Candidates are
- * found by digest and length, and confirmed on the bytes. Regular files only. */
+ * found by digest and length, and confirmed on the bytes. Regular files only.
+ * c is comps[w->ncomp], not yet counted. */
 static zt_status dedup(zt_writer *w, wcomp *c, zt_error *err)
 {
     struct stat sb;
     if (c->info.encoding != ZT_ENC_RAW || !c->info.digest[0] || !c->info.length ||
         fstat(w->fd, &sb) != 0 || !S_ISREG(sb.st_mode))
         return ZT_OK;
-    for (size_t j = 0; j < w->ncomp; j++) {
-        const zt_written_component *e = &w->comps[j].info;
+    for (size_t h = w->dd_cap ? dd_slot(w, c->info.digest) : 0; w->dd_cap && w->dd[h];
+         h = (h + 1) & (w->dd_cap - 1)) {
+        const zt_written_component *e = &w->comps[w->dd[h] - 1].info;
         bool same = false;
-        if (e->encoding != ZT_ENC_RAW || e->length != c->info.length ||
-            strcmp(e->digest, c->info.digest))
+        if (e->length != c->info.length || strcmp(e->digest, c->info.digest))
             continue;
         zt_status st = flush(w, err);
         if (!st)
@@ -528,7 +560,7 @@ static zt_status dedup(zt_writer *w, wcomp *c, zt_error *err)
         c->info.offset = e->offset;
         return ZT_OK;
     }
-    return ZT_OK;
+    return dd_insert(w, w->ncomp, err);
 }
 
 zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err)
@@ -1045,6 +1077,7 @@ void zt_writer_free(zt_writer *w)
     zt__free(w->objs);
     zt__free(w->fcs);
     zt__free(w->fds);
+    zt__free(w->dd);
     zt__arena_free(&w->arena);
     zt__free(w);
 }

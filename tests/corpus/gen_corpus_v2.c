@@ -1316,9 +1316,11 @@ static void acc_generations(void)
 static cn *at_path(cn *from, const char *path, char *last, size_t cap)
 {
     char buf[256];
-    snprintf(buf, sizeof(buf), "%s", path);
+    if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+        die("path too long: %s", path);
     char *slash = strrchr(buf, '/');
-    snprintf(last, cap, "%s", slash ? slash + 1 : buf);
+    if ((size_t)snprintf(last, cap, "%s", slash ? slash + 1 : buf) >= cap)
+        die("key too long in %s", path);
     if (!slash)
         return from;
     *slash = 0;
