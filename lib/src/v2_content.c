@@ -136,9 +136,10 @@ zt_status zt_file_identity(const zt_file *f, char out[80], zt_error *err)
     for (size_t i = 0; i < m->nobj; i++)
         for (size_t j = 0; j < m->objs[i].ncomp; j++)
             if (!m->objs[i].comps[j].shard && m->objs[i].comps[j].encoding != ZT_ENC_RAW)
-                return zt__fail(err, ZT_E_NOT_FOUND, m->objs[i].name, m->objs[i].comps[j].role,
-                                0, 0, "an encoded part's stored bytes are not named by its "
-                                      "digest");
+                return zt__fail(err, ZT_E_NOT_FOUND, m->objs[i].name, m->objs[i].comps[j].role, 0,
+                                0,
+                                "an encoded part's stored bytes are not named by its "
+                                "digest");
     gaps g = {f, 0, zt__malloc(1u << 16), err};
     uint8_t footer[ZT_V2_FOOTER + 8];
     st = g.buf ? zt__v2_walk_gaps(f, zero_gap, &g, err) : ZT_FAIL(err, ZT_E_NOMEM, "out of memory");

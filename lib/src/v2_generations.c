@@ -161,8 +161,8 @@ zt_status zt_file_generations(const zt_file *f, zt_generation *out, size_t cap, 
         return ZT_FAIL(err, ZT_E_UNSUPPORTED, "generations are a v2 notion");
     gen_scan g = {f, out, cap, 0, err};
     gap_scan x = {&g, zt__malloc(CHUNK)};
-    zt_status st = x.buf ? zt__v2_walk_gaps(f, scan_one, &x, err)
-                         : ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    zt_status st =
+        x.buf ? zt__v2_walk_gaps(f, scan_one, &x, err) : ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     zt__free(x.buf);
     if (!st) {
         const zt_v2_footer *ft = &f->model.v2->footer;
