@@ -1,9 +1,11 @@
-/* zt convert: .safetensors (plain, Ollama quantized, shards) and .alt into
- * one .zt, or a .zt back into .safetensors (tool_export.c). Streams: memory
- * depends on the number of objects, never on their size. */
+/* zt convert: .safetensors (plain, Ollama quantized, shards), .alt and .zt
+ * (1.x and v2) into one .zt, 1.2 or v2, or a .zt back into .safetensors
+ * (tool_export.c). What a target cannot express is refused by name. Streams:
+ * memory depends on the number of objects, never on their size. */
 #include "tool.h"
 
 #include <jansson.h>
+#include <ztensor/ztensor_experimental.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,8 @@ static const char k_help[] =
     "\n"
     "SYNOPSIS\n"
     "    zt convert IN... -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none]\n"
+    "    zt convert IN... -o OUT.zt --format v2 [--compress[=LEVEL]] [--digest xxh3|sha256|none]\n"
+    "               [--align BYTES]\n"
     "    zt convert IN.zt -o OUT.safetensors\n"
     "\n"
     "DESCRIPTION\n"
@@ -32,6 +36,19 @@ static const char k_help[] =
     "    components are decompressed. The header is padded with spaces to a\n"
     "    multiple of 8 bytes.\n"
     "\n"
+    "    --format v2 writes zTensor v2 (the v2 spec, and docs/FORMAT-NOTES.md):\n"
+    "    dense stays dense, sparse_csr and sparse_coo become zt.sparse_csr/1 and\n"
+    "    zt.sparse_coo/1, bool becomes u8 with logical type bool; objects are\n"
+    "    written in name order at 64 KiB with xxh3 digests of the decoded bytes,\n"
+    "    identical parts stored once (canonical form unless --compress, --digest\n"
+    "    or --align say otherwise). quantized_group is refused: zt.quant_group/1\n"
+    "    needs its packing stated, which quantized_group does not. A v2 IN\n"
+    "    (its shards are read from their files) written as 1.2 keeps dense and\n"
+    "    the sparse layouts with u64 indices; anything else (f4_e2m1, u32\n"
+    "    indices, zt.quant_group/1, zt.mx/1, gguf, unknown layouts or encodings)\n"
+    "    is refused by name. Attributes of a v2 file, or written to one, are\n"
+    "    copied value for value; a CBOR tag, which v2 forbids, is refused.\n"
+    "\n"
     "    Data is copied in chunks of 4 MiB; memory does not depend on the size of\n"
     "    the model. OUT appears only when complete (temporary file, fsync, rename,\n"
     "    fsync of the directory). A progress bar is drawn on standard error when it\n"
@@ -40,7 +57,10 @@ static const char k_help[] =
     "OPTIONS\n"
     "    -o OUT              output file (required): .zt, or .safetensors\n"
     "    --compress[=LEVEL]  zstd-compress every component (level 1-19, default 3)\n"
-    "    --digest KIND       sha256 (default), crc32c or none\n"
+    "    --digest KIND       sha256 (default), crc32c or none; v2: xxh3 (default),\n"
+    "                        sha256 or none\n"
+    "    --format F          1.2 (default) or v2 (for OUT.zt)\n"
+    "    --align BYTES       v2 blob placement, a multiple of 4096 (default 65536)\n"
     "\n"
     "EXIT STATUS\n"
     "    0 converted; 1 an input is invalid or holds something OUT cannot express;\n"
@@ -53,6 +73,10 @@ typedef struct conv {
     zt_component_spec cs;
     zt_file **files;
     tool_progress prog;
+    int v2;         /* --format v2 */
+    int digest_set; /* --digest given */
+    uint64_t align; /* --align */
+    int values;     /* copy attributes as values (v2 in or out) */
 } conv;
 
 static int has_suffix(const char *s, const char *sfx)
@@ -67,6 +91,8 @@ static int parse_digest(const char *d, zt_component_spec *cs)
         cs->digest = ZT_DIGEST_SHA256;
     else if (!strcmp(d, "crc32c"))
         cs->digest = ZT_DIGEST_CRC32C;
+    else if (!strcmp(d, "xxh3"))
+        cs->digest = ZT_DIGEST_XXH3;
     else if (!strcmp(d, "none"))
         cs->digest = ZT_DIGEST_NONE;
     else
@@ -94,8 +120,25 @@ static int parse_args(int argc, char **argv, conv *cv, int *opts)
             }
         } else if (!strncmp(a, "--digest", 8) && (a[8] == '=' || (!a[8] && i + 1 < argc))) {
             *opts = 1;
+            cv->digest_set = 1;
             if (parse_digest(a[8] ? a + 9 : argv[++i], &cv->cs)) {
-                fprintf(stderr, "zt convert: --digest must be sha256, crc32c or none\n");
+                fprintf(stderr, "zt convert: --digest must be sha256, crc32c, xxh3 or none\n");
+                return ZT_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--format") && i + 1 < argc) {
+            const char *f = argv[++i];
+            if (strcmp(f, "v2") && strcmp(f, "1.2")) {
+                fprintf(stderr, "zt convert: --format must be 1.2 or v2\n");
+                return ZT_EXIT_USAGE;
+            }
+            cv->v2 = !strcmp(f, "v2");
+            *opts = 1;
+        } else if (!strcmp(a, "--align") && i + 1 < argc) {
+            char *end;
+            cv->align = strtoull(argv[++i], &end, 10);
+            *opts = 1;
+            if (*end || !cv->align || cv->align % 4096) {
+                fprintf(stderr, "zt convert: --align must be a multiple of 4096\n");
                 return ZT_EXIT_USAGE;
             }
         } else if (a[0] == '-' && a[1]) {
@@ -107,6 +150,14 @@ static int parse_args(int argc, char **argv, conv *cv, int *opts)
     }
     if (!cv->out || !cv->nin) {
         fprintf(stderr, "zt convert: need IN... and -o OUT (see zt convert --help)\n");
+        return ZT_EXIT_USAGE;
+    }
+    if (cv->v2 && !cv->digest_set)
+        cv->cs.digest = ZT_DIGEST_XXH3;
+    if ((cv->v2 && cv->cs.digest == ZT_DIGEST_CRC32C) ||
+        (!cv->v2 && (cv->cs.digest == ZT_DIGEST_XXH3 || cv->align))) {
+        fprintf(stderr, "zt convert: v2 digests are xxh3, sha256 or none; xxh3 and --align "
+                        "are for --format v2\n");
         return ZT_EXIT_USAGE;
     }
     return 0;
@@ -183,6 +234,10 @@ static void merge_attrs(json_t *dst, json_t *src, const char *file)
 
 static int file_attributes(conv *cv, zt_writer *w, zt_error *err)
 {
+    if (cv->values && cv->nin == 1) { /* value for value (v2 in or out) */
+        zt_status st = zt_writer_set_attribute_values(w, zt_file_attributes(cv->files[0]), err);
+        return st ? tool_report("convert", cv->out, err) : ZT_EXIT_OK;
+    }
     json_t *all = json_object();
     for (int i = 0; all && i < cv->nin; i++) {
         char *s = zt_file_manifest_json(cv->files[i], ZT_JSON_COMPACT, err);
@@ -206,17 +261,99 @@ static zt_status to_writer(void *ud, const void *p, size_t n, zt_error *err)
     return zt_writer_write(ud, p, n, err);
 }
 
-/* The index of the component not yet done with the lowest offset. */
-static size_t lowest(const zt_object *o, const int *done)
+/* The index of the component not yet done that comes next: the lowest
+ * offset, or (v2, canonical placement) the first role in byte order. */
+static size_t lowest(const zt_object *o, const int *done, int by_role)
 {
     size_t best = SIZE_MAX;
     for (size_t i = 0; i < zt_object_component_count(o); i++) {
-        uint64_t off = zt_component_offset(zt_object_component_at(o, i));
-        if (!done[i] &&
-            (best == SIZE_MAX || off < zt_component_offset(zt_object_component_at(o, best))))
+        const zt_component *c = zt_object_component_at(o, i), *b;
+        if (done[i])
+            continue;
+        b = best == SIZE_MAX ? NULL : zt_object_component_at(o, best);
+        if (!b || (by_role ? strcmp(zt_component_role(c), zt_component_role(b)) < 0
+                           : zt_component_offset(c) < zt_component_offset(b)))
             best = i;
     }
     return best;
+}
+
+/* ---- what the target can express */
+
+static int is_u64_index(const zt_object *o, const char *role)
+{
+    const zt_component *c = zt_object_find_component(o, role);
+    return c && zt_component_dtype(c) == ZT_DTYPE_U64;
+}
+
+/* The format (1.2) or layout (v2) OUT gives object o; NULL when OUT cannot
+ * express it, with the reason in why. */
+static const char *target_format(const conv *cv, const zt_file *f, const zt_object *o, char *why,
+                                 size_t cap)
+{
+    const char *fmt = zt_object_format(o);
+    int from_v2 = zt_file_get_kind(f) == ZT_KIND_ZT_2;
+    for (size_t i = 0; i < zt_object_component_count(o); i++) {
+        const zt_component *c = zt_object_component_at(o, i);
+        if (zt_component_encoding(c) == ZT_ENC_OTHER) {
+            snprintf(why, cap, "part \"%s\" is stored in encoding \"%s\", which cannot be decoded",
+                     zt_component_role(c), zt_component_encoding_name(c));
+            return NULL;
+        }
+        if (!cv->v2 && from_v2 && zt_component_type(c) &&
+            !strcmp(zt_component_type(c), "f4_e2m1")) {
+            snprintf(why, cap,
+                     "part \"%s\" is f4_e2m1, two elements per byte, which 1.2's "
+                     "size rules cannot express",
+                     zt_component_role(c));
+            return NULL;
+        }
+    }
+    if (cv->v2 == from_v2 || (!cv->v2 && !from_v2))
+        return fmt; /* same family: as it is */
+    if (cv->v2) {
+        if (!strcmp(fmt, "dense"))
+            return "dense";
+        if (!strcmp(fmt, "sparse_csr"))
+            return "zt.sparse_csr/1";
+        if (!strcmp(fmt, "sparse_coo"))
+            return "zt.sparse_coo/1";
+        snprintf(why, cap, "%s",
+                 !strcmp(fmt, "quantized_group")
+                     ? "quantized_group does not state its bits, packing, scale form and zero "
+                       "point, which zt.quant_group/1 requires"
+                     : "its format has no v2 layout");
+        return NULL;
+    }
+    if (!zt_object_interpreted(o)) {
+        snprintf(why, cap, "its layout \"%.60s\" or a logical type is not one this library knows",
+                 fmt);
+        return NULL;
+    }
+    if (!strcmp(fmt, "dense"))
+        return "dense";
+    int csr = !strcmp(fmt, "zt.sparse_csr/1"), coo = !strcmp(fmt, "zt.sparse_coo/1");
+    if ((csr && is_u64_index(o, "indices") && is_u64_index(o, "indptr")) ||
+        (coo && is_u64_index(o, "coords")))
+        return csr ? "sparse_csr" : "sparse_coo";
+    snprintf(why, cap, "%s",
+             csr || coo ? "its indices are u32; 1.2 sparse indices must be u64"
+                        : "its layout has no 1.2 format");
+    return NULL;
+}
+
+/* bool is a dtype in 1.x and a logical type over u8 in v2. */
+static void target_type(const conv *cv, int from_v2, const zt_component *c, zt_component_spec *cs)
+{
+    cs->dtype = zt_component_dtype(c);
+    cs->type = zt_component_type(c);
+    if (cv->v2 && !from_v2 && cs->dtype == ZT_DTYPE_BOOL) {
+        cs->dtype = ZT_DTYPE_U8;
+        cs->type = "bool";
+    } else if (!cv->v2 && from_v2 && cs->type && !strcmp(cs->type, "bool")) {
+        cs->dtype = ZT_DTYPE_BOOL;
+        cs->type = NULL;
+    }
 }
 
 /* Components in the order of their bytes in the input. */
@@ -231,14 +368,21 @@ static int copy_object(conv *cv, zt_writer *w, int fi, const zt_object *o, zt_er
                 zt_object_name(o), n);
         return ZT_EXIT_INVALID;
     }
+    char why[256];
+    const char *fmt = target_format(cv, cv->files[fi], o, why, sizeof(why));
+    if (!fmt) {
+        fprintf(stderr, "zt convert: %s: object \"%s\" cannot be written as %s: %s\n", cv->in[fi],
+                zt_object_name(o), cv->v2 ? "zTensor v2" : "zTensor 1.2", why);
+        return ZT_EXIT_INVALID;
+    }
+    int from_v2 = zt_file_get_kind(cv->files[fi]) == ZT_KIND_ZT_2;
     zt_status st = ZT_OK;
     for (size_t k = 0; k < n && !st; k++) {
-        size_t ci = lowest(o, done);
+        size_t ci = lowest(o, done, cv->v2);
         const zt_component *c = zt_object_component_at(o, ci);
         done[ci] = 1;
         zt_component_spec cs = cv->cs;
-        cs.dtype = zt_component_dtype(c);
-        cs.type = zt_component_type(c);
+        target_type(cv, from_v2, c, &cs);
         roles[k] = zt_component_role(c);
         st = zt_writer_begin(w, &cs, err);
         if (!st)
@@ -246,10 +390,14 @@ static int copy_object(conv *cv, zt_writer *w, int fi, const zt_object *o, zt_er
         if (!st)
             st = zt_writer_end(w, &ids[k], err);
     }
-    char *attrs = st ? NULL : attributes_of(o, err);
-    if (!st)
-        st = zt_writer_add_object(w, zt_object_name(o), zt_object_format(o), zt_object_ndim(o),
-                                  zt_object_shape(o), attrs, n, roles, ids, err);
+    char *attrs = st || cv->values ? NULL : attributes_of(o, err);
+    if (!st && cv->values)
+        st = zt_writer_add_object_values(w, zt_object_name(o), fmt, zt_object_ndim(o),
+                                         zt_object_shape(o), zt_object_attributes(o), n, roles, ids,
+                                         err);
+    else if (!st)
+        st = zt_writer_add_object(w, zt_object_name(o), fmt, zt_object_ndim(o), zt_object_shape(o),
+                                  attrs, n, roles, ids, err);
     free(attrs);
     return st ? tool_report("convert", cv->in[fi], err) : ZT_EXIT_OK;
 }
@@ -278,6 +426,40 @@ static int cmp_obj(const void *pa, const void *pb)
     return strcmp(zt_object_name(x), zt_object_name(y));
 }
 
+/* v2 canonical placement (§6.3): every object of every input, by name. */
+typedef struct fobj {
+    int fi;
+    const zt_object *o;
+} fobj;
+
+static int cmp_fobj(const void *pa, const void *pb)
+{
+    const fobj *a = pa, *b = pb;
+    size_t n = zt_object_name_len(a->o) < zt_object_name_len(b->o) ? zt_object_name_len(a->o)
+                                                                   : zt_object_name_len(b->o);
+    int c = memcmp(zt_object_name(a->o), zt_object_name(b->o), n);
+    return c ? c : (zt_object_name_len(a->o) > n) - (zt_object_name_len(b->o) > n);
+}
+
+static int copy_by_name(conv *cv, zt_writer *w, zt_error *err)
+{
+    size_t total = 0, k = 0;
+    for (int i = 0; i < cv->nin; i++)
+        total += zt_file_object_count(cv->files[i]);
+    fobj *v = malloc((total ? total : 1) * sizeof(*v));
+    if (!v)
+        return ZT_EXIT_SYSTEM;
+    for (int i = 0; i < cv->nin; i++)
+        for (size_t j = 0; j < zt_file_object_count(cv->files[i]); j++)
+            v[k++] = (fobj){i, zt_file_object_at(cv->files[i], j)};
+    qsort(v, total, sizeof(*v), cmp_fobj);
+    int rc = ZT_EXIT_OK;
+    for (size_t i = 0; i < total && !rc; i++)
+        rc = copy_object(cv, w, v[i].fi, v[i].o, err);
+    free(v);
+    return rc;
+}
+
 static int copy_file(conv *cv, zt_writer *w, int fi, zt_error *err)
 {
     zt_file *f = cv->files[fi];
@@ -301,6 +483,8 @@ static int open_inputs(conv *cv, zt_error *err)
     for (int i = 0; i < cv->nin; i++) {
         if (zt_open(cv->in[i], NULL, &cv->files[i], err))
             return tool_report("convert", cv->in[i], err);
+        if (zt_file_get_kind(cv->files[i]) == ZT_KIND_ZT_2)
+            cv->values = 1;
         for (size_t j = 0; j < zt_file_object_count(cv->files[i]); j++) {
             const zt_object *o = zt_file_object_at(cv->files[i], j);
             for (size_t k = 0; k < zt_object_component_count(o); k++)
@@ -320,10 +504,19 @@ static int import(conv *cv)
     if (rc)
         return rc;
     zt_writer *w;
-    if (zt_writer_open(cv->out, NULL, &w, &err))
+    zt_writer_options wo;
+    zt_writer_options_init(&wo);
+    if (cv->v2) {
+        wo.format = ZT_FORMAT_V2;
+        wo.alignment = cv->align;
+        cv->values = 1;
+    }
+    if (zt_writer_open(cv->out, &wo, &w, &err))
         return tool_report("convert", cv->out, &err);
     rc = file_attributes(cv, w, &err);
-    for (int i = 0; i < cv->nin && !rc; i++)
+    if (!rc && cv->v2)
+        rc = copy_by_name(cv, w, &err);
+    for (int i = 0; i < cv->nin && !rc && !cv->v2; i++)
         rc = copy_file(cv, w, i, &err);
     tool_progress_end(&cv->prog);
     if (!rc && zt_writer_finish(w, &err))

@@ -15,7 +15,9 @@ static const char k_help[] =
     "DESCRIPTION\n"
     "    Opens and validates FILE, then prints its version, attributes and one\n"
     "    line per object: name, format, shape and components (dtype, logical\n"
-    "    type, encoding, stored bytes, offset, digest).\n"
+    "    type, encoding, stored bytes, offset, digest). For a zTensor v2 file\n"
+    "    also its manifest hash, its generations (found by reading the bytes\n"
+    "    outside the current blobs), its content digest and its shards.\n"
     "    A URL (http:// or https://) is read remotely: a ztensord file URL\n"
     "    (http://HOST:7070/v1/files/NAME) or a .zt or .safetensors file on any\n"
     "    server that answers Range requests; only the footer and the manifest\n"
@@ -45,19 +47,54 @@ static void print_object(const zt_object *o)
 {
     printf("  %s  %s  ", zt_object_name(o), zt_object_format(o));
     print_shape(o);
-    printf("\n");
+    printf("%s\n", zt_object_interpreted(o) ? "" : "  (not interpreted: structure only)");
     for (size_t i = 0; i < zt_object_component_count(o); i++) {
         const zt_component *c = zt_object_component_at(o, i);
         printf("    %-14s %-4s", zt_component_role(c), zt_dtype_name(zt_component_dtype(c)));
         if (zt_component_type(c))
             printf(" (%s)", zt_component_type(c));
-        printf(" %s %" PRIu64 " B @%" PRIu64, zt_component_encoding(c) ? "zstd" : "raw",
-               zt_component_length(c), zt_component_offset(c));
+        printf(" %s %" PRIu64 " B @%" PRIu64, zt_component_encoding_name(c), zt_component_length(c),
+               zt_component_offset(c));
+        if (zt_component_shard(c) >= 0)
+            printf(" in shard %d", zt_component_shard(c));
         if (zt_component_encoding(c))
             printf(" -> %" PRIu64 " B", zt_component_decoded_length(c));
         if (zt_component_digest(c))
             printf(" %s", zt_component_digest(c));
         printf("\n");
+    }
+}
+
+/* v2: footer, generations (a scan of the padding), content digest, shards. */
+static void print_v2(const zt_file *f)
+{
+    zt_error err;
+    printf("  manifest: %" PRIu64 " B @%" PRIu64 ", xxh3:%016" PRIx64 "%s\n",
+           zt_file_manifest_length(f), zt_file_manifest_offset(f), zt_file_manifest_hash(f),
+           zt_file_is_data_shard(f) ? " (data shard: no manifest)" : "");
+    zt_generation g[16];
+    size_t n = 0;
+    if (zt_file_generations(f, g, 16, &n, &err) != ZT_OK) {
+        printf("  generations: unknown (%s)\n", err.message);
+    } else {
+        printf("  generations: %zu\n", n);
+        for (size_t i = 0; n > 1 && i < n && i < 16; i++)
+            printf("    %zu: footer @%" PRIu64 ", manifest %" PRIu64 " B @%" PRIu64
+                   ", %zu objects, %s\n",
+                   i + 1, g[i].footer_offset, g[i].manifest_length, g[i].manifest_offset,
+                   g[i].objects, g[i].status ? zt_status_name(g[i].status) : "ok");
+    }
+    char cd[80];
+    if (zt_file_content_digest(f, ZT_DIGEST_SHA256, cd, &err) == ZT_OK)
+        printf("  content digest: %s\n", cd);
+    else
+        printf("  content digest: undefined (%s)\n", err.message);
+    for (size_t i = 0; i < zt_file_shard_count(f); i++) {
+        zt_status st = zt_file_shard_status(f, i, &err);
+        printf("  shard %zu: %s  %" PRIu64 " B  %s  %s: %s\n", i, zt_file_shard_name(f, i),
+               zt_file_shard_size(f, i), zt_file_shard_digest(f, i),
+               zt_file_shard_path(f, i) ? zt_file_shard_path(f, i) : "(not located)",
+               st ? err.message : "ok");
     }
 }
 
@@ -103,6 +140,8 @@ int zt_cmd_info(int argc, char **argv)
         printf("%s: %s, version %s, %" PRIu64 " bytes, %zu objects\n", file,
                zt_file_kind_name(zt_file_get_kind(f)), zt_file_version(f), zt_file_size(f),
                zt_file_object_count(f));
+        if (zt_file_get_kind(f) == ZT_KIND_ZT_2)
+            print_v2(f);
         for (size_t i = 0; i < zt_file_object_count(f); i++)
             print_object(zt_file_object_at(f, i));
     }

@@ -15,6 +15,8 @@ static const char k_help[] =
     "SYNOPSIS\n"
     "    zt pack -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none]\n"
     "            NAME=DTYPE:SHAPE:RAWFILE...\n"
+    "    zt pack --format v2 -o OUT.zt [--compress[=LEVEL]] [--digest xxh3|sha256|none]\n"
+    "            [--align BYTES] NAME=DTYPE:SHAPE:RAWFILE...\n"
     "\n"
     "DESCRIPTION\n"
     "    Writes one dense object per NAME=DTYPE:SHAPE:RAWFILE argument, streaming\n"
@@ -27,10 +29,21 @@ static const char k_help[] =
     "    RAWFILE must hold exactly product(SHAPE) elements. OUT.zt appears only\n"
     "    when complete (temporary file, fsync, rename, fsync of the directory).\n"
     "\n"
+    "    With --format v2 it writes zTensor v2 (container version 2): objects\n"
+    "    in name order, blobs at 64 KiB (--align), an xxh3 digest of every part\n"
+    "    (over the decoded bytes), --compress as zt.zstd-seekable/1, identical\n"
+    "    parts stored once. Without --compress and with the default digest and\n"
+    "    alignment the file is in canonical form (v2 spec 6.3). v2 has no bool\n"
+    "    dtype: bool is u8 with logical type bool; the logical types f4_e2m1\n"
+    "    (two per byte) and f8_e8m0 are accepted too.\n"
+    "\n"
     "OPTIONS\n"
     "    -o OUT.zt           output file (required)\n"
     "    --compress[=LEVEL]  zstd-compress every component (level 1-19, default 3)\n"
-    "    --digest KIND       sha256 (default), crc32c or none\n"
+    "    --digest KIND       sha256 (default), crc32c or none; v2: xxh3 (default),\n"
+    "                        sha256 or none\n"
+    "    --format F          1.2 (default) or v2\n"
+    "    --align BYTES       v2 blob placement, a multiple of 4096 (default 65536)\n"
     "\n"
     "EXIT STATUS\n"
     "    0 written; 1 a buffer does not match its shape; 2 usage error;\n"
@@ -45,9 +58,28 @@ typedef struct spec {
     const char *path;
 } spec;
 
+/* Logical types v2 registers beyond zt_logical_type_info()'s, and v2's bool. */
+static int parse_v2_type(const char *s, spec *sp)
+{
+    static const char *const u8_types[] = {"bool", "f8_e8m0", "f4_e2m1"};
+    for (size_t i = 0; i < sizeof(u8_types) / sizeof(u8_types[0]); i++)
+        if (!strcmp(s, u8_types[i])) {
+            sp->dtype = ZT_DTYPE_U8;
+            sp->type = u8_types[i];
+            return 0;
+        }
+    return -1;
+}
+
+static int g_v2;         /* --format v2 */
+static uint64_t g_align; /* --align */
+static int g_digest_set; /* --digest was given */
+
 static int parse_dtype(const char *s, spec *sp)
 {
     sp->type = NULL;
+    if (g_v2 && parse_v2_type(s, sp) == 0)
+        return 0;
     sp->dtype = zt_dtype_parse(s, strlen(s));
     if (!sp->dtype)
         sp->dtype = zt_dtype_parse_long(s, strlen(s));
@@ -166,10 +198,26 @@ static int parse_args(int argc, char **argv, const char **out, zt_component_spec
             const char *d = argv[++i];
             cs->digest = !strcmp(d, "sha256")   ? ZT_DIGEST_SHA256
                          : !strcmp(d, "crc32c") ? ZT_DIGEST_CRC32C
+                         : !strcmp(d, "xxh3")   ? ZT_DIGEST_XXH3
                          : !strcmp(d, "none")   ? ZT_DIGEST_NONE
                                                 : (zt_digest_kind)-1;
             if ((int)cs->digest < 0) {
-                fprintf(stderr, "zt pack: --digest must be sha256, crc32c or none\n");
+                fprintf(stderr, "zt pack: --digest must be sha256, crc32c, xxh3 or none\n");
+                return ZT_EXIT_USAGE;
+            }
+            g_digest_set = 1;
+        } else if (!strcmp(a, "--format") && i + 1 < argc) {
+            const char *f = argv[++i];
+            if (strcmp(f, "v2") && strcmp(f, "1.2")) {
+                fprintf(stderr, "zt pack: --format must be 1.2 or v2\n");
+                return ZT_EXIT_USAGE;
+            }
+            g_v2 = !strcmp(f, "v2");
+        } else if (!strcmp(a, "--align") && i + 1 < argc) {
+            char *end;
+            g_align = strtoull(argv[++i], &end, 10);
+            if (*end || !g_align || g_align % 4096) {
+                fprintf(stderr, "zt pack: --align must be a multiple of 4096\n");
                 return ZT_EXIT_USAGE;
             }
         } else if (a[0] == '-' && a[1]) {
@@ -185,7 +233,23 @@ static int parse_args(int argc, char **argv, const char **out, zt_component_spec
         fprintf(stderr, "zt pack: need -o OUT.zt and at least one NAME=DTYPE:SHAPE:RAWFILE\n");
         return ZT_EXIT_USAGE;
     }
+    if (g_v2 && !g_digest_set)
+        cs->digest = ZT_DIGEST_XXH3; /* v2's default: canonical form wants it */
+    if (!g_v2 && (g_align || cs->digest == ZT_DIGEST_XXH3)) {
+        fprintf(stderr, "zt pack: --align and xxh3 digests are for --format v2\n");
+        return ZT_EXIT_USAGE;
+    }
+    if (g_v2 && cs->digest == ZT_DIGEST_CRC32C) {
+        fprintf(stderr, "zt pack: v2 digests are xxh3 or sha256\n");
+        return ZT_EXIT_USAGE;
+    }
     return 0;
+}
+
+/* v2 canonical placement (§6.3): blobs in the byte order of the names. */
+static int cmp_spec(const void *a, const void *b)
+{
+    return strcmp(((const spec *)a)->name, ((const spec *)b)->name);
 }
 
 int zt_cmd_pack(int argc, char **argv)
@@ -203,7 +267,14 @@ int zt_cmd_pack(int argc, char **argv)
     }
     zt_writer *w;
     zt_error err;
-    if (zt_writer_open(out, NULL, &w, &err)) {
+    zt_writer_options wo;
+    zt_writer_options_init(&wo);
+    if (g_v2) {
+        wo.format = ZT_FORMAT_V2;
+        wo.alignment = g_align;
+        qsort(specs, (size_t)nspecs, sizeof(*specs), cmp_spec);
+    }
+    if (zt_writer_open(out, &wo, &w, &err)) {
         free(specs);
         return tool_report("pack", out, &err);
     }

@@ -11,15 +11,16 @@ static const char k_usage[] =
     "    zt info FILE|URL [--json]\n"
     "    zt verify FILE...\n"
     "    zt get FILE|URL OBJECT [COMPONENT] [-o OUT]\n"
-    "    zt pack -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none] "
+    "    zt pack -o OUT.zt [--format 1.2|v2] [--compress[=LEVEL]] [--digest KIND] "
     "NAME=DTYPE:SHAPE:RAWFILE...\n"
-    "    zt convert IN... -o OUT.zt [--compress[=LEVEL]] [--digest sha256|crc32c|none]\n"
+    "    zt convert IN... -o OUT.zt [--format 1.2|v2] [--compress[=LEVEL]] [--digest KIND]\n"
     "    zt convert IN.zt -o OUT.safetensors\n"
     "    zt --version\n"
     "\n"
     "DESCRIPTION\n"
     "    Every command has its own --help (for example: zt pack --help).\n"
-    "    Files in zTensor 1.2 and 1.0 layouts are read; 1.2 is written.\n"
+    "    Files in zTensor v2 (container version 2), 1.2 and 1.0 layouts are read;\n"
+    "    1.2 is written, and v2 with --format v2.\n"
     "    .safetensors (with Ollama's quantized blobs) and .alt files are read too.\n"
     "    info and get also read remote files: an http(s) URL of ztensord or of any\n"
     "    server that answers Range requests (docs/PULL.md).\n"
@@ -38,7 +39,8 @@ int main(int argc, char **argv)
         return argc < 2 ? ZT_EXIT_USAGE : ZT_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("zt %s (zTensor format %s)\n", ZT_VERSION_STRING, ZT_FORMAT_VERSION);
+        printf("zt %s (zTensor format %s and container version %d)\n", ZT_VERSION_STRING,
+               ZT_FORMAT_VERSION, ZT_FORMAT_V2);
         return ZT_EXIT_OK;
     }
     static const struct {

@@ -13,6 +13,7 @@
  */
 #include "catalog.h"
 #include "decode.h"
+#include "catalog_v2.h"
 #include "log.h"
 #include "range.h"
 
@@ -67,6 +68,7 @@ void ztd_entry_release(ztd_entry *e)
         return;
     ztd_digest_checks_free(&e->digests);
     ztd_decode_marks_free(e->decode_marks);
+    ztd_v2_entry_free(e->v2);
     zt_close(e->file);
     free(e->name);
     free(e->error);
@@ -211,6 +213,7 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
         return e;
     }
     e->manifest_json_len = strlen(e->manifest_json);
+    e->v2 = ztd_v2_entry_new(e->file, rel, c->root_real);
     if (zt_file_warning(e->file))
         ztd_log(ZTD_LOG_WARN, "catalog: %s: %s", rel, zt_file_warning(e->file));
     return e;
@@ -252,7 +255,7 @@ static bool reusable(const ztd_entry *prev, const struct stat *sb)
     return prev && !prev->retry && prev->dev == sb->st_dev && prev->ino == sb->st_ino &&
            prev->size == (uint64_t)sb->st_size && prev->mtime_ns == ns_of(sb->st_mtim) &&
            prev->ctime_ns == ns_of(sb->st_ctim) && prev->mode == sb->st_mode &&
-           !ztd_entry_stale(prev);
+           !ztd_entry_stale(prev) && ztd_v2_entry_current(prev->v2, prev->file);
 }
 
 /* Is the file the same inode, unwritten, as an upload verified? (Not ctime:
@@ -393,7 +396,8 @@ static int index_blobs(ztd_snapshot *s)
             const zt_object *o = zt_file_object_at(f, j);
             for (size_t k = 0; k < zt_object_component_count(o); k++) {
                 const zt_component *comp = zt_object_component_at(o, k);
-                if (zt_component_digest_kind(comp) != ZT_DIGEST_SHA256)
+                if (zt_component_digest_kind(comp) != ZT_DIGEST_SHA256 ||
+                    !ztd_v2_part_servable(s->entries[i]->v2, comp))
                     continue;
                 const uint8_t *sha = zt_component_digest_bytes(comp, NULL);
                 size_t h = (size_t)blob_key(sha) & (cap - 1), claims = 0;
@@ -453,6 +457,7 @@ static json_t *entry_json(const ztd_entry *e)
         json_object_set_new(j, "version", json_string(zt_file_version(e->file)));
         json_object_set_new(j, "objects", json_integer((json_int_t)zt_file_object_count(e->file)));
         json_object_set_new(j, "status", json_string("ok"));
+        ztd_v2_entry_json(e->v2, e->name, j);
     } else {
         json_object_set_new(j, "status", json_string("error"));
         json_object_set_new(

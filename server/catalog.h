@@ -39,6 +39,7 @@ typedef struct ztd_entry {
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
     bool stale;             /* atomic: the file changed in place since it was opened */
     struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
+    struct ztd_v2_entry *v2; /* zTensor v2 files only (catalog_v2.h), else NULL */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */

@@ -5,6 +5,7 @@
  */
 #include "digests.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -14,6 +15,15 @@ static const char *const k_names[ZTD_DIGEST_STATES] = {"pending", "verified", "m
 const char *ztd_digest_state_name(ztd_digest_state s)
 {
     return (unsigned)s < ZTD_DIGEST_STATES ? k_names[s] : "unknown";
+}
+
+/* A digest that names bytes, and so could become an ETag or a blob address
+ * once checked: sha256, and the xxh3 of a zTensor v2 part. (crc32c detects
+ * damage; it does not name content.) */
+static bool claimable(const zt_component *c)
+{
+    zt_digest_kind k = zt_component_digest_kind(c);
+    return k == ZT_DIGEST_SHA256 || k == ZT_DIGEST_XXH3;
 }
 
 static int cmp_check(const void *a, const void *b)
@@ -30,7 +40,7 @@ int ztd_digest_checks_init(ztd_digest_checks *d, const zt_file *f)
     for (size_t i = 0; i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
         for (size_t j = 0; j < zt_object_component_count(o); j++)
-            n += zt_component_digest_kind(zt_object_component_at(o, j)) == ZT_DIGEST_SHA256;
+            n += claimable(zt_object_component_at(o, j));
     }
     if (!n)
         return 0;
@@ -40,7 +50,7 @@ int ztd_digest_checks_init(ztd_digest_checks *d, const zt_file *f)
         const zt_object *o = zt_file_object_at(f, i);
         for (size_t j = 0; j < zt_object_component_count(o); j++) {
             const zt_component *c = zt_object_component_at(o, j);
-            if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256)
+            if (claimable(c))
                 d->v[d->n++] = (ztd_digest_check){o, c, ZTD_DIGEST_PENDING};
         }
     }

@@ -5,6 +5,7 @@
  */
 #include "body.h"
 #include "conns.h"
+#include "catalog_v2.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
@@ -62,8 +63,7 @@ static void add_meta(struct MHD_Response *resp, const void *p)
     MHD_add_response_header(resp, "X-Ztensor-Dtype", zt_dtype_name(zt_component_dtype(m->c)));
     if (zt_component_type(m->c))
         MHD_add_response_header(resp, "X-Ztensor-Type", zt_component_type(m->c));
-    MHD_add_response_header(resp, "X-Ztensor-Encoding",
-                            zt_component_encoding(m->c) == ZT_ENC_ZSTD ? "zstd" : "raw");
+    MHD_add_response_header(resp, "X-Ztensor-Encoding", zt_component_encoding_name(m->c));
 }
 
 /* Does Accept-Encoding allow zstd? An explicit "zstd" entry decides; otherwise
@@ -156,8 +156,35 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     if (blob && verified)
         b.cache_control =
             s->cfg->require_read_token ? "private, max-age=31536000, immutable" : IMMUTABLE;
-    const uint8_t *digest = verified ? zt_component_digest_bytes(comp, NULL) : NULL;
+    /* v2: a part in a shard that is missing or outside the root, or in an
+     * encoding nobody here decodes, has no bytes to send. */
+    if (!ztd_v2_part_servable(e->v2, comp))
+        return ztd_error(c, r, 503, "shard_unavailable",
+                         "component \"%s\" of object \"%s\" is in shard %d of \"%s\", which is "
+                         "missing, wrong or outside the root",
+                         zt_component_role(comp), zt_object_name(o), zt_component_shard(comp),
+                         e->name);
+    if (zt_component_encoding(comp) == ZT_ENC_OTHER)
+        return ztd_error(c, r, 501, "encoding_unsupported",
+                         "component \"%s\" of object \"%s\" is stored in encoding \"%s\", "
+                         "which this server cannot decode; its stored bytes are %llu bytes at "
+                         "offset %llu of the file",
+                         zt_component_role(comp), zt_object_name(o),
+                         zt_component_encoding_name(comp),
+                         (unsigned long long)zt_component_length(comp),
+                         (unsigned long long)zt_component_offset(comp));
+    b.fd = zt_component_fd(e->file, comp);
+    /* A digest validates only the representation it covers: the stored bytes
+     * (1.x), or the decoded bytes (v2); for a raw component both. xxh3 (v2)
+     * names a representation as well as sha256 does; crc32c is not used. And
+     * only once the server has checked it (verified). */
+    zt_digest_kind dk = zt_component_digest_kind(comp);
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
+    bool of_decoded = zt_component_digest_scope(comp) == ZT_DIGEST_OF_DECODED;
+    bool named = verified && (dk == ZT_DIGEST_SHA256 || (of_decoded && dk == ZT_DIGEST_XXH3));
+    bool covers_stored = !zstd || !of_decoded, covers_decoded = !zstd || of_decoded;
+    const uint8_t *sha =
+        verified && dk == ZT_DIGEST_SHA256 ? zt_component_digest_bytes(comp, NULL) : NULL;
     if (zstd)
         b.vary_accept_encoding = true;
     if (!zstd || accepts_zstd(ztd_header(c, "Accept-Encoding"))) {
@@ -166,8 +193,8 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
         b.off = zt_component_offset(comp);
         b.len = zt_component_length(comp);
         b.content_encoding = zstd ? "zstd" : NULL;
-        b.sha256 = digest;
-        if (digest)
+        b.sha256 = covers_stored ? sha : NULL;
+        if (named && covers_stored)
             quote_etag(b.etag, sizeof(b.etag), zt_component_digest(comp));
         else
             ztd_identity_etag(e, b.off, b.len, b.etag);
@@ -177,9 +204,12 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
         b.zf = e->file;
         b.zc = comp;
         b.len = zt_component_decoded_length(comp);
+        b.sha256 = covers_decoded ? sha : NULL;
         char id[40];
         ztd_identity_etag(e, zt_component_offset(comp), b.len, id);
-        if (digest)
+        if (named && covers_decoded)
+            quote_etag(b.etag, sizeof(b.etag), zt_component_digest(comp));
+        else if (named)
             snprintf(b.etag, sizeof(b.etag), "\"%s.identity\"", zt_component_digest(comp));
         else
             snprintf(b.etag, sizeof(b.etag), "\"%.32s.identity\"", id + 1);
@@ -256,7 +286,11 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
         b.off = 0;
         b.len = e->size;
         b.content_type = "application/octet-stream";
-        memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
+        /* v2: the same strong validator on every copy of the file (catalog_v2.h) */
+        if (e->v2 && e->v2->raw_etag[0])
+            memcpy(b.etag, e->v2->raw_etag, sizeof(e->v2->raw_etag));
+        else
+            memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
         return ztd_send_body(c, r, &b);
     }
     const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);

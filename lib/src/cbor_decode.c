@@ -10,6 +10,12 @@
  *    count is first checked against the bytes left (each item needs >= 1 byte);
  *  - every text string is checked to be UTF-8.
  * Memory is therefore O(input bytes), and time O(input bytes).
+ *
+ * With lim->deterministic (zTensor v2 §3.1) it also refuses every encoding
+ * that RFC 8949 §4.2.1 does not allow: a head longer than its value needs,
+ * indefinite lengths, map keys out of bytewise order or repeated (compared on
+ * their encoded bytes, so a NaN-payload key cannot pass as a second key),
+ * a float wider than its value needs, and any NaN but f9 7e 00.
  */
 #include "internal.h"
 
@@ -24,6 +30,8 @@ typedef struct frame {
     size_t base; /* index of the first child on the value stack */
     uint64_t tag;
     uint64_t at; /* offset of the head, for messages */
+    /* deterministic maps: where the key being read starts, and the previous key */
+    size_t key_at, prev_at, prev_end;
 } frame;
 
 typedef struct dec {
@@ -34,6 +42,7 @@ typedef struct dec {
     zt_error *err;
     zt_value *vs; /* value stack */
     size_t vn, vcap;
+    bool det;       /* deterministic encoding required */
     struct intern { /* short strings already decoded, see make_string() */
         const char *s;
         uint64_t head, tail; /* see words() */
@@ -104,7 +113,7 @@ static bool utf8_valid(const uint8_t *s, size_t n)
 
 /* Reads the argument of a head whose initial byte is at d->pos. */
 static inline __attribute__((always_inline)) zt_status read_head(dec *d, unsigned *major,
-                                                                  unsigned *ai, uint64_t *arg)
+                                                                 unsigned *ai, uint64_t *arg)
 {
     size_t at = d->pos;
     if (d->pos >= d->len)
@@ -129,6 +138,11 @@ static inline __attribute__((always_inline)) zt_status read_head(dec *d, unsigne
         v = (v << 8) | d->p[d->pos + i];
     d->pos += nb;
     *arg = v;
+    /* Major 7 heads of 2-8 bytes are floats, checked in simple_value(). */
+    if (d->det && *major != 7 && v < (nb == 1 ? 24u : 1ull << (4 * nb)))
+        return FAIL_AT(d, ZT_E_NONCANONICAL, at,
+                       "v2 §3.1: the value %llu is encoded in a %zu-byte head, not the shortest",
+                       (unsigned long long)v, nb + 1);
     return ZT_OK;
 }
 
@@ -263,7 +277,7 @@ static zt_status indefinite_string(dec *d, unsigned major, uint64_t at, zt_value
     return st;
 }
 
-static zt_status simple_value(dec *d, unsigned ai, uint64_t arg, uint64_t at, zt_value *v)
+static zt_status simple_value_plain(dec *d, unsigned ai, uint64_t arg, uint64_t at, zt_value *v)
 {
     switch (ai) {
     case 20:
@@ -308,6 +322,38 @@ static zt_status simple_value(dec *d, unsigned ai, uint64_t arg, uint64_t at, zt
     }
 }
 
+/* RFC 8949 §4.2.1 / v2 §3.1: a float must be in its shortest exact width,
+ * and the only NaN is f9 7e 00. */
+static zt_status check_float(dec *d, unsigned ai, uint64_t arg, double f, uint64_t at)
+{
+    if (ai == 25) {
+        if ((arg & 0x7C00) == 0x7C00 && (arg & 0x3FF) && arg != 0x7E00)
+            return FAIL_AT(d, ZT_E_NONCANONICAL, at,
+                           "v2 §3.1: NaN must be encoded f9 7e 00, not f9 %04llx",
+                           (unsigned long long)arg);
+        return ZT_OK;
+    }
+    if (isnan(f))
+        return FAIL_AT(d, ZT_E_NONCANONICAL, at,
+                       "v2 §3.1: NaN must be encoded f9 7e 00, not as a %s",
+                       ai == 26 ? "f32" : "f64");
+    bool shorter = ai == 26 ? zt__float_fits(f, 11, -24, 16) : zt__float_fits(f, 24, -149, 128);
+    if (shorter)
+        return FAIL_AT(d, ZT_E_NONCANONICAL, at,
+                       "v2 §3.1: float %g is encoded as %s but fits a narrower float", f,
+                       ai == 26 ? "f32" : "f64");
+    return ZT_OK;
+}
+
+static zt_status simple_value(dec *d, unsigned ai, uint64_t arg, uint64_t at, zt_value *v)
+{
+    if (d->det && ai >= 25 && ai <= 27) {
+        zt_status st = simple_value_plain(d, ai, arg, at, v);
+        return st ? st : check_float(d, ai, arg, v->v.f, at);
+    }
+    return simple_value_plain(d, ai, arg, at, v);
+}
+
 /* Pops the children of the top frame into an arena array and pushes the container. */
 static zt_status close_frame(dec *d, frame *f)
 {
@@ -325,6 +371,8 @@ static zt_status close_frame(dec *d, frame *f)
         return FAIL_AT(d, ZT_E_LIMIT, f->at, "container too large");
     cv.n = (uint32_t)(f->kind == ZT_VAL_MAP ? n / 2 : n);
     cv.tag = f->tag;
+    if (d->det && f->kind != ZT_VAL_TAG)
+        cv.at = d->base_off + f->at; /* v2 messages name where the item is */
     d->vn = f->base;
     return push_value(d, &cv);
 }
@@ -356,6 +404,27 @@ static zt_status open_container(dec *d, frame *stack, size_t *depth, size_t max_
     return ZT_OK;
 }
 
+/* One more item of frame f is complete (it ended at d->pos). In a
+ * deterministic map, a finished key must sort after the previous key. */
+static zt_status item_done(dec *d, frame *f)
+{
+    if (d->det && f->kind == ZT_VAL_MAP && f->got % 2 == 0) {
+        if (f->got) {
+            size_t a = f->prev_end - f->prev_at, b = d->pos - f->key_at;
+            int c = memcmp(d->p + f->prev_at, d->p + f->key_at, a < b ? a : b);
+            if (!c && a == b)
+                return FAIL_AT(d, ZT_E_DUPLICATE, f->key_at, "v2 §3.1: map key appears twice");
+            if (c > 0 || (!c && a > b))
+                return FAIL_AT(d, ZT_E_NONCANONICAL, f->key_at,
+                               "v2 §3.1: map key is not in bytewise order after the previous one");
+        }
+        f->prev_at = f->key_at;
+        f->prev_end = d->pos;
+    }
+    f->got++;
+    return ZT_OK;
+}
+
 static zt_status decode_loop(dec *d, size_t max_depth)
 {
     frame stack[ZT_MAX_DEPTH + 1];
@@ -367,15 +436,17 @@ static zt_status decode_loop(dec *d, size_t max_depth)
         while (depth && !stack[depth - 1].indefinite &&
                stack[depth - 1].got == stack[depth - 1].expected) {
             zt_status st = close_frame(d, &stack[--depth]);
+            if (!st && depth)
+                st = item_done(d, &stack[depth - 1]);
             if (st)
                 return st;
-            if (depth)
-                stack[depth - 1].got++;
         }
         if (depth == 0 && d->vn == 1)
             return ZT_OK;
 
         uint64_t at = d->pos;
+        if (d->det && depth && stack[depth - 1].kind == ZT_VAL_MAP && stack[depth - 1].got % 2 == 0)
+            stack[depth - 1].key_at = d->pos;
         if (d->pos < d->len && d->p[d->pos] == 0xFF) {
             d->pos++;
             if (!depth || !stack[depth - 1].indefinite)
@@ -396,6 +467,8 @@ static zt_status decode_loop(dec *d, size_t max_depth)
         if (st)
             return st;
         bool indef = ai == 31;
+        if (indef && d->det)
+            return FAIL_AT(d, ZT_E_NONCANONICAL, at, "v2 §3.1: indefinite-length item");
         zt_value v = {0};
         switch (major) {
         case 0:
@@ -442,21 +515,25 @@ static zt_status decode_loop(dec *d, size_t max_depth)
                 return st;
             break;
         }
+        if (d->det)
+            v.at = d->base_off + at;
         st = push_value(d, &v);
-        if (st)
+        if (!st && depth)
+            st = item_done(d, &stack[depth - 1]);
+        if (st || !depth)
             return st;
-        if (depth)
-            stack[depth - 1].got++;
-        else
-            return ZT_OK;
     }
 }
 
 zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
                           zt_arena *arena, zt_value **out, zt_error *err)
 {
-    dec d = {
-        .p = buf, .len = len, .base_off = lim ? lim->base_offset : 0, .arena = arena, .err = err};
+    dec d = {.p = buf,
+             .len = len,
+             .base_off = lim ? lim->base_offset : 0,
+             .arena = arena,
+             .err = err,
+             .det = lim && lim->deterministic};
     zt_status st = decode_loop(&d, lim ? lim->max_depth : ZT_MAX_DEPTH);
     if (st == ZT_OK && d.pos != len)
         st = FAIL_AT(&d, ZT_E_CBOR, d.pos, "%zu trailing bytes after the manifest", len - d.pos);
@@ -476,8 +553,12 @@ zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *
 zt_status zt__cbor_decode_prefix(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
                                  zt_arena *arena, zt_value **out, size_t *used, zt_error *err)
 {
-    dec d = {
-        .p = buf, .len = len, .base_off = lim ? lim->base_offset : 0, .arena = arena, .err = err};
+    dec d = {.p = buf,
+             .len = len,
+             .base_off = lim ? lim->base_offset : 0,
+             .arena = arena,
+             .err = err,
+             .det = lim && lim->deterministic};
     zt_status st = decode_loop(&d, lim ? lim->max_depth : ZT_MAX_DEPTH);
     if (st == ZT_OK) {
         zt_value *v = zt__arena_alloc(arena, sizeof(*v));

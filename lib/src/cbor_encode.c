@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,139 @@ void zt__cbor_value(zt_buf *b, const zt_value *v)
         break;
     case ZT_VAL_FLOAT:
         encode_float(b, v->v.f);
+        break;
+    }
+}
+
+/* ---- deterministic encoding (RFC 8949 §4.2.1), for zTensor v2 */
+
+bool zt__float_fits(double x, int sig, int min_exp, int max_e)
+{
+    if (x == 0 || isinf(x))
+        return true;
+    int e;
+    frexp(x, &e);
+    if (e > max_e)
+        return false;
+    int q = e - sig > min_exp ? e - sig : min_exp;
+    double k = ldexp(fabs(x), -q);
+    return k == floor(k);
+}
+
+/* The half-precision bits of x, which zt__float_fits() says is exact. */
+static uint16_t half_bits(double x)
+{
+    uint16_t sign = signbit(x) ? 0x8000 : 0;
+    double a = fabs(x);
+    if (a == 0)
+        return sign;
+    if (isinf(a))
+        return sign | 0x7C00;
+    int e;
+    frexp(a, &e);
+    if (e - 1 >= -14)
+        return sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)(ldexp(a, 11 - e) - 1024);
+    return sign | (uint16_t)ldexp(a, 24);
+}
+
+void zt__cbor_float_det(zt_buf *b, double f)
+{
+    if (isnan(f)) {
+        put(b, "\xF9\x7E\x00", 3);
+    } else if (zt__float_fits(f, 11, -24, 16)) {
+        uint16_t h = half_bits(f);
+        uint8_t o[3] = {0xF9, (uint8_t)(h >> 8), (uint8_t)h};
+        put(b, o, 3);
+    } else {
+        encode_float(b, f); /* f32 when exact, else f64: the shortest */
+    }
+}
+
+/* Recursion is bounded by the decoder's depth limit (32 for v2). */
+void zt__cbor_value_det(zt_buf *b, const zt_value *v)
+{
+    switch ((zt_value_kind)v->kind) {
+    case ZT_VAL_ARRAY:
+        zt__cbor_head(b, 4, v->n);
+        for (uint32_t i = 0; i < v->n; i++)
+            zt__cbor_value_det(b, &v->v.items[i]);
+        break;
+    case ZT_VAL_MAP:
+        zt__cbor_head(b, 5, v->n);
+        for (uint32_t i = 0; i < 2 * v->n; i++)
+            zt__cbor_value_det(b, &v->v.items[i]);
+        break;
+    case ZT_VAL_TAG:
+        zt__cbor_head(b, 6, v->tag);
+        zt__cbor_value_det(b, &v->v.items[0]);
+        break;
+    case ZT_VAL_FLOAT:
+        zt__cbor_float_det(b, v->v.f);
+        break;
+    default:
+        zt__cbor_value(b, v);
+        break;
+    }
+}
+
+void zt__cbor_raw(zt_buf *b, const void *p, size_t n)
+{
+    put(b, p, n);
+}
+
+/* A map's pairs in the bytewise order of their encoded keys. */
+static void encode_map_det(zt_buf *b, const zt_value *v)
+{
+    zt__cbor_head(b, 5, v->n);
+    zt_buf *keys = zt__calloc(v->n ? v->n : 1, sizeof(*keys));
+    size_t *idx = zt__malloc((v->n ? v->n : 1) * sizeof(*idx));
+    if (!keys || !idx) {
+        b->oom = true;
+    } else {
+        for (size_t i = 0; i < v->n; i++) {
+            zt__cbor_value_det_sorted(&keys[i], &v->v.items[2 * i]);
+            idx[i] = i;
+            b->oom |= keys[i].oom;
+        }
+        for (size_t i = 1; i < v->n; i++) /* insertion sort: attribute maps are small */
+            for (size_t j = i; j > 0; j--) {
+                const zt_buf *x = &keys[idx[j - 1]], *y = &keys[idx[j]];
+                size_t m = x->len < y->len ? x->len : y->len;
+                int c = memcmp(x->p, y->p, m);
+                if (c < 0 || (!c && x->len <= y->len))
+                    break;
+                size_t t = idx[j];
+                idx[j] = idx[j - 1];
+                idx[j - 1] = t;
+            }
+        for (size_t i = 0; i < v->n && !b->oom; i++) {
+            put(b, keys[idx[i]].p, keys[idx[i]].len);
+            zt__cbor_value_det_sorted(b, &v->v.items[2 * idx[i] + 1]);
+        }
+    }
+    for (size_t i = 0; keys && i < v->n; i++)
+        zt__buf_free(&keys[i]);
+    zt__free(keys);
+    zt__free(idx);
+}
+
+void zt__cbor_value_det_sorted(zt_buf *b, const zt_value *v)
+{
+    switch ((zt_value_kind)v->kind) {
+    case ZT_VAL_ARRAY:
+        zt__cbor_head(b, 4, v->n);
+        for (uint32_t i = 0; i < v->n; i++)
+            zt__cbor_value_det_sorted(b, &v->v.items[i]);
+        break;
+    case ZT_VAL_MAP:
+        encode_map_det(b, v);
+        break;
+    case ZT_VAL_TAG:
+        zt__cbor_head(b, 6, v->tag);
+        zt__cbor_value_det_sorted(b, &v->v.items[0]);
+        break;
+    default:
+        zt__cbor_value_det(b, v);
         break;
     }
 }

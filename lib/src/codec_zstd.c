@@ -47,13 +47,25 @@ const char *zt__component_object(const zt_file *f, const struct zt_component *c)
 
 zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **out, zt_error *err)
 {
+    /* v2: the bytes may be in a shard; an unknown encoding is never decoded
+     * (§5.3); a seekable stream's rules are checked before its first byte. */
+    zt_source src = {0};
+    zt_status st = zt__component_source(f, c, &src, err);
+    if (!st && c->encoding == ZT_ENC_OTHER)
+        st = zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
+                      "v2 §5.3: encoding \"%.60s\" is not one this reader decodes",
+                      c->encoding_name);
+    if (!st && c->seekable)
+        st = zt__seekable_check(f, zt__component_object(f, c), c, err);
+    if (st)
+        return st;
     zt_decoder *d = zt__calloc(1, sizeof(*d));
     if (!d)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     d->c = c;
-    d->src = f->no_data ? NULL : f->data + c->offset;
+    d->src = f->no_data ? NULL : src.data + c->offset;
     d->src_len = c->length;
-    d->fd = f->mapped ? f->fd : -1;
+    d->fd = src.mapped ? src.fd : -1;
     d->out_want = zt_component_decoded_length(c);
     d->obj = zt__component_object(f, c);
     if (c->encoding == ZT_ENC_ZSTD) {
@@ -319,7 +331,7 @@ zt_status zt_component_stream(const zt_file *f, const zt_component *c, zt_sink_f
     if (f->no_data)
         return zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
                         "the file was opened from its manifest alone: it has no data bytes");
-    if (c->encoding == ZT_ENC_RAW) {
+    if (c->encoding == ZT_ENC_RAW && !c->shard) {
         if (c->length && sink(ud, f->data + c->offset, (size_t)c->length))
             return ZT_FAIL(err, ZT_E_IO, "output failed");
         return ZT_OK;

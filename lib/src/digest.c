@@ -1,7 +1,9 @@
 /*
- * sha256 (OpenSSL EVP) and crc32c (SSE4.2 instruction when the CPU has it,
- * slicing-by-8 tables otherwise), incremental, plus the digest string form:
- * "sha256:<64 hex>" and "crc32c:0x<8 hex>", case-insensitive on read.
+ * sha256 (OpenSSL EVP), crc32c (SSE4.2 instruction when the CPU has it,
+ * slicing-by-8 tables otherwise) and XXH3-64 (libxxhash, for zTensor v2),
+ * incremental, plus the digest string form: "sha256:<64 hex>",
+ * "crc32c:0x<8 hex>" and "xxh3:<16 hex>", case-insensitive on read. An XXH3
+ * value is printed and stored big-endian, as xxhsum and XXH64_canonical do.
  */
 #include "internal.h"
 
@@ -9,12 +11,25 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 struct zt_hasher {
     zt_digest_kind kind;
     EVP_MD_CTX *md;
+    XXH3_state_t *xx;
     uint32_t crc;
 };
+
+uint64_t zt__xxh3(const void *p, size_t n)
+{
+    return XXH3_64bits(p, n);
+}
+
+static void put_be64(uint8_t *out, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        out[i] = (uint8_t)(v >> (56 - 8 * i));
+}
 
 static uint32_t g_crc_table[8][256];
 static int g_crc_init;
@@ -91,12 +106,19 @@ uint32_t zt_crc32c(uint32_t crc, const void *data, size_t len)
 
 zt_hasher *zt_hasher_new(zt_digest_kind kind)
 {
-    if (kind != ZT_DIGEST_SHA256 && kind != ZT_DIGEST_CRC32C)
+    if (kind != ZT_DIGEST_SHA256 && kind != ZT_DIGEST_CRC32C && kind != ZT_DIGEST_XXH3)
         return NULL;
     zt_hasher *h = zt__calloc(1, sizeof(*h));
     if (!h)
         return NULL;
     h->kind = kind;
+    if (kind == ZT_DIGEST_XXH3) {
+        if (!(h->xx = XXH3_createState()) || XXH3_64bits_reset(h->xx) != XXH_OK) {
+            XXH3_freeState(h->xx);
+            zt__free(h);
+            return NULL;
+        }
+    }
     if (kind == ZT_DIGEST_SHA256) {
         h->md = EVP_MD_CTX_new();
         if (!h->md || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
@@ -110,7 +132,9 @@ zt_hasher *zt_hasher_new(zt_digest_kind kind)
 
 void zt_hasher_update(zt_hasher *h, const void *data, size_t len)
 {
-    if (h->kind == ZT_DIGEST_SHA256)
+    if (h->kind == ZT_DIGEST_XXH3)
+        XXH3_64bits_update(h->xx, data, len);
+    else if (h->kind == ZT_DIGEST_SHA256)
         EVP_DigestUpdate(h->md, data, len);
     else
         h->crc = zt_crc32c(h->crc, data, len);
@@ -123,6 +147,10 @@ size_t zt_hasher_final(zt_hasher *h, uint8_t out[32])
         EVP_DigestFinal_ex(h->md, out, &n);
         return n;
     }
+    if (h->kind == ZT_DIGEST_XXH3) {
+        put_be64(out, XXH3_64bits_digest(h->xx));
+        return 8;
+    }
     out[0] = (uint8_t)(h->crc >> 24);
     out[1] = (uint8_t)(h->crc >> 16);
     out[2] = (uint8_t)(h->crc >> 8);
@@ -132,6 +160,16 @@ size_t zt_hasher_final(zt_hasher *h, uint8_t out[32])
 
 size_t zt__hasher_peek(const zt_hasher *h, const void *more, size_t len, uint8_t out[32])
 {
+    if (h->kind == ZT_DIGEST_XXH3) {
+        zt_hasher c = {.kind = h->kind, .xx = XXH3_createState()};
+        if (!c.xx)
+            return 0;
+        XXH3_copyState(c.xx, h->xx);
+        zt_hasher_update(&c, more, len);
+        size_t n = zt_hasher_final(&c, out);
+        XXH3_freeState(c.xx);
+        return n;
+    }
     if (h->kind != ZT_DIGEST_SHA256) {
         zt_hasher c = *h;
         zt_hasher_update(&c, more, len);
@@ -153,6 +191,7 @@ void zt_hasher_free(zt_hasher *h)
     if (!h)
         return;
     EVP_MD_CTX_free(h->md);
+    XXH3_freeState(h->xx);
     zt__free(h);
 }
 
@@ -160,13 +199,14 @@ void zt_hasher_free(zt_hasher *h)
  * of a manifest carries a digest, decoded on every open. */
 #define H16(x) x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x
 static const uint8_t k_hexval[256] = {
-    H16(0xFF), H16(0xFF), H16(0xFF),
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-    0xFF, 10, 11, 12, 13, 14, 15, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-    H16(0xFF),
-    0xFF, 10, 11, 12, 13, 14, 15, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-    H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF),
-    H16(0xFF)};
+    H16(0xFF), H16(0xFF), H16(0xFF), 0,         1,         2,         3,         4,
+    5,         6,         7,         8,         9,         0xFF,      0xFF,      0xFF,
+    0xFF,      0xFF,      0xFF,      0xFF,      10,        11,        12,        13,
+    14,        15,        0xFF,      0xFF,      0xFF,      0xFF,      0xFF,      0xFF,
+    0xFF,      0xFF,      0xFF,      H16(0xFF), 0xFF,      10,        11,        12,
+    13,        14,        15,        0xFF,      0xFF,      0xFF,      0xFF,      0xFF,
+    0xFF,      0xFF,      0xFF,      0xFF,      H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF),
+    H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF), H16(0xFF)};
 #undef H16
 
 static bool hex_decode(const char *s, size_t n, uint8_t *out)
@@ -190,12 +230,18 @@ zt_status zt_digest_parse(const char *s, size_t n, zt_digest_kind *kind, uint8_t
         *kind = ZT_DIGEST_CRC32C;
         return ZT_OK;
     }
+    if (n == 5 + 16 && !strncasecmp(s, "xxh3:", 5) && hex_decode(s + 5, 16, bin)) {
+        *kind = ZT_DIGEST_XXH3;
+        return ZT_OK;
+    }
     return ZT_E_DIGEST_FORMAT;
 }
 
+/* 1.x digests: sha256 and crc32c only (xxh3 is v2's). */
 bool zt__digest_parse_into(struct zt_component *c, const char *s, size_t len)
 {
-    if (zt_digest_parse(s, len, &c->digest_kind, c->digest_bin) != ZT_OK)
+    if (zt_digest_parse(s, len, &c->digest_kind, c->digest_bin) != ZT_OK ||
+        c->digest_kind == ZT_DIGEST_XXH3)
         return false;
     c->digest = s;
     return true;
@@ -213,6 +259,13 @@ void zt_digest_format(zt_digest_kind kind, const uint8_t *bin, char out[80])
         out[71] = 0;
     } else if (kind == ZT_DIGEST_CRC32C) {
         snprintf(out, 80, "crc32c:0x%02X%02X%02X%02X", bin[0], bin[1], bin[2], bin[3]);
+    } else if (kind == ZT_DIGEST_XXH3) {
+        memcpy(out, "xxh3:", 5);
+        for (int i = 0; i < 8; i++) {
+            out[5 + 2 * i] = hx[bin[i] >> 4];
+            out[6 + 2 * i] = hx[bin[i] & 15];
+        }
+        out[21] = 0;
     } else {
         out[0] = 0;
     }

@@ -85,6 +85,8 @@ const char *zt_file_kind_name(zt_file_kind k)
         return "safetensors";
     case ZT_KIND_ALT:
         return "alt";
+    case ZT_KIND_ZT_2:
+        return "zt-2";
     }
     return "unknown";
 }

@@ -83,12 +83,19 @@ struct zt_value {
         const char *s;          /* text/bytes: arena copy, NUL-terminated */
         struct zt_value *items; /* array: n; map: 2n (k,v,k,v...); tag: 1 */
     } v;
-    uint64_t tag; /* tag number for ZT_VAL_TAG */
+    union {
+        uint64_t tag; /* tag number for ZT_VAL_TAG (a value_build.c map: its capacity) */
+        uint64_t at;  /* any other item of a deterministic (v2) decode: its file offset */
+    };
 };
 
 typedef struct zt_cbor_limits {
     size_t max_depth;
     uint64_t base_offset; /* added to offsets in error messages */
+    /* RFC 8949 §4.2.1 core deterministic encoding, as v2 §3.1 requires:
+     * shortest heads, definite lengths, map keys in bytewise order without
+     * duplicates, shortest floats and the one NaN (ZT_E_NONCANONICAL). */
+    bool deterministic;
 } zt_cbor_limits;
 
 /* Decode exactly one CBOR item that spans all of [buf, buf+len). Allocation is
@@ -113,6 +120,13 @@ struct zt_component {
     zt_digest_kind digest_kind;
     const char *digest; /* as stored */
     uint8_t digest_bin[32];
+    /* v2 only (zero for 1.x): */
+    const char *encoding_name; /* the id as stored, NULL when raw */
+    uint32_t shard;            /* shard index + 1; 0 = the file itself */
+    const char *shard_name;    /* its name, or NULL */
+    bool digest_decoded;       /* the digest covers the decoded bytes */
+    bool seekable;             /* zt.zstd-seekable/1 */
+    bool type_unknown;         /* a logical type this library does not know */
 };
 
 struct zt_object {
@@ -126,6 +140,8 @@ struct zt_object {
     const zt_value *attributes;
     size_t ncomp;
     struct zt_component *comps;
+    bool uninterpreted; /* v2: unknown layout or logical type; structure only */
+    uint64_t at;        /* v2: file offset of the object's map in the manifest */
 };
 
 typedef struct zt_model {
@@ -139,6 +155,7 @@ typedef struct zt_model {
     uint32_t *index;
     size_t index_cap;
     char warning[256];
+    struct zt_v2_info *v2; /* v2 only: footer and shards (v2_reader.c) */
 } zt_model;
 
 zt_status zt__model_build_index(zt_model *m, zt_error *err);
@@ -190,6 +207,7 @@ struct zt_file {
     uint64_t manifest_offset, manifest_length;
     uint64_t max_uncompressed;
     zt_model model;
+    char *path; /* as given to zt_open(), for v2 shards; NULL otherwise */
 };
 /* Parse and validate f (data, or windows, already set up); frees f on failure. */
 zt_status zt__open_finish(zt_file *f, const zt_open_options *opt, zt_file **out, zt_error *err);
@@ -281,5 +299,124 @@ zt_status zt__ollama_group(zt_model *m, zt_error *err);
 typedef zt_status (*zt__read_fn)(void *ud, uint64_t off, size_t len, uint8_t *dst, zt_error *err);
 zt_status zt__alt_parse(zt_model *m, uint64_t size, zt__read_fn rd, void *ud, zt_error *err);
 zt_status zt__open_alt(zt_file *f, zt_error *err);
+
+/* ---- zTensor v2 (v2_*.c). Messages name the spec rule ("v2 §2.4: ..."). */
+#define ZT_V2_FOOTER 40
+#define ZT_V2_ALIGN 4096
+#define ZT_V2_MAX_DEPTH 32  /* §3.1: nesting measured from the manifest root */
+#define ZT_V2_MAX_NAME 1024 /* §3.5 */
+#define ZT_V2_MAX_MANIFEST (1ull << 30)
+#define ZT_V2_FAIL(err, code, obj, part, has_off, off, rule, ...)                                  \
+    zt__fail((err), (code), (obj), (part), (has_off), (off), "v2 " rule ": " __VA_ARGS__)
+extern const uint8_t zt__v2_magic[8];
+
+/* v2_footer.c: the pure footer parser. tail = the last 40 bytes of a file of
+ * `size` bytes (>= 48). Checks magic, version, the data-shard zeros, the size
+ * caps (max_manifest: the caller's, at most 1 GiB) and the manifest bounds. */
+typedef struct zt_v2_footer {
+    uint64_t manifest_offset, manifest_length, manifest_hash;
+    uint32_t version;
+} zt_v2_footer;
+zt_status zt__v2_footer_parse(const uint8_t *tail, uint64_t size, uint64_t max_manifest,
+                              zt_v2_footer *out, zt_error *err);
+uint64_t zt__xxh3(const void *p, size_t n);
+
+/* A shard of the root manifest (v2_shards.c). */
+typedef struct zt_shard {
+    const char *name;
+    uint64_t size;
+    const char *digest;
+    zt_digest_kind kind;
+    uint8_t bin[32];
+    char *path;          /* malloc'ed, or NULL */
+    int fd;              /* -1 when not open */
+    const uint8_t *data; /* its mapping */
+    zt_status status;    /* ZT_OK when usable */
+    char message[256];
+} zt_shard;
+
+typedef struct zt_v2_info {
+    zt_v2_footer footer;
+    bool data_shard;
+    size_t nshards;
+    zt_shard *shards; /* sorted as in the table (canonical order) */
+} zt_v2_info;
+
+/* v2_reader.c */
+zt_status zt__open_v2(zt_file *f, uint64_t max_manifest, zt_error *err);
+void zt__v2_close(zt_file *f);
+/* Builds and validates a v2 model from manifest bytes: the pure core shared
+ * by the reader, the generations scan and the fuzzers. file_size is the size
+ * of the containing file; blobs must end before file_size - 40. */
+zt_status zt__v2_parse_manifest(zt_model *m, const uint8_t *buf, size_t len, uint64_t file_size,
+                                uint64_t manifest_offset, uint64_t max_uncompressed, zt_error *err);
+
+/* v2_manifest.c: the v2 schema -> model (names, types of fields, shapes). */
+zt_status zt__v2_model_from_cbor(zt_model *m, const zt_value *root, zt_error *err);
+/* v2_validate.c: §3.6 items 3-6 and the layouts' metadata rules. */
+zt_status zt__v2_validate(zt_model *m, uint64_t file_size, uint64_t manifest_offset,
+                          uint64_t manifest_length, uint64_t max_uncompressed, zt_error *err);
+/* The type and layout rules of one object, without its blobs (the writer's). */
+zt_status zt__v2_check_object(struct zt_object *o, zt_error *err);
+/* v2_manifest.c: §3.1's attribute values (no tags, no other simple values).
+ * at: the offset of v's container in a decoded manifest, or UINT64_MAX for
+ * values that were not decoded from one (the writer's). */
+zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, uint64_t at, zt_error *err);
+/* writer_v2.c: what the writer needs to write v2. */
+bool zt__v2_name_ok(const char *s, size_t n);
+zt_status zt__v2_writer_check(struct zt_object *o, zt_error *err);
+zt_status zt__v2_attrs_check(const zt_value *attributes, zt_error *err);
+void zt__v2_encode_manifest(zt_buf *b, const struct zt_object *const *objs, size_t n,
+                            const zt_value *attributes);
+void zt__v2_footer_bytes(uint8_t out[40], uint64_t off, uint64_t len, uint64_t hash);
+void zt__v2_seek_table(zt_buf *b, const uint32_t *csize, const uint32_t *dsize, size_t frames);
+#define ZT_V2_FRAME (1u << 20) /* content of each zt.zstd-seekable/1 frame the writer makes */
+/* v2_types.c: the registered logical types (Appendix A) and size functions. */
+typedef struct zt_v2_type {
+    const char *name;
+    zt_dtype dtype;
+    unsigned bits; /* per logical element */
+} zt_v2_type;
+const zt_v2_type *zt__v2_type_find(const char *name);
+/* Bits per logical element of a part (its type's, else 8 x width); 0 when unknown. */
+unsigned zt__v2_elem_bits(const struct zt_component *c);
+/* size(n) = ceil(n x bits / 8); false on overflow. */
+bool zt__v2_size(unsigned bits, uint64_t n, uint64_t *out);
+uint64_t zt__v2_decoded_size(const struct zt_component *c);
+/* v2_profiles.c: metadata rules of the registered layouts at open. */
+zt_status zt__v2_check_layout(struct zt_object *o, zt_error *err);
+/* v2_data.c: the layouts' data rules. */
+zt_status zt__v2_check_data(const zt_file *f, const struct zt_object *o, zt_error *err);
+/* v2_shards.c */
+zt_status zt__v2_open_shards(zt_file *f);
+zt_status zt__v2_component_verify(const zt_file *f, const struct zt_object *o,
+                                  const struct zt_component *c, int *checked, zt_error *err);
+/* Where a component's stored bytes are: the file's own mapping or a shard's. */
+typedef struct zt_source {
+    const uint8_t *data;
+    int fd;      /* for pread, or -1 (memory) */
+    bool mapped; /* read through fd with pread (truncation-safe) */
+} zt_source;
+zt_status zt__component_source(const zt_file *f, const struct zt_component *c, zt_source *out,
+                               zt_error *err);
+/* v2_generations.c: calls fn on each [a, b) of the file outside the magic,
+ * the footer, the manifest and every blob of this file, in order. */
+typedef zt_status (*zt__gap_fn)(void *ud, uint64_t a, uint64_t b);
+zt_status zt__v2_walk_gaps(const zt_file *f, zt__gap_fn fn, void *ud, zt_error *err);
+/* v2_seekable.c: the zt.zstd-seekable/1 rules that the seek table and frame
+ * headers show, checked before decoding. */
+zt_status zt__seekable_check(const zt_file *f, const char *obj, const struct zt_component *c,
+                             zt_error *err);
+/* cbor_encode.c: deterministic (RFC 8949 §4.2.1) encoding of a value whose
+ * maps are already in order (a decoded v2 manifest's), shortest floats. */
+void zt__cbor_value_det(zt_buf *b, const zt_value *v);
+/* The same for any value (maps sorted here; quadratic in a map's size). */
+void zt__cbor_value_det_sorted(zt_buf *b, const zt_value *v);
+void zt__cbor_raw(zt_buf *b, const void *p, size_t n);
+void zt__cbor_float_det(zt_buf *b, double f);
+/* Is x exactly a value of a binary float with `sig` significand bits, the
+ * smallest subnormal 2^min_exp and the largest exponent max_e as frexp()
+ * counts (half: 11, -24, 16; single: 24, -149, 128)? */
+bool zt__float_fits(double x, int sig, int min_exp, int max_e);
 
 #endif

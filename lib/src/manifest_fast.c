@@ -86,7 +86,7 @@ static bool uint_val(cur *c, uint64_t *v)
  * with the nesting depth that is left at this level. */
 static bool generic(cur *c, unsigned depth, zt_value **out)
 {
-    zt_cbor_limits lim = {ZT_MAX_DEPTH - depth, c->base + c->pos};
+    zt_cbor_limits lim = {ZT_MAX_DEPTH - depth, c->base + c->pos, false};
     size_t used;
     if (zt__cbor_decode_prefix(c->p + c->pos, c->len - c->pos, &lim, &c->m->arena, out, &used,
                                NULL))

@@ -157,11 +157,16 @@ static json_t *component_json(const struct zt_component *c)
         bad |= json_object_set_new(j, "type", json_string(c->type));
     bad |= json_object_set_new(j, "offset", u64_json(c->offset));
     bad |= json_object_set_new(j, "length", u64_json(c->length));
-    bad |= json_object_set_new(j, "encoding", json_string(c->encoding ? "zstd" : "raw"));
+    bad |= json_object_set_new(j, "encoding", json_string(zt_component_encoding_name(c)));
     if (c->has_uncompressed)
         bad |= json_object_set_new(j, "uncompressed_length", u64_json(c->uncompressed_length));
     if (c->digest)
         bad |= json_object_set_new(j, "digest", json_string(c->digest));
+    /* v2 (docs/JSON.md): what the digest covers, and the shard of the blob */
+    if (c->digest && c->digest_decoded)
+        bad |= json_object_set_new(j, "digest_covers", json_string("decoded"));
+    if (c->shard_name)
+        bad |= json_object_set_new(j, "shard", json_string(c->shard_name));
     if (bad) {
         json_decref(j);
         return NULL;
@@ -185,6 +190,8 @@ static json_t *object_json(const struct zt_object *o)
         bad |= json_object_set_new(j, "attributes", value_to_json(o->attributes, 0));
     if (!bad && o->source_name && o->source_name[0])
         bad |= json_object_set_new(j, "source_name", json_string(o->source_name));
+    if (!bad && o->uninterpreted)
+        bad |= json_object_set_new(j, "interpreted", json_false());
     for (size_t i = 0; !bad && i < o->ncomp; i++)
         bad |= json_object_set_new_nocheck(comps, o->comps[i].role, component_json(&o->comps[i]));
     if (!bad) {
@@ -225,6 +232,34 @@ char *zt_object_json(const zt_object *o, unsigned flags, zt_error *err)
     return dump(object_json(o), flags, err);
 }
 
+/* v2 root fields (docs/JSON.md): manifest_hash, data_shard, content_digest,
+ * and the shard table with where each shard was found. */
+static int v2_root_json(const zt_file *f, json_t *root)
+{
+    char hex[24], cd[80];
+    snprintf(hex, sizeof(hex), "xxh3:%016llx", (unsigned long long)zt_file_manifest_hash(f));
+    int bad = json_object_set_new(root, "manifest_hash", json_string(hex));
+    if (zt_file_is_data_shard(f))
+        bad |= json_object_set_new(root, "data_shard", json_true());
+    if (zt_file_content_digest(f, ZT_DIGEST_SHA256, cd, NULL) == ZT_OK)
+        bad |= json_object_set_new(root, "content_digest", json_string(cd));
+    size_t n = zt_file_shard_count(f);
+    if (!n || bad)
+        return bad;
+    json_t *shards = json_object();
+    for (size_t i = 0; shards && !bad && i < n; i++) {
+        const char *path = zt_file_shard_path(f, i), *slash = path ? strrchr(path, '/') : NULL;
+        zt_error e;
+        zt_status st = zt_file_shard_status(f, i, &e);
+        json_t *s = json_pack("{s:o, s:s, s:o, s:s}", "size", u64_json(zt_file_shard_size(f, i)),
+                              "digest", zt_file_shard_digest(f, i), "file",
+                              path ? json_string(slash ? slash + 1 : path) : json_null(), "status",
+                              st ? e.message : "ok");
+        bad |= json_object_set_new(shards, zt_file_shard_name(f, i), s);
+    }
+    return bad | json_object_set_new(root, "shards", shards);
+}
+
 char *zt_file_manifest_json(const zt_file *f, unsigned flags, zt_error *err)
 {
     const zt_model *m = &f->model;
@@ -234,6 +269,8 @@ char *zt_file_manifest_json(const zt_file *f, unsigned flags, zt_error *err)
         bad |= json_object_set_new(root, "version", json_string(zt_file_version(f)));
     if (!bad && m->attributes)
         bad |= json_object_set_new(root, "attributes", value_to_json(m->attributes, 0));
+    if (!bad && m->kind == ZT_KIND_ZT_2)
+        bad |= v2_root_json(f, root);
     for (size_t i = 0; !bad && i < m->nobj; i++)
         bad |= json_object_setn_new_nocheck(objs, m->objs[i].name, m->objs[i].name_len,
                                             object_json(&m->objs[i]));

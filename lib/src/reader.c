@@ -113,7 +113,7 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
         memset(&f->model, 0, sizeof(f->model));
         zt__arena_init(&f->model.arena);
         f->model.kind = lay.kind;
-        zt_cbor_limits lim = {ZT_MAX_DEPTH, lay.manifest_offset};
+        zt_cbor_limits lim = {ZT_MAX_DEPTH, lay.manifest_offset, false};
         zt_value *root;
         st =
             zt__cbor_decode(mbytes, (size_t)lay.manifest_length, &lim, &f->model.arena, &root, err);
@@ -140,6 +140,8 @@ static zt_status parse(zt_file *f, const zt_open_options *opt, uint64_t user_max
     zt_status st = read_at(f, 0, hl, head, err);
     if (st)
         return st;
+    if (hl >= 8 && !memcmp(head, zt__v2_magic, 8))
+        return zt__open_v2(f, opt->max_manifest_size, err);
     switch (zt__detect_kind(head, hl)) {
     case ZT_KIND_SAFETENSORS:
         return zt__open_safetensors(f, user_max ? user_max : ZT__ST_DEFAULT_MAX_HEADER, err);
@@ -240,11 +242,13 @@ static zt_status map_fd(zt_file *f, const zt_open_options *opt, zt_error *err)
     return ZT_OK;
 }
 
-static zt_status open_owned_fd(int fd, const zt_open_options *opt, zt_file **out, zt_error *err)
+static zt_status open_owned_fd(int fd, const char *path, const zt_open_options *opt, zt_file **out,
+                               zt_error *err)
 {
     zt_file *f = zt__calloc(1, sizeof(*f));
-    if (!f) {
+    if (!f || (path && !(f->path = zt__strndup(path, strlen(path))))) {
         close(fd);
+        zt__free(f);
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     }
     zt__arena_init(&f->model.arena);
@@ -265,7 +269,7 @@ zt_status zt_open(const char *path, const zt_open_options *opt, zt_file **out, z
     if (fd < 0)
         return ZT_FAIL(err, errno == ENOENT ? ZT_E_NOT_FOUND : ZT_E_IO, "%s: %s", path,
                        strerror(errno));
-    return open_owned_fd(fd, opt, out, err);
+    return open_owned_fd(fd, path, opt, out, err);
 }
 
 zt_status zt_open_fd(int fd, const zt_open_options *opt, zt_file **out, zt_error *err)
@@ -275,7 +279,7 @@ zt_status zt_open_fd(int fd, const zt_open_options *opt, zt_file **out, zt_error
     int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (d < 0)
         return ZT_FAIL(err, ZT_E_IO, "dup: %s", strerror(errno));
-    return open_owned_fd(d, opt, out, err);
+    return open_owned_fd(d, NULL, opt, out, err);
 }
 
 void zt_close(zt_file *f)
@@ -288,6 +292,8 @@ void zt_close(zt_file *f)
         zt__free((void *)f->data);
     if (f->fd >= 0)
         close(f->fd);
+    zt__v2_close(f);
+    zt__free(f->path);
     zt__arena_free(&f->model.arena);
     zt__free(f);
 }
@@ -431,12 +437,15 @@ const char *zt_component_digest(const zt_component *c)
 
 uint64_t zt_component_decoded_length(const zt_component *c)
 {
-    return c->encoding == ZT_ENC_ZSTD ? c->uncompressed_length : c->length;
+    return c->encoding != ZT_ENC_RAW ? c->uncompressed_length : c->length;
 }
 
 const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len)
 {
-    size_t n = c->digest_kind == ZT_DIGEST_SHA256 ? 32 : c->digest_kind == ZT_DIGEST_CRC32C ? 4 : 0;
+    size_t n = c->digest_kind == ZT_DIGEST_SHA256   ? 32
+               : c->digest_kind == ZT_DIGEST_CRC32C ? 4
+               : c->digest_kind == ZT_DIGEST_XXH3   ? 8
+                                                    : 0;
     if (len)
         *len = n;
     return n ? c->digest_bin : NULL;
@@ -444,7 +453,10 @@ const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len)
 
 const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c)
 {
-    return f->no_data ? NULL : f->data + c->offset;
+    if (f->no_data)
+        return NULL;
+    zt_source src = {0};
+    return zt__component_source(f, c, &src, NULL) ? NULL : src.data + c->offset;
 }
 
 zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_component *c,
@@ -455,6 +467,8 @@ zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_com
     if (f->no_data)
         return zt__fail(err, ZT_E_UNSUPPORTED, o ? o->name : NULL, c->role, 1, c->offset,
                         "the file was opened from its manifest alone: no bytes to verify");
+    if (f->model.kind == ZT_KIND_ZT_2)
+        return zt__v2_component_verify(f, o, c, checked, err);
     if (c->digest_kind == ZT_DIGEST_NONE)
         return ZT_OK;
     zt_hasher *h = zt_hasher_new(c->digest_kind);

@@ -27,6 +27,8 @@ zt_file_kind zt__detect_kind(const uint8_t *head, size_t n)
     return ZT_KIND_ZT_1_2; /* the .zt reader says what is wrong */
 }
 
+/* The last entry is zTensor v2's bool (u8 with a logical type), for writing;
+ * reading "BOOL" stops at the first. */
 static const struct {
     const char *name;
     zt_dtype dtype;
@@ -39,7 +41,7 @@ static const struct {
     {"U64", ZT_DTYPE_U64, NULL},         {"U32", ZT_DTYPE_U32, NULL},
     {"U16", ZT_DTYPE_U16, NULL},         {"U8", ZT_DTYPE_U8, NULL},
     {"BOOL", ZT_DTYPE_BOOL, NULL},       {"F8_E4M3", ZT_DTYPE_U8, "f8_e4m3fn"},
-    {"F8_E5M2", ZT_DTYPE_U8, "f8_e5m2"},
+    {"F8_E5M2", ZT_DTYPE_U8, "f8_e5m2"}, {"BOOL", ZT_DTYPE_U8, "bool"},
 };
 #define NDTYPES (sizeof(k_dtypes) / sizeof(k_dtypes[0]))
 

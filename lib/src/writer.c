@@ -19,6 +19,15 @@
  * fsync, rename, fsync of the directory, so readers see the old file or the new
  * one; a writer that dies leaves only a temporary file without a footer, which
  * the reader rejects.
+ *
+ * With the option format = ZT_FORMAT_V2 it writes zTensor v2 instead (the
+ * encodings in writer_v2.c): the v2 magic, blobs at `alignment` (64 KiB,
+ * canonical placement, by default; the first at or after 4096), digests
+ * (xxh3 or sha256) of the bytes given, zstd as zt.zstd-seekable/1 (1 MiB
+ * frames with checksums, then the seek table), a raw part identical to an
+ * earlier one cut back out and aliased to it (canonical form §6.3 rule 3,
+ * confirmed on the bytes read back, not on the digest), and at finish the
+ * deterministic manifest and the 40-byte footer.
  */
 #include "internal.h"
 
@@ -74,6 +83,15 @@ struct zt_writer {
     ZSTD_CStream *zs;
     uint8_t *zbuf;
     size_t zcap;
+    /* zTensor v2 */
+    bool v2;
+    uint64_t align;              /* blob placement */
+    bool hash_input;             /* the open part's digest is over the bytes given */
+    uint64_t frame_in, frame_at; /* seekable: input in the open frame; where it starts */
+    uint32_t *fcs, *fds;         /* seekable: compressed and decoded size of each frame */
+    size_t nframes, capframes;
+    size_t *dd; /* dedup: raw parts with a digest, by digest (id + 1; 0 free) */
+    size_t dd_cap, dd_n;
 };
 
 static zt_status io_fail(zt_writer *w, zt_error *err, const char *what)
@@ -120,7 +138,7 @@ static zt_status raw_write(zt_writer *w, const void *p, size_t n, zt_error *err)
  * when a buffer is retired) rather than in stored()? */
 static bool deferred_hash(const zt_writer *w)
 {
-    return w->in_comp && w->cur.digest != ZT_DIGEST_NONE && !w->hash_inline;
+    return w->in_comp && w->cur.digest != ZT_DIGEST_NONE && !w->hash_inline && !w->hash_input;
 }
 
 /* A written buffer of the current component: to the pipe (starting it with the
@@ -197,9 +215,20 @@ static zt_status emit(zt_writer *w, const void *p, size_t n, zt_error *err)
 
 static zt_status pad_to(zt_writer *w, uint64_t align, zt_error *err)
 {
-    static const uint8_t zeros[64];
+    static const uint8_t zeros[4096];
     size_t pad = (size_t)((align - w->pos % align) % align);
-    return pad ? emit(w, zeros, pad, err) : ZT_OK;
+    zt_status st = ZT_OK;
+    while (pad && !st) {
+        size_t k = pad < sizeof(zeros) ? pad : sizeof(zeros);
+        st = emit(w, zeros, k, err);
+        pad -= k;
+    }
+    return st;
+}
+
+static uint64_t blob_align(const zt_writer *w)
+{
+    return w->v2 ? w->align : ZT_ALIGNMENT;
 }
 
 void zt_writer_options_init(zt_writer_options *o)
@@ -225,6 +254,14 @@ static zt_status writer_new(int fd, const zt_writer_options *in, zt_writer **out
     w->fd = fd;
     w->do_fsync = opt ? opt->fsync != 0 : true;
     w->hash_inline = opt && opt->digest_inline;
+    w->v2 = opt && opt->format == ZT_FORMAT_V2;
+    w->align = opt && opt->alignment ? opt->alignment : 65536;
+    if ((opt && opt->format && opt->format != ZT_FORMAT_V2) || (w->v2 && w->align % ZT_V2_ALIGN)) {
+        zt__free(w);
+        return ZT_FAIL(err, ZT_E_ARG,
+                       "format must be 0 (1.2) or ZT_FORMAT_V2, and a v2 "
+                       "alignment a multiple of 4096");
+    }
     zt__arena_init(&w->arena);
     w->out = zt__malloc(OUTBUF);
     if (!w->out) {
@@ -232,7 +269,7 @@ static zt_status writer_new(int fd, const zt_writer_options *in, zt_writer **out
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     }
     *out = w;
-    return emit(w, "ZTEN1000", 8, err);
+    return w->v2 ? emit(w, zt__v2_magic, 8, err) : emit(w, "ZTEN1000", 8, err);
 }
 
 zt_status zt_writer_open_fd(int fd, const zt_writer_options *opt, zt_writer **out, zt_error *err)
@@ -313,12 +350,20 @@ zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error 
         return st;
     if (!spec || !zt_dtype_width(spec->dtype))
         return ZT_FAIL(err, ZT_E_DTYPE, "component spec has an invalid dtype");
+    if (w->v2 && spec->dtype == ZT_DTYPE_BOOL)
+        return ZT_FAIL(err, ZT_E_DTYPE, "v2 has no bool dtype: use u8 with logical type bool");
+    if (w->v2 && spec->digest == ZT_DIGEST_CRC32C)
+        return ZT_FAIL(err, ZT_E_ARG, "v2 digests are xxh3 or sha256, not crc32c");
     /* Flush what came before, so a later cancel never loses earlier bytes. */
-    if ((st = pad_to(w, ZT_ALIGNMENT, err)) || (st = flush(w, err)))
+    if ((st = pad_to(w, blob_align(w), err)) || (st = flush(w, err)))
         return st;
     w->cur = *spec;
     w->cur_start = w->pos;
     w->cur_in = 0;
+    w->hash_input = w->v2 && spec->encoding == ZT_ENC_ZSTD && spec->digest != ZT_DIGEST_NONE;
+    w->frame_in = 0;
+    w->frame_at = w->pos;
+    w->nframes = 0;
     if (spec->digest != ZT_DIGEST_NONE && !(w->hash = zt_hasher_new(spec->digest)))
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory creating a hasher");
     if (spec->encoding == ZT_ENC_ZSTD) {
@@ -335,7 +380,7 @@ zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error 
          * them to the one every zt_decoder accepts (their other parameters stay). */
         if (ZSTD_getCParams(level, ZSTD_CONTENTSIZE_UNKNOWN, 0).windowLog > ZT_ZSTD_WINDOW_LOG_MAX)
             ZSTD_CCtx_setParameter(w->zs, ZSTD_c_windowLog, ZT_ZSTD_WINDOW_LOG_MAX);
-        ZSTD_CCtx_setParameter(w->zs, ZSTD_c_checksumFlag, 0);
+        ZSTD_CCtx_setParameter(w->zs, ZSTD_c_checksumFlag, w->v2);
     }
     w->in_comp = true;
     return ZT_OK;
@@ -343,7 +388,7 @@ zt_status zt_writer_begin(zt_writer *w, const zt_component_spec *spec, zt_error 
 
 static zt_status stored(zt_writer *w, const void *p, size_t n, zt_error *err)
 {
-    if (w->hash && !deferred_hash(w))
+    if (w->hash && !deferred_hash(w) && !w->hash_input)
         zt_hasher_update(w->hash, p, n);
     return emit(w, p, n, err);
 }
@@ -367,12 +412,55 @@ static zt_status zstd_pump(zt_writer *w, const void *p, size_t n, ZSTD_EndDirect
     }
 }
 
+/* v2: ends the open seekable frame and records its sizes. */
+static zt_status end_frame(zt_writer *w, zt_error *err)
+{
+    zt_status st = zstd_pump(w, NULL, 0, ZSTD_e_end, err);
+    if (st)
+        return st;
+    if (w->nframes == w->capframes) {
+        size_t cap = w->capframes ? 2 * w->capframes : 64;
+        uint32_t *a = zt__realloc(w->fcs, cap * sizeof(*a)), *b;
+        if (a)
+            w->fcs = a;
+        if (!a || !(b = zt__realloc(w->fds, cap * sizeof(*b))))
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        w->fds = b;
+        w->capframes = cap;
+    }
+    w->fcs[w->nframes] = (uint32_t)(w->pos - w->frame_at);
+    w->fds[w->nframes++] = (uint32_t)w->frame_in;
+    w->frame_at = w->pos;
+    w->frame_in = 0;
+    return ZT_OK;
+}
+
+/* v2: input cut into frames of ZT_V2_FRAME decoded bytes. */
+static zt_status seekable_write(zt_writer *w, const uint8_t *p, size_t len, zt_error *err)
+{
+    zt_status st = ZT_OK;
+    while (len && !st) {
+        size_t k = ZT_V2_FRAME - w->frame_in < len ? ZT_V2_FRAME - w->frame_in : len;
+        st = zstd_pump(w, p, k, ZSTD_e_continue, err);
+        w->frame_in += k;
+        p += k;
+        len -= k;
+        if (!st && w->frame_in == ZT_V2_FRAME)
+            st = end_frame(w, err);
+    }
+    return st;
+}
+
 zt_status zt_writer_write(zt_writer *w, const void *data, size_t len, zt_error *err)
 {
     zt_status st = check_usable(w, true, err);
     if (st || len == 0)
         return st;
     w->cur_in += len;
+    if (w->hash_input)
+        zt_hasher_update(w->hash, data, len);
+    if (w->zs && w->v2)
+        return seekable_write(w, data, len, err);
     if (w->zs)
         return zstd_pump(w, data, len, ZSTD_e_continue, err);
     return stored(w, data, len, err);
@@ -414,12 +502,105 @@ static void drop_current(zt_writer *w)
     w->in_comp = false;
 }
 
+/* Are the file's bytes at a and b (n each) the same? Read back with pread. */
+static zt_status same_bytes(zt_writer *w, uint64_t a, uint64_t b, uint64_t n, bool *same,
+                            zt_error *err)
+{
+    uint8_t *x = zt__malloc(2u << 16), *y = x + (1u << 16);
+    zt_status st = x ? ZT_OK : ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    *same = x != NULL;
+    for (uint64_t done = 0; !st && *same && done < n;) {
+        size_t k = n - done < (1u << 16) ? (size_t)(n - done) : 1u << 16;
+        if (pread(w->fd, x, k, (off_t)(a + done)) != (ssize_t)k ||
+            pread(w->fd, y, k, (off_t)(b + done)) != (ssize_t)k)
+            st = io_fail(w, err, "read back");
+        else
+            *same = !memcmp(x, y, k);
+        done += k;
+    }
+    zt__free(x);
+    return st;
+}
+
+/* The dedup index: open addressing on a hash of the digest string. */
+static size_t dd_slot(const zt_writer *w, const char *digest)
+{
+    return (size_t)zt__hash(digest, strlen(digest)) & (w->dd_cap - 1);
+}
+
+static zt_status dd_insert(zt_writer *w, size_t id, zt_error *err)
+{
+    if (2 * (w->dd_n + 1) > w->dd_cap) { /* grow, and put every entry back */
+        size_t cap = w->dd_cap ? 2 * w->dd_cap : 256, *old = w->dd, oldcap = w->dd_cap;
+        if (!(w->dd = zt__calloc(cap, sizeof(*w->dd)))) {
+            w->dd = old;
+            return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        }
+        w->dd_cap = cap;
+        w->dd_n = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i])
+                dd_insert(w, old[i] - 1, err);
+        zt__free(old);
+    }
+    size_t h = dd_slot(w, w->comps[id].info.digest);
+    while (w->dd[h])
+        h = (h + 1) & (w->dd_cap - 1);
+    w->dd[h] = id + 1;
+    w->dd_n++;
+    return ZT_OK;
+}
+
+/* v2 canonical form (§6.3 rule 3): a raw part whose bytes equal an earlier
+ * raw part's is cut back out and refers to the earlier blob. Candidates are
+ * found by digest and length, and confirmed on the bytes. Regular files only.
+ * c is comps[w->ncomp], not yet counted. */
+static zt_status dedup(zt_writer *w, wcomp *c, zt_error *err)
+{
+    struct stat sb;
+    if (c->info.encoding != ZT_ENC_RAW || !c->info.digest[0] || !c->info.length ||
+        fstat(w->fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return ZT_OK;
+    for (size_t h = w->dd_cap ? dd_slot(w, c->info.digest) : 0; w->dd_cap && w->dd[h];
+         h = (h + 1) & (w->dd_cap - 1)) {
+        const zt_written_component *e = &w->comps[w->dd[h] - 1].info;
+        bool same = false;
+        if (e->length != c->info.length || strcmp(e->digest, c->info.digest))
+            continue;
+        zt_status st = flush(w, err);
+        if (!st)
+            st = same_bytes(w, e->offset, c->info.offset, e->length, &same, err);
+        if (st || !same)
+            return st;
+        if (ftruncate(w->fd, (off_t)c->info.offset) != 0 ||
+            lseek(w->fd, (off_t)c->info.offset, SEEK_SET) < 0)
+            return io_fail(w, err, "truncate");
+        w->pos = w->written = c->info.offset;
+        if (w->writeback > w->written)
+            w->writeback = w->written;
+        c->info.offset = e->offset;
+        return ZT_OK;
+    }
+    return dd_insert(w, w->ncomp, err);
+}
+
 zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err)
 {
     zt_status st = check_usable(w, true, err);
     if (st)
         return st;
-    if (w->zs && (st = zstd_pump(w, NULL, 0, ZSTD_e_end, err)))
+    if (w->zs && w->v2) { /* the last frame, then the seek table */
+        if ((w->frame_in || !w->nframes) && (st = end_frame(w, err)))
+            return st;
+        zt_buf tb = {0};
+        zt__v2_seek_table(&tb, w->fcs, w->fds, w->nframes);
+        st = tb.oom ? ZT_FAIL(err, ZT_E_NOMEM, "out of memory") : stored(w, tb.p, tb.len, err);
+        zt__buf_free(&tb);
+        w->nframes = 0; /* a retried end() must not write it twice */
+        ZSTD_freeCStream(w->zs);
+        w->zs = NULL;
+    }
+    if (st || (w->zs && (st = zstd_pump(w, NULL, 0, ZSTD_e_end, err))))
         return st;
     if (w->ncomp == w->capcomp) {
         size_t cap = w->capcomp ? w->capcomp * 2 : 64;
@@ -457,10 +638,12 @@ zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err)
             memcpy(c->info.sha256, bin, 32);
     }
     drop_current(w);
+    if (w->v2 && (st = dedup(w, c, err)))
+        return st;
     if (id)
         *id = w->ncomp;
     w->ncomp++;
-    return pad_to(w, ZT_ALIGNMENT, err);
+    return w->v2 ? ZT_OK : pad_to(w, ZT_ALIGNMENT, err);
 }
 
 /* Cut the file back to `to` (buffered bytes dropped, written ones truncated) and make the
@@ -591,13 +774,49 @@ static zt_status fill_object(zt_writer *w, struct zt_object *o, const char *name
         if (c->info.digest[0] &&
             !(m->digest = zt__arena_strndup(a, c->info.digest, strlen(c->info.digest))))
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+        if (w->v2) { /* v2 digests cover the bytes given; zstd is written seekable */
+            m->digest_decoded = m->digest != NULL;
+            m->seekable = m->encoding == ZT_ENC_ZSTD;
+            m->encoding_name = m->seekable ? "zt.zstd-seekable/1" : NULL;
+        }
     }
     return ZT_OK;
 }
 
+static zt_status add_object(zt_writer *w, const char *name, const char *format, size_t ndim,
+                            const uint64_t *shape, const char *attributes_json,
+                            const zt_value *attributes, size_t ncomp, const char *const *roles,
+                            const size_t *ids, zt_error *err);
+
 zt_status zt_writer_add_object(zt_writer *w, const char *name, const char *format, size_t ndim,
                                const uint64_t *shape, const char *attributes_json, size_t ncomp,
                                const char *const *roles, const size_t *ids, zt_error *err)
+{
+    return add_object(w, name, format, ndim, shape, attributes_json, NULL, ncomp, roles, ids, err);
+}
+
+zt_status zt_writer_add_object_values(zt_writer *w, const char *name, const char *format,
+                                      size_t ndim, const uint64_t *shape,
+                                      const zt_value *attributes, size_t ncomp,
+                                      const char *const *roles, const size_t *ids, zt_error *err)
+{
+    if (attributes && attributes->kind != ZT_VAL_MAP)
+        return zt__fail(err, ZT_E_ARG, name, NULL, 0, 0, "attributes must be a map");
+    return add_object(w, name, format, ndim, shape, NULL, attributes, ncomp, roles, ids, err);
+}
+
+zt_status zt_writer_set_attribute_values(zt_writer *w, const zt_value *map, zt_error *err)
+{
+    if (map && map->kind != ZT_VAL_MAP)
+        return ZT_FAIL(err, ZT_E_ARG, "file attributes must be a map");
+    w->attributes = map;
+    return ZT_OK;
+}
+
+static zt_status add_object(zt_writer *w, const char *name, const char *format, size_t ndim,
+                            const uint64_t *shape, const char *attributes_json,
+                            const zt_value *attributes, size_t ncomp, const char *const *roles,
+                            const size_t *ids, zt_error *err)
 {
     zt_status st = check_usable(w, false, err);
     if (st)
@@ -620,6 +839,8 @@ zt_status zt_writer_add_object(zt_writer *w, const char *name, const char *forma
         if (v->kind != ZT_VAL_MAP)
             return zt__fail(err, ZT_E_ARG, name, NULL, 0, 0, "attributes must be a JSON object");
         ob->model.attributes = v;
+    } else {
+        ob->model.attributes = attributes;
     }
     for (size_t i = 0; i < ncomp; i++)
         for (size_t j = i + 1; j < ncomp; j++)
@@ -630,7 +851,8 @@ zt_status zt_writer_add_object(zt_writer *w, const char *name, const char *forma
                            .data_start = 8,
                            .max_uncompressed = UINT64_MAX,
                            .require_alignment = true};
-    if ((st = zt__validate_object(&ob->model, &vo, err)))
+    if ((st = w->v2 ? zt__v2_writer_check(&ob->model, err)
+                    : zt__validate_object(&ob->model, &vo, err)))
         return st;
     ob->name = ob->model.name;
     ob->name_len = ob->model.name_len;
@@ -789,11 +1011,58 @@ static zt_status publish(zt_writer *w, zt_error *err)
     return ZT_OK;
 }
 
+/* v2: names unique, then the manifest blob at the alignment and the footer. */
+static zt_status finish_v2(zt_writer *w, zt_error *err)
+{
+    size_t n = w->nobj;
+    const struct zt_object **objs = zt__malloc((n ? n : 1) * sizeof(*objs));
+    const char **keys = zt__malloc((n ? n : 1) * sizeof(*keys));
+    size_t *lens = zt__malloc((n ? n : 1) * sizeof(*lens)),
+           *idx = zt__malloc((n ? n : 1) * sizeof(size_t));
+    zt_status st = objs && keys && lens && idx ? ZT_OK : ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < n; i++) {
+        objs[i] = &w->objs[i].model;
+        keys[i] = w->objs[i].name;
+        lens[i] = w->objs[i].name_len;
+        idx[i] = i;
+    }
+    if (!st)
+        zt__cbor_sort_keys(keys, lens, idx, n);
+    for (size_t i = 1; !st && i < n; i++)
+        if (lens[idx[i]] == lens[idx[i - 1]] &&
+            !memcmp(keys[idx[i]], keys[idx[i - 1]], lens[idx[i]]))
+            st = zt__fail(err, ZT_E_DUPLICATE, keys[idx[i]], NULL, 0, 0, "object name added twice");
+    if (!st)
+        st = zt__v2_attrs_check(w->attributes, err);
+
+    zt_buf b = {0};
+    if (!st && !(st = pad_to(w, w->align, err))) {
+        zt__v2_encode_manifest(&b, objs, n, w->attributes);
+        if (b.oom)
+            st = ZT_FAIL(err, ZT_E_NOMEM, "out of memory encoding the manifest");
+    }
+    zt__free(objs), zt__free(keys), zt__free(lens), zt__free(idx);
+    uint8_t footer[ZT_V2_FOOTER];
+    if (!st) {
+        zt__v2_footer_bytes(footer, w->pos, b.len, zt__xxh3(b.p, b.len));
+        st = emit(w, b.p, b.len, err);
+    }
+    zt__buf_free(&b);
+    return st ? st : emit(w, footer, ZT_V2_FOOTER, err);
+}
+
 zt_status zt_writer_finish(zt_writer *w, zt_error *err)
 {
     zt_status st = check_usable(w, false, err);
     if (st)
         return st;
+    if (w->v2) {
+        if (!(st = finish_v2(w, err)) && !(st = flush(w, err)))
+            st = publish(w, err);
+        w->failed = st != ZT_OK;
+        w->finished = st == ZT_OK;
+        return st;
+    }
     zt_buf b = {0};
     if ((st = encode_manifest(w, &b, err))) {
         zt__buf_free(&b);
@@ -840,6 +1109,9 @@ void zt_writer_free(zt_writer *w)
     zt__free(w->out);
     zt__free(w->comps);
     zt__free(w->objs);
+    zt__free(w->fcs);
+    zt__free(w->fds);
+    zt__free(w->dd);
     zt__arena_free(&w->arena);
     zt__free(w);
 }

@@ -20,6 +20,7 @@ typedef struct walk {
     const struct zt_component *c;
     const char *obj;
     zt_error *err;
+    zt_source src; /* where the stored bytes are: the file, or a v2 shard */
 } walk;
 
 /* A failure at byte `at` of the component (the message gives the file offset). */
@@ -33,12 +34,12 @@ static zt_status get(const walk *w, uint64_t at, uint8_t *dst, size_t n, size_t 
     *got = left < n ? (size_t)left : n;
     if (!*got)
         return ZT_OK;
-    if (!w->f->mapped) {
-        memcpy(dst, w->f->data + w->c->offset + at, *got);
+    if (!w->src.mapped) {
+        memcpy(dst, w->src.data + w->c->offset + at, *got);
         return ZT_OK;
     }
     for (;;) {
-        ssize_t r = pread(w->f->fd, dst, *got, (off_t)(w->c->offset + at));
+        ssize_t r = pread(w->src.fd, dst, *got, (off_t)(w->c->offset + at));
         if (r < 0 && errno == EINTR)
             continue;
         if (r == (ssize_t)*got)
@@ -162,7 +163,13 @@ zt_status zt_component_check_frames(const zt_file *f, const zt_component *c, zt_
 {
     if (c->encoding != ZT_ENC_ZSTD)
         return ZT_OK;
-    walk w = {f, c, zt__component_object(f, c), err};
+    if (f->no_data)
+        return zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
+                        "the file was opened from its manifest alone: it has no data bytes");
+    walk w = {f, c, zt__component_object(f, c), err, {0}};
+    zt_status sst = zt__component_source(f, c, &w.src, err);
+    if (sst)
+        return sst;
     uint64_t pos = 0, want = c->uncompressed_length;
     sizes z = {0, 0, true};
     while (pos < c->length) { /* ends: each frame moves pos forward by 3 bytes or more */

@@ -39,8 +39,10 @@ extern "C" {
 /* MAJOR * 10000 + MINOR * 100 + PATCH, as zstd's ZSTD_VERSION_NUMBER. */
 #define ZT_VERSION_NUMBER (ZT_VERSION_MAJOR * 10000 + ZT_VERSION_MINOR * 100 + ZT_VERSION_PATCH)
 
-/* The newest zTensor format version this library reads and writes. */
+/* The newest zTensor 1.x manifest version this library reads and writes. */
 #define ZT_FORMAT_VERSION "1.2.0"
+/* The zTensor container version 2 (spec Draft 4), read and written too. */
+#define ZT_FORMAT_V2 2
 
 /* Defaults of zt_open_options. */
 #define ZT_DEFAULT_MAX_MANIFEST (64ull << 20)     /* 64 MiB */
@@ -96,7 +98,12 @@ ZT_API const char *zt_version_string(void);
     X(ZT_E_NOSPACE, 47, "no space left on device")                                                 \
     X(ZT_E_CHANGED, 50, "file changed at the origin")                                              \
     X(ZT_E_HTTP, 51, "HTTP error")                                                                 \
-    X(ZT_E_NETWORK, 52, "network error")
+    X(ZT_E_NETWORK, 52, "network error")                                                           \
+    X(ZT_E_MANIFEST_HASH, 60, "manifest hash mismatch")                                            \
+    X(ZT_E_NONCANONICAL, 61, "not deterministic CBOR")                                             \
+    X(ZT_E_NAME, 62, "name rule violated")                                                         \
+    X(ZT_E_LAYOUT, 63, "layout profile rule violated")                                             \
+    X(ZT_E_SHARD, 64, "shard missing or wrong")
 
 typedef enum zt_status {
 #define ZT__ENUM(name, num, text) name = num,
@@ -163,11 +170,16 @@ ZT_API unsigned zt_dtype_width(zt_dtype d);
  * elements per logical element). Returns 0 for an unknown logical type. */
 ZT_API int zt_logical_type_info(const char *type, zt_dtype *storage, unsigned *ratio);
 
-typedef enum zt_encoding { ZT_ENC_RAW = 0, ZT_ENC_ZSTD = 1 } zt_encoding;
+/* ZT_ENC_ZSTD covers every zstd stream (v2's "zstd" and "zt.zstd-seekable/1"
+ * too: zt_component_encoding_name() tells them apart). ZT_ENC_OTHER is a v2
+ * encoding this library does not know: its stored bytes are readable with
+ * zt_component_stored(), but decoding it fails with ZT_E_UNSUPPORTED. */
+typedef enum zt_encoding { ZT_ENC_RAW = 0, ZT_ENC_ZSTD = 1, ZT_ENC_OTHER = 2 } zt_encoding;
 typedef enum zt_digest_kind {
     ZT_DIGEST_NONE = 0,
     ZT_DIGEST_SHA256 = 1,
-    ZT_DIGEST_CRC32C = 2
+    ZT_DIGEST_CRC32C = 2,
+    ZT_DIGEST_XXH3 = 3 /* XXH3-64, seed 0; 8 bytes, big-endian as printed */
 } zt_digest_kind;
 
 /* What kind of file a zt_file was read from. */
@@ -175,9 +187,10 @@ typedef enum zt_file_kind {
     ZT_KIND_ZT_1_2 = 1, /* footer magic; "objects" manifest */
     ZT_KIND_ZT_1_0 = 2, /* no footer magic; "tensors" manifest */
     ZT_KIND_SAFETENSORS = 3,
-    ZT_KIND_ALT = 4
+    ZT_KIND_ALT = 4,
+    ZT_KIND_ZT_2 = 5 /* container version 2: magic "\x89ZT2\r\n\x1a\n", 40-byte footer */
 } zt_file_kind;
-/* "zt-1.2", "zt-1.0", "safetensors", "alt". */
+/* "zt-1.2", "zt-1.0", "safetensors", "alt", "zt-2". */
 ZT_API const char *zt_file_kind_name(zt_file_kind k);
 
 /* --------------------------------------------------------------- values */
@@ -338,7 +351,8 @@ ZT_API const char *zt_component_digest(const zt_component *c);
 /* Binary digest: 32 bytes for sha256, 4 (big-endian value) for crc32c. */
 ZT_API const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len);
 
-/* Zero-copy pointer to the stored bytes (any encoding); valid until zt_close(). */
+/* Zero-copy pointer to the stored bytes (any encoding); valid until zt_close().
+ * NULL for a v2 part in a shard that is not available (zt_file_shard_status). */
 ZT_API const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c);
 
 /* Decoded bytes into buf (cap >= zt_component_decoded_length). *out_len gets
@@ -391,7 +405,10 @@ ZT_API zt_status zt_component_verify(const zt_file *f, const zt_object *o, const
 
 /* Verify a whole file: every component's digest recomputed over its stored
  * bytes and every zstd stream decoded in full (its uncompressed_length
- * checked), on several threads. Options may be NULL (defaults). Returns ZT_OK
+ * checked), on several threads. A v2 file: every part decoded and its digest
+ * checked over the decoded bytes, the layouts' data rules, and every shard
+ * (§7.3; those of a root opened from an fd or memory cannot be located and
+ * are not checked, nor are their parts). Options may be NULL (defaults). Returns ZT_OK
  * when every component is good, else the first problem in manifest order
  * (also in *err); on_problem, when set, is called once per problem in
  * manifest order, on the calling thread, after all components are checked
@@ -416,6 +433,84 @@ typedef struct zt_verify_result {
 /* res may be NULL. */
 ZT_API zt_status zt_file_verify(const zt_file *f, const zt_verify_options *opt,
                                 zt_verify_result *res, zt_error *err);
+
+/* ----------------------------------------------------------- zTensor v2
+ * A v2 file fills the same model: objects with a shape, "format" is the
+ * layout id ("dense", "zt.sparse_csr/1", ...), components are its parts, and
+ * offset/length are the part's blob. The accessors below say what v2 adds;
+ * on other kinds they return the neutral value. Mapping: docs/FORMAT-NOTES.md. */
+
+/* The footer's manifest_hash (XXH3-64 of the manifest bytes); 0 otherwise. */
+ZT_API uint64_t zt_file_manifest_hash(const zt_file *f);
+/* 1 for a v2 data shard (§7.2): a footer without a manifest, no objects. */
+ZT_API int zt_file_is_data_shard(const zt_file *f);
+/* The encoding as stored: "raw", "zstd", "zt.zstd-seekable/1" or an id this
+ * library does not know (ZT_ENC_OTHER). Static or owned by the zt_file. */
+ZT_API const char *zt_component_encoding_name(const zt_component *c);
+/* Which bytes a component's digest covers: 1.x digests cover the stored
+ * bytes, v2 digests the decoded bytes. For a raw component they are the same
+ * bytes; for an encoded one a digest names only that representation. */
+typedef enum zt_digest_scope { ZT_DIGEST_OF_STORED = 0, ZT_DIGEST_OF_DECODED = 1 } zt_digest_scope;
+ZT_API zt_digest_scope zt_component_digest_scope(const zt_component *c);
+/* 0 when the object is exposed structurally only (v2 §4.2, §5.2): its layout,
+ * or a part's logical type, is one this library does not know, so its layout
+ * rules were not checked; 1 otherwise. */
+ZT_API int zt_object_interpreted(const zt_object *o);
+/* The data rules of the object's layout (v2: CSR structure, COO bounds and
+ * uniqueness, bool bytes, the f4_e2m1 trailing nibble), which need its bytes;
+ * ZT_OK for objects without such rules. zt_file_verify() runs it. */
+ZT_API zt_status zt_object_check_data(const zt_file *f, const zt_object *o, zt_error *err);
+
+/* Shards (§7): the root manifest's shard table, in table order. Names and
+ * digests are owned by f. */
+ZT_API size_t zt_file_shard_count(const zt_file *f);
+ZT_API const char *zt_file_shard_name(const zt_file *f, size_t i);
+ZT_API uint64_t zt_file_shard_size(const zt_file *f, size_t i);
+ZT_API const char *zt_file_shard_digest(const zt_file *f, size_t i);
+/* Where shard i was looked for: "<stem>-<name>.zt" beside a root opened by
+ * path (Appendix B); NULL for a root opened from an fd or memory. Owned by f. */
+ZT_API const char *zt_file_shard_path(const zt_file *f, size_t i);
+/* ZT_OK when shard i is open and passed §7.3 steps 1-2 (magic, version, exact
+ * size); else the reason, also in *err. */
+ZT_API zt_status zt_file_shard_status(const zt_file *f, size_t i, zt_error *err);
+/* §7.3 step 3: the whole-file digest of shard i (reads the whole shard). */
+ZT_API zt_status zt_file_shard_verify(const zt_file *f, size_t i, zt_error *err);
+/* The shard holding a component's blob, or -1 for the file itself. */
+ZT_API int zt_component_shard(const zt_component *c);
+/* The fd of the file holding a component's stored bytes at its offset (the
+ * file's own or its shard's), or -1 (memory file, shard not available). The
+ * fd is owned by f: dup() it to keep it. */
+ZT_API int zt_component_fd(const zt_file *f, const zt_component *c);
+
+/* The content digest (§6.4) with `kind` (ZT_DIGEST_SHA256 or ZT_DIGEST_XXH3)
+ * into out as "<algo>:<hex>". ZT_E_NOT_FOUND when it is undefined (a part
+ * without a digest, or a data shard); ZT_E_UNSUPPORTED for other kinds. */
+ZT_API zt_status zt_file_content_digest(const zt_file *f, zt_digest_kind kind, char out[80],
+                                        zt_error *err);
+
+/* A name for these exact bytes, computed without reading the blobs: defined
+ * for a v2 file whose every byte is the magic, a raw blob of a part that has
+ * a digest, zero padding, the manifest or the footer (the bytes outside the
+ * blobs are read once to check they are zero, at most 64 MiB of them). It is
+ * "sha256:<hex>" of the content digest, the footer and the size, so every
+ * copy of the file gets the same one (ztensord's /raw ETag). ZT_E_NOT_FOUND
+ * when undefined; ZT_E_UNSUPPORTED for other kinds. */
+ZT_API zt_status zt_file_identity(const zt_file *f, char out[80], zt_error *err);
+
+/* Generations (§2.5), oldest first, the last being the footer at EOF. Earlier
+ * ones are found by their footers, which an append leaves in place; each is
+ * checked (magic, version, bounds, manifest hash, deterministic CBOR, every
+ * rule against the file as it was then): status is ZT_OK or why not. Scans
+ * the bytes outside the current blobs once: a read of the padding. Writes at
+ * most cap entries; *count gets how many there are. */
+typedef struct zt_generation {
+    uint64_t footer_offset; /* where its 40-byte footer starts */
+    uint64_t manifest_offset, manifest_length, manifest_hash;
+    size_t objects;
+    zt_status status;
+} zt_generation;
+ZT_API zt_status zt_file_generations(const zt_file *f, zt_generation *out, size_t cap,
+                                     size_t *count, zt_error *err);
 
 /* ----------------------------------------------------------------- JSON */
 
@@ -448,12 +543,14 @@ ZT_API zt_status zt_digest_parse(const char *s, size_t len, zt_digest_kind *kind
 typedef struct zt_writer zt_writer;
 
 typedef struct zt_writer_options {
-    size_t size;       /* sizeof(zt_writer_options); zt_writer_options_init sets it */
-    int fsync;         /* fsync the file (and, for a path, its directory). Default 1 via
-                          zt_writer_options_init */
-    int mode;          /* file mode for a path; 0 = 0644 */
-    int digest_inline; /* 1: hash in the calling thread. 0 (default): a component larger
-                          than 1 MiB is hashed on a background thread, beside the writes */
+    size_t size;        /* sizeof(zt_writer_options); zt_writer_options_init sets it */
+    int fsync;          /* fsync the file (and, for a path, its directory). Default 1 via
+                           zt_writer_options_init */
+    int mode;           /* file mode for a path; 0 = 0644 */
+    int digest_inline;  /* 1: hash in the calling thread. 0 (default): a component larger
+                           than 1 MiB is hashed on a background thread, beside the writes */
+    unsigned format;    /* 0: zTensor 1.2; ZT_FORMAT_V2: container version 2 */
+    uint64_t alignment; /* v2 blob placement: 0 = 65536 (canonical), else a multiple of 4096 */
 } zt_writer_options;
 ZT_API void zt_writer_options_init(zt_writer_options *o);
 
@@ -470,7 +567,7 @@ typedef struct zt_component_spec {
     const char *type;      /* logical type or NULL */
     zt_encoding encoding;  /* ZT_ENC_ZSTD compresses on the fly */
     int zstd_level;        /* 0 = default (3) */
-    zt_digest_kind digest; /* over the stored bytes */
+    zt_digest_kind digest; /* 1.2: over the stored bytes; v2: over the bytes given (decoded) */
 } zt_component_spec;
 
 /* Start a component; the writer pads to 64 bytes first. */

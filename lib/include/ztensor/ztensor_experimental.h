@@ -43,6 +43,17 @@ ZT_API zt_status zt_writer_set_component_type(zt_writer *w, size_t id, zt_dtype 
 ZT_API size_t zt_writer_object_count(const zt_writer *w);
 ZT_API void zt_writer_drop_objects(zt_writer *w, size_t keep);
 
+/* Attributes given as values (a map, e.g. zt_object_attributes() of an open
+ * file) instead of JSON text, so that every CBOR value is copied as it is
+ * (zt convert). The values are not copied: they must stay valid until
+ * zt_writer_finish() or zt_writer_free(). */
+ZT_API zt_status zt_writer_add_object_values(zt_writer *w, const char *name, const char *format,
+                                             size_t ndim, const uint64_t *shape,
+                                             const zt_value *attributes, size_t ncomp,
+                                             const char *const *roles, const size_t *ids,
+                                             zt_error *err);
+ZT_API zt_status zt_writer_set_attribute_values(zt_writer *w, const zt_value *map, zt_error *err);
+
 #ifdef __cplusplus
 }
 #endif
