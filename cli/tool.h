@@ -17,6 +17,7 @@ int zt_cmd_verify(int argc, char **argv);
 int zt_cmd_get(int argc, char **argv);
 int zt_cmd_pack(int argc, char **argv);
 int zt_cmd_convert(int argc, char **argv);
+int zt_cmd_pull(int argc, char **argv);
 
 /* Prints "zt CMD: FILE: message" and returns the exit code for the status. */
 int tool_report(const char *cmd, const char *file, const zt_error *err);

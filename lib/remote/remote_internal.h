@@ -186,4 +186,35 @@ struct zt_remote_file {
     uint8_t *whole;
 };
 
+/* ---- reads (remote_read.c) for pulls: zt_remote_read_many's requests plus
+ * plain byte spans of the file (no digest) into base + their offset, planned
+ * together, so the bytes between small components share their requests. */
+typedef struct ztr_span {
+    uint64_t start, len;
+} ztr_span;
+zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
+                          const ztr_span *spans, size_t nspans, uint8_t *base, unsigned connections,
+                          zt_error *err);
+
+/* ---- pulls (pull_state.c): the state file beside a partial file */
+typedef struct ztr_pull_state {
+    uint64_t size;
+    char etag[256], lm[64]; /* "" when none */
+    size_t ndone;           /* components recorded verified */
+} ztr_pull_state;
+/* Parses a state file; done (ncomp bytes) gets 1 for each component recorded
+ * verified. 0, or -1 when the file is not a state of a file of ncomp
+ * components (start over). A last line without '\n' is ignored. */
+int ztr__pull_state_parse(const char *buf, size_t len, ztr_pull_state *st, uint8_t *done,
+                          size_t ncomp);
+/* The state file's first lines into out; their length, or -1 when cap is short. */
+int ztr__pull_state_header(char *out, size_t cap, const ztr_pull_state *st, size_t ncomp);
+
+/* ---- listings (listing.c): one page of GET /v1/files?prefix=… . Calls fn
+ * for each entry; cursor (cap bytes) gets next_cursor, or "" on the last
+ * page. 0; 1 when fn stopped; -1 when the body is not a listing. */
+typedef int (*ztr_list_fn)(void *ud, const char *name, uint64_t size, const char *etag, int ok);
+int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, char *cursor,
+                       size_t cap);
+
 #endif
