@@ -187,14 +187,15 @@ struct zt_remote_file {
 };
 
 /* ---- reads (remote_read.c) for pulls: zt_remote_read_many's requests plus
- * plain byte spans of the file (no digest) into base + their offset, planned
- * together, so the bytes between small components share their requests. */
+ * plain byte spans of the file (no digest) into base + (offset - base_off),
+ * planned together, so the bytes between small components share their
+ * requests. */
 typedef struct ztr_span {
     uint64_t start, len;
 } ztr_span;
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
-                          const ztr_span *spans, size_t nspans, uint8_t *base, unsigned connections,
-                          zt_error *err);
+                          const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
+                          unsigned connections, zt_error *err);
 
 /* ---- pulls (pull_state.c): the state file beside a partial file */
 typedef struct ztr_pull_state {

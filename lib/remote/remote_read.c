@@ -510,8 +510,8 @@ zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_
 }
 
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
-                          const ztr_span *spans, size_t nspans, uint8_t *base, unsigned connections,
-                          zt_error *err)
+                          const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
+                          unsigned connections, zt_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         reqs[i].len = 0;
@@ -528,14 +528,15 @@ zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
     }
     for (size_t i = 0; i < nspans && !st; i++) {
         consumer *c = &rd.cons[n + i];
-        if (spans[i].start > rf->pin.size || spans[i].len > rf->pin.size - spans[i].start)
+        if (spans[i].start > rf->pin.size || spans[i].len > rf->pin.size - spans[i].start ||
+            spans[i].start < base_off)
             st = ztr__fail(err, ZT_E_ARG, rf->url, NULL, NULL, 1, spans[i].start,
                            "a span of %llu bytes outside the file",
                            (unsigned long long)spans[i].len);
         *c = (consumer){.kind = C_POS,
                         .cs = spans[i].start,
                         .ce = spans[i].start + spans[i].len,
-                        .buf = base + spans[i].start,
+                        .buf = base + (spans[i].start - base_off),
                         .cap = (size_t)spans[i].len};
     }
     if (!st)

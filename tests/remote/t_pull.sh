@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# zt pull (issue 12 part 2) against real origins on 127.0.0.1: ztensord (file
+# URLs and prefixes) and nginx (plain file URLs), directly and through
+# relay.py. Byte-exact pulls of the demo files and the corpus's valid files;
+# a faulty path (cut, stalled, 503, flipped bytes) that still ends byte-exact
+# with no flipped byte landing; a byte flipped on every try fails naming the
+# object and component, and publishes nothing; kill -9 at 20 random points,
+# each followed by a resume, ends byte-exact without fetching a verified
+# component again; a file replaced mid-pull (by rename, in place) ends as one
+# whole version; a full disk is a clear error that leaves only the partial
+# file and its state.
+. "$(dirname "$0")/lib.sh" "$@"
+PC="$PY $(dirname "$0")/pullcheck.py"
+
+root=$T/root
+mkdir -p "$root/demo" "$root/corpus"
+bash "$(dirname "$0")/../demo/make-demo.sh" "$ZT" "$root/demo" >/dev/null || bad "make-demo.sh"
+corpus=${ZT_CORPUS_DIR:-}/accept
+if [ -d "$corpus" ]; then
+    cp "$corpus"/*.zt "$root/corpus/"
+else
+    skip "corpus files" "ZT_CORPUS_DIR not set (run ctest: the corpus_generate fixture makes it)"
+fi
+"$ZT" convert "$root/demo/tiny.zt" -o "$root/demo/tiny.safetensors" >/dev/null 2>&1 ||
+    bad "zt convert to safetensors"
+# Components from 100 bytes to 6 MiB, with gaps of padding between them.
+rand "$T/a.raw" $((6 * 1024 * 1024 + 123))
+rand "$T/b.raw" $((3 * 1024 * 1024))
+head -c 100 "$T/a.raw" >"$T/c.raw"
+pack "$root/demo/big.zt" a=u8:$((6 * 1024 * 1024 + 123)):"$T/a.raw" \
+    b=u8:$((3 * 1024 * 1024)):"$T/b.raw" c=u8:100:"$T/c.raw"
+mkdir -p "$root/nd"
+pack "$root/nd/nodigest.zt" --digest none b=u8:$((3 * 1024 * 1024)):"$T/b.raw" c=u8:100:"$T/c.raw"
+start_daemon "$root" || rfinish
+have_nginx=0
+start_nginx "$root" && have_nginx=1
+
+# same_tree SRC DST NAME: every file of SRC is in DST, byte for byte, and valid.
+same_tree() {
+    local src=$1 dst=$2 name=$3 f diff=0 n=0
+    while IFS= read -r f; do
+        n=$((n + 1))
+        if ! cmp -s "$src/$f" "$dst/$f"; then
+            diff=$((diff + 1))
+            echo "differs: $f" >&2
+        elif [ "${f%.zt}" != "$f" ] && ! zverify "$dst/$f"; then
+            diff=$((diff + 1))
+            echo "zt verify fails: $f" >&2
+        fi
+    done < <(cd "$src" && find . -type f \( -name '*.zt' -o -name '*.safetensors' \) | sed 's|^\./||' | sort)
+    check_eq "$name: $n files byte-exact and valid" "$diff" 0
+    check_eq "$name: no leftovers" "$(find "$dst" -name '*.ztpart' -o -name '*.ztpull' | wc -l)" 0
+}
+# pull NAME ARGS...: zt pull must succeed (exit 0); output in $T/pull.out/err.
+pull() {
+    local name=$1
+    shift
+    if "$ZT" pull --quiet "$@" >"$T/pull.out" 2>"$T/pull.err"; then
+        ok "$name"
+    else
+        bad "$name" "exit $?: $(tail -c 600 "$T/pull.err" | tr '\n' ' ')"
+    fi
+}
+
+note "byte-exact: a prefix from ztensord, files from nginx"
+pull "ztensord: the whole root as one prefix" "$URL/v1/files/" -o "$T/o1" --json
+same_tree "$root" "$T/o1" "ztensord prefix"
+check_eq "--json: files" "$($PC json "$T/pull.out" failed)" 0
+check_match "--json: components verified" "$($PC json "$T/pull.out" components_verified)" '^[1-9]'
+pull "ztensord: a file without digests" "$URL/v1/files/nd/" -o "$T/o1b" --json
+check_eq "--json: its 2 components and 2 objects are counted as not checked" \
+    "$($PC json "$T/pull.out" components_unverified) $($PC json "$T/pull.out" objects_unverified)" "2 2"
+pull "ztensord: the prefix demo/llama/" "$URL/v1/files/demo/llama/" -o "$T/o2"
+check_eq "a prefix's files are named relative to it" "$(cd "$T/o2" && find . -type f)" "./model-00001.zt"
+cmp -s "$T/o2/model-00001.zt" "$root/demo/llama/model-00001.zt" && ok "prefix file byte-exact" ||
+    bad "prefix file byte-exact"
+pull "ztensord: small chunks, one connection" "$URL/v1/files/demo/big.zt" -o "$T/o3" \
+    --chunk-size 64K --connections 1
+cmp -s "$T/o3/big.zt" "$root/demo/big.zt" && ok "one connection: byte-exact" || bad "one connection: byte-exact"
+if [ $have_nginx = 1 ]; then
+    urls=()
+    while IFS= read -r f; do urls+=("http://127.0.0.1:$NPORT/$f"); done \
+        < <(cd "$root" && find demo corpus nd -type f \( -name '*.zt' -o -name '*.safetensors' \) | sort)
+    mkdir -p "$T/o4"
+    (cd "$root" && find demo corpus nd -type d) | while read -r d; do mkdir -p "$T/o4/$d"; done
+    bad_n=0
+    for u in "${urls[@]}"; do
+        rel=${u#http://127.0.0.1:$NPORT/}
+        "$ZT" pull --quiet "$u" -o "$T/o4/$(dirname "$rel")" 2>>"$T/o4.err" || bad_n=$((bad_n + 1))
+    done
+    check_eq "nginx: ${#urls[@]} file URLs pulled" "$bad_n" 0
+    same_tree "$root" "$T/o4" "nginx"
+fi
+
+# (Only files whose components carry digests: a flipped byte in a component
+# without one cannot be told apart, which is what objects_unverified says.)
+note "a faulty path: cuts, stalls, 503 with Retry-After, flipped bytes"
+for seed in 1 2 3; do
+    start_relay "$PORT" chaos $seed
+    rm -rf "$T/o5"
+    pull "chaos seed $seed: the pull succeeds" "http://127.0.0.1:$RPORT/v1/files/demo/" -o "$T/o5" \
+        --chunk-size 256K --json
+    same_tree "$root/demo" "$T/o5" "chaos seed $seed"
+    faults=$(grep -c '(cut)\|(stalled, cut)\|(chaos)\|(flipped)' "$RLOG")
+    check_match "chaos seed $seed: the relay broke answers ($faults)" "$faults" '^[1-9]'
+    if grep -q '(flipped)' "$RLOG"; then
+        check_match "chaos seed $seed: flipped bytes were fetched again" \
+            "$($PC json "$T/pull.out" retries)" '^[1-9]'
+    fi
+done
+if [ $have_nginx = 1 ]; then
+    start_relay "$NPORT" chaos 4
+    rm -rf "$T/o6"
+    pull "nginx through chaos" "http://127.0.0.1:$RPORT/demo/big.zt" -o "$T/o6" --chunk-size 256K
+    cmp -s "$T/o6/big.zt" "$root/demo/big.zt" && ok "nginx chaos: byte-exact" || bad "nginx chaos: byte-exact"
+fi
+
+note "a byte flipped on every try: a clear failure, nothing published"
+start_relay "$PORT" flip 2
+rm -rf "$T/o7"
+"$ZT" pull --quiet "http://127.0.0.1:$RPORT/v1/files/demo/big.zt" -o "$T/o7" 2>"$T/pull.err"
+check_eq "exit status 1" "$?" 1
+check_match "the message names the file, object and component" "$(cat "$T/pull.err")" \
+    'big\.zt: ZT_E_DIGEST_MISMATCH: .*object "[abc]", component "data"'
+check_eq "no final file" "$(ls "$T/o7")" "$(printf 'big.zt.ztpart\nbig.zt.ztpull')"
+
+note "kill -9 at 20 random points, each followed by a resume"
+rand "$T/k.raw" $((256 * 1024))
+specs=()
+for i in $(seq 1 64); do specs+=("t$i=u8:$((256 * 1024)):$T/k.raw"); done
+pack "$root/kill.zt" "${specs[@]}" # 16 MiB in 64 components
+"$ZT" info --json "$root/kill.zt" >"$T/kill.json"
+start_relay "$PORT" pass
+rm -rf "$T/o8"
+refetched=0 resumed=0 finished=0
+for i in $(seq 1 20); do
+    from=$(wc -l <"$RLOG")
+    "$ZT" pull --quiet "http://127.0.0.1:$RPORT/v1/files/kill.zt" -o "$T/o8" --connections 2 \
+        --chunk-size 64K >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$(printf '%03d' $((RANDOM % 400)))"
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    [ -f "$T/o8/kill.zt" ] && { finished=$((finished + 1)); rm -f "$T/o8/kill.zt"; continue; }
+    [ -f "$T/o8/kill.zt.ztpull" ] || continue
+    cp "$T/o8/kill.zt.ztpull" "$T/state.$i"
+    resumed=$((resumed + $(tail -n +6 "$T/state.$i" | grep -c '^c ')))
+    from=$(wc -l <"$RLOG")
+    pull "resume after kill $i" "http://127.0.0.1:$RPORT/v1/files/kill.zt" -o "$T/o8" --json
+    cmp -s "$T/o8/kill.zt" "$root/kill.zt" || bad "resume after kill $i: byte-exact"
+    if ! $PC refetch "$T/state.$i" "$T/kill.json" "$RLOG" "$from" >"$T/refetch.$i"; then
+        refetched=$((refetched + 1))
+        head -3 "$T/refetch.$i" >&2
+    fi
+    rm -f "$T/o8/kill.zt"
+done
+check_eq "no verified component fetched again after a kill" "$refetched" 0
+check_match "kills left verified components to resume from ($resumed records; $finished runs ended first)" \
+    "$resumed" '^[1-9]'
+
+note "a file replaced at the origin during the pull: one whole version"
+rand "$T/v1.raw" $((8 * 1024 * 1024))
+rand "$T/v2.raw" $((8 * 1024 * 1024))
+pack "$T/v1.zt" w=u8:$((8 * 1024 * 1024)):"$T/v1.raw"
+pack "$T/v2.zt" w=u8:$((8 * 1024 * 1024)):"$T/v2.raw"
+for how in rename inplace; do
+    cp "$T/v1.zt" "$root/ch.zt"
+    kill -HUP "$D_PID"
+    sleep 0.5
+    start_relay "$PORT" pass
+    rm -rf "$T/o9"
+    "$ZT" pull "http://127.0.0.1:$RPORT/v1/files/ch.zt" -o "$T/o9" --connections 1 \
+        --chunk-size 64K --json >"$T/pull.out" 2>"$T/pull.err" &
+    pid=$!
+    for i in $(seq 1 200); do [ "$(wc -l <"$RLOG")" -ge 6 ] && break; sleep 0.02; done
+    if [ $how = rename ]; then
+        cp "$T/v2.zt" "$root/.ch.tmp" && mv "$root/.ch.tmp" "$root/ch.zt"
+    else
+        dd if="$T/v2.zt" of="$root/ch.zt" conv=notrunc status=none
+    fi
+    kill -HUP "$D_PID"
+    wait $pid
+    check_eq "$how: the pull succeeds" "$?" 0
+    if cmp -s "$T/o9/ch.zt" "$T/v2.zt"; then
+        ok "$how: the result is the new version, whole"
+        check_match "$how: the pull says the file changed" "$(cat "$T/pull.err")" 'changed at the origin'
+    else
+        bad "$how: the result is the new version, whole" "$(cmp "$T/o9/ch.zt" "$T/v2.zt" 2>&1; tail -c 300 "$T/pull.err")"
+    fi
+done
+rm -f "$root/ch.zt"
+
+note "a full disk"
+if mkdir -p "$T/small" && mount -t tmpfs -o size=2m tmpfs "$T/small" 2>/dev/null; then
+    "$ZT" pull --quiet "$URL/v1/files/demo/big.zt" -o "$T/small/out" 2>"$T/pull.err"
+    check_eq "exit status 4" "$?" 4
+    check_match "a clear message" "$(cat "$T/pull.err")" 'ZT_E_NOSPACE: cannot allocate [0-9]+ bytes for .*big\.zt\.ztpart: No space left on device'
+    check_eq "only the partial file and its state" "$(ls "$T/small/out")" "$(printf 'big.zt.ztpart\nbig.zt.ztpull')"
+    umount "$T/small"
+else
+    skip "full disk" "cannot mount a tmpfs here"
+fi
+
+rfinish
