@@ -22,6 +22,7 @@ static const char k_help[] =
     "SYNOPSIS\n"
     "    zt pull URL... [-o DIR] [--connections N] [--chunk-size BYTES]\n"
     "            [--jobs N] [--token TOKEN] [--quiet] [--json]\n"
+    "            [--include GLOB]... [--exclude GLOB]...\n"
     "\n"
     "DESCRIPTION\n"
     "    URL is one file (a ztensord file URL, or a .zt/.safetensors URL on any\n"
@@ -42,6 +43,11 @@ static const char k_help[] =
     "    --chunk-size B     bytes per range request of large components\n"
     "                       (default 16M; K, M, G suffixes)\n"
     "    --jobs N           files pulled at once (default 4)\n"
+    "    --include GLOB     keep only objects whose name matches (repeatable)\n"
+    "    --exclude GLOB     drop objects whose name matches (repeatable)\n"
+    "                       With either, each .zt is written anew with only\n"
+    "                       those objects and the file's attributes (each\n"
+    "                       component's digest checked; not resumable).\n"
     "    --token T          bearer token (default: $ZT_TOKEN)\n"
     "    --quiet            no progress display\n"
     "    --json             a JSON summary on stdout\n"
@@ -67,6 +73,7 @@ typedef struct run {
     pthread_mutex_t mu;
     zt_remote_options ropt;
     unsigned conns_each;
+    tool_globs globs;
     int progress;
     double t0, last_draw;
     uint64_t total;
@@ -297,7 +304,17 @@ static void *worker(void *ud)
         prog_ctx pc = {R, j};
         po.progress = on_progress;
         po.progress_ud = &pc;
-        j->st = zt_remote_pull(session, j->url, j->dest, &po, &j->stats, &j->err);
+        if (R->globs.ninclude || R->globs.nexclude) {
+            tool_select_stats ss;
+            j->st = tool_pull_select(session, j->url, j->dest, &R->globs, &ss, &j->err);
+            j->stats.size = j->stats.fetched = ss.bytes;
+            j->stats.verified = ss.verified;
+            j->stats.unverified = ss.unverified;
+            j->stats.objects_unverified = ss.objects_unverified;
+            j->stats.digest_retries = ss.retries;
+        } else {
+            j->st = zt_remote_pull(session, j->url, j->dest, &po, &j->stats, &j->err);
+        }
         pthread_mutex_lock(&R->mu);
         R->finished++;
         if (!j->st)
@@ -390,58 +407,75 @@ int zt_cmd_pull(int argc, char **argv)
     size_t chunk = 16u << 20;
     int quiet = 0, json = 0;
     const char **urls = calloc((size_t)argc, sizeof(*urls));
-    size_t nurls = 0;
-    if (!urls)
+    const char **inc = calloc((size_t)argc, sizeof(*inc)),
+               **exc = calloc((size_t)argc, sizeof(*exc));
+    size_t nurls = 0, ninc = 0, nexc = 0;
+    if (!urls || !inc || !exc) {
+        free(urls);
+        free(inc);
+        free(exc);
         return ZT_EXIT_SYSTEM;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (tool_is_help(a)) {
             fputs(k_help, stdout);
             free(urls);
+            free(inc);
+            free(exc);
             return ZT_EXIT_OK;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if ((!strcmp(a, "--include") || !strcmp(a, "--exclude")) && v) {
+            if (a[2] == 'i')
+                inc[ninc++] = v;
+            else
+                exc[nexc++] = v;
+            i++;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--token") || !strcmp(a, "--connections") ||
                    !strcmp(a, "--chunk-size") || !strcmp(a, "--jobs")) {
             i++;
             char *end = NULL;
             unsigned long n = v ? strtoul(v, &end, 10) : 0;
             if (!v)
-                return free(urls), usage("an option needs a value");
+                return free(urls), free(inc), free(exc), usage("an option needs a value");
             if (!strcmp(a, "-o"))
                 dir = v;
             else if (!strcmp(a, "--token"))
                 token = v;
             else if (!strcmp(a, "--chunk-size")) {
                 if (parse_size(v, &chunk) || chunk < (64u << 10))
-                    return free(urls), usage("--chunk-size: at least 64K");
+                    return free(urls), free(inc), free(exc), usage("--chunk-size: at least 64K");
             } else if (*end || n < 1 || n > 256)
-                return free(urls), usage("--connections and --jobs: 1 to 256");
+                return free(urls), free(inc), free(exc),
+                       usage("--connections and --jobs: 1 to 256");
             else if (!strcmp(a, "--jobs"))
                 jobs = (unsigned)n;
             else
                 conns = (unsigned)n;
         } else if (a[0] == '-' && a[1]) {
-            return free(urls), usage("unknown option");
+            return free(urls), free(inc), free(exc), usage("unknown option");
         } else if (!tool_is_url(a)) {
-            return free(urls), usage("URLs only (http:// or https://)");
+            return free(urls), free(inc), free(exc), usage("URLs only (http:// or https://)");
         } else {
             urls[nurls++] = a;
         }
     }
     if (!nurls)
-        return free(urls), usage("no URL");
+        return free(urls), free(inc), free(exc), usage("no URL");
     char *dcopy = strdup(dir);
     if (!dcopy || mkdirs(dcopy) != 0) {
         fprintf(stderr, "zt pull: %s: %s\n", dir, strerror(errno));
         free(dcopy);
         free(urls);
+        free(inc);
+        free(exc);
         return ZT_EXIT_SYSTEM;
     }
     free(dcopy);
-    run R = {.progress = !quiet && !json && isatty(STDERR_FILENO)};
+    run R = {.progress = !quiet && !json && isatty(STDERR_FILENO), .globs = {inc, exc, ninc, nexc}};
     pthread_mutex_init(&R.mu, NULL);
     zt_remote_options_init(&R.ropt);
     R.ropt.bearer_token = token && *token ? token : NULL;
@@ -481,6 +515,8 @@ int zt_cmd_pull(int argc, char **argv)
     }
     free(R.jobs);
     free(urls);
+    free(inc);
+    free(exc);
     pthread_mutex_destroy(&R.mu);
     return rc;
 }

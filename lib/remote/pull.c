@@ -259,6 +259,10 @@ static zt_status fetch_all(pull *p, zt_error *err)
     zt_status st = ZT_OK;
     size_t a = 0, b = 0;     /* next component, next span */
     uint64_t left = p->size; /* bytes not on disk yet */
+    /* At least 8 batches for a file of a few batches, so a kill loses little. */
+    uint64_t batch = p->opt->batch_bytes;
+    if (p->size / 8 < batch)
+        batch = p->size / 8 > (1u << 20) ? p->size / 8 : (1u << 20);
     for (size_t i = 0; i < p->ncomp; i++)
         if (p->done[p->comps[i].index]) {
             p->stats->resumed += p->comps[i].len;
@@ -270,7 +274,7 @@ static zt_status fetch_all(pull *p, zt_error *err)
     while (!st && (a < p->ncomp || b < p->nspans)) {
         size_t nc = 0, ns = 0;
         uint64_t bytes = 0, lo = UINT64_MAX, hi = 0;
-        while (bytes < p->opt->batch_bytes && (a < p->ncomp || b < p->nspans)) {
+        while (bytes < batch && (a < p->ncomp || b < p->nspans)) {
             bool comp = b >= p->nspans || (a < p->ncomp && p->comps[a].off < p->spans[b].start);
             uint64_t off = comp ? p->comps[a].off : p->spans[b].start;
             uint64_t len = comp ? p->comps[a].len : p->spans[b].len;

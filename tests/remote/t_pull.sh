@@ -21,7 +21,8 @@ if [ -d "$corpus" ]; then
 else
     skip "corpus files" "ZT_CORPUS_DIR not set (run ctest: the corpus_generate fixture makes it)"
 fi
-"$ZT" convert "$root/demo/tiny.zt" -o "$root/demo/tiny.safetensors" >/dev/null 2>&1 ||
+mkdir -p "$root/nd" # files without digests
+"$ZT" convert "$root/demo/tiny.zt" -o "$root/nd/tiny.safetensors" >/dev/null 2>&1 ||
     bad "zt convert to safetensors"
 # Components from 100 bytes to 6 MiB, with gaps of padding between them.
 rand "$T/a.raw" $((6 * 1024 * 1024 + 123))
@@ -29,7 +30,6 @@ rand "$T/b.raw" $((3 * 1024 * 1024))
 head -c 100 "$T/a.raw" >"$T/c.raw"
 pack "$root/demo/big.zt" a=u8:$((6 * 1024 * 1024 + 123)):"$T/a.raw" \
     b=u8:$((3 * 1024 * 1024)):"$T/b.raw" c=u8:100:"$T/c.raw"
-mkdir -p "$root/nd"
 pack "$root/nd/nodigest.zt" --digest none b=u8:$((3 * 1024 * 1024)):"$T/b.raw" c=u8:100:"$T/c.raw"
 start_daemon "$root" || rfinish
 have_nginx=0
@@ -68,8 +68,8 @@ same_tree "$root" "$T/o1" "ztensord prefix"
 check_eq "--json: files" "$($PC json "$T/pull.out" failed)" 0
 check_match "--json: components verified" "$($PC json "$T/pull.out" components_verified)" '^[1-9]'
 pull "ztensord: a file without digests" "$URL/v1/files/nd/" -o "$T/o1b" --json
-check_eq "--json: its 2 components and 2 objects are counted as not checked" \
-    "$($PC json "$T/pull.out" components_unverified) $($PC json "$T/pull.out" objects_unverified)" "2 2"
+check_eq "--json: 2 + 4 components and 2 + 4 objects counted as not checked" \
+    "$($PC json "$T/pull.out" components_unverified) $($PC json "$T/pull.out" objects_unverified)" "6 6"
 pull "ztensord: the prefix demo/llama/" "$URL/v1/files/demo/llama/" -o "$T/o2"
 check_eq "a prefix's files are named relative to it" "$(cd "$T/o2" && find . -type f)" "./model-00001.zt"
 cmp -s "$T/o2/model-00001.zt" "$root/demo/llama/model-00001.zt" && ok "prefix file byte-exact" ||
@@ -93,7 +93,7 @@ if [ $have_nginx = 1 ]; then
 fi
 
 # (Only files whose components carry digests: a flipped byte in a component
-# without one cannot be told apart, which is what objects_unverified says.)
+# without one, as in nd/, cannot be told apart: objects_unverified says so.)
 note "a faulty path: cuts, stalls, 503 with Retry-After, flipped bytes"
 for seed in 1 2 3; do
     start_relay "$PORT" chaos $seed
@@ -125,10 +125,10 @@ check_match "the message names the file, object and component" "$(cat "$T/pull.e
 check_eq "no final file" "$(ls "$T/o7")" "$(printf 'big.zt.ztpart\nbig.zt.ztpull')"
 
 note "kill -9 at 20 random points, each followed by a resume"
-rand "$T/k.raw" $((256 * 1024))
+rand "$T/k.raw" $((1024 * 1024))
 specs=()
-for i in $(seq 1 64); do specs+=("t$i=u8:$((256 * 1024)):$T/k.raw"); done
-pack "$root/kill.zt" "${specs[@]}" # 16 MiB in 64 components
+for i in $(seq 1 64); do specs+=("t$i=u8:$((1024 * 1024)):$T/k.raw"); done
+pack "$root/kill.zt" "${specs[@]}" # 64 MiB in 64 components
 "$ZT" info --json "$root/kill.zt" >"$T/kill.json"
 start_relay "$PORT" pass
 rm -rf "$T/o8"
@@ -138,7 +138,7 @@ for i in $(seq 1 20); do
     "$ZT" pull --quiet "http://127.0.0.1:$RPORT/v1/files/kill.zt" -o "$T/o8" --connections 2 \
         --chunk-size 64K >/dev/null 2>&1 &
     pid=$!
-    sleep "0.$(printf '%03d' $((RANDOM % 400)))"
+    sleep "$((RANDOM % 2)).$(printf '%03d' $((RANDOM % 1000)))"
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
     [ -f "$T/o8/kill.zt" ] && { finished=$((finished + 1)); rm -f "$T/o8/kill.zt"; continue; }
@@ -189,6 +189,36 @@ for how in rename inplace; do
     fi
 done
 rm -f "$root/ch.zt"
+
+note "--include and --exclude: valid files holding exactly the chosen objects"
+# objects NAME FILE: the object names of a .zt, one a line, sorted.
+objects() { "$ZT" info --json "$1" | $PY -c 'import json,sys; [print(k) for k in sorted(json.load(sys.stdin)["objects"])]'; }
+# same_objects NAME OUT ORIGIN: every object of OUT has the origin's decoded bytes.
+same_objects() {
+    local o diff=0
+    while IFS= read -r o; do
+        "$ZT" get "$2" "$o" >"$T/got.bin" 2>/dev/null && "$ZT" get "$3" "$o" >"$T/want.bin" 2>/dev/null &&
+            cmp -s "$T/got.bin" "$T/want.bin" || diff=$((diff + 1))
+    done < <(objects "$2")
+    check_eq "$1: the objects hold the origin's bytes" "$diff" 0
+}
+rm -rf "$T/sel"
+pull "--include 'layers.*'" "$URL/v1/files/demo/tiny.zt" -o "$T/sel/a" --include 'layers.*'
+zverify "$T/sel/a/tiny.zt" && ok "include: zt verify passes" || bad "include: zt verify passes"
+check_eq "include: exactly the matching objects" "$(objects "$T/sel/a/tiny.zt" | tr '\n' ' ')" \
+    "layers.0.attn.q_proj.bias layers.0.attn.q_proj.weight "
+same_objects "include" "$T/sel/a/tiny.zt" "$root/demo/tiny.zt"
+pull "--exclude '*.bias' --exclude 'odd*'" "$URL/v1/files/demo/tiny.zt" -o "$T/sel/b" \
+    --exclude '*.bias' --exclude 'odd*'
+zverify "$T/sel/b/tiny.zt" && ok "exclude: zt verify passes" || bad "exclude: zt verify passes"
+check_eq "exclude: exactly the others" "$(objects "$T/sel/b/tiny.zt" | tr '\n' ' ')" \
+    "embed.weight layers.0.attn.q_proj.weight "
+same_objects "exclude" "$T/sel/b/tiny.zt" "$root/demo/tiny.zt"
+pull "include over a prefix, zstd and crc32c" "$URL/v1/files/demo/llama/" -o "$T/sel/c" --include embed
+zverify "$T/sel/c/model-00001.zt" && ok "zstd: zt verify passes" || bad "zstd: zt verify passes"
+check_eq "zstd: exactly embed" "$(objects "$T/sel/c/model-00001.zt")" "embed"
+same_objects "zstd" "$T/sel/c/model-00001.zt" "$root/demo/llama/model-00001.zt"
+check_match "zstd: still compressed, crc32c" "$("$ZT" info "$T/sel/c/model-00001.zt")" 'zstd.*crc32c'
 
 note "a full disk"
 if mkdir -p "$T/small" && mount -t tmpfs -o size=2m tmpfs "$T/small" 2>/dev/null; then

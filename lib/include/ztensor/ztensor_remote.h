@@ -217,7 +217,8 @@ typedef struct zt_remote_pull_options {
     unsigned restarts;       /* the file changed at the origin: start over this often */
     const char *expect_etag; /* the ETag recorded at the start (from a listing), or NULL;
                                 another one opened sets stats->changed */
-    size_t batch_bytes;      /* bytes fetched between two state records */
+    size_t batch_bytes;      /* bytes fetched between two state records (at most; a file
+                                smaller than 8 batches is cut in 8, of 1 MiB or more) */
     /* Called after each batch from the pulling thread; may be NULL. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
