@@ -184,6 +184,12 @@ struct zt_remote_file {
     /* A server that ignores Range sent the whole (small) file at open: reads
      * are served from these bytes, the version opened. */
     uint8_t *whole;
+    /* The bytes fetched at open that the model was built from: [0, head_len)
+     * (in `whole` when set, head is then NULL) and [tail_at, tail_at +
+     * tail_len) (tail may be NULL). A pull checks its copy against them. */
+    uint8_t *head, *tail;
+    size_t head_len, tail_len;
+    uint64_t tail_at;
 };
 
 /* ---- reads (remote_read.c) for pulls: zt_remote_read_many's requests plus

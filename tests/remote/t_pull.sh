@@ -220,6 +220,27 @@ check_eq "zstd: exactly embed" "$(objects "$T/sel/c/model-00001.zt")" "embed"
 same_objects "zstd" "$T/sel/c/model-00001.zt" "$root/demo/llama/model-00001.zt"
 check_match "zstd: still compressed, crc32c" "$("$ZT" info "$T/sel/c/model-00001.zt")" 'zstd.*crc32c'
 
+note "100,000 objects in a bounded number of requests"
+if [ -x "${ZT_GEN_MANY:-}" ]; then
+    "$ZT_GEN_MANY" "$root/many.zt" 100000 256 || bad "gen_many"
+    kill -HUP "$D_PID"
+    for i in $(seq 1 100); do curl -sf -o /dev/null "$URL/v1/files/many.zt" && break; sleep 0.1; done
+    start_relay "$PORT" pass
+    rm -rf "$T/o10"
+    pull "100,000 objects" "http://127.0.0.1:$RPORT/v1/files/many.zt" -o "$T/o10" --json
+    cmp -s "$T/o10/many.zt" "$root/many.zt" && ok "100,000 objects: byte-exact" || bad "100,000 objects: byte-exact"
+    S=$(stat -c %s "$root/many.zt") C=$((16 << 20))
+    B=$((S / 8 > (1 << 20) ? S / 8 : (1 << 20)))
+    [ $B -gt $((64 << 20)) ] && B=$((64 << 20))
+    bound=$(((S + C - 1) / C + 2 * ((S + B - 1) / B) + 3))
+    nreq=$(wc -l <"$RLOG")
+    check_match "100,000 objects: $nreq requests <= ceil(S/C) + 2 ceil(S/B) + 3 = $bound" \
+        "$((nreq <= bound))" '^1$'
+    rm -f "$root/many.zt" "$T/o10/many.zt"
+else
+    skip "100,000 objects" "ZT_GEN_MANY not set (run ctest)"
+fi
+
 note "a full disk"
 if mkdir -p "$T/small" && mount -t tmpfs -o size=2m tmpfs "$T/small" 2>/dev/null; then
     "$ZT" pull --quiet "$URL/v1/files/demo/big.zt" -o "$T/small/out" 2>"$T/pull.err"
