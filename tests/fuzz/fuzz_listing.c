@@ -20,9 +20,10 @@
             __builtin_trap();                                                                      \
     } while (0)
 
-static const char *NAMES[] = {
-    "",       "a",          "a/b.zt",     "a/c.zt", "ab.zt", "b/\xc3\xa9.zt",
-    "b/z.zt", "llama/1.zt", "llama/2.zt", "z"};
+/* Sorted by strcmp (bytes as unsigned), as the catalog sorts them. */
+static const char *NAMES[] = {"",           "a",      "a/b.zt",        "a/c.zt",
+                              "ab.zt",      "b/z.zt", "b/\xc3\xa9.zt", "llama/1.zt",
+                              "llama/2.zt", "z"};
 #define N (sizeof(NAMES) / sizeof(NAMES[0]))
 
 static const char *name_at(const void *e, size_t i)
