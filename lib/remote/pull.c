@@ -311,12 +311,26 @@ static zt_status fetch_all(pull *p, zt_error *err)
 
 #define SECOND_GROUP (8u << 20) /* bytes of spans fetched again at once */
 
-static bool all_zero(const uint8_t *b, uint64_t n)
+/* The checks below read the written bytes with pread, not through the
+ * mapping: touching every page of padding spread over the file would make
+ * the whole file resident in this process. Compares [off, off + n) of the
+ * partial file with want, or with zeros when want is NULL. -1: read error. */
+static int compare_written(const pull *p, uint64_t off, uint64_t n, const uint8_t *want)
 {
-    for (uint64_t i = 0; i < n; i++)
-        if (b[i])
-            return false;
-    return true;
+    uint8_t buf[16384];
+    while (n) {
+        size_t k = n < sizeof(buf) ? (size_t)n : sizeof(buf);
+        if (pread(p->fd, buf, k, (off_t)off) != (ssize_t)k)
+            return -1;
+        for (size_t i = 0; i < k; i++)
+            if (buf[i] != (want ? want[i] : 0))
+                return 1;
+        if (want)
+            want += k;
+        off += k;
+        n -= k;
+    }
+    return 0;
 }
 
 /* Spans outside the windows fetched at open (padding between components,
@@ -336,7 +350,7 @@ static int second_opinion(pull *p, zt_error *err)
     size_t last = p->nspans;
     for (size_t i = 0; i < last;) {
         const ztr_span *g = &p->spans[i];
-        if (in_windows(p, g) || all_zero(p->map + g->start, g->len)) {
+        if (in_windows(p, g) || compare_written(p, g->start, g->len, NULL) == 0) {
             i++;
             continue;
         }
@@ -351,7 +365,7 @@ static int second_opinion(pull *p, zt_error *err)
         zt_status st = ztr__read_spans(p->rf, NULL, 0, g, n, scratch, lo, p->opt->connections, err);
         bool same = !st;
         for (size_t j = 0; same && j < n; j++)
-            same = !memcmp(scratch + (g[j].start - lo), p->map + g[j].start, (size_t)g[j].len);
+            same = compare_written(p, g[j].start, g[j].len, scratch + (g[j].start - lo)) == 0;
         free(scratch);
         if (st)
             return -1;
@@ -368,7 +382,7 @@ static bool same_as_window(const pull *p, uint64_t off, uint64_t n, const uint8_
                            size_t w_len)
 {
     uint64_t lo = off > w_at ? off : w_at, hi = off + n < w_at + w_len ? off + n : w_at + w_len;
-    return !w || lo >= hi || !memcmp(p->map + lo, w + (lo - w_at), (size_t)(hi - lo));
+    return !w || lo >= hi || compare_written(p, lo, hi - lo, w + (lo - w_at)) == 0;
 }
 
 /* The spans carry no digest. Where they overlap the bytes fetched at open

@@ -130,18 +130,27 @@ specs=()
 for i in $(seq 1 64); do specs+=("t$i=u8:$((1024 * 1024)):$T/k.raw"); done
 pack "$root/kill.zt" "${specs[@]}" # 64 MiB in 64 components
 "$ZT" info --json "$root/kill.zt" >"$T/kill.json"
+kill -HUP "$D_PID"
+for i in $(seq 1 100); do curl -sf -o /dev/null "$URL/v1/files/kill.zt" && break; sleep 0.1; done
 start_relay "$PORT" pass
 rm -rf "$T/o8"
-refetched=0 resumed=0 finished=0
+# How long one whole pull takes here: the kills land at random points inside it.
+t0=$(date +%s%N)
+pull "one whole pull" "http://127.0.0.1:$RPORT/v1/files/kill.zt" -o "$T/o8" --connections 2 --chunk-size 64K
+full_ms=$((($(date +%s%N) - t0) / 1000000 + 1))
+rm -f "$T/o8/kill.zt"
+refetched=0 resumed=0 finished=0 killed=0
 for i in $(seq 1 20); do
     from=$(wc -l <"$RLOG")
     "$ZT" pull --quiet "http://127.0.0.1:$RPORT/v1/files/kill.zt" -o "$T/o8" --connections 2 \
         --chunk-size 64K >/dev/null 2>&1 &
     pid=$!
-    sleep "$((RANDOM % 2)).$(printf '%03d' $((RANDOM % 1000)))"
+    ms=$(((RANDOM * 32768 + RANDOM) % full_ms))
+    sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
     [ -f "$T/o8/kill.zt" ] && { finished=$((finished + 1)); rm -f "$T/o8/kill.zt"; continue; }
+    killed=$((killed + 1))
     [ -f "$T/o8/kill.zt.ztpull" ] || continue
     cp "$T/o8/kill.zt.ztpull" "$T/state.$i"
     resumed=$((resumed + $(tail -n +6 "$T/state.$i" | grep -c '^c ')))
@@ -155,8 +164,9 @@ for i in $(seq 1 20); do
     rm -f "$T/o8/kill.zt"
 done
 check_eq "no verified component fetched again after a kill" "$refetched" 0
-check_match "kills left verified components to resume from ($resumed records; $finished runs ended first)" \
+check_match "kills left verified components to resume from ($resumed records; $killed kills during a pull of $full_ms ms, $finished runs ended first)" \
     "$resumed" '^[1-9]'
+check_match "most kills landed inside a pull" "$((killed >= 10))" '^1$'
 
 note "a file replaced at the origin during the pull: one whole version"
 rand "$T/v1.raw" $((8 * 1024 * 1024))
