@@ -170,7 +170,11 @@ double ztr__deadline(const zt_remote *r);
  * wait() returns once every pushed segment is hashed; free() waits too. */
 typedef struct ztr_lanes ztr_lanes;
 ztr_lanes *ztr__lanes_new(unsigned n);
-bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n);
+bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n, bool drop);
+/* drop: p is in a shared file mapping (a pull): its whole pages are released
+ * (madvise MADV_DONTNEED) once hashed, so memory stays near the bytes in
+ * flight instead of the component's size. */
+void ztr__drop_pages(const uint8_t *p, size_t n);
 void ztr__lanes_wait(ztr_lanes *L);
 void ztr__lanes_free(ztr_lanes *L);
 

@@ -32,6 +32,7 @@ typedef struct consumer {
     uint64_t hashed;  /* C_POS: bytes of buf landed in order (the hash frontier) */
     uint64_t queued;  /* C_POS: bytes of buf handed to the hasher */
     bool deferred;    /* landed; its digest is checked once the lanes are done */
+    bool drop;        /* buf is a file mapping (a pull): release pages once hashed */
     size_t part0, np; /* its parts: np > 1 when split in chunks */
     zt_decoder *dec;
     zt_status dec_st; /* first decode error, reported after the digest */
@@ -157,9 +158,11 @@ static void hash_more(reader *rd, consumer *c, uint64_t upto)
 {
     const uint8_t *p = c->buf + c->queued;
     size_t n = (size_t)(upto - c->queued);
-    if (!rd->lanes || !ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n)) {
+    if (!rd->lanes || !ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n, c->drop)) {
         ztr__lanes_wait(rd->lanes); /* out of memory: what was queued goes first */
         zt_hasher_update(c->h, p, n);
+        if (c->drop)
+            ztr__drop_pages(p, n);
     }
     c->queued = upto;
 }
@@ -525,6 +528,7 @@ zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
         st = setup(&rd, &rd.cons[i], reqs[i].component, reqs[i].flags, 0, 0, true, reqs[i].buf,
                    reqs[i].cap, err);
         rd.cons[i].req = &reqs[i];
+        rd.cons[i].drop = true;
     }
     for (size_t i = 0; i < nspans && !st; i++) {
         consumer *c = &rd.cons[n + i];
