@@ -164,8 +164,9 @@ static zt_status open_files(pull *p, bool resume, zt_error *err)
         if (e == EOPNOTSUPP || e == EINVAL)
             e = ftruncate(p->fd, (off_t)p->size) ? errno : 0;
         if (e) {
-            if (ftruncate(p->fd, 0) != 0) { /* give back what was allocated */
-            }
+            /* Give back what was allocated; the error to report is e. */
+            int ignored = ftruncate(p->fd, 0);
+            (void)ignored;
             return ztr__fail(err, e == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO, p->rf->url, NULL, NULL, 0,
                              0, "cannot allocate %llu bytes for %s: %s",
                              (unsigned long long)p->size, p->part, strerror(e));

@@ -266,4 +266,15 @@ else
     skip "full disk" "cannot mount a tmpfs here"
 fi
 
+note "a server that needs a read token: --token or ZT_TOKEN"
+printf 'read  r3ad-t0ken-for-pull-tests\n' >"$T/tokens"
+start_daemon "$root" --tokens-file "$T/tokens" --require-read-token || rfinish
+"$ZT" pull --quiet "$URL/v1/files/demo/llama/" -o "$T/tk0" 2>"$T/pull.err"
+check_eq "no token: exit status 3" "$?" 3
+check_match "no token: the server's 401 is quoted" "$(cat "$T/pull.err")" '401.*a bearer token is required'
+pull "--token: the prefix pulls" "$URL/v1/files/demo/llama/" -o "$T/tk1" --token r3ad-t0ken-for-pull-tests
+cmp -s "$T/tk1/model-00001.zt" "$root/demo/llama/model-00001.zt" && ok "--token: byte-exact" || bad "--token: byte-exact"
+ZT_TOKEN=r3ad-t0ken-for-pull-tests pull "ZT_TOKEN: a file pulls" "$URL/v1/files/demo/tiny.zt" -o "$T/tk2"
+cmp -s "$T/tk2/tiny.zt" "$root/demo/tiny.zt" && ok "ZT_TOKEN: byte-exact" || bad "ZT_TOKEN: byte-exact"
+
 rfinish
