@@ -17,6 +17,7 @@ int zt_cmd_verify(int argc, char **argv);
 int zt_cmd_get(int argc, char **argv);
 int zt_cmd_pack(int argc, char **argv);
 int zt_cmd_convert(int argc, char **argv);
+int zt_cmd_pull(int argc, char **argv);
 
 /* Prints "zt CMD: FILE: message" and returns the exit code for the status. */
 int tool_report(const char *cmd, const char *file, const zt_error *err);
@@ -33,6 +34,24 @@ int tool_is_url(const char *s);
 /* zt_remote_open with options from the environment (ZT_REMOTE_TOKEN,
  * ZT_REMOTE_CA_FILE, ZT_REMOTE_TIMEOUT). */
 zt_status tool_remote_open(const char *url, zt_remote_file **rf, zt_error *err);
+
+/* ---- zt pull --include/--exclude (tool_pull_select.c) */
+typedef struct tool_globs {
+    const char **include, **exclude;
+    size_t ninclude, nexclude;
+} tool_globs;
+typedef struct tool_select_stats {
+    size_t objects, verified, unverified, objects_unverified;
+    uint64_t bytes;
+    unsigned retries;
+} tool_select_stats;
+/* 1 when an object named `name` is chosen: it matches an --include (or there
+ * is none) and no --exclude (fnmatch). */
+int tool_pull_selected(const char *name, const tool_globs *g);
+/* The chosen objects of the remote file at url, with the file's attributes,
+ * as a new .zt at dest (published by the writer). */
+zt_status tool_pull_select(zt_remote *r, const char *url, const char *dest, const tool_globs *g,
+                           tool_select_stats *s, zt_error *err);
 
 /* ---- zt convert (tool_convert.c, tool_export.c, tool_progress.c) */
 typedef struct tool_progress {

@@ -15,6 +15,7 @@ static const char k_usage[] =
     "NAME=DTYPE:SHAPE:RAWFILE...\n"
     "    zt convert IN... -o OUT.zt [--format 1.2|v2] [--compress[=LEVEL]] [--digest KIND]\n"
     "    zt convert IN.zt -o OUT.safetensors\n"
+    "    zt pull URL... [-o DIR] [--connections N] [--json] [--quiet]\n"
     "    zt --version\n"
     "\n"
     "DESCRIPTION\n"
@@ -30,7 +31,8 @@ static const char k_usage[] =
     "    1  the file is invalid, or a check failed\n"
     "    2  usage error\n"
     "    3  system error (I/O, missing file, out of memory, network, HTTP, or a\n"
-    "       remote file that changed while being read)\n";
+    "       remote file that changed while being read)\n"
+    "    4  zt pull: no space left on the device\n";
 
 int main(int argc, char **argv)
 {
@@ -46,11 +48,8 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"info", zt_cmd_info},
-                {"verify", zt_cmd_verify},
-                {"get", zt_cmd_get},
-                {"pack", zt_cmd_pack},
-                {"convert", zt_cmd_convert}};
+    } cmds[] = {{"info", zt_cmd_info}, {"verify", zt_cmd_verify},   {"get", zt_cmd_get},
+                {"pack", zt_cmd_pack}, {"convert", zt_cmd_convert}, {"pull", zt_cmd_pull}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (!strcmp(argv[1], cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);

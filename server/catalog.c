@@ -446,7 +446,7 @@ const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha2
     return best;
 }
 
-static json_t *entry_json(const ztd_entry *e)
+json_t *ztd_entry_json(const ztd_entry *e)
 {
     json_t *j = json_pack("{s:s, s:I, s:s}", "name", e->name, "size", (json_int_t)e->size, "etag",
                           e->file_etag);
@@ -471,7 +471,7 @@ static int build_list_json(ztd_snapshot *s)
 {
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < s->n; i++)
-        if (json_array_append_new(arr, entry_json(s->entries[i]))) {
+        if (json_array_append_new(arr, ztd_entry_json(s->entries[i]))) {
             json_decref(arr);
             return -1;
         }

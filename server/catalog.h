@@ -128,6 +128,10 @@ void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[
 /* The file ETag of a file with this stat (as entries compute it). */
 void ztd_stat_etag(const struct stat *sb, char out[40]);
 
+/* One file's object in the listing (GET /v1/files); a new reference. */
+struct json_t;
+struct json_t *ztd_entry_json(const ztd_entry *e);
+
 /* Is NAME (a file name, no directory) one the catalog serves? */
 bool ztd_catalog_is_served_name(const char *name);
 

@@ -7,6 +7,7 @@
 #include "conns.h"
 #include "catalog_v2.h"
 #include "http.h"
+#include "listing.h"
 #include "log.h"
 #include "metrics.h"
 #include "range.h"
@@ -404,14 +405,8 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
         if (!ztd_catalog_ready(s->catalog))
             return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
         return ztd_json(c, r, 200, "{\"status\":\"ready\"}", 18, 0);
-    case ZTD_ROUTE_LIST: {
-        ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
-        if (!snap)
-            return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
-        ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
-        ztd_snapshot_release(snap);
-        return ret;
-    }
+    case ZTD_ROUTE_LIST:
+        return ztd_listing_route(s, c, r);
     case ZTD_ROUTE_MANIFEST:
     case ZTD_ROUTE_RAW:
     case ZTD_ROUTE_OBJECT:

@@ -11,11 +11,14 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 typedef struct seg {
     zt_hasher *h;
     const uint8_t *p;
     size_t n;
+    bool drop; /* the pages are a file mapping's: let them go once hashed */
     struct seg *next;
 } seg;
 
@@ -48,6 +51,8 @@ static void *run_lane(void *arg)
         l->busy = true;
         pthread_mutex_unlock(&l->mu);
         zt_hasher_update(s->h, s->p, s->n);
+        if (s->drop)
+            ztr__drop_pages(s->p, s->n);
         free(s);
         pthread_mutex_lock(&l->mu);
         l->busy = false;
@@ -80,12 +85,22 @@ ztr_lanes *ztr__lanes_new(unsigned n)
     return L;
 }
 
-bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n)
+/* The whole pages inside [p, p + n) leave this process's memory; a shared
+ * file mapping keeps their bytes (dirty ones too) in the page cache. */
+void ztr__drop_pages(const uint8_t *p, size_t n)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = ((uintptr_t)p + page - 1) / page * page,
+              b = ((uintptr_t)p + n) / page * page;
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n, bool drop)
 {
     seg *s = malloc(sizeof(*s));
     if (!s)
         return false;
-    *s = (seg){h, p, n, NULL};
+    *s = (seg){h, p, n, drop, NULL};
     lane *l = &L->l[k % L->n];
     pthread_mutex_lock(&l->mu);
     if (l->tail)

@@ -195,13 +195,20 @@ zt_status zt_remote_open_in(zt_remote *r, const char *url, zt_remote_file **out,
     zt_status st = first_round(rf, st_hint, deadline, &head, &tail, err);
     if (!st)
         st = load_manifest(rf, deadline, &head, &tail, err);
-    if (head.p != rf->whole)
-        free(head.p);
-    free(tail.p);
     if (st) {
+        if (head.p != rf->whole)
+            free(head.p);
+        free(tail.p);
         zt_remote_close(rf);
         return st;
     }
+    /* Kept: the bytes the model was built from, which a pull compares. */
+    if (head.p != rf->whole)
+        rf->head = head.p;
+    rf->head_len = head.len;
+    rf->tail = tail.p;
+    rf->tail_at = tail.at;
+    rf->tail_len = tail.p ? tail.len : 0;
     *out = rf;
     return ZT_OK;
 }
@@ -230,6 +237,8 @@ void zt_remote_close(zt_remote_file *rf)
         return;
     zt_close(rf->zf);
     free(rf->whole);
+    free(rf->head);
+    free(rf->tail);
     if (rf->own_session)
         zt_remote_free(rf->r);
     free(rf->url);

@@ -170,7 +170,11 @@ double ztr__deadline(const zt_remote *r);
  * wait() returns once every pushed segment is hashed; free() waits too. */
 typedef struct ztr_lanes ztr_lanes;
 ztr_lanes *ztr__lanes_new(unsigned n);
-bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n);
+bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n, bool drop);
+/* drop: p is in a shared file mapping (a pull): its whole pages are released
+ * (madvise MADV_DONTNEED) once hashed, so memory stays near the bytes in
+ * flight instead of the component's size. */
+void ztr__drop_pages(const uint8_t *p, size_t n);
 void ztr__lanes_wait(ztr_lanes *L);
 void ztr__lanes_free(ztr_lanes *L);
 
@@ -184,6 +188,44 @@ struct zt_remote_file {
     /* A server that ignores Range sent the whole (small) file at open: reads
      * are served from these bytes, the version opened. */
     uint8_t *whole;
+    /* The bytes fetched at open that the model was built from: [0, head_len)
+     * (in `whole` when set, head is then NULL) and [tail_at, tail_at +
+     * tail_len) (tail may be NULL). A pull checks its copy against them. */
+    uint8_t *head, *tail;
+    size_t head_len, tail_len;
+    uint64_t tail_at;
 };
+
+/* ---- reads (remote_read.c) for pulls: zt_remote_read_many's requests plus
+ * plain byte spans of the file (no digest) into base + (offset - base_off),
+ * planned together, so the bytes between small components share their
+ * requests. */
+typedef struct ztr_span {
+    uint64_t start, len;
+} ztr_span;
+zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
+                          const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
+                          unsigned connections, zt_error *err);
+
+/* ---- pulls (pull_state.c): the state file beside a partial file */
+typedef struct ztr_pull_state {
+    uint64_t size;
+    char etag[256], lm[64]; /* "" when none */
+    size_t ndone;           /* components recorded verified */
+} ztr_pull_state;
+/* Parses a state file; done (ncomp bytes) gets 1 for each component recorded
+ * verified. 0, or -1 when the file is not a state of a file of ncomp
+ * components (start over). A last line without '\n' is ignored. */
+int ztr__pull_state_parse(const char *buf, size_t len, ztr_pull_state *st, uint8_t *done,
+                          size_t ncomp);
+/* The state file's first lines into out; their length, or -1 when cap is short. */
+int ztr__pull_state_header(char *out, size_t cap, const ztr_pull_state *st, size_t ncomp);
+
+/* ---- listings (listing.c): one page of GET /v1/files?prefix=… . Calls fn
+ * for each entry; cursor (cap bytes) gets next_cursor, or "" on the last
+ * page. 0; 1 when fn stopped; -1 when the body is not a listing. */
+typedef int (*ztr_list_fn)(void *ud, const char *name, uint64_t size, const char *etag, int ok);
+int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, char *cursor,
+                       size_t cap);
 
 #endif

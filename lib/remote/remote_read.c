@@ -32,6 +32,7 @@ typedef struct consumer {
     uint64_t hashed;  /* C_POS: bytes of buf landed in order (the hash frontier) */
     uint64_t queued;  /* C_POS: bytes of buf handed to the hasher */
     bool deferred;    /* landed; its digest is checked once the lanes are done */
+    bool drop;        /* buf is a file mapping (a pull): release pages once hashed */
     size_t part0, np; /* its parts: np > 1 when split in chunks */
     zt_decoder *dec;
     zt_status dec_st; /* first decode error, reported after the digest */
@@ -73,6 +74,12 @@ static const char *object_of(const zt_file *f, const zt_component *c)
     return NULL;
 }
 
+/* A plain byte span of a pull (ztr__read_spans) has no component. */
+static const char *role_of(const consumer *c)
+{
+    return c->c ? zt_component_role(c->c) : NULL;
+}
+
 static zt_status cfail(reader *rd, const consumer *c, zt_error *err, zt_status code, uint64_t off,
                        const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static zt_status cfail(reader *rd, const consumer *c, zt_error *err, zt_status code, uint64_t off,
@@ -83,7 +90,7 @@ static zt_status cfail(reader *rd, const consumer *c, zt_error *err, zt_status c
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return ztr__fail(err, code, rd->rf->url, object_of(rd->rf->zf, c->c), zt_component_role(c->c),
+    return ztr__fail(err, code, rd->rf->url, c->c ? object_of(rd->rf->zf, c->c) : NULL, role_of(c),
                      1, off, "%s", msg);
 }
 
@@ -97,8 +104,8 @@ static void part_where(void *ud, const ztr_xfer *x, uint64_t at, const char **ob
     for (size_t k = 0; k < pc->count; k++) {
         const consumer *c = &rd->cons[pc->first + k];
         if ((at >= c->cs && at < c->ce) || k + 1 == pc->count) {
-            *obj = object_of(rd->rf->zf, c->c);
-            *comp = zt_component_role(c->c);
+            *obj = c->c ? object_of(rd->rf->zf, c->c) : NULL;
+            *comp = role_of(c);
             return;
         }
     }
@@ -151,9 +158,11 @@ static void hash_more(reader *rd, consumer *c, uint64_t upto)
 {
     const uint8_t *p = c->buf + c->queued;
     size_t n = (size_t)(upto - c->queued);
-    if (!rd->lanes || !ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n)) {
+    if (!rd->lanes || !ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n, c->drop)) {
         ztr__lanes_wait(rd->lanes); /* out of memory: what was queued goes first */
         zt_hasher_update(c->h, p, n);
+        if (c->drop)
+            ztr__drop_pages(p, n);
     }
     c->queued = upto;
 }
@@ -493,6 +502,46 @@ zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_
             st = setup(&rd, &rd.cons[i], reqs[i].component, reqs[i].flags, 0, 0, true, reqs[i].buf,
                        reqs[i].cap, err);
         rd.cons[i].req = &reqs[i];
+    }
+    if (!st)
+        st = run(&rd, connections, err);
+    for (size_t i = 0; st && i < n; i++)
+        if (reqs[i].status != ZT_OK)
+            reqs[i].status = st;
+    reader_free(&rd);
+    return st;
+}
+
+zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
+                          const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
+                          unsigned connections, zt_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        reqs[i].len = 0;
+        reqs[i].status = ZT_E_STATE;
+    }
+    reader rd = {.rf = rf, .chunk = rf->r->opt.chunk_size, .ncons = n + nspans};
+    if (!(rd.cons = calloc(rd.ncons ? rd.ncons : 1, sizeof(*rd.cons))))
+        return ztr__fail(err, ZT_E_NOMEM, rf->url, NULL, NULL, 0, 0, "out of memory");
+    zt_status st = ZT_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        st = setup(&rd, &rd.cons[i], reqs[i].component, reqs[i].flags, 0, 0, true, reqs[i].buf,
+                   reqs[i].cap, err);
+        rd.cons[i].req = &reqs[i];
+        rd.cons[i].drop = true;
+    }
+    for (size_t i = 0; i < nspans && !st; i++) {
+        consumer *c = &rd.cons[n + i];
+        if (spans[i].start > rf->pin.size || spans[i].len > rf->pin.size - spans[i].start ||
+            spans[i].start < base_off)
+            st = ztr__fail(err, ZT_E_ARG, rf->url, NULL, NULL, 1, spans[i].start,
+                           "a span of %llu bytes outside the file",
+                           (unsigned long long)spans[i].len);
+        *c = (consumer){.kind = C_POS,
+                        .cs = spans[i].start,
+                        .ce = spans[i].start + spans[i].len,
+                        .buf = base + (spans[i].start - base_off),
+                        .cap = (size_t)spans[i].len};
     }
     if (!st)
         st = run(&rd, connections, err);

@@ -23,6 +23,14 @@ file makes two):
     no-conditionals           forward without If-Match, If-Unmodified-Since, If-Range
     no-etag                   forward, and drop ETag from the answers
     hang SECONDS              read requests, answer nothing for SECONDS
+    chaos SEED                after the first two requests (an open), each
+                              206 answer to a "bytes=A-B" range is, at random:
+                              cut at a random point (12%), stalled 1 s then
+                              cut (4%), replaced by 503 Retry-After: 0 (8%),
+                              or has one random byte flipped (10%, at most 3
+                              flips in all: a digest names a component, not
+                              the chunk that was hit, so a pull retries the
+                              whole component a bounded number of times)
 
 Writes its port to PORTFILE once listening; one line per request to LOGFILE:
     N METHOD PATH | Range | If-Match | If-Range | If-Unmodified-Since |
@@ -34,13 +42,16 @@ import http.server
 import socketserver
 import sys
 import threading
+import random
 import time
 
 ORIGIN = int(sys.argv[1])
 PORTFILE, LOGFILE, MODE = sys.argv[2], sys.argv[3], sys.argv[4]
 ARGS = sys.argv[5:]
+RNG = random.Random(int(ARGS[0]) if MODE == "chaos" and ARGS else 1)
 LOCK = threading.Lock()
 COUNT = [0]
+FLIPS = [0]
 FORWARD = ["Range", "If-Match", "If-Range", "If-Unmodified-Since", "If-None-Match",
            "Authorization", "Accept-Encoding"]
 KEEP = ["Content-Type", "Content-Range", "ETag", "Last-Modified", "Retry-After",
@@ -90,6 +101,44 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body if send_len is None else body[:send_len])
         self.wfile.flush()
 
+    def chaos(self, n, desc):
+        """Breaks a data range at random; True when the answer is sent."""
+        rng = self.headers.get("Range", "")
+        if n <= 2 or not rng.startswith("bytes=") or rng.startswith("bytes=-") or \
+                rng == "bytes=0-15":
+            return False
+        with LOCK:
+            roll, point = RNG.random(), RNG.random()
+        if roll >= 0.34 or (roll >= 0.24 and FLIPS[0] >= 3):
+            return False
+        if roll < 0.08:
+            log(desc + " -> 503 (chaos)")
+            self.send(503, [("Retry-After", "0"), ("Content-Type", "application/json")],
+                      b'{"error":{"code":"relay","message":"chaos"}}')
+            return True
+        status, hdrs, body = self.fetch(False)
+        if status != 206 or not body:
+            log(desc + " -> %d" % status)
+            self.send(status, hdrs, body)
+            return True
+        if roll < 0.20:
+            log(desc + " -> %d (cut)" % status)
+            self.send(status, hdrs, body, send_len=int(len(body) * point), close=True)
+        elif roll < 0.24:
+            log(desc + " -> %d (stalled, cut)" % status)
+            self.send(status, hdrs, body, send_len=int(len(body) * point), close=True)
+            time.sleep(1)
+        else:
+            with LOCK:
+                FLIPS[0] += 1
+            log(desc + " -> %d (flipped)" % status)
+            b = bytearray(body)
+            b[int((len(b) - 1) * point)] ^= 0x40
+            self.send(status, hdrs, bytes(b))
+            return True
+        self.close_connection = True
+        return True
+
     def do_GET(self):
         with LOCK:
             COUNT[0] += 1
@@ -100,6 +149,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             h.get("If-Unmodified-Since", "-"), h.get("Authorization", "-"))
         skip = int(ARGS[0]) if ARGS and MODE in ("flip", "status", "stall", "cut", "nofinal",
                                                  "encoding") else 0
+        if MODE == "chaos" and self.chaos(n, desc):
+            return
         if MODE == "hang":
             log(desc + " -> (no answer)")
             time.sleep(min(float(ARGS[0]), 60))

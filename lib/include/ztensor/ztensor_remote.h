@@ -175,6 +175,78 @@ typedef struct zt_remote_request {
 ZT_REMOTE_API zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                                             unsigned connections, zt_error *err);
 
+/* ---------------------------------------------------------------- listings */
+
+/* Every file under a ztensord prefix: url is http(s)://HOST/v1/files/PREFIX
+ * (PREFIX as in GET /v1/files?prefix=, e.g. "llama/"; empty for all). Walks
+ * the listing's pages (1000 files each) and calls fn for each file, in name
+ * order: its name relative to the root, size, ETag (with its quotes) and ok
+ * (0 for a file the server found invalid and does not serve). A non-zero
+ * return from fn stops the walk (ZT_OK). Strings passed to fn live during
+ * the call only. */
+typedef int (*zt_remote_list_fn)(void *ud, const char *name, uint64_t size, const char *etag,
+                                 int ok);
+ZT_REMOTE_API zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_list_fn fn,
+                                       void *ud, zt_error *err);
+
+/* ------------------------------------------------------------------ pulls */
+
+/* A whole remote file to a local path, byte-identical to the origin's
+ * (docs/PULL.md, "zt pull"). The bytes go to PATH.ztpart, preallocated (a
+ * full disk fails at once with ZT_E_NOSPACE), at their offsets: the
+ * components through the same planner as zt_remote_read_many (chunks over N
+ * connections, small neighbours in one request), each digest hashed in order
+ * as its chunks land; the bytes between components (header, manifest,
+ * padding, footer) in merged requests, checked at the end by opening the
+ * result and comparing its manifest with the one pinned at open. Only then
+ * fsync, rename to PATH, fsync of the directory.
+ *
+ * Resumable: PATH.ztpull (a small text file) records the pinned validator and
+ * every verified component, durably (after an fdatasync of the data) once
+ * per batch. A later pull of the same URL to the same PATH whose validator
+ * still matches fetches only the components not recorded; otherwise it
+ * starts over. Both files are removed once PATH is published. */
+#define ZT_REMOTE_PULL_DEFAULT_DIGEST_RETRIES 3
+#define ZT_REMOTE_PULL_DEFAULT_RESTARTS 3
+#define ZT_REMOTE_PULL_DEFAULT_BATCH (64u << 20) /* bytes made durable at once */
+
+typedef struct zt_remote_pull_options {
+    size_t size;             /* sizeof(zt_remote_pull_options): set by the init call */
+    unsigned connections;    /* 0: the session's */
+    unsigned digest_retries; /* fetches again of a component whose digest failed */
+    unsigned restarts;       /* the file changed at the origin: start over this often */
+    const char *expect_etag; /* the ETag recorded at the start (from a listing), or NULL;
+                                another one opened sets stats->changed */
+    size_t batch_bytes;      /* bytes fetched between two state records (at most; a file
+                                smaller than 8 batches is cut in 8, of 1 MiB or more) */
+    /* Called after each batch from the pulling thread; may be NULL. */
+    void (*progress)(void *ud, uint64_t done, uint64_t total);
+    void *progress_ud;
+} zt_remote_pull_options;
+
+typedef struct zt_remote_pull_stats {
+    uint64_t size;             /* bytes of the file */
+    uint64_t fetched;          /* bytes of components fetched (retries included) */
+    uint64_t resumed;          /* bytes of components verified by an earlier pull */
+    size_t verified;           /* components whose digest was checked */
+    size_t unverified;         /* components without a digest */
+    size_t objects_unverified; /* objects with a component without a digest */
+    unsigned digest_retries;   /* components fetched again after a mismatch */
+    unsigned restarts;         /* starts over because the origin changed the file */
+    int changed;               /* the file was not at expect_etag, or changed during the pull */
+    char etag[256];            /* the validator of the version written */
+} zt_remote_pull_stats;
+
+ZT_REMOTE_API void zt_remote_pull_options_init(zt_remote_pull_options *o);
+/* Pull url to path in session r. opt and stats may be NULL. Errors: those of
+ * zt_remote_open and the reads; ZT_E_DIGEST_MISMATCH after digest_retries
+ * (naming the object and component); ZT_E_CHANGED after `restarts`;
+ * ZT_E_NOSPACE; ZT_E_IO. On failure PATH is untouched, and PATH.ztpart with
+ * PATH.ztpull stay for a later pull. */
+ZT_REMOTE_API zt_status zt_remote_pull(zt_remote *r, const char *url, const char *path,
+                                       const zt_remote_pull_options *opt,
+                                       zt_remote_pull_stats *stats, zt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,522 @@
+/*
+ * zt pull: remote files to a local directory, byte-identical to the origin,
+ * every digest checked as the bytes arrive, resumable (libztensor-remote's
+ * zt_remote_pull does the work; this file is the command line: URLs and
+ * prefixes, the job list, worker threads, progress and the summary).
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char k_help[] =
+    "NAME\n"
+    "    zt pull - download remote files, verified, resumable\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    zt pull URL... [-o DIR] [--connections N] [--chunk-size BYTES]\n"
+    "            [--jobs N] [--token TOKEN] [--quiet] [--json]\n"
+    "            [--include GLOB]... [--exclude GLOB]...\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    URL is one file (a ztensord file URL, or a .zt/.safetensors URL on any\n"
+    "    server that answers Range requests) or a ztensord prefix ending in '/'\n"
+    "    (http://host:7070/v1/files/llama/: every file under llama/, listed at\n"
+    "    the start with its ETag). Files are written under DIR (default .) with\n"
+    "    their names relative to the prefix, byte-identical to the origin's:\n"
+    "    each through NAME.ztpart, renamed only once every component digest and\n"
+    "    the manifest are checked. NAME.ztpull beside it records what is\n"
+    "    verified: after Ctrl-C, kill, a dropped network or a full disk, the\n"
+    "    same command continues where it stopped (or starts that file over if\n"
+    "    it changed at the origin). A file changed at the origin during the\n"
+    "    pull is fetched again at its new version, and the pull says so.\n"
+    "\n"
+    "OPTIONS\n"
+    "    -o DIR             output directory (created if missing)\n"
+    "    --connections N    connections in all (default 8)\n"
+    "    --chunk-size B     bytes per range request of large components\n"
+    "                       (default 16M; K, M, G suffixes)\n"
+    "    --jobs N           files pulled at once (default 4)\n"
+    "    --include GLOB     keep only objects whose name matches (repeatable)\n"
+    "    --exclude GLOB     drop objects whose name matches (repeatable)\n"
+    "                       With either, each .zt is written anew with only\n"
+    "                       those objects and the file's attributes (each\n"
+    "                       component's digest checked; not resumable).\n"
+    "    --token T          bearer token (default: $ZT_TOKEN)\n"
+    "    --quiet            no progress display\n"
+    "    --json             a JSON summary on stdout\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0 every file pulled; 1 a digest still failed after retries, or an\n"
+    "    invalid file; 2 usage error; 3 network, HTTP or I/O error, or a file\n"
+    "    that kept changing; 4 no space left on the device.\n";
+
+#define ZT_EXIT_NOSPACE 4
+
+typedef struct job {
+    char *url, *dest, *etag; /* etag: from the listing, or NULL */
+    zt_remote_pull_stats stats;
+    zt_status st;
+    zt_error err;
+    uint64_t done; /* bytes on disk, for the progress display */
+} job;
+
+typedef struct run {
+    job *jobs;
+    size_t n, cap, next, finished;
+    pthread_mutex_t mu;
+    zt_remote_options ropt;
+    unsigned conns_each;
+    tool_globs globs;
+    int progress;
+    double t0, last_draw;
+    uint64_t total;
+} run;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = *end == 'K' || *end == 'k'   ? 10
+                     : *end == 'M' || *end == 'm' ? 20
+                     : *end == 'G' || *end == 'g' ? 30
+                                                  : 0;
+    if (shift)
+        end++;
+    if (errno || end == s || *end || v == 0 || v > (1ull << 40) >> shift)
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+/* A name from a listing, safe under DIR: no absolute path, no empty, "." or
+ * ".." segment. */
+static int safe_rel(const char *rel)
+{
+    if (!*rel || *rel == '/')
+        return 0;
+    for (const char *p = rel; *p;) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+        p += n + (e != NULL);
+        if (e && !*p)
+            return 0;
+    }
+    return 1;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", a, *a && a[strlen(a) - 1] != '/' ? "/" : "", b);
+    return s;
+}
+
+static int add_job(run *R, const char *url, const char *dest, const char *etag)
+{
+    if (R->n == R->cap) {
+        size_t cap = R->cap ? 2 * R->cap : 16;
+        job *j = realloc(R->jobs, cap * sizeof(*j));
+        if (!j)
+            return -1;
+        R->jobs = j;
+        R->cap = cap;
+    }
+    job *j = &R->jobs[R->n];
+    memset(j, 0, sizeof(*j));
+    j->url = strdup(url);
+    j->dest = strdup(dest);
+    j->etag = etag ? strdup(etag) : NULL;
+    if (!j->url || !j->dest || (etag && !j->etag))
+        return -1;
+    R->n++;
+    return 0;
+}
+
+typedef struct list_ctx {
+    run *R;
+    const char *base; /* …/v1/files/ */
+    const char *dir;
+    size_t strip; /* bytes of the prefix's directory part */
+    size_t skipped;
+    int bad;
+} list_ctx;
+
+static int on_entry(void *ud, const char *name, uint64_t size, const char *etag, int ok)
+{
+    list_ctx *L = ud;
+    if (!ok) {
+        fprintf(stderr, "zt pull: %s: skipped: the server does not serve it (invalid)\n", name);
+        L->skipped++;
+        return 0;
+    }
+    const char *rel = name + L->strip;
+    if (strlen(name) <= L->strip || !safe_rel(rel)) {
+        fprintf(stderr, "zt pull: refusing the listed name \"%s\"\n", name);
+        L->bad = 1;
+        return 1;
+    }
+    char *esc = malloc(strlen(name) * 3 + 1), *p = esc;
+    for (const unsigned char *s = (const unsigned char *)name; esc && *s; s++) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+            strchr("-._~/", *s))
+            *p++ = (char)*s;
+        else
+            p += sprintf(p, "%%%02X", *s);
+    }
+    if (esc)
+        *p = 0;
+    char *url = esc ? join(L->base, esc) : NULL, *dest = join(L->dir, rel);
+    int rc = url && dest ? add_job(L->R, url, dest, etag) : -1;
+    L->R->total += size;
+    free(esc);
+    free(url);
+    free(dest);
+    if (rc)
+        L->bad = 1;
+    return rc ? 1 : 0;
+}
+
+/* The jobs of one URL argument: one file, or a prefix's listing. */
+static int plan_url(run *R, zt_remote *session, const char *url, const char *dir)
+{
+    size_t n = strlen(url);
+    if (n && url[n - 1] == '/') {
+        const char *files = strstr(url, "/v1/files/");
+        if (!files) {
+            fprintf(stderr, "zt pull: %s: a prefix URL is http://HOST/v1/files/PREFIX/\n", url);
+            return ZT_EXIT_USAGE;
+        }
+        char *base = strndup(url, (size_t)(files - url) + 10);
+        const char *prefix = files + 10;
+        list_ctx L = {R, base, dir, strlen(prefix), 0, 0};
+        zt_error err;
+        zt_status st = base ? zt_remote_list(session, url, on_entry, &L, &err) : ZT_E_NOMEM;
+        free(base);
+        if (st)
+            return tool_report("pull", url, &err);
+        return L.bad ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
+    }
+    const char *slash = strrchr(url, '/');
+    const char *name = slash ? slash + 1 : url;
+    if (!safe_rel(name) || strchr(name, '?')) {
+        fprintf(stderr, "zt pull: %s: no file name in the URL\n", url);
+        return ZT_EXIT_USAGE;
+    }
+    char *dest = join(dir, name);
+    int rc = dest && !add_job(R, url, dest, NULL) ? ZT_EXIT_OK : ZT_EXIT_SYSTEM;
+    free(dest);
+    return rc;
+}
+
+static void draw(run *R, int last)
+{
+    uint64_t done = 0, total = R->total;
+    for (size_t i = 0; i < R->n; i++)
+        done += R->jobs[i].done;
+    if (done > total)
+        total = done;
+    double t = now_s() - R->t0, rate = t > 0 ? (double)done / t : 0;
+    double eta = rate > 0 && total > done ? (double)(total - done) / rate : 0;
+    fprintf(stderr, "\r%.1f / %.1f MiB  %.1f MiB/s  ETA %.0f s  files %zu/%zu ",
+            (double)done / 1048576, (double)total / 1048576, rate / 1048576, eta, R->finished,
+            R->n);
+    if (last)
+        fputc('\n', stderr);
+}
+
+typedef struct prog_ctx {
+    run *R;
+    job *j;
+} prog_ctx;
+
+static void on_progress(void *ud, uint64_t done, uint64_t total)
+{
+    prog_ctx *pc = ud;
+    (void)total;
+    pthread_mutex_lock(&pc->R->mu);
+    pc->j->done = done;
+    double t = now_s();
+    if (pc->R->progress && t - pc->R->last_draw >= 0.2) {
+        pc->R->last_draw = t;
+        draw(pc->R, 0);
+    }
+    pthread_mutex_unlock(&pc->R->mu);
+}
+
+/* mkdir -p: errors show up when the file is created. */
+static int mkdirs(char *path)
+{
+    for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+        *p = 0;
+        mkdir(path, 0755);
+        *p = '/';
+    }
+    return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static void *worker(void *ud)
+{
+    run *R = ud;
+    zt_remote_options o = R->ropt;
+    o.connections = R->conns_each;
+    zt_remote *session = NULL;
+    zt_error err;
+    zt_status st0 = zt_remote_new(&o, &session, &err);
+    for (;;) {
+        pthread_mutex_lock(&R->mu);
+        job *j = R->next < R->n ? &R->jobs[R->next++] : NULL;
+        pthread_mutex_unlock(&R->mu);
+        if (!j)
+            break;
+        if (st0) {
+            j->st = st0;
+            j->err = err;
+            continue;
+        }
+        char *slash = strrchr(j->dest, '/');
+        if (slash) { /* its directory, as the listing names it */
+            *slash = 0;
+            mkdirs(j->dest);
+            *slash = '/';
+        }
+        zt_remote_pull_options po;
+        zt_remote_pull_options_init(&po);
+        po.expect_etag = j->etag;
+        prog_ctx pc = {R, j};
+        po.progress = on_progress;
+        po.progress_ud = &pc;
+        if (R->globs.ninclude || R->globs.nexclude) {
+            tool_select_stats ss;
+            j->st = tool_pull_select(session, j->url, j->dest, &R->globs, &ss, &j->err);
+            j->stats.size = j->stats.fetched = ss.bytes;
+            j->stats.verified = ss.verified;
+            j->stats.unverified = ss.unverified;
+            j->stats.objects_unverified = ss.objects_unverified;
+            j->stats.digest_retries = ss.retries;
+        } else {
+            j->st = zt_remote_pull(session, j->url, j->dest, &po, &j->stats, &j->err);
+        }
+        pthread_mutex_lock(&R->mu);
+        R->finished++;
+        if (!j->st)
+            j->done = j->stats.size;
+        pthread_mutex_unlock(&R->mu);
+    }
+    zt_remote_free(session);
+    return NULL;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+/* The summary (stderr, or JSON on stdout) and the exit status. */
+static int summarize(run *R, int json, int quiet, double seconds)
+{
+    uint64_t bytes = 0, fetched = 0, resumed = 0;
+    size_t ok = 0, ver = 0, unver = 0, objs_unver = 0;
+    unsigned retries = 0, restarts = 0;
+    int rc = ZT_EXIT_OK;
+    for (size_t i = 0; i < R->n; i++) {
+        job *j = &R->jobs[i];
+        retries += j->stats.digest_retries;
+        restarts += j->stats.restarts;
+        fetched += j->stats.fetched;
+        if (j->stats.changed)
+            fprintf(stderr,
+                    "zt pull: %s changed at the origin during the pull: fetched its new "
+                    "version %s\n",
+                    j->dest, j->stats.etag);
+        if (j->st) {
+            int e = j->st == ZT_E_NOSPACE ? ZT_EXIT_NOSPACE : tool_report("pull", j->dest, &j->err);
+            if (j->st == ZT_E_NOSPACE)
+                tool_report("pull", j->dest, &j->err);
+            if (rc == ZT_EXIT_OK || e == ZT_EXIT_NOSPACE)
+                rc = e;
+            continue;
+        }
+        ok++;
+        bytes += j->stats.size;
+        resumed += j->stats.resumed;
+        ver += j->stats.verified;
+        unver += j->stats.unverified;
+        objs_unver += j->stats.objects_unverified;
+    }
+    if (json) {
+        printf("{\"files\":%zu,\"failed\":%zu,\"bytes\":%llu,\"fetched\":%llu,\"resumed\":%llu,"
+               "\"seconds\":%.3f,\"retries\":%u,\"restarts\":%u,\"components_verified\":%zu,"
+               "\"components_unverified\":%zu,\"objects_unverified\":%zu,\"changed\":[",
+               ok, R->n - ok, (unsigned long long)bytes, (unsigned long long)fetched,
+               (unsigned long long)resumed, seconds, retries, restarts, ver, unver, objs_unver);
+        for (size_t i = 0, k = 0; i < R->n; i++)
+            if (R->jobs[i].stats.changed) {
+                if (k++)
+                    putchar(',');
+                json_str(R->jobs[i].dest);
+            }
+        printf("]}\n");
+    } else if (!quiet) {
+        fprintf(stderr,
+                "zt pull: %zu of %zu files, %.1f MiB in %.2f s; %zu components verified, %zu "
+                "without a digest (%zu objects not checked); %u retries\n",
+                ok, R->n, (double)bytes / 1048576, seconds, ver, unver, objs_unver, retries);
+    }
+    return rc;
+}
+
+static int usage(const char *msg)
+{
+    fprintf(stderr, "zt pull: %s (see zt pull --help)\n", msg);
+    return ZT_EXIT_USAGE;
+}
+
+int zt_cmd_pull(int argc, char **argv)
+{
+    const char *dir = ".", *token = getenv("ZT_TOKEN");
+    unsigned conns = 8, jobs = 4;
+    size_t chunk = 16u << 20;
+    int quiet = 0, json = 0;
+    const char **urls = calloc((size_t)argc, sizeof(*urls));
+    const char **inc = calloc((size_t)argc, sizeof(*inc)),
+               **exc = calloc((size_t)argc, sizeof(*exc));
+    size_t nurls = 0, ninc = 0, nexc = 0;
+    if (!urls || !inc || !exc) {
+        free(urls);
+        free(inc);
+        free(exc);
+        return ZT_EXIT_SYSTEM;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (tool_is_help(a)) {
+            fputs(k_help, stdout);
+            free(urls);
+            free(inc);
+            free(exc);
+            return ZT_EXIT_OK;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if ((!strcmp(a, "--include") || !strcmp(a, "--exclude")) && v) {
+            if (a[2] == 'i')
+                inc[ninc++] = v;
+            else
+                exc[nexc++] = v;
+            i++;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--token") || !strcmp(a, "--connections") ||
+                   !strcmp(a, "--chunk-size") || !strcmp(a, "--jobs")) {
+            i++;
+            char *end = NULL;
+            unsigned long n = v ? strtoul(v, &end, 10) : 0;
+            if (!v)
+                return free(urls), free(inc), free(exc), usage("an option needs a value");
+            if (!strcmp(a, "-o"))
+                dir = v;
+            else if (!strcmp(a, "--token"))
+                token = v;
+            else if (!strcmp(a, "--chunk-size")) {
+                if (parse_size(v, &chunk) || chunk < (64u << 10))
+                    return free(urls), free(inc), free(exc), usage("--chunk-size: at least 64K");
+            } else if (*end || n < 1 || n > 256)
+                return free(urls), free(inc), free(exc),
+                       usage("--connections and --jobs: 1 to 256");
+            else if (!strcmp(a, "--jobs"))
+                jobs = (unsigned)n;
+            else
+                conns = (unsigned)n;
+        } else if (a[0] == '-' && a[1]) {
+            return free(urls), free(inc), free(exc), usage("unknown option");
+        } else if (!tool_is_url(a)) {
+            return free(urls), free(inc), free(exc), usage("URLs only (http:// or https://)");
+        } else {
+            urls[nurls++] = a;
+        }
+    }
+    if (!nurls)
+        return free(urls), free(inc), free(exc), usage("no URL");
+    char *dcopy = strdup(dir);
+    if (!dcopy || mkdirs(dcopy) != 0) {
+        fprintf(stderr, "zt pull: %s: %s\n", dir, strerror(errno));
+        free(dcopy);
+        free(urls);
+        free(inc);
+        free(exc);
+        return ZT_EXIT_SYSTEM;
+    }
+    free(dcopy);
+    run R = {.progress = !quiet && !json && isatty(STDERR_FILENO), .globs = {inc, exc, ninc, nexc}};
+    pthread_mutex_init(&R.mu, NULL);
+    zt_remote_options_init(&R.ropt);
+    R.ropt.bearer_token = token && *token ? token : NULL;
+    R.ropt.chunk_size = chunk;
+    const char *v = getenv("ZT_REMOTE_CA_FILE");
+    if (v && *v)
+        R.ropt.ca_file = v;
+    R.t0 = now_s();
+    zt_remote *session = NULL;
+    zt_error err;
+    int rc = ZT_EXIT_OK;
+    if (zt_remote_new(&R.ropt, &session, &err))
+        rc = tool_report("pull", urls[0], &err);
+    for (size_t i = 0; rc == ZT_EXIT_OK && i < nurls; i++)
+        rc = plan_url(&R, session, urls[i], dir);
+    zt_remote_free(session);
+    if (rc == ZT_EXIT_OK && R.n) {
+        unsigned nw = jobs < R.n ? jobs : (unsigned)R.n;
+        R.conns_each = conns / nw ? conns / nw : 1;
+        pthread_t th[256];
+        unsigned started = 0;
+        for (; started < nw; started++)
+            if (pthread_create(&th[started], NULL, worker, &R))
+                break;
+        if (!started)
+            worker(&R);
+        for (unsigned i = 0; i < started; i++)
+            pthread_join(th[i], NULL);
+        if (R.progress)
+            draw(&R, 1);
+        rc = summarize(&R, json, quiet, now_s() - R.t0);
+    }
+    for (size_t i = 0; i < R.n; i++) {
+        free(R.jobs[i].url);
+        free(R.jobs[i].dest);
+        free(R.jobs[i].etag);
+    }
+    free(R.jobs);
+    free(urls);
+    free(inc);
+    free(exc);
+    pthread_mutex_destroy(&R.mu);
+    return rc;
+}

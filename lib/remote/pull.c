@@ -1,0 +1,554 @@
+/*
+ * zt_remote_pull: a whole remote file to disk, byte-identical, resumable.
+ *
+ * The file is reproduced from byte ranges: every component (digest checked in
+ * order as its chunks land, by the same planner and hashing lanes as
+ * zt_remote_read_many) and the spans between them (header, manifest,
+ * padding, footer), all written straight into PATH.ztpart through a shared
+ * mapping, in batches of file offsets. After each batch the data is made
+ * durable, then PATH.ztpull records the batch's verified components and
+ * spans; a later pull with the same validator skips them. The spans carry no
+ * digest of their own: at the end the partial file is opened like any local
+ * file and its manifest must equal the one pinned at open, before fsync,
+ * rename and fsync of the directory.
+ */
+#include "remote_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STATE_MAX (64u << 20) /* a larger state file is not ours: start over */
+
+typedef struct comp_ref {
+    const zt_component *c;
+    size_t index; /* in manifest order: the state file's numbering */
+    uint64_t off, len;
+} comp_ref;
+
+typedef struct pull {
+    zt_remote_file *rf;
+    const zt_remote_pull_options *opt;
+    zt_remote_pull_stats *stats;
+    const char *path;
+    char *part, *state;
+    int fd, sfd;
+    uint8_t *map;
+    uint64_t size;
+    comp_ref *comps; /* by offset */
+    size_t ncomp;
+    ztr_span *spans; /* the bytes between components, by offset */
+    size_t nspans;
+    uint8_t *done;  /* ncomp + nspans flags: components first, then spans */
+    bool spans_bad; /* check_spans failed: the spans are pending again */
+} pull;
+
+void zt_remote_pull_options_init(zt_remote_pull_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+    o->digest_retries = ZT_REMOTE_PULL_DEFAULT_DIGEST_RETRIES;
+    o->restarts = ZT_REMOTE_PULL_DEFAULT_RESTARTS;
+    o->batch_bytes = ZT_REMOTE_PULL_DEFAULT_BATCH;
+}
+
+static zt_status sys_fail(pull *p, zt_error *err, const char *what, const char *path, int e)
+{
+    zt_status code = e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO;
+    return ztr__fail(err, code, p->rf ? p->rf->url : NULL, NULL, NULL, 0, 0, "%s %s: %s", what,
+                     path, strerror(e));
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const comp_ref *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The components in offset order and the spans between them. */
+static zt_status layout(pull *p, zt_error *err)
+{
+    const zt_file *f = zt_remote_file_zt(p->rf);
+    size_t n = 0;
+    for (size_t i = 0; i < zt_file_object_count(f); i++)
+        n += zt_object_component_count(zt_file_object_at(f, i));
+    p->comps = calloc(n ? n : 1, sizeof(*p->comps));
+    p->spans = calloc(n + 1, sizeof(*p->spans));
+    p->done = calloc(2 * n + 1, 1);
+    if (!p->comps || !p->spans || !p->done)
+        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+    for (size_t i = 0, k = 0; i < zt_file_object_count(f); i++) {
+        const zt_object *o = zt_file_object_at(f, i);
+        bool unchecked = false;
+        for (size_t j = 0; j < zt_object_component_count(o); j++, k++) {
+            const zt_component *c = zt_object_component_at(o, j);
+            p->comps[k] = (comp_ref){c, k, zt_component_offset(c), zt_component_length(c)};
+            unchecked |= zt_component_digest_kind(c) == ZT_DIGEST_NONE;
+        }
+        p->stats->objects_unverified += unchecked;
+    }
+    p->ncomp = n;
+    qsort(p->comps, n, sizeof(*p->comps), by_offset);
+    uint64_t at = 0;
+    for (size_t i = 0; i <= n; i++) {
+        uint64_t next = i < n ? p->comps[i].off : p->size;
+        if (next > at)
+            p->spans[p->nspans++] = (ztr_span){at, next - at};
+        if (i < n && p->comps[i].off + p->comps[i].len > at)
+            at = p->comps[i].off + p->comps[i].len;
+    }
+    if (at > p->size)
+        return ztr__fail(err, ZT_E_BOUNDS, p->rf->url, NULL, NULL, 0, 0,
+                         "components end at byte %llu of a %llu-byte file", (unsigned long long)at,
+                         (unsigned long long)p->size);
+    return ZT_OK;
+}
+
+/* A state file of this version: its records are kept (resume). */
+static bool load_state(pull *p)
+{
+    int fd = open(p->state, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat sb;
+    char *buf = NULL;
+    bool ok = false;
+    if (fstat(fd, &sb) == 0 && sb.st_size > 0 && sb.st_size <= STATE_MAX &&
+        (buf = malloc((size_t)sb.st_size)) &&
+        read(fd, buf, (size_t)sb.st_size) == (ssize_t)sb.st_size) {
+        ztr_pull_state st;
+        ok = ztr__pull_state_parse(buf, (size_t)sb.st_size, &st, p->done, p->ncomp + p->nspans) ==
+                 0 &&
+             st.size == p->size && !strcmp(st.etag, p->rf->pin.etag) &&
+             !strcmp(st.lm, p->rf->pin.lm) && (p->rf->pin.etag[0] || p->rf->pin.lm[0]);
+    }
+    free(buf);
+    close(fd);
+    struct stat pb;
+    if (ok && (stat(p->part, &pb) != 0 || (uint64_t)pb.st_size != p->size))
+        ok = false;
+    if (!ok)
+        memset(p->done, 0, p->ncomp + p->nspans);
+    return ok;
+}
+
+/* PATH.ztpart (kept, or new and preallocated) and PATH.ztpull (appended to,
+ * or new with its header). */
+static zt_status open_files(pull *p, bool resume, zt_error *err)
+{
+    if (!resume) {
+        ztr_pull_state st = {.size = p->size};
+        memcpy(st.etag, p->rf->pin.etag, sizeof(st.etag));
+        memcpy(st.lm, p->rf->pin.lm, sizeof(st.lm));
+        char head[512];
+        int n = ztr__pull_state_header(head, sizeof(head), &st, p->ncomp + p->nspans);
+        p->sfd = open(p->state, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (p->sfd < 0)
+            return sys_fail(p, err, "cannot create", p->state, errno);
+        if (n < 0 || write(p->sfd, head, (size_t)n) != n || fdatasync(p->sfd) != 0)
+            return sys_fail(p, err, "cannot write", p->state, n < 0 ? EINVAL : errno);
+    } else if ((p->sfd = open(p->state, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
+        return sys_fail(p, err, "cannot open", p->state, errno);
+    }
+    p->fd = open(p->part, O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC), 0644);
+    if (p->fd < 0)
+        return sys_fail(p, err, "cannot create", p->part, errno);
+    if (!resume) {
+        /* All the space now: a full disk is one clear error before any transfer. */
+        int e = posix_fallocate(p->fd, 0, (off_t)p->size);
+        if (e == EOPNOTSUPP || e == EINVAL)
+            e = ftruncate(p->fd, (off_t)p->size) ? errno : 0;
+        if (e) {
+            /* Give back what was allocated; the error to report is e. */
+            int ignored = ftruncate(p->fd, 0);
+            (void)ignored;
+            return ztr__fail(err, e == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO, p->rf->url, NULL, NULL, 0,
+                             0, "cannot allocate %llu bytes for %s: %s",
+                             (unsigned long long)p->size, p->part, strerror(e));
+        }
+    }
+    p->map = mmap(NULL, (size_t)p->size, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+    if (p->map == MAP_FAILED) {
+        p->map = NULL;
+        return sys_fail(p, err, "cannot map", p->part, errno);
+    }
+    return ZT_OK;
+}
+
+/* Durable data first, then the records that name it. */
+static zt_status record(pull *p, uint64_t lo, uint64_t hi, const size_t *comps, size_t nc,
+                        const size_t *spans, size_t ns, zt_error *err)
+{
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), a = lo / page * page;
+    if (msync(p->map + a, (size_t)(hi - a), MS_SYNC) != 0 || fdatasync(p->fd) != 0)
+        return sys_fail(p, err, "cannot write", p->part, errno);
+    size_t cap = (nc + ns) * 24 + 1, len = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < nc; i++)
+        len += (size_t)snprintf(text + len, cap - len, "c %zu\n", comps[i]);
+    for (size_t i = 0; i < ns; i++)
+        len += (size_t)snprintf(text + len, cap - len, "c %zu\n", p->ncomp + spans[i]);
+    ssize_t w = write(p->sfd, text, len);
+    free(text);
+    if (w != (ssize_t)len || fdatasync(p->sfd) != 0)
+        return sys_fail(p, err, "cannot write", p->state, w < 0 ? errno : ENOSPC);
+    /* The pages are on disk: let them go, so memory stays near one batch. */
+    madvise(p->map + a, (size_t)(hi - a), MADV_DONTNEED);
+    return ZT_OK;
+}
+
+/* One batch: its pending components and spans, fetched again (up to
+ * digest_retries times) while a digest fails; what passed is kept. */
+static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t *si, size_t ns,
+                             zt_error *err)
+{
+    zt_remote_request *reqs = calloc(nc ? nc : 1, sizeof(*reqs));
+    ztr_span *spans = calloc(ns ? ns : 1, sizeof(*spans));
+    size_t *map = calloc(nc ? nc : 1, sizeof(*map)); /* reqs[k] is comps[map[k]] */
+    zt_status st = reqs && spans && map
+                       ? ZT_OK
+                       : ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+    for (size_t k = 0; !st && k < ns; k++)
+        spans[k] = p->spans[si[k]];
+    size_t left = nc;
+    for (size_t k = 0; k < nc && !st; k++)
+        map[k] = ci[k];
+    for (unsigned attempt = 0; !st; attempt++) {
+        for (size_t k = 0; k < left; k++) {
+            const comp_ref *c = &p->comps[map[k]];
+            reqs[k] = (zt_remote_request){.component = c->c,
+                                          .flags = ZT_REMOTE_STORED,
+                                          .buf = p->map + c->off,
+                                          .cap = (size_t)c->len};
+            p->stats->fetched += c->len;
+        }
+        st = ztr__read_spans(p->rf, reqs, left, spans, ns, p->map, 0, p->opt->connections, err);
+        if (st != ZT_E_DIGEST_MISMATCH || attempt >= p->opt->digest_retries)
+            break;
+        p->stats->digest_retries++;
+        size_t kept = 0; /* the ones still to fetch */
+        for (size_t k = 0; k < left; k++)
+            if (reqs[k].status != ZT_OK)
+                map[kept++] = map[k];
+        left = kept;
+        st = ZT_OK;
+        if (!left)
+            break;
+    }
+    free(reqs);
+    free(spans);
+    free(map);
+    return st;
+}
+
+/* Every pending component and span, in batches of file offsets. */
+static zt_status fetch_all(pull *p, zt_error *err)
+{
+    size_t *ci = calloc(p->ncomp + 1, sizeof(*ci)), *si = calloc(p->nspans + 1, sizeof(*si));
+    if (!ci || !si) {
+        free(ci);
+        free(si);
+        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+    }
+    zt_status st = ZT_OK;
+    size_t a = 0, b = 0;     /* next component, next span */
+    uint64_t left = p->size; /* bytes not on disk yet */
+    /* At least 8 batches for a file of a few batches, so a kill loses little. */
+    uint64_t batch = p->opt->batch_bytes;
+    if (p->size / 8 < batch)
+        batch = p->size / 8 > (1u << 20) ? p->size / 8 : (1u << 20);
+    for (size_t i = 0; i < p->ncomp; i++)
+        if (p->done[p->comps[i].index]) {
+            p->stats->resumed += p->comps[i].len;
+            left -= p->comps[i].len;
+        }
+    for (size_t i = 0; i < p->nspans; i++)
+        if (p->done[p->ncomp + i])
+            left -= p->spans[i].len;
+    while (!st && (a < p->ncomp || b < p->nspans)) {
+        size_t nc = 0, ns = 0;
+        uint64_t bytes = 0, lo = UINT64_MAX, hi = 0;
+        while (bytes < batch && (a < p->ncomp || b < p->nspans)) {
+            bool comp = b >= p->nspans || (a < p->ncomp && p->comps[a].off < p->spans[b].start);
+            uint64_t off = comp ? p->comps[a].off : p->spans[b].start;
+            uint64_t len = comp ? p->comps[a].len : p->spans[b].len;
+            bool done = comp ? p->done[p->comps[a].index] : p->done[p->ncomp + b];
+            if (!done) {
+                if (comp)
+                    ci[nc++] = a;
+                else
+                    si[ns++] = b;
+                bytes += len;
+                lo = off < lo ? off : lo;
+                hi = off + len > hi ? off + len : hi;
+            }
+            if (comp)
+                a++;
+            else
+                b++;
+        }
+        if (!nc && !ns)
+            continue;
+        st = fetch_batch(p, ci, nc, si, ns, err);
+        for (size_t k = 0; !st && k < nc; k++)
+            ci[k] = p->comps[ci[k]].index;
+        if (!st && hi > lo)
+            st = record(p, lo, hi, ci, nc, si, ns, err);
+        left -= bytes;
+        if (!st && p->opt->progress)
+            p->opt->progress(p->opt->progress_ud, p->size - left, p->size);
+    }
+    free(ci);
+    free(si);
+    return st;
+}
+
+#define SECOND_GROUP (8u << 20) /* bytes of spans fetched again at once */
+
+/* The checks below read the written bytes with pread, not through the
+ * mapping: touching every page of padding spread over the file would make
+ * the whole file resident in this process. Compares [off, off + n) of the
+ * partial file with want, or with zeros when want is NULL. -1: read error. */
+static int compare_written(const pull *p, uint64_t off, uint64_t n, const uint8_t *want)
+{
+    uint8_t buf[16384];
+    while (n) {
+        size_t k = n < sizeof(buf) ? (size_t)n : sizeof(buf);
+        if (pread(p->fd, buf, k, (off_t)off) != (ssize_t)k)
+            return -1;
+        for (size_t i = 0; i < k; i++)
+            if (buf[i] != (want ? want[i] : 0))
+                return 1;
+        if (want)
+            want += k;
+        off += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* Spans outside the windows fetched at open (padding between components,
+ * the rest of a long header) that hold anything but zeros (what writers pad
+ * with, and what a flipped byte in zeros is not) are fetched a second time:
+ * both fetches must agree. 0: they do; 1: they do not; -1: error in *err. */
+static bool in_windows(const pull *p, const ztr_span *g)
+{
+    const zt_remote_file *rf = p->rf;
+    uint64_t end = g->start + g->len;
+    return (rf->whole || rf->head ? end <= rf->head_len : false) ||
+           (rf->tail && g->start >= rf->tail_at && end <= rf->tail_at + rf->tail_len);
+}
+
+static int second_opinion(pull *p, zt_error *err)
+{
+    size_t last = p->nspans;
+    for (size_t i = 0; i < last;) {
+        const ztr_span *g = &p->spans[i];
+        if (in_windows(p, g) || compare_written(p, g->start, g->len, NULL) == 0) {
+            i++;
+            continue;
+        }
+        uint64_t lo = g->start;
+        size_t n = 1;
+        while (i + n < last && g[n].start + g[n].len - lo <= SECOND_GROUP)
+            n++;
+        uint64_t hi = g[n - 1].start + g[n - 1].len;
+        uint8_t *scratch = malloc((size_t)(hi - lo));
+        if (!scratch)
+            return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory"), -1;
+        zt_status st = ztr__read_spans(p->rf, NULL, 0, g, n, scratch, lo, p->opt->connections, err);
+        bool same = !st;
+        for (size_t j = 0; same && j < n; j++)
+            same = compare_written(p, g[j].start, g[j].len, scratch + (g[j].start - lo)) == 0;
+        free(scratch);
+        if (st)
+            return -1;
+        if (!same)
+            return 1;
+        i += n;
+    }
+    return 0;
+}
+
+/* Do the bytes at [off, off + n) of the map equal those of window w (at
+ * w_at, w_len bytes) where they overlap? */
+static bool same_as_window(const pull *p, uint64_t off, uint64_t n, const uint8_t *w, uint64_t w_at,
+                           size_t w_len)
+{
+    uint64_t lo = off > w_at ? off : w_at, hi = off + n < w_at + w_len ? off + n : w_at + w_len;
+    return !w || lo >= hi || compare_written(p, lo, hi - lo, w + (lo - w_at)) == 0;
+}
+
+/* The spans carry no digest. Where they overlap the bytes fetched at open
+ * (the header; the manifest and footer), they must equal those: the model
+ * was built and validated from them. The other spans (padding between
+ * components) must agree with a second fetch unless they are zeros. */
+static zt_status check_spans(pull *p, zt_error *err)
+{
+    const zt_remote_file *rf = p->rf;
+    const uint8_t *head = rf->whole ? rf->whole : rf->head;
+    bool same = true;
+    for (size_t i = 0; same && i < p->nspans; i++)
+        same = same_as_window(p, p->spans[i].start, p->spans[i].len, head, 0, rf->head_len) &&
+               same_as_window(p, p->spans[i].start, p->spans[i].len, rf->tail, rf->tail_at,
+                              rf->tail_len);
+    int second = same ? second_opinion(p, err) : 1;
+    if (second < 0)
+        return err->code;
+    if (!second)
+        return ZT_OK;
+    /* Fetch the spans again: they are what is wrong. */
+    memset(p->done + p->ncomp, 0, p->nspans);
+    p->spans_bad = true;
+    return ztr__fail(err, ZT_E_DIGEST_MISMATCH, rf->url, NULL, NULL, 0, 0, "%s",
+                     same ? "two fetches of the bytes between components disagree"
+                          : "the header, manifest or footer written differ from the bytes the "
+                            "file was opened from");
+}
+
+static zt_status fsync_dir(pull *p, zt_error *err)
+{
+    char *dir = strdup(p->path);
+    if (!dir)
+        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = 0;
+    else if (slash)
+        *slash = 0;
+    else
+        strcpy(dir, ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int e = fd < 0 || fsync(fd) != 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    zt_status st = e ? sys_fail(p, err, "cannot sync the directory", dir, e) : ZT_OK;
+    free(dir);
+    return st;
+}
+
+static zt_status publish(pull *p, zt_error *err)
+{
+    munmap(p->map, (size_t)p->size);
+    p->map = NULL;
+    if (fsync(p->fd) != 0)
+        return sys_fail(p, err, "cannot write", p->part, errno);
+    if (rename(p->part, p->path) != 0)
+        return sys_fail(p, err, "cannot rename to", p->path, errno);
+    zt_status st = fsync_dir(p, err);
+    unlink(p->state);
+    return st;
+}
+
+static void pull_free(pull *p)
+{
+    if (p->map)
+        munmap(p->map, (size_t)p->size);
+    if (p->fd >= 0)
+        close(p->fd);
+    if (p->sfd >= 0)
+        close(p->sfd);
+    free(p->part);
+    free(p->state);
+    free(p->comps);
+    free(p->spans);
+    free(p->done);
+    zt_remote_close(p->rf);
+}
+
+static char *suffixed(const char *path, const char *sfx)
+{
+    size_t n = strlen(path), m = strlen(sfx);
+    char *s = malloc(n + m + 1);
+    if (s) {
+        memcpy(s, path, n);
+        memcpy(s + n, sfx, m + 1);
+    }
+    return s;
+}
+
+static zt_status pull_once(zt_remote *r, const char *url, const char *path,
+                           const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
+                           zt_error *err)
+{
+    pull p = {.opt = opt, .stats = stats, .path = path, .fd = -1, .sfd = -1};
+    zt_status st = zt_remote_open_in(r, url, &p.rf, err);
+    if (st)
+        return st;
+    p.size = p.rf->pin.size;
+    stats->size = p.size;
+    snprintf(stats->etag, sizeof(stats->etag), "%s",
+             p.rf->pin.etag[0] ? p.rf->pin.etag : p.rf->pin.lm);
+    if (opt->expect_etag && strcmp(opt->expect_etag, p.rf->pin.etag))
+        stats->changed = 1;
+    stats->objects_unverified = 0;
+    p.part = suffixed(path, ".ztpart");
+    p.state = suffixed(path, ".ztpull");
+    if (!p.part || !p.state)
+        st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
+    if (!st)
+        st = layout(&p, err);
+    if (!st)
+        st = open_files(&p, load_state(&p), err);
+    /* Spans found wrong by check_spans are fetched again, like a component. */
+    for (unsigned attempt = 0; !st; attempt++) {
+        st = fetch_all(&p, err);
+        if (!st)
+            st = check_spans(&p, err);
+        if (st != ZT_E_DIGEST_MISMATCH || !p.spans_bad || attempt >= opt->digest_retries)
+            break;
+        stats->digest_retries++;
+        st = ZT_OK;
+    }
+    if (!st) {
+        stats->verified = stats->unverified = 0;
+        for (size_t i = 0; i < p.ncomp; i++) {
+            if (zt_component_digest_kind(p.comps[i].c) == ZT_DIGEST_NONE)
+                stats->unverified++;
+            else
+                stats->verified++;
+        }
+        st = publish(&p, err);
+    }
+    pull_free(&p);
+    return st;
+}
+
+zt_status zt_remote_pull(zt_remote *r, const char *url, const char *path,
+                         const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
+                         zt_error *err)
+{
+    zt_remote_pull_options defaults;
+    zt_remote_pull_stats local;
+    zt_error e2;
+    if (!err)
+        err = &e2;
+    if (!opt) {
+        zt_remote_pull_options_init(&defaults);
+        opt = &defaults;
+    }
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof(*stats));
+    if (!r || !url || !path)
+        return ztr__fail(err, ZT_E_ARG, url, NULL, NULL, 0, 0, "NULL argument");
+    if (opt->size < sizeof(*opt))
+        return ztr__fail(err, ZT_E_ARG, url, NULL, NULL, 0, 0,
+                         "zt_remote_pull_options not set by zt_remote_pull_options_init");
+    zt_status st;
+    for (unsigned round = 0;; round++) {
+        st = pull_once(r, url, path, opt, stats, err);
+        if (st != ZT_E_CHANGED || round >= opt->restarts)
+            break;
+        stats->changed = 1;
+        stats->restarts++;
+    }
+    return st;
+}
