@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -304,6 +305,15 @@ void ztd_conns_done(struct MHD_Connection *c)
 
 /* ---- the sweep */
 
+/* Are there bytes in the socket that the server has not read yet? Then a
+ * deadline missed is the server's delay (a worker busy with a publish, a
+ * loaded machine), not the client's slowness: the client is not cut. */
+static bool server_behind(const conn *x)
+{
+    int pending = 0;
+    return ioctl(x->fd, FIONREAD, &pending) == 0 && pending > 0;
+}
+
 /* Has the client of a body that made no progress since the last sweep closed
  * its side? libmicrohttpd 0.9.75 takes a short read as "drained" and, with
  * edge-triggered epoll, never reads a FIN that came in the same wake-up
@@ -330,7 +340,8 @@ static void sweep_busy(ztd_conns *r, uint64_t now, bool check_files)
         }
         uint64_t elapsed = now - x->since_ms;
         if (x->state == RECEIVING && r->min_body_rate && elapsed >= BODY_WINDOW_MS) {
-            if ((double)(x->body - x->mark) * 1000 < (double)r->min_body_rate * (double)elapsed) {
+            if ((double)(x->body - x->mark) * 1000 < (double)r->min_body_rate * (double)elapsed &&
+                !server_behind(x)) {
                 cut(r, x, ZTD_CUT_SLOW_BODY);
                 continue;
             }
@@ -376,8 +387,15 @@ void ztd_conns_sweep(ztd_conns *r, bool files_changed)
     uint64_t now = now_ms();
     pthread_mutex_lock(&r->mu);
     while (r->header_timeout_ms && r->nwaiting &&
-           now - r->waiting.next->since_ms >= r->header_timeout_ms)
-        cut(r, r->waiting.next, ZTD_CUT_HEADER_TIMEOUT);
+           now - r->waiting.next->since_ms >= r->header_timeout_ms) {
+        conn *x = r->waiting.next;
+        if (server_behind(x)) { /* not the client's delay: a new deadline, at the back */
+            unlink_conn(r, x);
+            set_waiting(r, x, now);
+            continue;
+        }
+        cut(r, x, ZTD_CUT_HEADER_TIMEOUT);
+    }
     bool check_files = files_changed || now >= r->next_file_check;
     if (check_files)
         r->next_file_check = now + FILE_CHECK_MS;
