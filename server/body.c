@@ -14,6 +14,7 @@
 #include "decode.h"
 #include "log.h"
 #include "range.h"
+#include "response.h"
 
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -53,8 +54,7 @@ static ssize_t cut(int sock)
 
 /* Why a span could not be turned into a response, beyond "out of memory". */
 typedef struct body_fail {
-    unsigned status; /* 0: nothing recorded */
-    const char *code, *hname, *hval;
+    ztd_err err; /* ZTD_ERR_NONE: nothing recorded */
     char msg[900];
 } body_fail;
 
@@ -168,8 +168,7 @@ static ssize_t no_read(void *cls, uint64_t pos, char *buf, size_t max)
 /* The error for a component that does not decode (first failure: `code`, `why`). */
 static void refuse_undecodable(body_fail *f, const ztd_body *b, zt_status code, const char *why)
 {
-    f->status = 500;
-    f->code = code == ZT_E_LIMIT ? "component_window_too_large" : "component_corrupt";
+    f->err = ztd_err_of_zt(code, ZTD_OP_DECODE);
     snprintf(f->msg, sizeof(f->msg),
              "\"%s\": the component cannot be decoded: %s; its stored bytes are served to "
              "requests with Accept-Encoding: zstd",
@@ -181,8 +180,8 @@ static void decode_failed(body_fail *f, const ztd_body *b, const zt_error *err)
     if (ztd_decode_is_data_error(err->code)) {
         ztd_decode_mark_bad(b->entry, b->zc, err);
         refuse_undecodable(f, b, err->code, err->message);
-    } else if (err->code == ZT_E_TRUNCATED || err->code == ZT_E_IO) {
-        *f = (body_fail){503, "file_changed", "Retry-After", "1", ""};
+    } else if (ztd_err_of_zt(err->code, ZTD_OP_DECODE) == ZTD_ERR_FILE_CHANGED) {
+        f->err = ZTD_ERR_FILE_CHANGED;
         snprintf(f->msg, sizeof(f->msg),
                  "\"%s\" could not be read (%s); retry once it has been rescanned", b->entry->name,
                  err->message);
@@ -233,7 +232,7 @@ static struct MHD_Response *decode_response(const ztd_req *r, const ztd_body *b,
     if (!strcmp(r->method, "HEAD"))
         return MHD_create_response_from_callback(len, BLOCK, no_read, NULL, NULL);
     if (!ztd_decode_acquire(b->max_decode_streams)) {
-        *f = (body_fail){503, "too_many_decoders", "Retry-After", "1", ""};
+        f->err = ZTD_ERR_TOO_MANY_DECODERS;
         snprintf(f->msg, sizeof(f->msg),
                  "%u zstd components are being decoded already (max_decode_streams); retry, or "
                  "accept zstd (Accept-Encoding: zstd) to get the stored bytes",
@@ -591,14 +590,14 @@ static bool shrunk(const ztd_body *b)
 static enum MHD_Result span_failed(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
                                    const body_fail *f)
 {
-    if (f->status)
-        return ztd_error_hdr(c, r, f->status, f->code, f->hname, f->hval, "%s", f->msg);
+    if (f->err)
+        return ztd_error(c, r, f->err, "%s", f->msg);
     if (b->kind == ZTD_BODY_FD && shrunk(b))
-        return ztd_error_hdr(c, r, 503, "file_changed", "Retry-After", "1",
-                             "\"%s\" is shorter on disk than when it was opened (truncated in "
-                             "place?); retry once it has been rescanned",
-                             b->entry ? b->entry->name : "");
-    return ztd_error(c, r, 500, "internal", "could not create the response");
+        return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
+                         "\"%s\" is shorter on disk than when it was opened (truncated in "
+                         "place?); retry once it has been rescanned",
+                         b->entry ? b->entry->name : "");
+    return ztd_error(c, r, ZTD_ERR_INTERNAL, "could not create the response");
 }
 
 /* Has the file changed in place since the catalog opened it? Its bytes then no
@@ -648,10 +647,10 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
         .is_get_or_head = 1,
     };
     if (file_changed(b))
-        return ztd_error_hdr(c, r, 503, "file_changed", "Retry-After", "1",
-                             "\"%s\" changed on disk since it was opened (written or truncated "
-                             "in place?); retry once it has been rescanned",
-                             b->entry->name);
+        return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
+                         "\"%s\" changed on disk since it was opened (written or truncated "
+                         "in place?); retry once it has been rescanned",
+                         b->entry->name);
     ztd_validators v = {b->etag[0] ? b->etag : NULL, b->last_modified};
     ztd_plan plan;
     ztd_plan_request(&h, &v, b->len, b->max_ranges, &plan);
@@ -673,14 +672,13 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
         return ztd_queue(c, r, MHD_HTTP_NOT_MODIFIED, resp, 0);
     }
     case ZTD_PLAN_PRECONDITION_FAILED:
-        return ztd_error(c, r, MHD_HTTP_PRECONDITION_FAILED, "precondition_failed",
+        return ztd_error(c, r, ZTD_ERR_PRECONDITION_FAILED,
                          "a precondition (If-Match or If-Unmodified-Since) does not hold; "
                          "current ETag is %s",
                          b->etag[0] ? b->etag : "none");
     case ZTD_PLAN_UNSATISFIABLE:
         ztd_content_range(cr, sizeof(cr), NULL, b->len);
-        return ztd_error_hdr(c, r, MHD_HTTP_RANGE_NOT_SATISFIABLE, "range_not_satisfiable",
-                             "Content-Range", cr,
+        return ztd_error_hdr(c, r, ZTD_ERR_RANGE_NOT_SATISFIABLE, "Content-Range", cr,
                              "no requested range overlaps the %llu bytes of the representation",
                              (unsigned long long)b->len);
     case ZTD_PLAN_PARTIAL:
@@ -690,7 +688,7 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
             struct MHD_Response *resp =
                 multipart_response(b, &plan, sock, ctype, sizeof(ctype), &blen);
             if (!resp)
-                return ztd_error(c, r, 500, "internal", "out of memory");
+                return ztd_fail(c, r, ZTD_ERR_INTERNAL);
             representation_headers(resp, b);
             MHD_add_response_header(resp, "Content-Type", ctype);
             return ztd_queue(c, r, MHD_HTTP_PARTIAL_CONTENT, resp, blen);

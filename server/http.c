@@ -10,103 +10,18 @@
 #include "log.h"
 #include "metrics.h"
 #include "mhd_log.h"
+#include "response.h"
 #include "tcp_acked.h"
 #include "upload.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <jansson.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-const char *ztd_header(struct MHD_Connection *c, const char *name)
-{
-    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
-}
-
-enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
-                          struct MHD_Response *resp, uint64_t body_len)
-{
-    if (!resp)
-        return MHD_NO;
-    MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING);
-    MHD_add_response_header(resp, "X-Request-Id", r->request_id);
-    r->status = (int)status;
-    r->bytes = strcmp(r->method, "HEAD") ? body_len : 0; /* HEAD sends no body */
-    r->responded = true;
-    if (r->in_data || r->defer_early) {
-        r->deferred = resp;
-        r->deferred_status = status;
-        clock_gettime(CLOCK_MONOTONIC, &r->deferred_at);
-        return MHD_YES;
-    }
-    enum MHD_Result ret = MHD_queue_response(c, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
-enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
-                         size_t len, int copy)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        len, (void *)json, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
-    if (!resp)
-        return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    return ztd_queue(c, r, status, resp, len);
-}
-
-static enum MHD_Result verror(struct MHD_Connection *c, ztd_req *r, unsigned status,
-                              const char *code, const char *hname, const char *hval,
-                              const char *fmt, va_list ap)
-{
-    char msg[1024];
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
-    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(j);
-    if (!s)
-        return MHD_NO;
-    ztd_log(status >= 500 ? ZTD_LOG_ERROR : ZTD_LOG_INFO, "%u %s: %s (%s)", status, code, msg,
-            r->target ? r->target : "");
-    size_t n = strlen(s);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(s);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    if (hname)
-        MHD_add_response_header(resp, hname, hval);
-    return ztd_queue(c, r, status, resp, n);
-}
-
-enum MHD_Result ztd_error(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *code,
-                          const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    enum MHD_Result ret = verror(c, r, status, code, NULL, NULL, fmt, ap);
-    va_end(ap);
-    return ret;
-}
-
-enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, unsigned status,
-                              const char *code, const char *hname, const char *hval,
-                              const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    enum MHD_Result ret = verror(c, r, status, code, hname, hval, fmt, ap);
-    va_end(ap);
-    return ret;
-}
 
 /* Route matches are ~16 KiB (room for 4 KiB names); a malloc/free of that per
  * request let glibc return and regrow its heap top, a measurable share of a
@@ -223,7 +138,8 @@ static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *url, 
     if (q)
         *q = 0;
     if (f->status) {
-        *ret = ztd_error_hdr(c, r, f->status, f->code, "Connection", "close", "%s", f->message);
+        ztd_err e = f->status == 501 ? ZTD_ERR_NOT_IMPLEMENTED : ZTD_ERR_BAD_REQUEST;
+        *ret = ztd_error_hdr(c, r, e, "Connection", "close", "%s", f->message);
         return -1;
     }
     r->path = f->path;
@@ -256,9 +172,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (check_framing(c, r, url, version, &f, &ret) != 0)
         return ret;
     if (!ztd_conns_admit(c, r->path)) /* queued now, so MHD closes the connection after it */
-        return ztd_error_hdr(c, r, 503, "overloaded", "Retry-After", "1",
-                             "the server is at its connection limit; only /healthz, /readyz "
-                             "and /metrics are answered");
+        return ztd_fail(c, r, ZTD_ERR_OVERLOADED);
     if (strcmp(method, "PUT") && strcmp(method, "POST") && strcmp(method, "DELETE"))
         return MHD_YES;
     if (!(r->match = ztd_match_new()))
@@ -545,8 +459,8 @@ int ztd_http_start(ztd_server *s)
         on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, ztd_conns_notify, s->conns,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->cfg->max_connections_per_address,
         MHD_OPTION_URI_LOG_CALLBACK, uri_logged, s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)ZTD_CONNECTION_POOL,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+        (size_t)ZTD_CONNECTION_POOL, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
+        MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!s->daemon) {
         ztd_log(ZTD_LOG_ERROR, "could not start the HTTP daemon%s",
                 s->tls_cert ? " (check the TLS certificate and key)" : "");

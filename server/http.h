@@ -45,7 +45,7 @@ typedef struct ztd_req {
     int status;
     uint64_t bytes;
     uint64_t acked0; /* connection bytes the client had acknowledged at arrival */
-    char *target; /* request target as sent, query cut off: for the access log */
+    char *target;    /* request target as sent, query cut off: for the access log */
     char method[16];
     char request_id[ZTD_REQUEST_ID_MAX + 1];
     void *owned;                   /* malloc'ed body bytes freed at completion */
@@ -75,20 +75,6 @@ int ztd_http_start(ztd_server *s);
 /* Stop accepting, wait up to the grace period for in-flight requests, stop. */
 void ztd_http_stop(ztd_server *s);
 
-/* Queue a response, recording status and body size for the access log. */
-enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
-                          struct MHD_Response *resp, uint64_t body_len);
-/* {"error": {"code": CODE, "message": ...}} with status; logged at warn for 5xx. */
-enum MHD_Result ztd_error(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *code,
-                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* Same, plus one extra header (Allow, Content-Range, ...). */
-enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, unsigned status,
-                              const char *code, const char *hname, const char *hval,
-                              const char *fmt, ...) __attribute__((format(printf, 7, 8)));
-/* A JSON body. copy = 0: `json` must outlive the response (pin it). */
-enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
-                         size_t len, int copy);
-const char *ztd_header(struct MHD_Connection *c, const char *name);
 /* Per-request route matches, recycled per thread. */
 ztd_route_match *ztd_match_new(void);
 void ztd_match_free(ztd_route_match *m);

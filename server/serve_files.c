@@ -9,6 +9,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "range.h"
+#include "response.h"
 #include "session.h"
 #include "upload.h"
 
@@ -212,7 +213,7 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
     zt_error err;
     char *json = zt_object_json(o, ZT_JSON_COMPACT, &err);
     if (!json)
-        return ztd_error(c, r, 500, "internal", "%s", err.message);
+        return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_READ), "%s", err.message);
     /* Hand ownership to the entry-independent response: copy, then free ours. */
     ztd_body b;
     init_body(&b, s, e);
@@ -232,20 +233,20 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     ztd_route_match *m = r->match;
     ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
     if (!snap)
-        return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
+        return ztd_fail(c, r, ZTD_ERR_NOT_READY);
     ztd_entry *e = ztd_snapshot_find(snap, m->file, m->file_len);
     if (e)
         ztd_entry_retain(e);
     ztd_snapshot_release(snap);
     if (!e)
-        return ztd_error(c, r, 404, "file_not_found", "no file \"%s\" in the catalog", m->file);
+        return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);
     r->pin = e;
     if (!e->file && e->retry)
-        return ztd_error(c, r, 503, "file_unavailable",
+        return ztd_error(c, r, ZTD_ERR_FILE_UNAVAILABLE,
                          "file \"%s\" cannot be opened now (retried by each scan): %s", m->file,
                          e->error ? e->error : "unavailable");
     if (!e->file)
-        return ztd_error(c, r, 404, "file_invalid", "file \"%s\" is not served: %s", m->file,
+        return ztd_error(c, r, ZTD_ERR_FILE_INVALID, "file \"%s\" is not served: %s", m->file,
                          e->error ? e->error : "invalid");
     if (m->route == ZTD_ROUTE_MANIFEST)
         return send_json_repr(s, c, r, e, e->manifest_json, e->manifest_json_len, "manifest");
@@ -267,13 +268,13 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
         zt_file_find_tensor(e->file, m->object, m->object_len, &o, &alias) == ZT_OK)
         return send_component(s, c, r, e, o, alias, false);
     if (!o)
-        return ztd_error(c, r, 404, "object_not_found", "file \"%s\" has no object \"%s\"", m->file,
-                         m->object);
+        return ztd_error(c, r, ZTD_ERR_OBJECT_NOT_FOUND, "file \"%s\" has no object \"%s\"",
+                         m->file, m->object);
     if (m->route == ZTD_ROUTE_OBJECT)
         return send_object(s, c, r, e, o);
     const zt_component *comp = zt_object_find_component(o, m->component);
     if (!comp)
-        return ztd_error(c, r, 404, "component_not_found",
+        return ztd_error(c, r, ZTD_ERR_COMPONENT_NOT_FOUND,
                          "object \"%s\" in \"%s\" has no component \"%s\"", m->object, m->file,
                          m->component);
     return send_component(s, c, r, e, o, comp, false);
@@ -291,7 +292,7 @@ static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_r
         sha[i] = (uint8_t)(hexval(r->match->blob[2 * i]) << 4 | hexval(r->match->blob[2 * i + 1]));
     ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
     if (!snap)
-        return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
+        return ztd_fail(c, r, ZTD_ERR_NOT_READY);
     const ztd_blob *bl = ztd_snapshot_find_blob(snap, sha);
     ztd_entry *e = bl ? bl->entry : NULL;
     const zt_object *o = bl ? bl->object : NULL;
@@ -301,12 +302,12 @@ static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_r
         ztd_entry_retain(e);
     ztd_snapshot_release(snap);
     if (!e)
-        return ztd_error(c, r, 404, "blob_not_found", "no component has digest sha256:%s",
+        return ztd_error(c, r, ZTD_ERR_BLOB_NOT_FOUND, "no component has digest sha256:%s",
                          r->match->blob);
     r->pin = e;
     /* Only components whose bytes hash to something else claim this digest. */
     if (mismatch)
-        return ztd_error(c, r, 500, "digest_mismatch",
+        return ztd_error(c, r, ZTD_ERR_BLOB_DIGEST_MISMATCH,
                          "component \"%s\" of object \"%s\" in \"%s\" claims sha256:%s, but "
                          "its stored bytes hash to something else",
                          zt_component_role(comp), zt_object_name(o), e->name, r->match->blob);
@@ -326,7 +327,7 @@ static enum MHD_Result metrics_route(ztd_server *s, struct MHD_Connection *c, zt
     size_t len;
     char *text = ztd_metrics_render(&g, &len);
     if (!text)
-        return ztd_error(c, r, 500, "internal", "out of memory");
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!resp) {
         free(text);
@@ -346,15 +347,15 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
     case ZTD_ROUTE_OK:
         break;
     case ZTD_ROUTE_METHOD_NOT_ALLOWED:
-        return ztd_error_hdr(c, r, 405, "method_not_allowed", "Allow", m->allow,
+        return ztd_error_hdr(c, r, ZTD_ERR_METHOD_NOT_ALLOWED, "Allow", m->allow,
                              "%s is not allowed here; allowed: %s", method, m->allow);
     case ZTD_ROUTE_NOT_FOUND:
-        return ztd_error(c, r, 404, "not_found", "%s",
+        return ztd_error(c, r, ZTD_ERR_NOT_FOUND, "%s",
                          m->message ? m->message : "no such endpoint");
     case ZTD_ROUTE_URI_TOO_LONG:
-        return ztd_error(c, r, 414, "uri_too_long", "%s", m->message ? m->message : "too long");
+        return ztd_error(c, r, ZTD_ERR_URI_TOO_LONG, "%s", m->message ? m->message : "too long");
     default:
-        return ztd_error(c, r, 400, "bad_request", "%s", m->message ? m->message : "bad path");
+        return ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "%s", m->message ? m->message : "bad path");
     }
     enum MHD_Result ret;
     bool open_route = m->route == ZTD_ROUTE_HEALTHZ || m->route == ZTD_ROUTE_READYZ ||
@@ -366,14 +367,14 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
         return ztd_json(c, r, 200, "{\"status\":\"ok\"}", 15, 0);
     case ZTD_ROUTE_READYZ:
         if (__atomic_load_n(&s->draining, __ATOMIC_ACQUIRE))
-            return ztd_error(c, r, 503, "draining", "shutting down");
+            return ztd_fail(c, r, ZTD_ERR_DRAINING);
         if (!ztd_catalog_ready(s->catalog))
-            return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
+            return ztd_fail(c, r, ZTD_ERR_NOT_READY);
         return ztd_json(c, r, 200, "{\"status\":\"ready\"}", 18, 0);
     case ZTD_ROUTE_LIST: {
         ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
         if (!snap)
-            return ztd_error(c, r, 503, "not_ready", "the first catalog scan has not finished");
+            return ztd_fail(c, r, ZTD_ERR_NOT_READY);
         ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
         ztd_snapshot_release(snap);
         return ret;
@@ -393,7 +394,7 @@ enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
             return ret;
         return ztd_session_route_end(s, c, r);
     default:
-        return ztd_error(c, r, 501, "not_implemented", "%s %s is not implemented yet", method,
+        return ztd_error(c, r, ZTD_ERR_NOT_IMPLEMENTED, "%s %s is not implemented yet", method,
                          ztd_route_name(m->route));
     }
 }

@@ -8,6 +8,7 @@
 #include "catalog.h"
 #include "log.h"
 #include "metrics.h"
+#include "response.h"
 #include "staging.h"
 #include "upload.h"
 
@@ -211,9 +212,9 @@ static void finish_session(ztd_server *s, ztd_session *x)
 static enum MHD_Result session_error(struct MHD_Connection *c, ztd_req *r, bool busy)
 {
     if (busy)
-        return ztd_error(c, r, 409, "session_busy", "another request is using upload session %s",
+        return ztd_error(c, r, ZTD_ERR_SESSION_BUSY, "another request is using upload session %s",
                          r->match->upload_id);
-    return ztd_error(c, r, 404, "upload_not_found", "no upload session %s", r->match->upload_id);
+    return ztd_error(c, r, ZTD_ERR_UPLOAD_NOT_FOUND, "no upload session %s", r->match->upload_id);
 }
 
 /* ---- JSON bodies */
@@ -223,14 +224,14 @@ enum MHD_Result ztd_json_body_append(struct MHD_Connection *c, ztd_req *r, const
 {
     const size_t cap = 64u << 20;
     if (r->body_len + n > cap)
-        return ztd_error(c, r, 413, "too_large", "JSON body larger than %zu bytes", cap);
+        return ztd_error(c, r, ZTD_ERR_TOO_LARGE, "JSON body larger than %zu bytes", cap);
     if (r->body_len + n + 1 > r->body_cap) {
         size_t ncap = r->body_cap ? r->body_cap : 4096;
         while (ncap < r->body_len + n + 1)
             ncap *= 2;
         char *nb = realloc(r->body, ncap);
         if (!nb)
-            return ztd_error(c, r, 500, "internal", "out of memory");
+            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         r->body = nb;
         r->body_cap = ncap;
     }
@@ -245,8 +246,8 @@ static json_t *parse_body(struct MHD_Connection *c, ztd_req *r, enum MHD_Result 
     json_error_t je;
     json_t *j = r->body ? json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je) : NULL;
     if (!j || !json_is_object(j)) {
-        *ret = ztd_error(c, r, 400, "bad_json", "the body must be a JSON object%s%s", j ? "" : ": ",
-                         j ? "" : (r->body ? je.text : "(empty)"));
+        *ret = ztd_error(c, r, ZTD_ERR_BAD_JSON, "%s%s%s", ztd_err_message(ZTD_ERR_BAD_JSON),
+                         j ? "" : ": ", j ? "" : (r->body ? je.text : "(empty)"));
         json_decref(j);
         return NULL;
     }
@@ -291,19 +292,18 @@ static enum MHD_Result open_session(ztd_server *s, struct MHD_Connection *c, ztd
     json_t *attrs = json_object_get(j, "attributes");
     if (!file || !valid_rel_name(file) || (attrs && !json_is_object(attrs))) {
         json_decref(j);
-        return ztd_error(c, r, 400, "bad_request",
+        return ztd_error(c, r, ZTD_ERR_BAD_REQUEST,
                          "want {\"file\": \"relative/name.zt\", \"attributes\": {...}}; names "
                          "have no empty, '.' or hidden segments and end in .zt");
     }
     if (!s->staging) {
         json_decref(j);
-        return ztd_error(c, r, 503, "uploads_disabled",
-                         "uploads are disabled: the staging directory cannot be created");
+        return ztd_fail(c, r, ZTD_ERR_UPLOADS_DISABLED);
     }
     if (!ztd_upload_slot_take(s)) {
         json_decref(j);
-        return ztd_error_hdr(c, r, 503, "too_many_uploads", "Retry-After", "1",
-                             "%u uploads and sessions are already running", s->cfg->max_uploads);
+        return ztd_error(c, r, ZTD_ERR_TOO_MANY_UPLOADS,
+                         "%u uploads and sessions are already running", s->cfg->max_uploads);
     }
     ztd_session *x = calloc(1, sizeof(*x));
     uint8_t rnd[16];
@@ -314,7 +314,7 @@ static enum MHD_Result open_session(ztd_server *s, struct MHD_Connection *c, ztd
         free(attr_text);
         json_decref(j);
         ztd_upload_slot_give(s);
-        return ztd_error(c, r, 500, "internal", "out of memory");
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     }
     for (int i = 0; i < 16; i++)
         snprintf(x->id + 2 * i, 3, "%02x", rnd[i]);
@@ -329,7 +329,7 @@ static enum MHD_Result open_session(ztd_server *s, struct MHD_Connection *c, ztd
         free(attr_text);
         json_decref(j);
         ztd_upload_slot_give(s);
-        return ztd_error(c, r, e == ENOSPC ? 507 : 500, "staging_failed",
+        return ztd_error(c, r, ztd_err_of_errno(e, ZTD_ERR_STAGING_FAILED),
                          "cannot start the upload: %s", strerror(e));
     }
     free(attr_text);
@@ -381,7 +381,7 @@ static enum MHD_Result session_status(ztd_server *s, struct MHD_Connection *c, z
     char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     if (!txt)
-        return ztd_error(c, r, 500, "internal", "out of memory");
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     enum MHD_Result ret = ztd_json(c, r, 200, txt, strlen(txt), 1);
     free(txt);
     return ret;
@@ -433,12 +433,11 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
     const char *enc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "encoding");
     const char *lvl = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "level");
     if (enc && strcmp(enc, "zstd") && strcmp(enc, "raw"))
-        return ztd_error(c, r, 400, "bad_request", "encoding must be raw or zstd");
+        return ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "encoding must be raw or zstd");
     ztd_digest_want want;
     if (ztd_parse_digest_header(ztd_header(c, "Content-Digest"), &want) != 0 ||
         (!want.present && ztd_parse_digest_header(ztd_header(c, "Repr-Digest"), &want) != 0))
-        return ztd_error(c, r, 400, "bad_digest_header",
-                         "Content-Digest/Repr-Digest must be like sha-256=:<base64>:");
+        return ztd_fail(c, r, ZTD_ERR_BAD_DIGEST_HEADER);
     bool busy;
     ztd_session *x = acquire(s, r->match->upload_id, &busy);
     if (!x)
@@ -446,18 +445,18 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
     sreq *q = calloc(1, sizeof(*q));
     if (!q) {
         release(s, x);
-        return ztd_error(c, r, 500, "internal", "out of memory");
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     }
     q->sess = x;
     r->sreq = q;
     if ((q->lost = session_lost(x)))
         return lost_answer(c, r, x);
     if (find_key(x, r->match->key))
-        return ztd_error(c, r, 409, "component_exists",
+        return ztd_error(c, r, ZTD_ERR_COMPONENT_EXISTS,
                          "component \"%s\" was already uploaded in session %s", r->match->key,
                          x->id);
     if (x->nkeys >= s->cfg->max_session_components)
-        return ztd_error(c, r, 413, "too_many_components",
+        return ztd_error(c, r, ZTD_ERR_TOO_MANY_COMPONENTS,
                          "session %s already has %zu components (max_session_components)", x->id,
                          x->nkeys);
     /* A raw component stores exactly its body: check a declared Content-Length now, as
@@ -468,12 +467,12 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
     uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0, avail;
     if (declared > s->cfg->max_upload_size ||
         zt_writer_position(x->w) + declared > s->cfg->max_upload_size)
-        return ztd_error(c, r, 413, "too_large",
+        return ztd_error(c, r, ZTD_ERR_TOO_LARGE,
                          "Content-Length %llu would take the session past max_upload_size %llu",
                          (unsigned long long)declared, (unsigned long long)s->cfg->max_upload_size);
     if (ztd_disk_free(s->cfg->root, &avail) == 0 &&
         (avail < declared || avail - declared < s->cfg->disk_reserve))
-        return ztd_error(c, r, 507, "insufficient_storage",
+        return ztd_error(c, r, ZTD_ERR_INSUFFICIENT_STORAGE,
                          "not enough free disk for %llu bytes plus the reserve of %llu",
                          (unsigned long long)declared, (unsigned long long)s->cfg->disk_reserve);
     zt_component_spec spec = {.dtype = ZT_DTYPE_U8,
@@ -482,9 +481,7 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
                               .digest = ZT_DIGEST_SHA256};
     zt_error err;
     if (zt_writer_begin(x->w, &spec, &err))
-        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500,
-                         err.code == ZT_E_NOSPACE ? "insufficient_storage" : "write_failed", "%s",
-                         err.message);
+        return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_WRITE), "%s", err.message);
     q->in_component = true;
     q->want = want;
     /* A raw component's stored bytes are the body: the writer's own sha256
@@ -493,7 +490,7 @@ enum MHD_Result ztd_session_component_begin(ztd_server *s, struct MHD_Connection
     if (want.present && !raw &&
         !(q->shat = zt_hash_thread_new(ZT_DIGEST_SHA256, SHA_BUF, &q->hbuf)) &&
         !(q->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
-        return ztd_error(c, r, 500, "internal", "out of memory");
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     return MHD_YES;
 }
 
@@ -503,7 +500,7 @@ enum MHD_Result ztd_session_component_data(ztd_server *s, struct MHD_Connection 
     sreq *q = r->sreq;
     zt_error err;
     if (zt_writer_position(q->sess->w) + n > s->cfg->max_upload_size)
-        return ztd_error(c, r, 413, "too_large", "the session exceeds max_upload_size %llu",
+        return ztd_error(c, r, ZTD_ERR_TOO_LARGE, "the session exceeds max_upload_size %llu",
                          (unsigned long long)s->cfg->max_upload_size);
     ztd_metrics_upload_bytes(n);
     q->received += n;
@@ -511,7 +508,7 @@ enum MHD_Result ztd_session_component_data(ztd_server *s, struct MHD_Connection 
         uint64_t avail;
         q->next_disk_check = q->received + (1u << 20);
         if (ztd_disk_free(s->cfg->root, &avail) == 0 && avail < s->cfg->disk_reserve)
-            return ztd_error(c, r, 507, "insufficient_storage",
+            return ztd_error(c, r, ZTD_ERR_INSUFFICIENT_STORAGE,
                              "free disk fell below the reserve of %llu bytes",
                              (unsigned long long)s->cfg->disk_reserve);
     }
@@ -528,9 +525,7 @@ enum MHD_Result ztd_session_component_data(ztd_server *s, struct MHD_Connection 
         }
     }
     if (zt_writer_write(q->sess->w, data, n, &err))
-        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500,
-                         err.code == ZT_E_NOSPACE ? "insufficient_storage" : "write_failed", "%s",
-                         err.message);
+        return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_WRITE), "%s", err.message);
     return MHD_YES;
 }
 
@@ -550,9 +545,9 @@ static enum MHD_Result component_end(ztd_server *s, struct MHD_Connection *c, zt
         } else if (q->sha)
             zt_hasher_final(q->sha, got);
         else if (zt_writer_digest_so_far(x->w, got, NULL, &err))
-            return ztd_error(c, r, 500, "internal", "%s", err.message);
+            return ztd_error(c, r, ZTD_ERR_INTERNAL, "%s", err.message);
         if (memcmp(got, q->want.sha256, 32) != 0)
-            return ztd_error(c, r, 400, "digest_mismatch",
+            return ztd_error(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH,
                              "component \"%s\" does not match its Content-Digest; its bytes "
                              "were discarded",
                              r->match->key);
@@ -563,17 +558,15 @@ static enum MHD_Result component_end(ztd_server *s, struct MHD_Connection *c, zt
         size_t cap = x->capkeys ? x->capkeys * 2 : 16;
         skey *nk = realloc(x->keys, cap * sizeof(*nk));
         if (!nk)
-            return ztd_error(c, r, 500, "internal", "out of memory");
+            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         x->keys = nk;
         x->capkeys = cap;
     }
     if (!(k.key = strdup(r->match->key)))
-        return ztd_error(c, r, 500, "internal", "out of memory");
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     if (zt_writer_end(x->w, &id, &err)) {
         free(k.key);
-        return ztd_error(c, r, err.code == ZT_E_NOSPACE ? 507 : 500,
-                         err.code == ZT_E_NOSPACE ? "insufficient_storage" : "write_failed", "%s",
-                         err.message);
+        return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_WRITE), "%s", err.message);
     }
     q->in_component = false;
     k.id = id;
@@ -668,14 +661,8 @@ static int add_one_object(ztd_session *x, const char *name, json_t *spec, zt_err
 static enum MHD_Result finish_failed(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                      ztd_session *x, const zt_error *err)
 {
-    enum MHD_Result ret;
-    const char *end = "; the upload session is over";
-    if (err->code == ZT_E_NOSPACE)
-        ret = ztd_error(c, r, 507, "insufficient_storage", "%s%s", err->message, end);
-    else if (err->code == ZT_E_NOMEM || err->code == ZT_E_IO || err->code == ZT_E_STATE)
-        ret = ztd_error(c, r, 500, "write_failed", "%s%s", err->message, end);
-    else
-        ret = ztd_error(c, r, 422, "invalid_objects", "%s%s", err->message, end);
+    enum MHD_Result ret = ztd_error(c, r, ztd_err_of_zt(err->code, ZTD_OP_OBJECTS),
+                                    "%s; the upload session is over", err->message);
     ztd_log(ZTD_LOG_WARN, "upload session %s for %s: the manifest could not be written: %s", x->id,
             x->file, err->message);
     finish_session(s, x);
@@ -691,7 +678,7 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
     json_t *objs = json_object_get(j, "objects");
     if (!json_is_object(objs)) {
         json_decref(j);
-        return ztd_error(c, r, 400, "bad_request", "want {\"objects\": {NAME: {...}}}");
+        return ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "want {\"objects\": {NAME: {...}}}");
     }
     bool busy;
     ztd_session *x = acquire(s, r->match->upload_id, &busy);
@@ -720,7 +707,7 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
             zt_writer_drop_objects(x->w, 0);
             release(s, x);
             json_decref(j);
-            return ztd_error(c, r, 422, "invalid_objects", "%s", err.message);
+            return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_OBJECTS), "%s", err.message);
         }
     }
     json_decref(j);
@@ -755,6 +742,6 @@ enum MHD_Result ztd_session_route_end(ztd_server *s, struct MHD_Connection *c, z
     case ZTD_ROUTE_UPLOAD_COMMIT:
         return commit(s, c, r);
     default:
-        return ztd_error(c, r, 500, "internal", "unexpected route");
+        return ztd_error(c, r, ZTD_ERR_INTERNAL, "unexpected route");
     }
 }

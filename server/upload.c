@@ -8,6 +8,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "range.h"
+#include "response.h"
 #include "session.h"
 #include "staging.h"
 #include "verify.h"
@@ -108,8 +109,7 @@ bool ztd_authorize(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool wri
     if (write && !s->tokens) {
         if (s->cfg->allow_anonymous_writes)
             return true;
-        *ret = ztd_error(c, r, 403, "writes_disabled",
-                         "writes need a token: set tokens_file (or allow_anonymous_writes)");
+        *ret = ztd_fail(c, r, ZTD_ERR_WRITES_DISABLED);
         return false;
     }
     switch (ztd_auth_check(s->tokens, ztd_header(c, "Authorization"),
@@ -117,16 +117,18 @@ bool ztd_authorize(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool wri
     case ZTD_AUTH_OK:
         return true;
     case ZTD_AUTH_FORBIDDEN:
-        *ret = ztd_error(c, r, 403, "forbidden", "this token may not %s", write ? "write" : "read");
+        *ret =
+            ztd_error(c, r, ZTD_ERR_FORBIDDEN, "this token may not %s", write ? "write" : "read");
         return false;
     case ZTD_AUTH_INVALID:
-        *ret = ztd_error_hdr(c, r, 401, "unauthorized", "WWW-Authenticate",
-                             "Bearer realm=\"ztensord\", error=\"invalid_token\"",
-                             "unknown bearer token");
+        *ret = ztd_error_hdr(c, r, ZTD_ERR_TOKEN_UNKNOWN, "WWW-Authenticate",
+                             "Bearer realm=\"ztensord\", error=\"invalid_token\"", "%s",
+                             ztd_err_message(ZTD_ERR_TOKEN_UNKNOWN));
         return false;
     default:
-        *ret = ztd_error_hdr(c, r, 401, "unauthorized", "WWW-Authenticate",
-                             "Bearer realm=\"ztensord\"", "a bearer token is required");
+        *ret = ztd_error_hdr(c, r, ZTD_ERR_TOKEN_MISSING, "WWW-Authenticate",
+                             "Bearer realm=\"ztensord\"", "%s",
+                             ztd_err_message(ZTD_ERR_TOKEN_MISSING));
         return false;
     }
 }
@@ -150,12 +152,12 @@ int ztd_write_preconditions(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
     bool exists = current_etag(s->cfg->root, rel, etag) == 0;
     const char *im = ztd_header(c, "If-Match"), *inm = ztd_header(c, "If-None-Match");
     if (im && !(exists && ztd_etag_list_match(im, etag, 0))) {
-        *ret = ztd_error(c, r, 412, "precondition_failed", "If-Match does not hold: \"%s\" %s", rel,
-                         exists ? "has changed" : "does not exist");
+        *ret = ztd_error(c, r, ZTD_ERR_PRECONDITION_FAILED, "If-Match does not hold: \"%s\" %s",
+                         rel, exists ? "has changed" : "does not exist");
         return -1;
     }
     if (inm && exists && ztd_etag_list_match(inm, etag, 1)) {
-        *ret = ztd_error(c, r, 412, "precondition_failed", "If-None-Match: \"%s\" exists", rel);
+        *ret = ztd_error(c, r, ZTD_ERR_PRECONDITION_FAILED, "If-None-Match: \"%s\" exists", rel);
         return -1;
     }
     return 0;
@@ -183,7 +185,7 @@ static int check_staged(int fd, bool verify, bool sync, int *sync_errno, zt_erro
 enum MHD_Result ztd_staging_lost(struct MHD_Connection *c, ztd_req *r, const char *rel,
                                  const char *why)
 {
-    return ztd_error(c, r, 500, "staging_lost",
+    return ztd_error(c, r, ZTD_ERR_STAGING_LOST,
                      "the server lost the bytes uploaded for \"%s\" (%s); nothing was published: "
                      "upload again",
                      rel, why);
@@ -225,13 +227,12 @@ static int lock_instances(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
     if (ztd_staging_lock(s->staging, PUBLISH_LOCK_WAIT_MS) == 0)
         return 0;
     if (errno != EWOULDBLOCK)
-        *ret = ztd_error(c, r, 500, "publish_failed", "cannot take the publication lock: %s",
+        *ret = ztd_error(c, r, ZTD_ERR_PUBLISH_FAILED, "cannot take the publication lock: %s",
                          strerror(errno));
     else
-        *ret = ztd_error_hdr(c, r, 503, "publish_busy", "Retry-After", "1",
-                             "another ztensord on this root held the publication lock for %u ms; "
-                             "%s",
-                             PUBLISH_LOCK_WAIT_MS, what);
+        *ret = ztd_error(c, r, ZTD_ERR_PUBLISH_BUSY,
+                         "another ztensord on this root held the publication lock for %u ms; %s",
+                         PUBLISH_LOCK_WAIT_MS, what);
     return -1;
 }
 
@@ -273,12 +274,10 @@ enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c
     }
     if (bad) {
         ztd_staging_remove(s->staging, name);
-        if (err.code == ZT_E_IO || err.code == ZT_E_NOMEM) /* the server's failure */
-            return ztd_error(c, r, 500, err.code == ZT_E_IO ? "staging_lost" : "internal",
-                             "cannot check the uploaded file: %s", err.message);
-        bool digest = err.code == ZT_E_DIGEST_MISMATCH;
-        return ztd_error(c, r, 422, digest ? "digest_mismatch" : "invalid_file",
-                         "the uploaded file is not valid: %s", err.message);
+        ztd_err e = ztd_err_of_zt(err.code, ZTD_OP_CHECK_UPLOAD);
+        if (ztd_err_status(e) >= 500) /* the server's failure */
+            return ztd_error(c, r, e, "cannot check the uploaded file: %s", err.message);
+        return ztd_error(c, r, e, "the uploaded file is not valid: %s", err.message);
     }
     if (sync_errno) {
         ztd_staging_remove(s->staging, name);
@@ -306,11 +305,11 @@ enum MHD_Result ztd_validate_and_publish(ztd_server *s, struct MHD_Connection *c
         if (lost)
             return ztd_staging_lost(c, r, rel, "its staging file was removed or changed");
         if (e == EEXIST)
-            return ztd_error(c, r, 412, "precondition_failed", "If-None-Match: \"%s\" exists", rel);
+            return ztd_error(c, r, ZTD_ERR_PRECONDITION_FAILED, "If-None-Match: \"%s\" exists",
+                             rel);
         if (e == ENOTDIR || e == EISDIR)
-            return ztd_error(c, r, 409, "name_conflict", "%s", msg);
-        return ztd_error(c, r, e == ENOSPC ? 507 : 500,
-                         e == ENOSPC ? "insufficient_storage" : "publish_failed", "%s", msg);
+            return ztd_error(c, r, ZTD_ERR_NAME_CONFLICT, "%s", msg);
+        return ztd_error(c, r, ztd_err_of_errno(e, ZTD_ERR_PUBLISH_FAILED), "%s", msg);
     }
     struct stat sb;
     char p[PATH_MAX], loc[PATH_MAX * 3];
@@ -388,44 +387,43 @@ static enum MHD_Result put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
     const char *rel = r->match->file;
     size_t n = r->match->file_len;
     if (n < 3 || strcmp(rel + n - 3, ".zt"))
-        return ztd_error(c, r, 400, "bad_name", "only .zt files can be uploaded");
+        return ztd_fail(c, r, ZTD_ERR_BAD_NAME);
     const char *cl = ztd_header(c, "Content-Length");
     uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
     if (cl && declared > s->cfg->max_upload_size)
-        return ztd_error(c, r, 413, "too_large", "Content-Length %llu exceeds max_upload_size %llu",
+        return ztd_error(c, r, ZTD_ERR_TOO_LARGE,
+                         "Content-Length %llu exceeds max_upload_size %llu",
                          (unsigned long long)declared, (unsigned long long)s->cfg->max_upload_size);
     ztd_digest_want want;
     if (ztd_parse_digest_header(ztd_header(c, "Content-Digest"), &want) != 0 ||
         (!want.present && ztd_parse_digest_header(ztd_header(c, "Repr-Digest"), &want) != 0))
-        return ztd_error(c, r, 400, "bad_digest_header",
-                         "Content-Digest/Repr-Digest must be like sha-256=:<base64>:");
+        return ztd_fail(c, r, ZTD_ERR_BAD_DIGEST_HEADER);
     if (ztd_write_preconditions(s, c, r, rel, &ret) != 0)
         return ret;
     if (name_conflict(s->cfg->root, rel))
-        return ztd_error(c, r, 409, "name_conflict",
+        return ztd_error(c, r, ZTD_ERR_NAME_CONFLICT,
                          "\"%s\" (or a directory on its path) exists and is not a file", rel);
     if (!s->staging)
-        return ztd_error(c, r, 503, "uploads_disabled",
-                         "uploads are disabled: the staging directory cannot be created");
+        return ztd_fail(c, r, ZTD_ERR_UPLOADS_DISABLED);
     if (!ztd_upload_slot_take(s))
-        return ztd_error_hdr(c, r, 503, "too_many_uploads", "Retry-After", "1",
-                             "%u uploads and sessions are already running", s->cfg->max_uploads);
+        return ztd_error(c, r, ZTD_ERR_TOO_MANY_UPLOADS,
+                         "%u uploads and sessions are already running", s->cfg->max_uploads);
     ztd_upload *u = calloc(1, sizeof(*u));
     if (!u || !(u->buf = malloc(WBUF))) {
         free(u);
         ztd_upload_slot_give(s);
-        return ztd_error(c, r, 500, "internal", "out of memory");
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     }
     u->counted = true;
     u->fd = -1;
     r->up = u;
     if (!disk_ok(s, declared))
-        return ztd_error(c, r, 507, "insufficient_storage",
+        return ztd_error(c, r, ZTD_ERR_INSUFFICIENT_STORAGE,
                          "not enough free disk for %llu bytes plus the reserve of %llu",
                          (unsigned long long)declared, (unsigned long long)s->cfg->disk_reserve);
     u->fd = ztd_staging_create(s->staging, "put", u->name);
     if (u->fd < 0)
-        return ztd_error(c, r, errno == ENOSPC ? 507 : 500, "staging_failed",
+        return ztd_error(c, r, ztd_err_of_errno(errno, ZTD_ERR_STAGING_FAILED),
                          "cannot create a staging file: %s", strerror(errno));
     u->want = want;
     /* The body's digest on another core, fed each buffer once it is written. */
@@ -434,7 +432,7 @@ static enum MHD_Result put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
         free(u->buf);
         u->buf = first;
     } else if (want.present && !(u->sha = zt_hasher_new(ZT_DIGEST_SHA256)))
-        return ztd_error(c, r, 500, "internal", "out of memory");
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     u->declared = declared;
     u->has_declared = cl != NULL;
     u->next_disk_check = DISK_CHECK_EVERY;
@@ -470,8 +468,7 @@ static int flush_buf(ztd_upload *u)
 
 static enum MHD_Result write_failed(struct MHD_Connection *c, ztd_req *r, int e)
 {
-    return ztd_error(c, r, e == ENOSPC || e == EDQUOT ? 507 : 500,
-                     e == ENOSPC || e == EDQUOT ? "insufficient_storage" : "write_failed",
+    return ztd_error(c, r, ztd_err_of_errno(e, ZTD_ERR_WRITE_FAILED),
                      "writing the staging file: %s", strerror(e));
 }
 
@@ -480,7 +477,7 @@ static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req
 {
     ztd_upload *u = r->up;
     if (u->received + n > s->cfg->max_upload_size)
-        return ztd_error(c, r, 413, "too_large", "body exceeds max_upload_size %llu",
+        return ztd_error(c, r, ZTD_ERR_TOO_LARGE, "body exceeds max_upload_size %llu",
                          (unsigned long long)s->cfg->max_upload_size);
     u->received += n;
     ztd_metrics_upload_bytes(n);
@@ -498,7 +495,7 @@ static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req
     if (u->received >= u->next_disk_check) {
         u->next_disk_check += DISK_CHECK_EVERY;
         if (!disk_ok(s, 0))
-            return ztd_error(c, r, 507, "insufficient_storage",
+            return ztd_error(c, r, ZTD_ERR_INSUFFICIENT_STORAGE,
                              "free disk fell below the reserve of %llu bytes",
                              (unsigned long long)s->cfg->disk_reserve);
     }
@@ -524,8 +521,7 @@ static enum MHD_Result put_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
         else
             zt_hasher_final(u->sha, got);
         if (memcmp(got, u->want.sha256, 32) != 0)
-            return ztd_error(c, r, 400, "digest_mismatch",
-                             "the body does not match its Content-Digest/Repr-Digest");
+            return ztd_fail(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH);
     }
     /* fsynced beside the verification, then published; the fd closes after */
     uint64_t t_body = ms_since(&r->t0m);
@@ -552,7 +548,7 @@ static enum MHD_Result delete_file(ztd_server *s, struct MHD_Connection *c, ztd_
         return ret;
     }
     if (current_etag(s->cfg->root, rel, etag) != 0)
-        ret = ztd_error(c, r, 404, "file_not_found", "no file \"%s\"", rel);
+        ret = ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\"", rel);
     else if (ztd_write_preconditions(s, c, r, rel, &ret) == 0)
         rc = ztd_unpublish(s->cfg->root, rel, msg, sizeof(msg));
     ztd_staging_unlock(s->staging);
@@ -562,7 +558,7 @@ static enum MHD_Result delete_file(ztd_server *s, struct MHD_Connection *c, ztd_
     if (rc > 0)
         return ret;
     if (rc != 0)
-        return ztd_error(c, r, 500, "delete_failed", "%s", msg);
+        return ztd_error(c, r, ZTD_ERR_DELETE_FAILED, "%s", msg);
     ztd_log(ZTD_LOG_INFO, "deleted %s", rel);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
