@@ -44,7 +44,7 @@ size_t ztd_tokens_count(const ztd_tokens *t)
 static bool token_char(unsigned char c)
 {
     /* RFC 6750 b64token: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" then "=" padding */
-    return isalnum(c) || strchr("-._~+/=", c) != NULL;
+    return isalnum(c) || (c && strchr("-._~+/=", c)); /* strchr finds the terminator too */
 }
 
 static int parse_line(const char *p, size_t n, token *out, char *err, size_t errlen,

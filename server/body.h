@@ -22,12 +22,12 @@ typedef struct ztd_body {
     const char *content_type;
     const char *content_encoding; /* "zstd" when sending stored zstd bytes */
     const char *cache_control;
-    char etag[96];         /* with quotes; "" for none */
-    int64_t last_modified;         /* unix seconds */
+    char etag[96];                  /* with quotes; "" for none */
+    int64_t last_modified;          /* unix seconds */
     const char *last_modified_text; /* the same as an HTTP-date, or NULL to format it */
-    const uint8_t *sha256; /* digest of this representation, or NULL */
+    const uint8_t *sha256;          /* digest of this representation, or NULL */
     bool vary_accept_encoding;
-    bool tls;       /* no sendfile: copy file spans through a 64 KiB buffer */
+    bool tls; /* no sendfile: copy file spans through a 64 KiB buffer */
     unsigned max_ranges;
     unsigned max_decode_streams; /* DECODE: decoders running at once, or 503 */
     /* extra headers (tensor metadata) */

@@ -14,7 +14,10 @@
 #include "catalog.h"
 #include "decode.h"
 #include "log.h"
+#include "hex.h"
 #include "range.h"
+#include "router.h"
+#include "utf8.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -108,12 +111,8 @@ void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[
     zt_hasher_update(hs, parts, sizeof(parts));
     zt_hasher_final(hs, h);
     zt_hasher_free(hs);
-    static const char hx[] = "0123456789abcdef";
     out[0] = '"';
-    for (int i = 0; i < 16; i++) {
-        out[1 + 2 * i] = hx[h[i] >> 4];
-        out[2 + 2 * i] = hx[h[i] & 15];
-    }
+    ztd_hex_encode(h, 16, out + 1);
     out[33] = '"';
     out[34] = 0;
 }
@@ -136,16 +135,7 @@ void ztd_stat_etag(const struct stat *sb, char out[40])
 
 bool ztd_catalog_is_served_name(const char *name)
 {
-    static const char *const exts[] = {".zt", ".safetensors", ".alt"};
-    size_t n = strlen(name);
-    if (name[0] == '.')
-        return false;
-    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
-        size_t e = strlen(exts[i]);
-        if (n > e && !strcmp(name + n - e, exts[i]))
-            return true;
-    }
-    return false;
+    return name[0] != '.' && ztd_route_file_ext(name, strlen(name));
 }
 
 /* Failures that say nothing about the file: open() or mmap() out of fds or
@@ -289,14 +279,6 @@ static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *r
         ztd_entry_release(e);
 }
 
-/* Names reach the API as UTF-8 JSON strings and URL segments. */
-static bool utf8_name(const char *s)
-{
-    json_t *j = json_string(s); /* jansson validates UTF-8 */
-    json_decref(j);
-    return j != NULL;
-}
-
 /* The previous entries under REL ("" for all), kept when REL cannot be read
  * now: out of fds, a rescan must not drop files that are open and served. */
 static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, entry_vec *out)
@@ -344,7 +326,7 @@ static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, i
         struct stat lsb;
         if (lstat(cabs, &lsb) != 0)
             continue;
-        if (!utf8_name(de->d_name)) {
+        if (!ztd_utf8_valid(de->d_name, strlen(de->d_name))) {
             ztd_log(ZTD_LOG_WARN, "catalog: skipping a name in %s that is not UTF-8", abs);
             continue;
         }

@@ -29,6 +29,7 @@
  * including the stall described at ztd_conns_sweep().
  */
 #include "conns.h"
+#include "clock.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -81,13 +82,6 @@ static const char *const k_why[ZTD_CUT_REASONS] = {
     [ZTD_CUT_EVICTED] = "idle, closed to make room near connection_limit",
     [ZTD_CUT_FILE_CHANGED] = "response aborted: its file changed on disk",
 };
-
-static uint64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 size_t ztd_conns_mark(unsigned connection_limit)
 {
@@ -201,7 +195,7 @@ static void started(ztd_conns *r, struct MHD_Connection *c, void **socket_contex
     x->fd = ci->connect_fd;
     client_addr(c, x->addr, sizeof(x->addr));
     pthread_mutex_lock(&r->mu);
-    set_waiting(r, x, now_ms());
+    set_waiting(r, x, ztd_now_ms());
     /* Near the limit, make room: the connection that has waited longest for a
      * request goes (never the new one, the tail). One per new connection keeps
      * the count at the mark while idle clients keep coming. */
@@ -250,7 +244,7 @@ bool ztd_conns_admit(struct MHD_Connection *c, const char *url)
     if (x->state == WAITING) {
         unlink_conn(r, x);
         x->state = RECEIVING;
-        x->since_ms = now_ms();
+        x->since_ms = ztd_now_ms();
         x->body = x->mark = 0;
         list_add_tail(&r->busy, x);
         r->nbusy++;
@@ -295,7 +289,7 @@ void ztd_conns_done(struct MHD_Connection *c)
     x->pin = NULL;
     if (x->state == RECEIVING || x->state == ANSWERING) {
         unlink_conn(r, x);
-        set_waiting(r, x, now_ms()); /* the next request's header deadline starts now */
+        set_waiting(r, x, ztd_now_ms()); /* the next request's header deadline starts now */
     }
     pthread_mutex_unlock(&r->mu);
 }
@@ -351,7 +345,7 @@ void ztd_conns_sweep(ztd_conns *r, bool files_changed)
 {
     if (!r)
         return;
-    uint64_t now = now_ms();
+    uint64_t now = ztd_now_ms();
     pthread_mutex_lock(&r->mu);
     while (r->header_timeout_ms && r->nwaiting &&
            now - r->waiting.next->since_ms >= r->header_timeout_ms)

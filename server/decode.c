@@ -14,6 +14,7 @@
  * that the trim is there to return, so there is none.
  */
 #include "decode.h"
+#include "clock.h"
 #include "log.h"
 
 #include <malloc.h>
@@ -50,12 +51,10 @@ void ztd_decode_release(void)
     unsigned burst = __atomic_exchange_n(&g_burst, 0, __ATOMIC_RELAXED);
     if (burst < TRIM_AFTER)
         return;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = ztd_now_us();
     malloc_trim(0);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     ztd_log(ZTD_LOG_DEBUG, "decoders: a burst of %u ended; malloc_trim took %.1f ms", burst,
-            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+            (double)(ztd_now_us() - t0) / 1e3);
 }
 
 unsigned ztd_decode_active(void)

@@ -5,8 +5,11 @@
  * connection and costs 4-6x throughput (see FIELD-NOTES.md).
  */
 #include "http.h"
+#include "clock.h"
 #include "conns.h"
 #include "framing.h"
+#include "headers.h"
+#include "hex.h"
 #include "log.h"
 #include "metrics.h"
 #include "mhd_log.h"
@@ -67,13 +70,8 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
 static void request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1])
 {
     const char *v = ztd_header(c, "X-Request-Id");
-    size_t n = v ? strlen(v) : 0;
-    bool ok = n > 0 && n <= ZTD_REQUEST_ID_MAX;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'z') ||
-             (v[i] >= 'A' && v[i] <= 'Z') || strchr("-_.:", v[i]);
-    if (ok) {
-        memcpy(out, v, n + 1);
+    if (ztd_request_id_valid(v)) {
+        memcpy(out, v, strlen(v) + 1);
         return;
     }
     static __thread uint64_t state;
@@ -82,7 +80,7 @@ static void request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1
     state = state * 6364136223846793005ull + 1442695040888963407ull; /* PCG step */
     uint64_t x = state ^ (state >> 29);
     for (int i = 15; i >= 0; i--, x >>= 4)
-        out[i] = "0123456789abcdef"[x & 15];
+        out[i] = ztd_hex_digit((unsigned)x);
     out[16] = 0;
 }
 
@@ -157,7 +155,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
 {
     r->started = true;
     clock_gettime(CLOCK_REALTIME, &r->t0);
-    clock_gettime(CLOCK_MONOTONIC, &r->t0m);
+    r->t0_us = ztd_now_us();
     size_t ml = strnlen(method, sizeof(r->method) - 1);
     memcpy(r->method, method, ml); /* r is zeroed: NUL-terminated */
     r->counted = true;
@@ -203,17 +201,14 @@ static enum MHD_Result send_deferred(ztd_server *s, struct MHD_Connection *c, zt
     if (*upload_size) {
         r->drained += *upload_size;
         *upload_size = 0;
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        int64_t ms = (now.tv_sec - r->deferred_at.tv_sec) * 1000 +
-                     (now.tv_nsec - r->deferred_at.tv_nsec) / 1000000;
-        if (r->drained <= s->cfg->lingering_max && (uint64_t)ms <= s->cfg->lingering_timeout_ms)
+        uint64_t ms = ztd_now_ms() - r->deferred_ms;
+        if (r->drained <= s->cfg->lingering_max && ms <= s->cfg->lingering_timeout_ms)
             return MHD_YES;
         ztd_log(ZTD_LOG_INFO,
-                "%u %s: closing after %llu body bytes in %lld ms (lingering_max, "
+                "%u %s: closing after %llu body bytes in %llu ms (lingering_max, "
                 "lingering_timeout)",
                 r->deferred_status, r->target ? r->target : "", (unsigned long long)r->drained,
-                (long long)ms);
+                (unsigned long long)ms);
         return MHD_NO;
     }
     enum MHD_Result ret = MHD_queue_response(c, r->deferred_status, r->deferred);
@@ -285,10 +280,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(r);
         return;
     }
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    uint64_t us =
-        (uint64_t)((t1.tv_sec - r->t0m.tv_sec) * 1000000LL + (t1.tv_nsec - r->t0m.tv_nsec) / 1000);
+    uint64_t us = ztd_now_us() - r->t0_us;
     bool complete = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
     uint64_t sent = complete      ? r->bytes
                     : r->deferred ? 0 /* the error was never queued */
@@ -479,13 +471,10 @@ void ztd_http_stop(ztd_server *s)
     int lfd = MHD_quiesce_daemon(s->daemon);
     if (lfd >= 0)
         close(lfd);
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = ztd_now_ms();
     for (;;) {
         int n = __atomic_load_n(&s->inflight, __ATOMIC_ACQUIRE);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t ms =
-            (uint64_t)((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+        uint64_t ms = ztd_now_ms() - t0;
         if (n == 0)
             break;
         if (ms >= s->cfg->shutdown_grace_ms) {

@@ -14,6 +14,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "headers.h"
 #include "router.h"
 
 typedef struct ztd_server {
@@ -35,11 +36,9 @@ typedef struct ztd_server {
 
 typedef struct ztd_upload ztd_upload;
 
-#define ZTD_REQUEST_ID_MAX 64
-
 typedef struct ztd_req {
-    struct timespec t0;  /* arrival, wall clock (log time) */
-    struct timespec t0m; /* arrival, monotonic (duration) */
+    struct timespec t0; /* arrival, wall clock (log time) */
+    uint64_t t0_us;     /* arrival, monotonic (duration) */
     ztd_route_match *match;
     ztd_entry *pin; /* released when MHD is done with the response */
     int status;
@@ -61,11 +60,11 @@ typedef struct ztd_req {
     size_t body_len, body_cap;
     bool counted;
 
-    const char *path;            /* what is routed: target, or its path after an absolute-form
-                                    authority (framing.h) */
-    bool started;                /* the access handler has run (the state is born before it) */
-    bool defer_early;            /* first call, and the body comes regardless: defer refusals */
-    struct timespec deferred_at; /* monotonic: when the refusal was held back */
+    const char *path;     /* what is routed: target, or its path after an absolute-form
+                             authority (framing.h) */
+    bool started;         /* the access handler has run (the state is born before it) */
+    bool defer_early;     /* first call, and the body comes regardless: defer refusals */
+    uint64_t deferred_ms; /* monotonic: when the refusal was held back */
 } ztd_req;
 
 /* Bind the listen address and start the daemon: 0, -1, or ZTD_HTTP_CONFIG

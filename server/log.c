@@ -11,6 +11,8 @@
  * ztd_log_reopen() is safe in a signal handler (open, dup3 and close only).
  */
 #include "log.h"
+#include "dates.h"
+#include "hex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,8 +101,6 @@ static size_t sb_finish(sb *b)
     return b->len;
 }
 
-static const char hexdigits[] = "0123456789abcdef";
-
 enum esc { ESC_TEXT, ESC_TEXT_NOSPACE, ESC_JSON };
 
 /* Escapes at most `cap` bytes of s; a longer s is cut and marked "...". */
@@ -120,8 +120,8 @@ static void sb_escaped(sb *b, const char *s, size_t cap, enum esc mode)
             sb_puts(b, "\\t");
         } else if (c < 0x20 || c >= 0x7f || (c == ' ' && mode == ESC_TEXT_NOSPACE)) {
             sb_puts(b, mode == ESC_JSON ? "\\u00" : "\\x");
-            sb_putc(b, hexdigits[c >> 4]);
-            sb_putc(b, hexdigits[c & 15]);
+            sb_putc(b, ztd_hex_digit(c >> 4));
+            sb_putc(b, ztd_hex_digit(c));
         } else {
             sb_putc(b, (char)c);
         }
@@ -137,8 +137,7 @@ typedef struct civil {
     unsigned month, day, hour, min, sec, msec;
 } civil;
 
-/* UTC calendar fields without gmtime_r() and its time-zone lock; days to
- * civil date after H. Hinnant's public-domain algorithm. */
+/* UTC calendar fields without gmtime_r() and its time-zone lock (dates.h). */
 static civil civil_from_timespec(const struct timespec *ts)
 {
     int64_t secs = (int64_t)ts->tv_sec;
@@ -149,16 +148,7 @@ static civil civil_from_timespec(const struct timespec *ts)
     c.min = (unsigned)(sod / 60 % 60);
     c.sec = (unsigned)(sod % 60);
     c.msec = (unsigned)((ts->tv_nsec >= 0 ? ts->tv_nsec : 0) / 1000000 % 1000);
-
-    days += 719468;
-    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-    unsigned doe = (unsigned)(days - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    c.day = doy - (153 * mp + 2) / 5 + 1;
-    c.month = mp < 10 ? mp + 3 : mp - 9;
-    c.year = (int64_t)yoe + era * 400 + (c.month <= 2);
+    ztd_civil_from_days(days, &c.year, &c.month, &c.day);
     return c;
 }
 

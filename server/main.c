@@ -3,6 +3,7 @@
  * control loop (signalfd + inotify); libmicrohttpd's thread pool serves.
  */
 #include "catalog.h"
+#include "clock.h"
 #include "config.h"
 #include "conns.h"
 #include "http.h"
@@ -28,13 +29,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-static uint64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 static int handle_action(ztd_config *cfg, const char *prog)
 {
@@ -114,7 +108,7 @@ static void retry_tick(ztd_server *srv, ztd_watch *w, uint64_t *at, uint64_t *ga
 {
     ztd_catalog_stats cs;
     ztd_catalog_get_stats(srv->catalog, &cs);
-    uint64_t t = now_ms();
+    uint64_t t = ztd_now_ms();
     if (!cs.files_retry && !cs.dirs_retry) {
         *at = 0;
         *gap = RETRY_FIRST_MS;
@@ -141,7 +135,7 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {w ? ztd_watch_fd(w) : -1, POLLIN, 0}};
         int timeout = 1000; /* upload sessions expire on this tick */
         if (wd_ms) {
-            uint64_t t = now_ms();
+            uint64_t t = ztd_now_ms();
             if (t >= wd_next) {
                 ztd_notify_watchdog();
                 wd_next = t + wd_ms;
@@ -150,7 +144,7 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
                 timeout = (int)(wd_next - t);
         }
         if (due) {
-            uint64_t t = now_ms();
+            uint64_t t = ztd_now_ms();
             int until = due > t ? (int)(due - t < 1000 ? due - t : 1000) : 0;
             if (until < timeout)
                 timeout = until; /* never later than a watchdog ping */
@@ -176,7 +170,7 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         int changes = n > 0 && w && (p[1].revents & POLLIN) ? ztd_watch_drain(w) : 0;
         if (changes > 0) {
             /* Wait for a quiet period, but never more than 10 of them in a row. */
-            uint64_t t = now_ms();
+            uint64_t t = ztd_now_ms();
             if (!due)
                 first = t;
             due = t + srv->cfg->rescan_debounce_ms;
@@ -186,7 +180,7 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         ztd_sessions_sweep(srv, srv->cfg->session_idle_timeout_ms);
         /* Deadlines, and responses whose file was just written in place. */
         ztd_conns_sweep(srv->conns, changes > 0 && (changes & ZTD_WATCH_WRITTEN));
-        if (due && now_ms() >= due) {
+        if (due && ztd_now_ms() >= due) {
             due = 0;
             rescan(srv, w);
         }

@@ -2,6 +2,7 @@
  * systemd notify protocol and socket activation (see notify.h).
  */
 #include "notify.h"
+#include "clock.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -54,11 +55,9 @@ void ztd_notify_ready(void)
  * `systemctl reload` of such a unit can wait for its timeout. Older versions ignore it. */
 void ztd_notify_reloading(void)
 {
-    struct timespec t;
     char msg[96];
-    clock_gettime(CLOCK_MONOTONIC, &t);
     snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=rescanning",
-             (unsigned long long)t.tv_sec * 1000000ull + (unsigned long long)t.tv_nsec / 1000);
+             (unsigned long long)ztd_now_us());
     notify(msg);
 }
 

@@ -52,6 +52,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dates.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -137,21 +139,6 @@ ztd_plan_status ztd_plan_request(const ztd_request_headers *h, const ztd_validat
  */
 ztd_range_result ztd_parse_range(const char *value, uint64_t length, unsigned max_parts,
                                  ztd_span *spans, size_t *n);
-
-/*
- * HTTP-date (RFC 9110 §5.6.7). Parsing accepts IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT",
- * RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT" and asctime "Sun Nov  6 08:49:37 1994", with
- * surrounding spaces/tabs. Day and month names are matched case-insensitively; the weekday
- * is checked to be a weekday name but not checked against the date.
- * Fields are range-checked (day within the month, leap years, hour <= 23, minute <= 59,
- * second <= 60). RFC 850 two-digit years 70-99 mean 19xx and 00-69 mean 20xx (fixed pivot: no
- * clock here). Returns 0 and sets *out to Unix seconds, or -1 and leaves *out alone.
- */
-int ztd_http_date_parse(const char *s, int64_t *out);
-
-/* Write t as an IMF-fixdate (29 characters plus NUL). Times before year 0000 or after 9999
- * are clamped to the first/last representable second. */
-void ztd_http_date_format(int64_t t, char out[32]);
 
 /*
  * Does an If-Match / If-None-Match value match etag? weak == 0 uses the strong comparison

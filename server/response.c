@@ -3,6 +3,7 @@
  * its status, code and Retry-After from the error table.
  */
 #include "response.h"
+#include "clock.h"
 #include "log.h"
 
 #include <jansson.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 const char *ztd_header(struct MHD_Connection *c, const char *name)
 {
@@ -30,7 +30,7 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     if (r->in_data || r->defer_early) {
         r->deferred = resp;
         r->deferred_status = status;
-        clock_gettime(CLOCK_MONOTONIC, &r->deferred_at);
+        r->deferred_ms = ztd_now_ms();
         return MHD_YES;
     }
     enum MHD_Result ret = MHD_queue_response(c, status, resp);

@@ -6,6 +6,8 @@
  * drive directly. The rules themselves are listed in router.h.
  */
 #include "router.h"
+#include "hex.h"
+#include "utf8.h"
 
 #include <string.h>
 
@@ -70,17 +72,6 @@ static ztd_route_status dispatch(ztd_route_match *out, const char *method, const
 #define DISPATCH(out, method, allow, table)                                                        \
     dispatch((out), (method), (allow), (table), sizeof(table) / sizeof((table)[0]))
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decode s[0..n) into dst (room for cap bytes plus a NUL); the result may contain NUL
  * bytes, which the callers reject. Returns the decoded length or -1 on a bad escape. */
 static long decode(const char *s, size_t n, char *dst, size_t cap)
@@ -92,8 +83,8 @@ static long decode(const char *s, size_t n, char *dst, size_t cap)
             int hi, lo;
             if (n - i < 3)
                 return -1;
-            hi = hex_value(s[i + 1]);
-            lo = hex_value(s[i + 2]);
+            hi = ztd_hex_value(s[i + 1]);
+            lo = ztd_hex_value(s[i + 2]);
             if (hi < 0 || lo < 0)
                 return -1;
             c = (char)(hi * 16 + lo);
@@ -107,51 +98,11 @@ static long decode(const char *s, size_t n, char *dst, size_t cap)
     return (long)o;
 }
 
-/* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
-static int utf8_valid(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        size_t len;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if (c >= 0xC2 && c <= 0xDF) {
-            len = 2;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            if (c == 0xE0)
-                lo = 0xA0;
-            if (c == 0xED)
-                hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            if (c == 0xF0)
-                lo = 0x90;
-            if (c == 0xF4)
-                hi = 0x8F;
-        } else {
-            return 0;
-        }
-        if (n - i < len)
-            return 0;
-        if (s[i + 1] < lo || s[i + 1] > hi)
-            return 0;
-        for (size_t k = 2; k < len; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
-                return 0;
-        i += len;
-    }
-    return 1;
-}
-
 static const char *check_name(const char *s, size_t n)
 {
     if (memchr(s, '\0', n) != NULL)
         return "name contains a NUL byte";
-    if (!utf8_valid((const unsigned char *)s, n))
+    if (!ztd_utf8_valid(s, n))
         return "name is not valid UTF-8";
     return NULL;
 }
@@ -174,14 +125,14 @@ static ztd_route_status take_name(ztd_route_match *out, const char *seg, size_t 
     return ZTD_ROUTE_OK;
 }
 
-static int has_file_ext(const char *s, size_t n)
+bool ztd_route_file_ext(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof(file_exts) / sizeof(file_exts[0]); i++) {
         size_t e = strlen(file_exts[i]);
         if (n >= e && memcmp(s + n - e, file_exts[i], e) == 0)
-            return 1;
+            return true;
     }
-    return 0;
+    return false;
 }
 
 /* Traversal rules for a decoded file path; NULL if acceptable. */
@@ -236,7 +187,7 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
         if (len < 0)
             return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
         p += n;
-        if (has_file_ext(out->file + o, (size_t)len)) {
+        if (ztd_route_file_ext(out->file + o, (size_t)len)) {
             o += (size_t)len;
             break;
         }
@@ -292,10 +243,10 @@ static ztd_route_status route_blob(ztd_route_match *out, const char *method, con
     if (len != 7 + 64 || memcmp(digest, "sha256:", 7) != 0)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, bad);
     for (int i = 0; i < 64; i++) {
-        int v = hex_value(digest[7 + i]);
+        int v = ztd_hex_value(digest[7 + i]);
         if (v < 0)
             return fail(out, ZTD_ROUTE_BAD_REQUEST, bad);
-        out->blob[i] = "0123456789abcdef"[v];
+        out->blob[i] = ztd_hex_digit((unsigned)v);
     }
     out->blob[64] = '\0';
     return DISPATCH(out, method, ALLOW_GET, blob_routes);

@@ -61,6 +61,7 @@
 #ifndef ZTD_ROUTER_H
 #define ZTD_ROUTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -128,6 +129,10 @@ typedef struct ztd_route_match {
 /* Route a request; see the top of this file. method and path are NUL-terminated and borrowed;
  * either being NULL is BAD_REQUEST. out is always written; its status is returned. */
 ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match *out);
+
+/* Does the decoded name s[0..n) end in one of the served extensions (.zt, .safetensors, .alt;
+ * case-sensitive)? The rule that ends {file} in a URL, and the catalog's rule for files. */
+bool ztd_route_file_ext(const char *s, size_t n);
 
 /* Stable lower-case name of a route for metrics labels and logs ("manifest", "component",
  * ...); "none" for ZTD_ROUTE_NONE and for out-of-range values. Static storage. */

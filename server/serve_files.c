@@ -6,6 +6,8 @@
 #include "body.h"
 #include "conns.h"
 #include "http.h"
+#include "headers.h"
+#include "hex.h"
 #include "log.h"
 #include "metrics.h"
 #include "range.h"
@@ -65,38 +67,6 @@ static void add_meta(struct MHD_Response *resp, const void *p)
         MHD_add_response_header(resp, "X-Ztensor-Type", zt_component_type(m->c));
     MHD_add_response_header(resp, "X-Ztensor-Encoding",
                             zt_component_encoding(m->c) == ZT_ENC_ZSTD ? "zstd" : "raw");
-}
-
-/* Does Accept-Encoding allow zstd? An explicit "zstd" entry decides; otherwise
- * "*" does (RFC 9110 §12.5.3); q=0 means "not acceptable". */
-static bool accepts_zstd(const char *ae)
-{
-    int zstd = -1, star = -1;
-    for (const char *p = ae; p && *p;) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        const char *tok = p;
-        while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t')
-            p++;
-        size_t n = (size_t)(p - tok);
-        double q = 1.0;
-        while (*p && *p != ',') {
-            if (*p == ';') {
-                p++;
-                while (*p == ' ' || *p == '\t')
-                    p++;
-                if ((p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
-                    q = strtod(p + 2, NULL);
-            } else {
-                p++;
-            }
-        }
-        if (n == 4 && !strncasecmp(tok, "zstd", 4))
-            zstd = q > 0;
-        else if (n == 1 && *tok == '*')
-            star = q > 0;
-    }
-    return zstd >= 0 ? zstd == 1 : star == 1;
 }
 
 /* "\"<s>\"" into out (s is a manifest digest string, shorter than out). */
@@ -161,7 +131,7 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
     if (zstd)
         b.vary_accept_encoding = true;
-    if (!zstd || accepts_zstd(ztd_header(c, "Accept-Encoding"))) {
+    if (!zstd || ztd_accepts_zstd(ztd_header(c, "Accept-Encoding"))) {
         /* The stored bytes: sendfile straight from the file. */
         b.kind = ZTD_BODY_FD;
         b.off = zt_component_offset(comp);
@@ -280,16 +250,10 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     return send_component(s, c, r, e, o, comp, false);
 }
 
-static int hexval(char ch)
-{
-    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-}
-
 static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     uint8_t sha[32];
-    for (int i = 0; i < 32; i++)
-        sha[i] = (uint8_t)(hexval(r->match->blob[2 * i]) << 4 | hexval(r->match->blob[2 * i + 1]));
+    ztd_hex_decode(r->match->blob, 32, sha); /* the router checked the 64 digits */
     ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
     if (!snap)
         return ztd_fail(c, r, ZTD_ERR_NOT_READY);

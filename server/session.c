@@ -6,10 +6,13 @@
  */
 #include "session.h"
 #include "catalog.h"
+#include "clock.h"
+#include "hex.h"
 #include "log.h"
 #include "metrics.h"
 #include "response.h"
 #include "staging.h"
+#include "upload_json.h"
 #include "upload.h"
 
 #include <errno.h>
@@ -63,13 +66,6 @@ typedef struct sreq {
     uint64_t received, next_disk_check;
     bool lost; /* the session's staging file is gone: end the session with the request */
 } sreq;
-
-static uint64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 ztd_sessions *ztd_sessions_new(void)
 {
@@ -148,7 +144,7 @@ bool ztd_session_idle(uint64_t now, uint64_t last_used, uint64_t idle_ms)
 void ztd_sessions_sweep(ztd_server *s, uint64_t idle_ms)
 {
     ztd_sessions *t = s->sessions;
-    uint64_t now = mono_ms();
+    uint64_t now = ztd_now_ms();
     ztd_session *dead = NULL;
     pthread_mutex_lock(&t->mu);
     for (ztd_session **pp = &t->head; *pp;) {
@@ -195,7 +191,7 @@ static void release(ztd_server *s, ztd_session *x)
 {
     pthread_mutex_lock(&s->sessions->mu);
     x->busy = false;
-    x->last_used = mono_ms();
+    x->last_used = ztd_now_ms();
     pthread_mutex_unlock(&s->sessions->mu);
 }
 
@@ -241,100 +237,51 @@ enum MHD_Result ztd_json_body_append(struct MHD_Connection *c, ztd_req *r, const
     return MHD_YES;
 }
 
-static json_t *parse_body(struct MHD_Connection *c, ztd_req *r, enum MHD_Result *ret)
-{
-    json_error_t je;
-    json_t *j = r->body ? json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je) : NULL;
-    if (!j || !json_is_object(j)) {
-        *ret = ztd_error(c, r, ZTD_ERR_BAD_JSON, "%s%s%s", ztd_err_message(ZTD_ERR_BAD_JSON),
-                         j ? "" : ": ", j ? "" : (r->body ? je.text : "(empty)"));
-        json_decref(j);
-        return NULL;
-    }
-    return j;
-}
-
-/* ---- names */
-
-/* A relative .zt path: no leading '/', no empty, "." or ".." segment, no segment
- * starting with '.', valid UTF-8 enforced by jansson. */
-static bool valid_rel_name(const char *p)
-{
-    size_t n = strlen(p);
-    if (n < 4 || n >= PATH_MAX - 64 || strcmp(p + n - 3, ".zt"))
-        return false;
-    for (const char *seg = p;;) {
-        const char *slash = strchr(seg, '/');
-        size_t len = slash ? (size_t)(slash - seg) : strlen(seg);
-        if (len == 0 || seg[0] == '.' || len > 255)
-            return false;
-        if (!slash)
-            return true;
-        /* the router ends a file name at the first segment with a served extension */
-        char dir[256];
-        memcpy(dir, seg, len);
-        dir[len] = 0;
-        if (ztd_catalog_is_served_name(dir))
-            return false;
-        seg = slash + 1;
-    }
-}
-
 /* ---- POST /v1/uploads */
 
 static enum MHD_Result open_session(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
-    enum MHD_Result ret;
-    json_t *j = parse_body(c, r, &ret);
-    if (!j)
-        return ret;
-    const char *file = json_string_value(json_object_get(j, "file"));
-    json_t *attrs = json_object_get(j, "attributes");
-    if (!file || !valid_rel_name(file) || (attrs && !json_is_object(attrs))) {
-        json_decref(j);
-        return ztd_error(c, r, ZTD_ERR_BAD_REQUEST,
-                         "want {\"file\": \"relative/name.zt\", \"attributes\": {...}}; names "
-                         "have no empty, '.' or hidden segments and end in .zt");
-    }
+    ztd_open_request req;
+    char msg[512];
+    ztd_err e = ztd_open_parse(r->body, r->body_len, &req, msg, sizeof(msg));
+    if (e)
+        return ztd_error(c, r, e, "%s", msg);
     if (!s->staging) {
-        json_decref(j);
+        ztd_open_request_free(&req);
         return ztd_fail(c, r, ZTD_ERR_UPLOADS_DISABLED);
     }
     if (!ztd_upload_slot_take(s)) {
-        json_decref(j);
+        ztd_open_request_free(&req);
         return ztd_error(c, r, ZTD_ERR_TOO_MANY_UPLOADS,
                          "%u uploads and sessions are already running", s->cfg->max_uploads);
     }
     ztd_session *x = calloc(1, sizeof(*x));
     uint8_t rnd[16];
     zt_error err;
-    char *attr_text = attrs ? json_dumps(attrs, JSON_COMPACT) : NULL;
-    if (!x || getentropy(rnd, sizeof(rnd)) != 0 || !(x->file = strdup(file))) {
+    if (!x || getentropy(rnd, sizeof(rnd)) != 0) {
         free(x);
-        free(attr_text);
-        json_decref(j);
+        ztd_open_request_free(&req);
         ztd_upload_slot_give(s);
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     }
-    for (int i = 0; i < 16; i++)
-        snprintf(x->id + 2 * i, 3, "%02x", rnd[i]);
+    x->file = req.file; /* the session owns it now */
+    req.file = NULL;
+    ztd_hex_encode(rnd, sizeof(rnd), x->id);
     x->st = s->staging;
     x->fd = ztd_staging_create(s->staging, "session", x->name);
     zt_writer_options wo;
     zt_writer_options_init(&wo);
     if (x->fd < 0 || zt_writer_open_fd(x->fd, &wo, &x->w, &err) ||
-        (attr_text && zt_writer_set_attributes(x->w, attr_text, &err))) {
-        int e = errno;
+        (req.attributes && zt_writer_set_attributes(x->w, req.attributes, &err))) {
+        int en = errno;
         session_destroy(x);
-        free(attr_text);
-        json_decref(j);
+        ztd_open_request_free(&req);
         ztd_upload_slot_give(s);
-        return ztd_error(c, r, ztd_err_of_errno(e, ZTD_ERR_STAGING_FAILED),
-                         "cannot start the upload: %s", strerror(e));
+        return ztd_error(c, r, ztd_err_of_errno(en, ZTD_ERR_STAGING_FAILED),
+                         "cannot start the upload: %s", strerror(en));
     }
-    free(attr_text);
-    json_decref(j);
-    x->last_used = mono_ms();
+    ztd_open_request_free(&req);
+    x->last_used = ztd_now_ms();
     pthread_mutex_lock(&s->sessions->mu);
     x->next = s->sessions->head;
     s->sessions->head = x;
@@ -604,55 +551,33 @@ void ztd_session_request_done(ztd_server *s, ztd_req *r)
 
 /* ---- POST /v1/uploads/{id}/commit */
 
-static int add_one_object(ztd_session *x, const char *name, json_t *spec, zt_error *err)
+/* The parsed objects into the writer; -1 with err (err->code ZT_OK: an unknown key). */
+static int add_objects(ztd_session *x, const ztd_commit *cm, zt_error *err)
 {
-    json_t *shape = json_object_get(spec, "shape"), *comps = json_object_get(spec, "components");
-    json_t *attrs = json_object_get(spec, "attributes");
-    const char *format = json_string_value(json_object_get(spec, "format"));
-    if (!json_is_array(shape) || json_array_size(shape) > ZT_MAX_NDIM || !json_is_object(comps) ||
-        json_object_size(comps) > 64 || (attrs && !json_is_object(attrs)))
-        return snprintf(err->message, sizeof(err->message),
-                        "object \"%s\": want {\"shape\": [..], \"format\", \"attributes\", "
-                        "\"components\": {ROLE: {\"key\", \"dtype\", \"type\"}}}",
-                        name),
-               -1;
-    uint64_t dims[ZT_MAX_NDIM];
-    for (size_t i = 0; i < json_array_size(shape); i++) {
-        json_t *d = json_array_get(shape, i);
-        if (!json_is_integer(d) || json_integer_value(d) < 0)
-            return snprintf(err->message, sizeof(err->message),
-                            "object \"%s\": shape[%zu] must be a non-negative integer", name, i),
-                   -1;
-        dims[i] = (uint64_t)json_integer_value(d);
-    }
-    const char *roles[64];
-    size_t ids[64], n = 0;
-    const char *role;
-    json_t *cv;
-    json_object_foreach(comps, role, cv)
-    {
-        const char *key = json_string_value(json_object_get(cv, "key"));
-        const char *dt = json_string_value(json_object_get(cv, "dtype"));
-        const char *type = json_string_value(json_object_get(cv, "type"));
-        const skey *k = key ? find_key(x, key) : NULL;
-        zt_dtype d = dt ? zt_dtype_parse(dt, strlen(dt)) : ZT_DTYPE_INVALID;
-        if (!d && dt)
-            d = zt_dtype_parse_long(dt, strlen(dt));
-        if (!k || !d)
-            return snprintf(err->message, sizeof(err->message),
-                            "object \"%s\" component \"%s\": %s", name, role,
-                            !k ? "\"key\" names no uploaded component" : "bad or missing dtype"),
-                   -1;
-        if (zt_writer_set_component_type(x->w, k->id, d, type, err))
+    for (size_t i = 0; i < cm->n; i++) {
+        const ztd_commit_object *o = &cm->objects[i];
+        const char *roles[ZTD_COMMIT_MAX_PARTS];
+        size_t ids[ZTD_COMMIT_MAX_PARTS];
+        for (size_t k = 0; k < o->nparts; k++) {
+            const ztd_commit_part *p = &o->parts[k];
+            const skey *key = find_key(x, p->key);
+            if (!key) {
+                *err = (zt_error){0};
+                snprintf(err->message, sizeof(err->message),
+                         "object \"%s\" component \"%s\": \"key\" names no uploaded component",
+                         o->name, p->role);
+                return -1;
+            }
+            if (zt_writer_set_component_type(x->w, key->id, p->dtype, p->type, err))
+                return -1;
+            roles[k] = p->role;
+            ids[k] = key->id;
+        }
+        if (zt_writer_add_object(x->w, o->name, o->format, o->ndim, o->dims, o->attributes,
+                                 o->nparts, roles, ids, err))
             return -1;
-        roles[n] = role;
-        ids[n++] = k->id;
     }
-    char *at = attrs ? json_dumps(attrs, JSON_COMPACT) : NULL;
-    zt_status st = zt_writer_add_object(x->w, name, format ? format : "dense",
-                                        json_array_size(shape), dims, at, n, roles, ids, err);
-    free(at);
-    return st ? -1 : 0;
+    return 0;
 }
 
 /* zt_writer_finish failed: the writer cannot be used again, so the session is
@@ -672,22 +597,19 @@ static enum MHD_Result finish_failed(ztd_server *s, struct MHD_Connection *c, zt
 static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     enum MHD_Result ret;
-    json_t *j = parse_body(c, r, &ret);
-    if (!j)
-        return ret;
-    json_t *objs = json_object_get(j, "objects");
-    if (!json_is_object(objs)) {
-        json_decref(j);
-        return ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "want {\"objects\": {NAME: {...}}}");
-    }
+    ztd_commit cm;
+    char msg[512];
+    ztd_err e = ztd_commit_parse(r->body, r->body_len, &cm, msg, sizeof(msg));
+    if (e)
+        return ztd_error(c, r, e, "%s", msg);
     bool busy;
     ztd_session *x = acquire(s, r->match->upload_id, &busy);
     if (!x) {
-        json_decref(j);
+        ztd_commit_free(&cm);
         return session_error(c, r, busy);
     }
     if (session_lost(x)) {
-        json_decref(j);
+        ztd_commit_free(&cm);
         ret = lost_answer(c, r, x);
         finish_session(s, x);
         return ret;
@@ -695,22 +617,17 @@ static enum MHD_Result commit(ztd_server *s, struct MHD_Connection *c, ztd_req *
     /* Preconditions before the manifest is written, so a 412 keeps the session. */
     if (ztd_write_preconditions(s, c, r, x->file, &ret) != 0) {
         release(s, x);
-        json_decref(j);
+        ztd_commit_free(&cm);
         return ret;
     }
     zt_error err = {0};
-    const char *name;
-    json_t *spec;
-    json_object_foreach(objs, name, spec)
-    {
-        if (add_one_object(x, name, spec, &err) != 0) {
-            zt_writer_drop_objects(x->w, 0);
-            release(s, x);
-            json_decref(j);
-            return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_OBJECTS), "%s", err.message);
-        }
+    int bad = add_objects(x, &cm, &err);
+    ztd_commit_free(&cm);
+    if (bad) {
+        zt_writer_drop_objects(x->w, 0);
+        release(s, x);
+        return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_OBJECTS), "%s", err.message);
     }
-    json_decref(j);
     if (zt_writer_finish(x->w, &err))
         return finish_failed(s, c, r, x, &err);
     /* The staging file and its fd pass to publication. */

@@ -5,6 +5,7 @@
  * redirect a write.
  */
 #include "staging.h"
+#include "clock.h"
 #include "log.h"
 
 #include <dirent.h>
@@ -44,24 +45,17 @@ static ztd_staging_status fail(ztd_staging_status st, char *err, size_t errlen, 
     return st;
 }
 
-static uint64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
 /* flock(LOCK_EX), waiting at most wait_ms: a stuck instance must not hang us. */
 static int flock_wait(int fd, unsigned wait_ms)
 {
-    uint64_t until = mono_ms() + wait_ms;
+    uint64_t until = ztd_now_ms() + wait_ms;
     struct timespec pause = {0, 1000000};
     for (;;) {
         if (flock(fd, LOCK_EX | LOCK_NB) == 0)
             return 0;
         if (errno != EWOULDBLOCK && errno != EINTR)
             return -1;
-        if (mono_ms() >= until) {
+        if (ztd_now_ms() >= until) {
             errno = EWOULDBLOCK;
             return -1;
         }

@@ -5,6 +5,9 @@
  */
 #include "upload.h"
 #include "auth.h"
+#include "clock.h"
+#include "headers.h"
+#include "hex.h"
 #include "log.h"
 #include "metrics.h"
 #include "range.h"
@@ -17,7 +20,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,41 +67,6 @@ bool ztd_upload_handles(ztd_route_id route)
 }
 
 /* ---- shared helpers */
-
-int ztd_parse_digest_header(const char *v, ztd_digest_want *out)
-{
-    out->present = false;
-    if (!v)
-        return 0;
-    /* A list of "alg=:base64:" members; only sha-256 is used, others are ignored. */
-    for (const char *p = v; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        const char *eq = strchr(p, '=');
-        const char *end = strchr(p, ',');
-        if (!end)
-            end = p + strlen(p);
-        if (!eq || eq > end)
-            return *p ? -1 : 0;
-        size_t alen = (size_t)(eq - p);
-        if (alen == 7 && !strncasecmp(p, "sha-256", 7)) {
-            const char *b = eq + 1;
-            while (*b == ' ')
-                b++;
-            const char *colon = b[0] == ':' ? strchr(b + 1, ':') : NULL;
-            if (!colon || colon > end || colon - b - 1 != 44)
-                return -1;
-            unsigned char dec[48];
-            int n = EVP_DecodeBlock(dec, (const unsigned char *)b + 1, 44);
-            if (n != 33) /* 44 base64 chars with one '=' decode to 33 bytes, the last padding */
-                return -1;
-            memcpy(out->sha256, dec, 32);
-            out->present = true;
-        }
-        p = end;
-    }
-    return 0;
-}
 
 bool ztd_authorize(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool write,
                    enum MHD_Result *ret)
@@ -193,7 +160,6 @@ enum MHD_Result ztd_staging_lost(struct MHD_Connection *c, ztd_req *r, const cha
 
 static void escape_path(const char *in, char *out, size_t cap)
 {
-    static const char hx[] = "0123456789ABCDEF";
     size_t w = 0;
     for (const unsigned char *p = (const unsigned char *)in; *p && w + 4 < cap; p++) {
         if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
@@ -201,20 +167,11 @@ static void escape_path(const char *in, char *out, size_t cap)
             out[w++] = (char)*p;
         else {
             out[w++] = '%';
-            out[w++] = hx[*p >> 4];
-            out[w++] = hx[*p & 15];
+            out[w++] = ztd_hex_digit_upper(*p >> 4);
+            out[w++] = ztd_hex_digit_upper(*p);
         }
     }
     out[w] = 0;
-}
-
-static bool is_star(const char *v)
-{
-    if (!v)
-        return false;
-    while (*v == ' ' || *v == '\t')
-        v++;
-    return v[0] == '*' && (v[1] == 0 || v[1] == ' ' || v[1] == '\t');
 }
 
 static enum MHD_Result write_failed(struct MHD_Connection *c, ztd_req *r, int e);
@@ -248,7 +205,7 @@ static int publish_locked(ztd_server *s, struct MHD_Connection *c, ztd_req *r, c
     if (ztd_write_preconditions(s, c, r, rel, ret) == 0) {
         /* Only "If-None-Match: *" makes a write create-only; a list of tags was
          * already evaluated against the current file above. */
-        bool no_replace = is_star(ztd_header(c, "If-None-Match"));
+        bool no_replace = ztd_if_none_match_star(ztd_header(c, "If-None-Match"));
         rc = ztd_publish(s->cfg->root, s->staging, name, rel, no_replace, replaced, msg, cap);
         if (rc == 0)
             current_etag(s->cfg->root, rel, etag); /* under the lock: this version's */
@@ -502,13 +459,6 @@ static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req
     return MHD_YES;
 }
 
-static uint64_t ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
-}
-
 static enum MHD_Result put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     ztd_upload *u = r->up;
@@ -524,13 +474,13 @@ static enum MHD_Result put_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
             return ztd_fail(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH);
     }
     /* fsynced beside the verification, then published; the fd closes after */
-    uint64_t t_body = ms_since(&r->t0m);
+    uint64_t t_body = (ztd_now_us() - r->t0_us) / 1000;
     enum MHD_Result ret =
         ztd_validate_and_publish(s, c, r, u->fd, u->name, u->received, r->match->file, true, true);
     u->name[0] = 0; /* published or removed */
     ztd_log(ZTD_LOG_DEBUG, "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms",
             r->match->file, (unsigned long long)u->received, (unsigned long long)t_body,
-            (unsigned long long)(ms_since(&r->t0m) - t_body));
+            (unsigned long long)((ztd_now_us() - r->t0_us) / 1000 - t_body));
     return ret;
 }
 

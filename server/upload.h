@@ -7,6 +7,7 @@
 #ifndef ZTD_UPLOAD_H
 #define ZTD_UPLOAD_H
 
+#include "headers.h"
 #include "http.h"
 
 /* Is this (method, route) one handled here? */
@@ -22,12 +23,6 @@ enum MHD_Result ztd_upload_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
 void ztd_upload_cleanup(ztd_server *s, ztd_req *r);
 
 /* Shared with session.c */
-typedef struct ztd_digest_want {
-    bool present;
-    uint8_t sha256[32];
-} ztd_digest_want;
-/* Parse Content-Digest / Repr-Digest ("sha-256=:b64:", in a list). -1 if malformed. */
-int ztd_parse_digest_header(const char *v, ztd_digest_want *out);
 /* 401/403 answer if the request lacks the scope; MHD_YES with r->responded. NULL: allowed. */
 bool ztd_authorize(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool write,
                    enum MHD_Result *ret);

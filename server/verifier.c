@@ -8,6 +8,7 @@
  * a new snapshot skips every component already decided.
  */
 #include "verifier.h"
+#include "clock.h"
 #include "log.h"
 
 #include <pthread.h>
@@ -29,7 +30,7 @@ struct ztd_verifier {
     bool stop; /* atomic */
     /* What the passes since the last summary line did. */
     uint64_t components, bytes, mismatches, unreadable;
-    struct timespec t0;
+    uint64_t t0_ms;
 };
 
 static void lower_priority(void)
@@ -41,17 +42,10 @@ static void lower_priority(void)
         ztd_log(ZTD_LOG_DEBUG, "verify: cannot use the idle I/O class");
 }
 
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 static void check_one(ztd_verifier *v, ztd_entry *e, ztd_digest_check *k)
 {
     if (!v->components && !v->mismatches && !v->unreadable)
-        clock_gettime(CLOCK_MONOTONIC, &v->t0);
+        v->t0_ms = ztd_now_ms();
     zt_error err;
     int checked = 0;
     zt_status st = zt_component_verify(e->file, k->object, k->component, &checked, &err);
@@ -107,7 +101,7 @@ static void summary(ztd_verifier *v)
 {
     if (!v->components && !v->mismatches && !v->unreadable)
         return;
-    double t = seconds_since(&v->t0);
+    double t = (double)(ztd_now_ms() - v->t0_ms) / 1e3;
     ztd_log(ZTD_LOG_INFO,
             "verify: %llu components verified (%.1f MiB in %.2f s), %llu mismatches, %llu "
             "unreadable",
