@@ -2,18 +2,18 @@
  * ztensord: start-up, signals and shutdown. The main thread owns the
  * control loop (signalfd + inotify); libmicrohttpd's thread pool serves.
  */
-#include "catalog.h"
-#include "clock.h"
-#include "config.h"
-#include "conns.h"
-#include "http.h"
-#include "auth.h"
-#include "log.h"
-#include "notify.h"
-#include "session.h"
-#include "staging.h"
-#include "verifier.h"
-#include "watch.h"
+#include "store/catalog.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "http/conns.h"
+#include "http/http.h"
+#include "http/auth.h"
+#include "core/log.h"
+#include "core/notify.h"
+#include "handlers/session.h"
+#include "store/staging.h"
+#include "store/verifier.h"
+#include "core/watch.h"
 
 #include <errno.h>
 #include <poll.h>

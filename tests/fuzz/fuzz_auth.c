@@ -1,5 +1,5 @@
 /*
- * fuzz_auth.c: libFuzzer target for server/auth.c: the tokens file and the Authorization check.
+ * fuzz_auth.c: libFuzzer target for server/http/auth.c: the tokens file and the Authorization check.
  *
  * This file defines LLVMFuzzerTestOneInput and nothing else: no main. Link it with
  * -fsanitize=fuzzer, or with a driver that replays a corpus through the same entry point.
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "auth.h"
+#include "http/auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_headers.c: libFuzzer target for server/headers.c, the pure parsers of request headers.
+ * fuzz_headers.c: libFuzzer target for server/http/headers.c, the pure parsers of request headers.
  *
  * This file defines LLVMFuzzerTestOneInput and nothing else: no main. Link it with
  * -fsanitize=fuzzer, or with a driver that replays a corpus through the same entry point.
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "headers.h"
+#include "http/headers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_upload_json.c: libFuzzer target for server/upload_json.c, the JSON bodies of upload
+ * fuzz_upload_json.c: libFuzzer target for server/http/upload_json.c, the JSON bodies of upload
  * sessions (the open request and the commit).
  *
  * This file defines LLVMFuzzerTestOneInput and nothing else: no main. Link it with
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "upload_json.h"
+#include "http/upload_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * test_auth.c: the tokens file parser and the Authorization check of server/auth.c.
+ * test_auth.c: the tokens file parser and the Authorization check of server/http/auth.c.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "auth.h"
+#include "http/auth.h"
 
 #define READ_TOK "r0123456789abcdef"
 #define WRITE_TOK "w0123456789abcdef+/=~._-"

@@ -1,5 +1,5 @@
 /*
- * test_dates.c: unit tests for server/dates.c (the calendar, and HTTP-dates in their three
+ * test_dates.c: unit tests for server/core/dates.c (the calendar, and HTTP-dates in their three
  * formats, parsed and formatted).
  */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dates.h"
+#include "core/dates.h"
 
 /* Sun, 06 Nov 1994 08:49:37 GMT, the example date of RFC 9110. */
 #define LM 784111777

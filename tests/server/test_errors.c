@@ -1,5 +1,5 @@
 /*
- * test_errors.c: the error table (server/errors.c) against the one in
+ * test_errors.c: the error table (server/core/errors.c) against the one in
  * docs/API.md, section "Errors": the same (status, code) pairs both ways, and
  * Retry-After documented exactly on the rows that send it. Also the two
  * mappings onto the table: libztensor statuses by operation, and errno.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "core/errors.h"
 
 #define MAX_ROWS 256
 

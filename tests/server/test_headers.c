@@ -1,5 +1,5 @@
 /*
- * test_headers.c: the pure header parsers of server/headers.c: Accept-Encoding,
+ * test_headers.c: the pure header parsers of server/http/headers.c: Accept-Encoding,
  * Content-Digest / Repr-Digest, X-Request-Id and If-None-Match: *.
  */
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "headers.h"
+#include "http/headers.h"
 
 static void accept_encoding(void **state)
 {

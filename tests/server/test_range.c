@@ -1,5 +1,5 @@
 /*
- * test_range.c: unit tests for server/range.c (Range, If-Range, conditional requests,
+ * test_range.c: unit tests for server/http/range.c (Range, If-Range, conditional requests,
  * entity-tag lists and multipart/byteranges framing).
  */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "range.h"
+#include "http/range.h"
 
 /* Sun, 06 Nov 1994 08:49:37 GMT, the example date of RFC 9110. */
 #define LM 784111777

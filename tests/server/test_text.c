@@ -1,5 +1,5 @@
 /*
- * test_text.c: the server's one home for hex digits (server/hex.c) and for UTF-8
+ * test_text.c: the server's one home for hex digits (server/core/hex.c) and for UTF-8
  * validation (server/utf8.c), which the router and the catalog share.
  */
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 
 #include <string.h>
 
-#include "hex.h"
-#include "utf8.h"
+#include "core/hex.h"
+#include "core/utf8.h"
 
 static void hex_both_ways(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_upload_json.c: the JSON bodies of upload sessions (server/upload_json.c): the
+ * test_upload_json.c: the JSON bodies of upload sessions (server/http/upload_json.c): the
  * open request and the commit, what each accepts, and the error and message for what not.
  */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "upload_json.h"
+#include "http/upload_json.h"
 
 static ztd_err open_body(const char *body, ztd_open_request *o, char *msg)
 {

@@ -1,0 +1,112 @@
+/*
+ * Responses (see response.h). Every error goes through verror(), which takes
+ * its status, code and Retry-After from the error table.
+ */
+#include "http/response.h"
+#include "core/clock.h"
+#include "core/log.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ztd_header(struct MHD_Connection *c, const char *name)
+{
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
+                          struct MHD_Response *resp, uint64_t body_len)
+{
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING);
+    MHD_add_response_header(resp, "X-Request-Id", r->request_id);
+    r->status = (int)status;
+    r->bytes = strcmp(r->method, "HEAD") ? body_len : 0; /* HEAD sends no body */
+    r->responded = true;
+    if (r->in_data || r->defer_early) {
+        r->deferred = resp;
+        r->deferred_status = status;
+        r->deferred_ms = ztd_now_ms();
+        return MHD_YES;
+    }
+    enum MHD_Result ret = MHD_queue_response(c, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
+                         size_t len, int copy)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        len, (void *)json, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    return ztd_queue(c, r, status, resp, len);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, ztd_req *r, ztd_err e,
+                                  const char *hname, const char *hval, const char *msg)
+{
+    unsigned status = ztd_err_status(e);
+    const char *code = ztd_err_code(e);
+    json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!s)
+        return MHD_NO;
+    ztd_log(status >= 500 ? ZTD_LOG_ERROR : ZTD_LOG_INFO, "%u %s: %s (%s)", status, code, msg,
+            r->target ? r->target : "");
+    size_t n = strlen(s);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (ztd_err_retry_after(e)) {
+        char ra[16];
+        snprintf(ra, sizeof(ra), "%u", ztd_err_retry_after(e));
+        MHD_add_response_header(resp, "Retry-After", ra);
+    }
+    if (hname)
+        MHD_add_response_header(resp, hname, hval);
+    return ztd_queue(c, r, status, resp, n);
+}
+
+static enum MHD_Result verror(struct MHD_Connection *c, ztd_req *r, ztd_err e, const char *hname,
+                              const char *hval, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    return send_error(c, r, e, hname, hval, msg);
+}
+
+enum MHD_Result ztd_fail(struct MHD_Connection *c, ztd_req *r, ztd_err e)
+{
+    return send_error(c, r, e, NULL, NULL, ztd_err_message(e));
+}
+
+enum MHD_Result ztd_error(struct MHD_Connection *c, ztd_req *r, ztd_err e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ret = verror(c, r, e, NULL, NULL, fmt, ap);
+    va_end(ap);
+    return ret;
+}
+
+enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, ztd_err e, const char *hname,
+                              const char *hval, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ret = verror(c, r, e, hname, hval, fmt, ap);
+    va_end(ap);
+    return ret;
+}

@@ -1,0 +1,41 @@
+/*
+ * Responses: queueing one (with the headers every response carries and what
+ * the access log needs), JSON bodies, and errors from the table in errors.h
+ * as {"error": {"code": ..., "message": ...}}.
+ *
+ * A response queued while the request body is being read, or before a body
+ * the client sends regardless, is held back by ztd_queue and sent once the
+ * body has been read (docs/internals/request.md).
+ */
+#ifndef ZTD_RESPONSE_H
+#define ZTD_RESPONSE_H
+
+#include <microhttpd.h>
+#include <stdint.h>
+
+#include "core/errors.h"
+#include "http/http.h"
+
+/* Queue resp (consumed, NULL: MHD_NO), recording status and body size for
+ * the access log and metrics. */
+enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
+                          struct MHD_Response *resp, uint64_t body_len);
+/* A JSON body. copy = 0: `json` must outlive the response. */
+enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
+                         size_t len, int copy);
+
+/* Error e with its default message; logged at info (5xx at error). */
+enum MHD_Result ztd_fail(struct MHD_Connection *c, ztd_req *r, ztd_err e);
+/* Error e with a message of the caller's. */
+enum MHD_Result ztd_error(struct MHD_Connection *c, ztd_req *r, ztd_err e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same, plus one header (Allow, Content-Range, WWW-Authenticate, Connection).
+ * Retry-After comes from the table. */
+enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, ztd_err e, const char *hname,
+                              const char *hval, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* A request header's value, or NULL. */
+const char *ztd_header(struct MHD_Connection *c, const char *name);
+
+#endif
