@@ -7,7 +7,8 @@
 #ifndef ZTD_BODY_H
 #define ZTD_BODY_H
 
-#include "http/http.h"
+#include "http/request.h"
+#include "store/catalog.h"
 
 typedef enum ztd_body_kind { ZTD_BODY_FD, ZTD_BODY_MEM, ZTD_BODY_DECODE } ztd_body_kind;
 

@@ -6,6 +6,7 @@
  */
 #include "http/http.h"
 #include "core/clock.h"
+#include "core/config.h"
 #include "http/conns.h"
 #include "http/framing.h"
 #include "http/headers.h"
@@ -14,12 +15,13 @@
 #include "core/metrics.h"
 #include "http/mhd_log.h"
 #include "http/response.h"
+#include "http/routes.h"
 #include "http/tcp_acked.h"
-#include "handlers/upload.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,7 @@ static void spare_key_init(void)
     pthread_key_create(&g_spare_key, free);
 }
 
-ztd_route_match *ztd_match_new(void)
+static ztd_route_match *ztd_match_new(void)
 {
     pthread_once(&g_spare_once, spare_key_init);
     ztd_route_match *m = pthread_getspecific(g_spare_key);
@@ -48,7 +50,7 @@ ztd_route_match *ztd_match_new(void)
     return malloc(sizeof(*m));
 }
 
-void ztd_match_free(ztd_route_match *m)
+static void ztd_match_free(ztd_route_match *m)
 {
     if (!m)
         return;
@@ -144,12 +146,65 @@ static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *url, 
     return 0;
 }
 
-/* The first call for a request: state only. Routes that take a body or change
- * state are routed now, so that a refusal (401, 413, 412, ...) goes out before
- * the client sends a body it would waste. A client that sends its body without
- * Expect: 100-continue would not read that refusal until its body is written:
- * for it the refusal waits until the body has been read and dropped (up to
- * lingering_max; a larger declared body is refused at once). */
+/* Is the request allowed the scope its route needs? Otherwise its 401 or 403
+ * is queued. */
+static bool authorized(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_scope need,
+                       enum MHD_Result *ret)
+{
+    if (need == ZTD_SCOPE_NONE || (need == ZTD_SCOPE_READ && !s->cfg->require_read_token))
+        return true;
+    if (need == ZTD_SCOPE_WRITE && !s->tokens) {
+        if (s->cfg->allow_anonymous_writes)
+            return true;
+        *ret = ztd_fail(c, r, ZTD_ERR_WRITES_DISABLED);
+        return false;
+    }
+    switch (ztd_auth_check(s->tokens, ztd_header(c, "Authorization"), need)) {
+    case ZTD_AUTH_OK:
+        return true;
+    case ZTD_AUTH_FORBIDDEN:
+        *ret = ztd_error(c, r, ZTD_ERR_FORBIDDEN, "this token may not %s",
+                         need == ZTD_SCOPE_WRITE ? "write" : "read");
+        return false;
+    case ZTD_AUTH_INVALID:
+        *ret = ztd_error_hdr(c, r, ZTD_ERR_TOKEN_UNKNOWN, "WWW-Authenticate",
+                             "Bearer realm=\"ztensord\", error=\"invalid_token\"", "%s",
+                             ztd_err_message(ZTD_ERR_TOKEN_UNKNOWN));
+        return false;
+    default:
+        *ret = ztd_error_hdr(c, r, ZTD_ERR_TOKEN_MISSING, "WWW-Authenticate",
+                             "Bearer realm=\"ztensord\"", "%s",
+                             ztd_err_message(ZTD_ERR_TOKEN_MISSING));
+        return false;
+    }
+}
+
+/* The router found no route: its answer (400, 404, 405 with Allow, 414). */
+static enum MHD_Result no_route(struct MHD_Connection *c, ztd_req *r)
+{
+    const ztd_route_match *m = r->match;
+    switch (m->status) {
+    case ZTD_ROUTE_METHOD_NOT_ALLOWED:
+        return ztd_error_hdr(c, r, ZTD_ERR_METHOD_NOT_ALLOWED, "Allow", m->allow,
+                             "%s is not allowed here; allowed: %s", r->method, m->allow);
+    case ZTD_ROUTE_NOT_FOUND:
+        return ztd_error(c, r, ZTD_ERR_NOT_FOUND, "%s",
+                         m->message ? m->message : "no such endpoint");
+    case ZTD_ROUTE_URI_TOO_LONG:
+        return ztd_error(c, r, ZTD_ERR_URI_TOO_LONG, "%s", m->message ? m->message : "too long");
+    default:
+        return ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "%s", m->message ? m->message : "bad path");
+    }
+}
+
+/* The first call for a request: state only, and the route from the table.
+ * Routes that take a body are authorised and begun now, so that a refusal
+ * (401, 413, 412, ...) goes out before the client sends a body it would
+ * waste. A client that sends its body without Expect: 100-continue would not
+ * read that refusal until its body is written: for it the refusal waits until
+ * the body has been read and dropped (up to lingering_max; a larger declared
+ * body is refused at once). Every other answer waits for the last call: one
+ * queued now would cost keep-alive (docs/internals/request.md). */
 static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                   const char *url, const char *method, const char *version)
 {
@@ -171,22 +226,30 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
         return ret;
     if (!ztd_conns_admit(c, r->path)) /* queued now, so MHD closes the connection after it */
         return ztd_fail(c, r, ZTD_ERR_OVERLOADED);
-    if (strcmp(method, "PUT") && strcmp(method, "POST") && strcmp(method, "DELETE"))
-        return MHD_YES;
     if (!(r->match = ztd_match_new()))
         return MHD_NO;
-    if (ztd_route(method, r->path, r->match) != ZTD_ROUTE_OK ||
-        !ztd_upload_handles(r->match->route)) {
-        ztd_match_free(r->match); /* ztd_serve routes again into a fresh match */
-        r->match = NULL;
-        return MHD_YES; /* answered by ztd_serve on the next call */
-    }
-    r->body_route = true;
+    if (ztd_route(method, r->path, r->match) == ZTD_ROUTE_OK)
+        r->route = ztd_route_def_of(r->match->route);
+    if (!r->route || r->route->body == ZTD_REQ_BODY_NONE)
+        return MHD_YES;
     r->defer_early = f.has_body && !f.expect_continue && s->cfg->lingering_max > 0 &&
                      (f.chunked || f.content_length <= s->cfg->lingering_max);
-    ret = ztd_upload_begin(s, c, r);
+    ret = MHD_YES;
+    if (authorized(s, c, r, r->route->scope, &ret) && r->route->begin)
+        ret = r->route->begin(s, c, r);
     r->defer_early = false;
     return ret;
+}
+
+/* The last call: the request, and its body if any, is complete. */
+static enum MHD_Result last_call(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    enum MHD_Result ret;
+    if (!r->route)
+        return no_route(c, r);
+    if (r->route->body == ZTD_REQ_BODY_NONE && !authorized(s, c, r, r->route->scope, &ret))
+        return ret;
+    return r->route->handler(s, c, r);
 }
 
 /* libmicrohttpd takes no response while a body is being read. A refusal held
@@ -234,22 +297,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0; /* MHD drops the rest of the body and closes */
         return MHD_YES;
     }
-    if (r->body_route) {
-        if (*upload_size) {
-            size_t n = *upload_size;
-            *upload_size = 0;
-            r->in_data = true;
-            enum MHD_Result ret = ztd_upload_data(s, c, r, upload_data, n);
-            r->in_data = false;
-            return ret;
-        }
-        return ztd_upload_end(s, c, r);
+    if (*upload_size && r->route && r->route->data) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        r->in_data = true;
+        enum MHD_Result ret = r->route->data(s, c, r, upload_data, n);
+        r->in_data = false;
+        return ret;
     }
     if (*upload_size) {
         *upload_size = 0; /* a body nobody asked for */
         return MHD_YES;
     }
-    return ztd_serve(s, c, r, method);
+    return last_call(s, c, r);
 }
 
 static void client_addr(struct MHD_Connection *c, char *buf, size_t cap)
@@ -285,12 +345,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     uint64_t sent = complete      ? r->bytes
                     : r->deferred ? 0 /* the error was never queued */
                                   : ztd_tcp_delivered(r->acked0, ztd_tcp_acked(c), r->bytes);
-    ztd_metrics_request(r->match && r->match->status == ZTD_ROUTE_OK ? r->match->route
-                                                                     : ZTD_ROUTE_NONE,
-                        r->status, sent, us);
-    if (r->body_route &&
-        (r->match->route == ZTD_ROUTE_PUT_FILE || r->match->route == ZTD_ROUTE_UPLOAD_COMPONENT ||
-         r->match->route == ZTD_ROUTE_UPLOAD_COMMIT))
+    ztd_metrics_request(r->route ? r->route->id : ZTD_ROUTE_NONE, r->status, sent, us);
+    if (r->route && r->route->upload)
         ztd_metrics_upload_outcome(!r->responded      ? ZTD_UPLOAD_ABORTED
                                    : r->status >= 500 ? ZTD_UPLOAD_FAILED
                                    : r->status >= 400 ? ZTD_UPLOAD_REJECTED
@@ -313,9 +369,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
     if (r->deferred)
         MHD_destroy_response(r->deferred);
-    ztd_upload_cleanup(s, r);
-    ztd_entry_release(r->pin);
-    zt_free(r->owned);
+    ztd_req_set_ctx(r, NULL, NULL); /* the handler's state, whatever it is */
     ztd_match_free(r->match);
     free(r->target);
     if (r->counted) {

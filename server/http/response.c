@@ -4,9 +4,11 @@
  */
 #include "http/response.h"
 #include "core/clock.h"
+#include "core/hex.h"
 #include "core/log.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,4 +111,45 @@ enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, ztd_err e, c
     enum MHD_Result ret = verror(c, r, e, hname, hval, fmt, ap);
     va_end(ap);
     return ret;
+}
+
+/* rel for a Location header: unreserved characters and '/' kept, the rest
+ * percent-encoded (RFC 3986). */
+static void escape_path(const char *in, char *out, size_t cap)
+{
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && w + 4 < cap; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~/", *p)) {
+            out[w++] = (char)*p;
+        } else {
+            out[w++] = '%';
+            out[w++] = ztd_hex_digit_upper(*p >> 4);
+            out[w++] = ztd_hex_digit_upper(*p);
+        }
+    }
+    out[w] = 0;
+}
+
+enum MHD_Result ztd_published_answer(struct MHD_Connection *c, ztd_req *r, const char *rel,
+                                     uint64_t size, size_t objects, const char *etag, bool replaced)
+{
+    json_t *j = json_pack("{s:s, s:I, s:I, s:s, s:b}", "name", rel, "size", (json_int_t)size,
+                          "objects", (json_int_t)objects, "etag", etag, "replaced", replaced);
+    char *body = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!body)
+        return MHD_NO;
+    size_t n = strlen(body);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    char loc[PATH_MAX * 3] = "/v1/files/";
+    escape_path(rel, loc + 10, sizeof(loc) - 10);
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    MHD_add_response_header(resp, "ETag", etag);
+    MHD_add_response_header(resp, "Location", loc);
+    return ztd_queue(c, r, replaced ? 200 : 201, resp, n);
 }

@@ -11,10 +11,12 @@
 #define ZTD_RESPONSE_H
 
 #include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/errors.h"
-#include "http/http.h"
+#include "http/request.h"
 
 /* Queue resp (consumed, NULL: MHD_NO), recording status and body size for
  * the access log and metrics. */
@@ -37,5 +39,11 @@ enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, ztd_err e, c
 
 /* A request header's value, or NULL. */
 const char *ztd_header(struct MHD_Connection *c, const char *name);
+
+/* 200 (replaced) or 201 for a write that published rel: ETag, Location and a
+ * JSON body {"name", "size", "objects", "etag", "replaced"}. */
+enum MHD_Result ztd_published_answer(struct MHD_Connection *c, ztd_req *r, const char *rel,
+                                     uint64_t size, size_t objects, const char *etag,
+                                     bool replaced);
 
 #endif

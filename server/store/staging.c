@@ -19,7 +19,6 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -391,14 +390,5 @@ int ztd_unpublish(const char *root, const char *rel, char *err, size_t errlen)
     }
     fsync(dfd);
     close(dfd);
-    return 0;
-}
-
-int ztd_disk_free(const char *root, uint64_t *bytes)
-{
-    struct statvfs sv;
-    if (statvfs(root, &sv) != 0)
-        return -1;
-    *bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
     return 0;
 }

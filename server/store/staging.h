@@ -71,7 +71,5 @@ int ztd_publish(const char *root, ztd_staging *st, const char *name, const char 
                 bool no_replace, bool *replaced, char *err, size_t errlen);
 /* Remove ROOT/rel and fsync its directory. -1 with errno on failure. */
 int ztd_unpublish(const char *root, const char *rel, char *err, size_t errlen);
-/* Bytes available to unprivileged users on the root's filesystem. */
-int ztd_disk_free(const char *root, uint64_t *bytes);
 
 #endif

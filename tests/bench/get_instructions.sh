@@ -9,7 +9,7 @@
 source "$(dirname "$0")/common.sh"
 command -v valgrind >/dev/null || { echo "needs valgrind"; exit 1; }
 if [ $# -ge 1 ]; then
-  ztd=$1 zt=${ZT:-$(dirname "$1")/../cli/zt}
+  ztd=$(realpath "$1") zt=$(realpath "${ZT:-$(dirname "$1")/../cli/zt}")
   mkdir -p "$work"
 else
   bench_build

@@ -7,7 +7,7 @@
 # of the GETs that overlapped the verify + fsync + publish phase.
 source "$(dirname "$0")/common.sh"
 if [ $# -ge 1 ]; then
-  ztd=$1 zt=${ZT:-$(dirname "$1")/../cli/zt}
+  ztd=$(realpath "$1") zt=$(realpath "${ZT:-$(dirname "$1")/../cli/zt}")
   mkdir -p "$work"
 else
   bench_build

@@ -1,5 +1,5 @@
 /*
- * test_session_idle.c: the idle test of upload sessions (server/handlers/session.c).
+ * test_session_idle.c: the idle test of upload sessions (server/store/sessions.c).
  * The sweep reads the clock, then takes the table's lock; a request that
  * releases a session (or opens one) in between stamps it later than the
  * sweep's "now". Such a session was just used: it must not count as idle
@@ -11,7 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "handlers/session.h"
+#include "store/sessions.h"
 
 static void idle(void **state)
 {

@@ -1,21 +1,15 @@
 /*
- * Read routes: health, readiness, the file listing, manifests, objects,
- * components, whole files and content-addressed blobs. Each pins the catalog
- * entry it answers from until MHD is done with the response.
+ * Read routes (see read.h). Each pins the catalog entry it answers from, as
+ * the request's state, until libmicrohttpd is done with the response.
  */
-#include "http/body.h"
-#include "http/conns.h"
-#include "http/http.h"
-#include "http/headers.h"
+#include "handlers/read.h"
+#include "core/config.h"
 #include "core/hex.h"
-#include "core/log.h"
-#include "core/metrics.h"
-#include "http/range.h"
+#include "http/body.h"
+#include "http/headers.h"
 #include "http/response.h"
-#include "handlers/session.h"
-#include "handlers/upload.h"
+#include "store/catalog.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +85,31 @@ static void tagged_etag(char out[96], const char *tag, const ztd_entry *e)
     out[n + 1] = '-';
     memcpy(out + n + 2, e->file_etag + 1, 32);
     memcpy(out + n + 34, "\"", 2);
+}
+
+static void release_entry(void *e)
+{
+    ztd_entry_release(e);
+}
+
+/* The entry answers this request: it stays open until the request ends. */
+static void pin(ztd_req *r, ztd_entry *e)
+{
+    ztd_req_set_ctx(r, e, release_entry);
+}
+
+/* An object's JSON is made per request: it lives as long as the pin. */
+typedef struct object_ctx {
+    ztd_entry *e;
+    char *json;
+} object_ctx;
+
+static void object_ctx_free(void *p)
+{
+    object_ctx *x = p;
+    ztd_entry_release(x->e);
+    zt_free(x->json);
+    free(x);
 }
 
 static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
@@ -176,29 +195,32 @@ static enum MHD_Result send_json_repr(ztd_server *s, struct MHD_Connection *c, z
     return ztd_send_body(c, r, &b);
 }
 
-/* The object JSON is built per request and freed with the response. */
+/* The object JSON is built per request and kept with the pin. */
 static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                    ztd_entry *e, const zt_object *o)
 {
     zt_error err;
-    char *json = zt_object_json(o, ZT_JSON_COMPACT, &err);
-    if (!json)
+    object_ctx *x = calloc(1, sizeof(*x));
+    if (!x)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    if (!(x->json = zt_object_json(o, ZT_JSON_COMPACT, &err))) {
+        free(x);
         return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_READ), "%s", err.message);
-    /* Hand ownership to the entry-independent response: copy, then free ours. */
+    }
+    ztd_entry_retain(e); /* x's pin replaces the request's */
+    x->e = e;
+    ztd_req_set_ctx(r, x, object_ctx_free);
     ztd_body b;
     init_body(&b, s, e);
     b.kind = ZTD_BODY_MEM;
-    b.len = strlen(json);
+    b.mem = x->json; /* MEM bodies are PERSISTENT: x outlives the response */
+    b.len = strlen(x->json);
     b.content_type = "application/json";
     tagged_etag(b.etag, "object", e);
-    /* MEM bodies are PERSISTENT; keep the JSON until the request completes. */
-    b.mem = json;
-    enum MHD_Result ret = ztd_send_body(c, r, &b);
-    r->owned = json;
-    return ret;
+    return ztd_send_body(c, r, &b);
 }
 
-static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+enum MHD_Result ztd_read_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     ztd_route_match *m = r->match;
     ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
@@ -210,7 +232,7 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     ztd_snapshot_release(snap);
     if (!e)
         return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);
-    r->pin = e;
+    pin(r, e);
     if (!e->file && e->retry)
         return ztd_error(c, r, ZTD_ERR_FILE_UNAVAILABLE,
                          "file \"%s\" cannot be opened now (retried by each scan): %s", m->file,
@@ -250,7 +272,7 @@ static enum MHD_Result file_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     return send_component(s, c, r, e, o, comp, false);
 }
 
-static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+enum MHD_Result ztd_read_blob(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     uint8_t sha[32];
     ztd_hex_decode(r->match->blob, 32, sha); /* the router checked the 64 digits */
@@ -268,7 +290,7 @@ static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (!e)
         return ztd_error(c, r, ZTD_ERR_BLOB_NOT_FOUND, "no component has digest sha256:%s",
                          r->match->blob);
-    r->pin = e;
+    pin(r, e);
     /* Only components whose bytes hash to something else claim this digest. */
     if (mismatch)
         return ztd_error(c, r, ZTD_ERR_BLOB_DIGEST_MISMATCH,
@@ -278,87 +300,12 @@ static enum MHD_Result blob_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     return send_component(s, c, r, e, o, comp, true);
 }
 
-static enum MHD_Result metrics_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+enum MHD_Result ztd_read_list(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
-    ztd_catalog_stats cs;
-    ztd_catalog_get_stats(s->catalog, &cs);
-    ztd_metrics_gauges g = {.files_valid = cs.files_valid,
-                            .files_invalid = cs.files_invalid,
-                            .sessions = ztd_sessions_count(s->sessions),
-                            .reloads = cs.reloads};
-    ztd_catalog_digest_counts(s->catalog, g.digests);
-    ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy);
-    size_t len;
-    char *text = ztd_metrics_render(&g, &len);
-    if (!text)
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    return ztd_queue(c, r, 200, resp, len);
-}
-
-enum MHD_Result ztd_serve(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *method)
-{
-    if (!r->match && !(r->match = ztd_match_new()))
-        return MHD_NO;
-    ztd_route_match *m = r->match;
-    switch (ztd_route(method, r->path, m)) {
-    case ZTD_ROUTE_OK:
-        break;
-    case ZTD_ROUTE_METHOD_NOT_ALLOWED:
-        return ztd_error_hdr(c, r, ZTD_ERR_METHOD_NOT_ALLOWED, "Allow", m->allow,
-                             "%s is not allowed here; allowed: %s", method, m->allow);
-    case ZTD_ROUTE_NOT_FOUND:
-        return ztd_error(c, r, ZTD_ERR_NOT_FOUND, "%s",
-                         m->message ? m->message : "no such endpoint");
-    case ZTD_ROUTE_URI_TOO_LONG:
-        return ztd_error(c, r, ZTD_ERR_URI_TOO_LONG, "%s", m->message ? m->message : "too long");
-    default:
-        return ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "%s", m->message ? m->message : "bad path");
-    }
-    enum MHD_Result ret;
-    bool open_route = m->route == ZTD_ROUTE_HEALTHZ || m->route == ZTD_ROUTE_READYZ ||
-                      m->route == ZTD_ROUTE_METRICS;
-    if (!open_route && !ztd_authorize(s, c, r, false, &ret))
-        return ret;
-    switch (m->route) {
-    case ZTD_ROUTE_HEALTHZ:
-        return ztd_json(c, r, 200, "{\"status\":\"ok\"}", 15, 0);
-    case ZTD_ROUTE_READYZ:
-        if (__atomic_load_n(&s->draining, __ATOMIC_ACQUIRE))
-            return ztd_fail(c, r, ZTD_ERR_DRAINING);
-        if (!ztd_catalog_ready(s->catalog))
-            return ztd_fail(c, r, ZTD_ERR_NOT_READY);
-        return ztd_json(c, r, 200, "{\"status\":\"ready\"}", 18, 0);
-    case ZTD_ROUTE_LIST: {
-        ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
-        if (!snap)
-            return ztd_fail(c, r, ZTD_ERR_NOT_READY);
-        ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
-        ztd_snapshot_release(snap);
-        return ret;
-    }
-    case ZTD_ROUTE_MANIFEST:
-    case ZTD_ROUTE_RAW:
-    case ZTD_ROUTE_OBJECT:
-    case ZTD_ROUTE_COMPONENT:
-        return file_route(s, c, r);
-    case ZTD_ROUTE_BLOB:
-        return blob_route(s, c, r);
-    case ZTD_ROUTE_METRICS:
-        return metrics_route(s, c, r);
-    case ZTD_ROUTE_UPLOAD_STATUS:
-        /* GET comes here, not through upload.c's first call: writers only. */
-        if (!ztd_authorize(s, c, r, true, &ret))
-            return ret;
-        return ztd_session_route_end(s, c, r);
-    default:
-        return ztd_error(c, r, ZTD_ERR_NOT_IMPLEMENTED, "%s %s is not implemented yet", method,
-                         ztd_route_name(m->route));
-    }
+    ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
+    if (!snap)
+        return ztd_fail(c, r, ZTD_ERR_NOT_READY);
+    enum MHD_Result ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
+    ztd_snapshot_release(snap);
+    return ret;
 }
