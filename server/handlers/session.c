@@ -52,21 +52,23 @@ static enum MHD_Result lost_answer(struct MHD_Connection *c, ztd_req *r, ztd_ses
 static enum MHD_Result opened(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                               const ztd_session *x)
 {
-    char url[64], body[256];
+    char url[64];
     snprintf(url, sizeof(url), "/v1/uploads/%s", x->id);
     json_t *o = json_pack("{s:s, s:s, s:s, s:I}", "id", x->id, "url", url, "file", x->file,
                           "idle_timeout_ms", (json_int_t)s->cfg->session_idle_timeout_ms);
-    char *txt = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
-    snprintf(body, sizeof(body), "%s", txt ? txt : "{}");
-    free(txt);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
-    if (!resp)
+    if (!txt)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    size_t n = strlen(txt);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(n, txt, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(txt);
         return MHD_NO;
+    }
     MHD_add_response_header(resp, "Content-Type", "application/json");
     MHD_add_response_header(resp, "Location", url);
-    return ztd_queue(c, r, 201, resp, strlen(body));
+    return ztd_queue(c, r, 201, resp, n);
 }
 
 enum MHD_Result ztd_session_open(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
