@@ -382,6 +382,15 @@ static int add_objects(ztd_session *x, const ztd_commit *cm, zt_error *err)
     return 0;
 }
 
+/* Back to how the session was before this commit: open, its components kept. */
+static enum MHD_Result not_committed(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                     ztd_session *x, ztd_err e, const char *msg)
+{
+    zt_writer_drop_objects(x->w, 0);
+    ztd_sessions_release(s->sessions, x);
+    return ztd_error(c, r, e, "%s", msg);
+}
+
 /* zt_writer_finish failed: the writer cannot be used again, so the session is
  * over. Only a manifest that the objects make impossible is the client's doing. */
 static enum MHD_Result finish_failed(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
@@ -395,25 +404,51 @@ static enum MHD_Result finish_failed(ztd_server *s, struct MHD_Connection *c, zt
     return ret;
 }
 
-/* The session's file is complete: check and publish it. The session is over. */
-static enum MHD_Result publish_session(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                       ztd_session *x)
+/* Locked, the manifest written: the session ends and its file is checked and
+ * renamed into place (the staging file is removed if it is not). */
+static ztd_err publish_file(ztd_server *s, ztd_session *x, const char *file, const ztd_preconds *pc,
+                            ztd_published *out, size_t *nobj, char *msg, size_t cap)
 {
-    char staged[ZTD_STAGING_NAME_MAX], file[PATH_MAX], msg[512];
+    char staged[ZTD_STAGING_NAME_MAX];
     ztd_staged f = {x->fd, staged, zt_writer_position(x->w)};
     snprintf(staged, sizeof(staged), "%s", x->name);
-    snprintf(file, sizeof(file), "%s", x->file);
     x->fd = -1; /* the staging file and its fd pass to publication */
     x->name[0] = 0;
     ztd_log(ZTD_LOG_INFO, "upload session %s committed %zu components", x->id, x->nkeys);
     ztd_sessions_end(s->sessions, x);
-    ztd_preconds pc = {ztd_header(c, "If-Match"), ztd_header(c, "If-None-Match")};
-    ztd_published out;
-    size_t nobj;
-    ztd_err e = ztd_publish_check(s->publisher, &f, file, false, false, &nobj, msg, sizeof(msg));
-    if (!e)
-        e = ztd_publish_commit(s->publisher, &f, file, &pc, false, &out, msg, sizeof(msg));
+    ztd_err e = ztd_publish_check(s->publisher, &f, file, false, false, nobj, msg, cap);
+    if (!e && (e = ztd_publish_rename(s->publisher, &f, file, pc, out, msg, cap)))
+        ztd_staging_remove(s->staging, staged);
     close(f.fd);
+    return e;
+}
+
+/* Under the publication locks, from the preconditions to the rename: a
+ * precondition that fails there (another write got in since the check before
+ * the objects) leaves the session as it was, components and all. From the
+ * manifest on, the session is over, published or not. */
+static enum MHD_Result publish_session(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                       ztd_session *x, const ztd_preconds *pc)
+{
+    char msg[512], file[PATH_MAX];
+    ztd_err e = ztd_publish_lock(
+        s->publisher, "nothing was published; the upload session is still open", msg, sizeof(msg));
+    if (e)
+        return not_committed(s, c, r, x, e, msg);
+    if ((e = ztd_publish_preconditions(s->publisher, x->file, pc, msg, sizeof(msg)))) {
+        ztd_publish_unlock(s->publisher, NULL, NULL);
+        return not_committed(s, c, r, x, e, msg);
+    }
+    zt_error err;
+    if (zt_writer_finish(x->w, &err)) {
+        ztd_publish_unlock(s->publisher, NULL, NULL);
+        return finish_failed(s, c, r, x, &err);
+    }
+    snprintf(file, sizeof(file), "%s", x->file);
+    ztd_published out;
+    size_t nobj = 0;
+    e = publish_file(s, x, file, pc, &out, &nobj, msg, sizeof(msg));
+    ztd_publish_unlock(s->publisher, e ? NULL : file, NULL);
     if (e)
         return ztd_error(c, r, e, "%s", msg);
     ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", file,
@@ -442,20 +477,15 @@ enum MHD_Result ztd_session_commit(ztd_server *s, struct MHD_Connection *c, ztd_
         ztd_sessions_end(s->sessions, x);
         return ret;
     }
-    /* Preconditions before the manifest is written, so a 412 keeps the session. */
+    /* The preconditions now, as a quick refusal; again under the lock. */
     ztd_preconds pc = {ztd_header(c, "If-Match"), ztd_header(c, "If-None-Match")};
     zt_error err = {0};
-    if ((e = ztd_publish_preconditions(s->publisher, x->file, &pc, msg, sizeof(msg))) ||
-        add_objects(x, &cm, &err)) {
-        ztd_commit_free(&cm);
-        zt_writer_drop_objects(x->w, 0);
-        ztd_sessions_release(s->sessions, x);
-        if (e)
-            return ztd_error(c, r, e, "%s", msg);
-        return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_OBJECTS), "%s", err.message);
-    }
+    e = ztd_publish_preconditions(s->publisher, x->file, &pc, msg, sizeof(msg));
+    int bad = !e && add_objects(x, &cm, &err);
     ztd_commit_free(&cm);
-    if (zt_writer_finish(x->w, &err))
-        return finish_failed(s, c, r, x, &err);
-    return publish_session(s, c, r, x);
+    if (e)
+        return not_committed(s, c, r, x, e, msg);
+    if (bad)
+        return not_committed(s, c, r, x, ztd_err_of_zt(err.code, ZTD_OP_OBJECTS), err.message);
+    return publish_session(s, c, r, x, &pc);
 }

@@ -45,7 +45,7 @@ struct ztd_catalog {
     uint64_t generation;
     ztd_catalog_stats stats;
     /* Per scan, under scan_mu: */
-    const char *verified_rel; /* ztd_catalog_rescan_verified()'s file, or NULL */
+    const char *verified_rel; /* ztd_catalog_update()'s file, when the server verified it */
     const struct stat *verified_sb;
     size_t warned, unwarned; /* "not served" lines logged and held back */
     size_t carried;          /* valid entries reused from the previous snapshot */
@@ -550,14 +550,7 @@ static int rescan_locked(ztd_catalog *c);
 
 int ztd_catalog_rescan(ztd_catalog *c)
 {
-    return ztd_catalog_rescan_verified(c, NULL, NULL);
-}
-
-int ztd_catalog_rescan_verified(ztd_catalog *c, const char *rel, const struct stat *verified)
-{
     pthread_mutex_lock(&c->scan_mu);
-    c->verified_rel = verified ? rel : NULL;
-    c->verified_sb = verified;
     c->warned = c->unwarned = 0;
     ztd_catalog_stats before, after;
     ztd_catalog_get_stats(c, &before);
@@ -567,10 +560,51 @@ int ztd_catalog_rescan_verified(ztd_catalog *c, const char *rel, const struct st
     ztd_catalog_get_stats(c, &after);
     if (rc == 0 && c->carried < before.files_valid && (after.files_retry || after.dirs_retry))
         rc = rescan_locked(c);
-    c->verified_rel = NULL;
-    c->verified_sb = NULL;
     pthread_mutex_unlock(&c->scan_mu);
     return rc;
+}
+
+/* Make v (sorted entries, owned) the current snapshot. scan: a full scan, which
+ * counts as a reload. 0, or -1 when out of memory (v is released). */
+static int swap_in(ztd_catalog *c, entry_vec *v, bool scan)
+{
+    ztd_snapshot *s = calloc(1, sizeof(*s));
+    if (!s) {
+        for (size_t i = 0; i < v->n; i++)
+            ztd_entry_release(v->v[i]);
+        free(v->v);
+        return -1;
+    }
+    s->refs = 1;
+    s->entries = v->v;
+    s->n = v->n;
+    size_t nretry = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        s->nvalid += v->v[i]->file != NULL;
+        nretry += v->v[i]->retry;
+    }
+    if (index_blobs(s) != 0 || build_list_json(s) != 0) {
+        ztd_snapshot_release(s);
+        ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the snapshot");
+        return -1;
+    }
+    pthread_mutex_lock(&c->mu);
+    s->generation = ++c->generation;
+    ztd_snapshot *prev = c->current;
+    c->current = s;
+    c->stats.reloads += scan;
+    c->stats.files_valid = s->nvalid;
+    c->stats.files_invalid = s->n - s->nvalid;
+    c->stats.files_retry = nretry;
+    if (scan)
+        c->stats.dirs_retry = c->dirs_retry;
+    pthread_cond_broadcast(&c->changed);
+    pthread_mutex_unlock(&c->mu);
+    ztd_snapshot_release(prev);
+    ztd_log(scan ? ZTD_LOG_INFO : ZTD_LOG_DEBUG,
+            "catalog: %zu files (%zu valid, %zu invalid), generation %llu", s->n, s->nvalid,
+            s->n - s->nvalid, (unsigned long long)s->generation);
+    return 0;
 }
 
 static int rescan_locked(ztd_catalog *c)
@@ -590,41 +624,71 @@ static int rescan_locked(ztd_catalog *c)
                 c->unwarned);
     if (v.n) /* an empty root leaves v.v NULL, which qsort must not get */
         qsort(v.v, v.n, sizeof(*v.v), cmp_entry);
-    ztd_snapshot *s = calloc(1, sizeof(*s));
-    if (!s) {
-        for (size_t i = 0; i < v.n; i++)
-            ztd_entry_release(v.v[i]);
-        free(v.v);
-        return -1;
+    return swap_in(c, &v, true);
+}
+
+/* Would a scan consider rel at all? Its directories are at most MAX_DIR_DEPTH
+ * deep, and no segment is hidden (the scan skips names starting with '.'). */
+static bool scannable(const char *rel)
+{
+    size_t depth = 0;
+    for (const char *p = rel; *p; p++)
+        depth += *p == '/';
+    if (depth > MAX_DIR_DEPTH || rel[0] == '.' || strstr(rel, "/."))
+        return false;
+    const char *base = strrchr(rel, '/');
+    return ztd_catalog_is_served_name(base ? base + 1 : rel);
+}
+
+/* The entry for rel as a scan would make it, appended to v when the file is
+ * one a scan serves (or reports). */
+static void consider_one(ztd_catalog *c, const ztd_snapshot *old, const char *rel, entry_vec *v)
+{
+    char abs[PATH_MAX];
+    struct stat lsb;
+    if (!scannable(rel) ||
+        (size_t)snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= sizeof(abs) ||
+        lstat(abs, &lsb) != 0)
+        return;
+    consider_file(c, old, rel, abs, S_ISLNK(lsb.st_mode), v);
+}
+
+int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verified)
+{
+    pthread_mutex_lock(&c->scan_mu);
+    ztd_snapshot *old = ztd_catalog_acquire(c);
+    if (!old) { /* no first scan yet: it will find the file */
+        pthread_mutex_unlock(&c->scan_mu);
+        return 0;
     }
-    s->refs = 1;
-    s->entries = v.v;
-    s->n = v.n;
-    size_t nretry = 0;
-    for (size_t i = 0; i < v.n; i++) {
-        s->nvalid += v.v[i]->file != NULL;
-        nretry += v.v[i]->retry;
+    entry_vec v = {0};
+    for (size_t i = 0; i < old->n; i++) {
+        ztd_entry *e = old->entries[i];
+        if (!strcmp(e->name, rel))
+            continue;
+        ztd_entry_retain(e);
+        if (vec_push(&v, e) != 0)
+            ztd_entry_release(e);
     }
-    if (index_blobs(s) != 0 || build_list_json(s) != 0) {
-        ztd_snapshot_release(s);
-        ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the snapshot");
-        return -1;
+    c->verified_rel = verified ? rel : NULL;
+    c->verified_sb = verified;
+    c->warned = c->unwarned = c->carried = 0;
+    size_t before = v.n;
+    consider_one(c, old, rel, &v);
+    c->verified_rel = NULL;
+    c->verified_sb = NULL;
+    ztd_snapshot_release(old);
+    if (v.n > before) { /* into its place: the others are sorted */
+        ztd_entry *e = v.v[before];
+        size_t at = before;
+        while (at > 0 && strcmp(v.v[at - 1]->name, e->name) > 0)
+            at--;
+        memmove(v.v + at + 1, v.v + at, (before - at) * sizeof(*v.v));
+        v.v[at] = e;
     }
-    pthread_mutex_lock(&c->mu);
-    s->generation = ++c->generation;
-    ztd_snapshot *prev = c->current;
-    c->current = s;
-    c->stats.reloads++;
-    c->stats.files_valid = s->nvalid;
-    c->stats.files_invalid = s->n - s->nvalid;
-    c->stats.files_retry = nretry;
-    c->stats.dirs_retry = c->dirs_retry;
-    pthread_cond_broadcast(&c->changed);
-    pthread_mutex_unlock(&c->mu);
-    ztd_snapshot_release(prev);
-    ztd_log(ZTD_LOG_INFO, "catalog: %zu files (%zu valid, %zu invalid), generation %llu", s->n,
-            s->nvalid, s->n - s->nvalid, (unsigned long long)s->generation);
-    return 0;
+    int rc = swap_in(c, &v, false);
+    pthread_mutex_unlock(&c->scan_mu);
+    return rc;
 }
 
 bool ztd_catalog_ready(ztd_catalog *c)

@@ -79,10 +79,14 @@ ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size);
 void ztd_catalog_free(ztd_catalog *c);
 /* Scan the root and swap in the new view. Returns 0, or -1 if the root cannot be read. */
 int ztd_catalog_rescan(ztd_catalog *c);
-/* The same, after publishing REL whose every digest the server has just
- * checked: if REL is still the file that `verified` describes (device, inode,
- * size, mtime), its digests count as verified without being hashed again. */
-int ztd_catalog_rescan_verified(ztd_catalog *c, const char *rel, const struct stat *verified);
+/* After a write to ROOT/rel: a new snapshot with rel's entry made again (added,
+ * replaced, or dropped when no file a scan would serve is there), every other
+ * entry carried as it is. Not a reload: what else changed on disk waits for
+ * the next scan. verified: every digest of the file was just checked by the
+ * server (an upload verified before publishing): if rel is still the file it
+ * describes (device, inode, size, mtime), its digests count as verified without
+ * being hashed again. 0, or -1 when out of memory (the current snapshot stays). */
+int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verified);
 bool ztd_catalog_ready(ztd_catalog *c);
 void ztd_catalog_get_stats(ztd_catalog *c, ztd_catalog_stats *out);
 const char *ztd_catalog_root(const ztd_catalog *c);

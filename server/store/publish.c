@@ -167,8 +167,7 @@ ztd_err ztd_publish_check(ztd_publisher *p, const ztd_staged *f, const char *rel
     return e;
 }
 
-/* Both locks, or the error: this server's mutex is held on success only. */
-static ztd_err lock(ztd_publisher *p, const char *what, char *msg, size_t cap)
+ztd_err ztd_publish_lock(ztd_publisher *p, const char *what, char *msg, size_t cap)
 {
     pthread_mutex_lock(&p->mu);
     if (ztd_staging_lock(p->staging, PUBLISH_LOCK_WAIT_MS) == 0)
@@ -196,35 +195,43 @@ static ztd_err rename_failed(ztd_publisher *p, const ztd_staged *f, const char *
     return fail(msg, cap, ztd_err_of_errno(e, ZTD_ERR_PUBLISH_FAILED), "%s", why);
 }
 
+void ztd_publish_unlock(ztd_publisher *p, const char *rel, const struct stat *verified)
+{
+    ztd_staging_unlock(p->staging);
+    if (rel) /* under this server's lock still: its writes update the catalog in order */
+        ztd_catalog_update(p->catalog, rel, verified);
+    pthread_mutex_unlock(&p->mu);
+}
+
+ztd_err ztd_publish_rename(ztd_publisher *p, const ztd_staged *f, const char *rel,
+                           const ztd_preconds *pc, ztd_published *out, char *msg, size_t cap)
+{
+    *out = (ztd_published){0};
+    /* Only "If-None-Match: *" makes a write create-only; a list of tags was
+     * evaluated against the current file before. */
+    bool no_replace = ztd_if_none_match_star(pc->if_none_match);
+    char why[512];
+    if (ztd_publish(p->root, p->staging, f->name, rel, no_replace, &out->replaced, why,
+                    sizeof(why)) != 0)
+        return rename_failed(p, f, rel, errno, why, msg, cap);
+    if (current_etag(p->root, rel, out->etag, &out->size) != 0) /* this version's */
+        out->etag[0] = 0;
+    return ZTD_ERR_NONE;
+}
+
 ztd_err ztd_publish_commit(ztd_publisher *p, const ztd_staged *f, const char *rel,
                            const ztd_preconds *pc, bool verified, ztd_published *out, char *msg,
                            size_t cap)
 {
-    *out = (ztd_published){0};
     /* The inode whose digests were just checked: the catalog need not hash it again. */
     struct stat vsb;
     verified = verified && fstat(f->fd, &vsb) == 0;
-    ztd_err e = lock(p, "nothing was published: upload again", msg, cap);
-    if (e) {
-        ztd_staging_remove(p->staging, f->name);
-        return e;
-    }
-    e = ztd_publish_preconditions(p, rel, pc, msg, cap);
+    ztd_err e = ztd_publish_lock(p, "nothing was published: upload again", msg, cap);
     if (!e) {
-        /* Only "If-None-Match: *" makes a write create-only; a list of tags was
-         * evaluated against the current file above. */
-        bool no_replace = ztd_if_none_match_star(pc->if_none_match);
-        char why[512];
-        if (ztd_publish(p->root, p->staging, f->name, rel, no_replace, &out->replaced, why,
-                        sizeof(why)) != 0)
-            e = rename_failed(p, f, rel, errno, why, msg, cap);
-        else if (current_etag(p->root, rel, out->etag, &out->size) != 0) /* this version's */
-            out->etag[0] = 0;
+        if (!(e = ztd_publish_preconditions(p, rel, pc, msg, cap)))
+            e = ztd_publish_rename(p, f, rel, pc, out, msg, cap);
+        ztd_publish_unlock(p, e ? NULL : rel, verified ? &vsb : NULL);
     }
-    ztd_staging_unlock(p->staging);
-    if (!e)
-        ztd_catalog_rescan_verified(p->catalog, rel, verified ? &vsb : NULL);
-    pthread_mutex_unlock(&p->mu);
     if (e)
         ztd_staging_remove(p->staging, f->name);
     return e;
@@ -234,7 +241,7 @@ ztd_err ztd_publish_remove(ztd_publisher *p, const char *rel, const ztd_preconds
                            size_t cap)
 {
     char etag[40], why[512];
-    ztd_err e = lock(p, "nothing was deleted", msg, cap);
+    ztd_err e = ztd_publish_lock(p, "nothing was deleted", msg, cap);
     if (e)
         return e;
     if (current_etag(p->root, rel, etag, NULL) != 0)
@@ -242,9 +249,6 @@ ztd_err ztd_publish_remove(ztd_publisher *p, const char *rel, const ztd_preconds
     else if (!(e = ztd_publish_preconditions(p, rel, pc, msg, cap)) &&
              ztd_unpublish(p->root, rel, why, sizeof(why)) != 0)
         e = fail(msg, cap, ZTD_ERR_DELETE_FAILED, "%s", why);
-    ztd_staging_unlock(p->staging);
-    if (!e)
-        ztd_catalog_rescan(p->catalog);
-    pthread_mutex_unlock(&p->mu);
+    ztd_publish_unlock(p, e ? NULL : rel, NULL);
     return e;
 }

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "core/errors.h"
 #include "store/catalog.h"
@@ -71,6 +72,21 @@ typedef struct ztd_published {
 ztd_err ztd_publish_commit(ztd_publisher *p, const ztd_staged *f, const char *rel,
                            const ztd_preconds *pc, bool verified, ztd_published *out, char *msg,
                            size_t cap);
+
+/* The steps of ztd_publish_commit, for a publication that does more under the
+ * locks (a session's commit writes its manifest there, so that a failed
+ * precondition leaves the session as it was):
+ * Take both locks: this server's, then the one shared with other instances
+ * (503 publish_busy after 5 s). On an error no lock is held. what: the end of
+ * the busy message ("nothing was published: upload again"). */
+ztd_err ztd_publish_lock(ztd_publisher *p, const char *what, char *msg, size_t cap);
+/* Locked: rename f to rel (create-only with If-None-Match: *), fsync of the
+ * directory. The staging file is left alone on an error. */
+ztd_err ztd_publish_rename(ztd_publisher *p, const ztd_staged *f, const char *rel,
+                           const ztd_preconds *pc, ztd_published *out, char *msg, size_t cap);
+/* Release the locks; rel non-NULL: its catalog entry is made again first (as
+ * ztd_catalog_update, with verified). */
+void ztd_publish_unlock(ztd_publisher *p, const char *rel, const struct stat *verified);
 
 /* DELETE: under the locks, 404 file_not_found unless a regular file is at
  * rel, the preconditions, unlink, fsync of the directory, catalog entry dropped. */

@@ -49,7 +49,7 @@ check_eq "its code" "$(jget "$T/late.body" error code)" precondition_failed
 req "the session is still there: 200" 200 "$URL/v1/uploads/$SID"
 check_eq "with its component" "$(jget "$LAST.body" components k1 length)" 1000
 commit "$SID" "$OBJ"
-check_code "commit again, without the precondition: 201" 201
+check_code "commit again, without the precondition: 200 (it replaced the file)" 200
 req "the session's file is served" 200 "$URL/v1/files/late/s.zt/objects/w/data"
 check_same "byte-exact" "$LAST.body" "$T/c1.raw"
 check_staging_empty "staging empty" "$R"
