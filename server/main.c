@@ -15,6 +15,7 @@
 #include "store/staging.h"
 #include "store/verifier.h"
 #include "core/watch.h"
+#include "core/workq.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -70,6 +71,7 @@ static int open_logs(const ztd_config *cfg)
 #define RETRY_FIRST_MS 1000 /* files that failed to open for a reason that may pass... */
 #define RETRY_MAX_MS 60000  /* ...are retried after 1 s, 2 s, 4 s ... up to every minute */
 #define VERIFIER_STOP_MS 2000
+#define PUBLISH_THREADS 2
 
 /* Each file holds an fd while it is served; each connection a socket and, while
  * a file span is sent, a dup of the file's fd; each upload its staging file.
@@ -230,12 +232,16 @@ static int setup_store(ztd_server *srv)
     }
     srv->sessions = ztd_sessions_new(srv->uploads);
     srv->publisher = ztd_publisher_new(cfg->root, srv->staging, srv->catalog);
+    /* Verify, fsync and publish uploads; each verification runs on all cores
+     * itself, so two at a time is plenty. Without it they run on the workers. */
+    srv->workq = ztd_workq_new(PUBLISH_THREADS, "ztd-publish");
     return srv->sessions && srv->publisher ? 0 : -1;
 }
 
 /* What the setup made. free_catalog false: the verifier may still read it. */
 static void teardown(ztd_server *srv, bool free_catalog)
 {
+    ztd_workq_free(srv->workq); /* drained by ztd_http_stop already */
     ztd_publisher_free(srv->publisher);
     ztd_sessions_free(srv->sessions);
     ztd_staging_free(srv->staging); /* after the sessions: their files are in it */

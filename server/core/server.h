@@ -16,6 +16,7 @@ struct ztd_conns;
 struct ztd_staging;
 struct ztd_uploads;
 struct ztd_publisher;
+struct ztd_workq;
 struct MHD_Daemon;
 
 typedef struct ztd_server {
@@ -26,6 +27,7 @@ typedef struct ztd_server {
     struct ztd_uploads *uploads;     /* upload slots and limits */
     struct ztd_sessions *sessions;   /* component upload sessions */
     struct ztd_publisher *publisher; /* preconditions, rename, catalog update */
+    struct ztd_workq *workq;         /* blocking work, off libmicrohttpd's threads (NULL: none) */
     /* Set by ztd_http_start: */
     struct MHD_Daemon *daemon;
     struct ztd_conns *conns; /* every open connection (http/conns.h) */

@@ -9,11 +9,13 @@
 #include "core/log.h"
 #include "core/metrics.h"
 #include "http/headers.h"
+#include "http/offload.h"
 #include "http/response.h"
 #include "store/publish.h"
 #include "store/uploads.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +36,15 @@ typedef struct put {
     size_t blen;
     ztd_disk_meter disk;
     uint64_t written, writeback; /* bytes written; write-back started up to */
+    /* Verify, fsync and publish, on the work queue: */
+    ztd_offload work;
+    const char *rel;
+    ztd_preconds pc;
+    ztd_err err; /* what it found */
+    char msg[512];
+    ztd_published out;
+    size_t nobj;
+    uint64_t t_body, t_published; /* monotonic us */
 } put;
 
 static void put_free(void *ctx)
@@ -182,23 +193,23 @@ enum MHD_Result ztd_put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r
     return MHD_YES;
 }
 
-/* Verify (fsynced meanwhile), then publish: 0 or the error in msg. */
-static ztd_err verify_and_publish(ztd_server *s, struct MHD_Connection *c, ztd_req *r, put *u,
-                                  ztd_published *out, size_t *nobj, char *msg, size_t cap)
+/* On the work queue: verify (fsynced meanwhile), then publish. */
+static void verify_and_publish(ztd_offload *o)
 {
-    const char *rel = r->match->file;
+    put *u = (put *)((char *)o - offsetof(put, work));
     ztd_staged f = {u->fd, u->name, u->received};
-    ztd_preconds pc = preconds(c);
-    ztd_err e = ztd_publish_check(s->publisher, &f, rel, true, true, nobj, msg, cap);
-    if (!e)
-        e = ztd_publish_commit(s->publisher, &f, rel, &pc, true, out, msg, cap);
+    u->err = ztd_publish_check(u->s->publisher, &f, u->rel, true, true, &u->nobj, u->msg,
+                               sizeof(u->msg));
+    if (!u->err)
+        u->err = ztd_publish_commit(u->s->publisher, &f, u->rel, &u->pc, true, &u->out, u->msg,
+                                    sizeof(u->msg));
     u->name[0] = 0; /* published or removed */
-    return e;
+    u->t_published = ztd_now_us();
 }
 
-enum MHD_Result ztd_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+/* The body is all written: its digest, then the rest off this thread. */
+static enum MHD_Result body_done(struct MHD_Connection *c, ztd_req *r, put *u)
 {
-    put *u = r->ctx;
     if (flush_buf(u) != 0)
         return write_failed(c, r, errno);
     if (u->want.present) {
@@ -210,17 +221,31 @@ enum MHD_Result ztd_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
         if (memcmp(got, u->want.sha256, 32) != 0)
             return ztd_fail(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH);
     }
-    uint64_t t_body = (ztd_now_us() - r->t0_us) / 1000;
-    ztd_published out;
-    size_t nobj = 0;
-    char msg[512];
-    ztd_err e = verify_and_publish(s, c, r, u, &out, &nobj, msg, sizeof(msg));
+    u->t_body = ztd_now_us();
+    u->rel = r->match->file;
+    u->pc = preconds(c);
+    return MHD_YES;
+}
+
+enum MHD_Result ztd_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    put *u = r->ctx;
+    if (!u->work.started) {
+        enum MHD_Result ret = body_done(c, r, u);
+        if (r->responded || ret != MHD_YES)
+            return ret;
+        if (!ztd_offload_start(s, c, &u->work, verify_and_publish))
+            return MHD_YES; /* called again once it has run */
+    }
+    if (!ztd_offload_done(&u->work))
+        return MHD_YES;
     ztd_log(ZTD_LOG_DEBUG, "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms",
-            r->match->file, (unsigned long long)u->received, (unsigned long long)t_body,
-            (unsigned long long)((ztd_now_us() - r->t0_us) / 1000 - t_body));
-    if (e)
-        return ztd_error(c, r, e, "%s", msg);
-    ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", r->match->file,
-            (unsigned long long)out.size, nobj, out.replaced ? "replaced" : "new");
-    return ztd_published_answer(c, r, r->match->file, out.size, nobj, out.etag, out.replaced);
+            u->rel, (unsigned long long)u->received,
+            (unsigned long long)(u->t_body - r->t0_us) / 1000,
+            (unsigned long long)(u->t_published - u->t_body) / 1000);
+    if (u->err)
+        return ztd_error(c, r, u->err, "%s", u->msg);
+    ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", u->rel,
+            (unsigned long long)u->out.size, u->nobj, u->out.replaced ? "replaced" : "new");
+    return ztd_published_answer(c, r, u->rel, u->out.size, u->nobj, u->out.etag, u->out.replaced);
 }

@@ -10,6 +10,7 @@
 #include "core/metrics.h"
 #include "http/headers.h"
 #include "http/json_body.h"
+#include "http/offload.h"
 #include "http/response.h"
 #include "http/upload_json.h"
 #include "store/publish.h"
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,42 +385,46 @@ static int add_objects(ztd_session *x, const ztd_commit *cm, zt_error *err)
 }
 
 /* Back to how the session was before this commit: open, its components kept. */
-static enum MHD_Result not_committed(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                     ztd_session *x, ztd_err e, const char *msg)
+static void not_committed(ztd_server *s, ztd_session *x)
 {
     zt_writer_drop_objects(x->w, 0);
     ztd_sessions_release(s->sessions, x);
-    return ztd_error(c, r, e, "%s", msg);
 }
 
-/* zt_writer_finish failed: the writer cannot be used again, so the session is
- * over. Only a manifest that the objects make impossible is the client's doing. */
-static enum MHD_Result finish_failed(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                     ztd_session *x, const zt_error *err)
+/* The commit's publication, run off libmicrohttpd's threads, and what it found. */
+typedef struct commit_job {
+    ztd_offload work;
+    ztd_server *s;
+    ztd_session *x; /* held busy until the job gives it back or ends it */
+    ztd_preconds pc;
+    char file[PATH_MAX];
+    ztd_err err;
+    char msg[1024];
+    ztd_published out;
+    size_t nobj;
+} commit_job;
+
+static void commit_job_free(void *ctx)
 {
-    enum MHD_Result ret = ztd_error(c, r, ztd_err_of_zt(err->code, ZTD_OP_OBJECTS),
-                                    "%s; the upload session is over", err->message);
-    ztd_log(ZTD_LOG_WARN, "upload session %s for %s: the manifest could not be written: %s", x->id,
-            x->file, err->message);
-    ztd_sessions_end(s->sessions, x);
-    return ret;
+    free(ctx); /* the job has given the session back or ended it */
 }
 
 /* Locked, the manifest written: the session ends and its file is checked and
  * renamed into place (the staging file is removed if it is not). */
-static ztd_err publish_file(ztd_server *s, ztd_session *x, const char *file, const ztd_preconds *pc,
-                            ztd_published *out, size_t *nobj, char *msg, size_t cap)
+static ztd_err publish_file(commit_job *j)
 {
+    ztd_session *x = j->x;
     char staged[ZTD_STAGING_NAME_MAX];
     ztd_staged f = {x->fd, staged, zt_writer_position(x->w)};
     snprintf(staged, sizeof(staged), "%s", x->name);
     x->fd = -1; /* the staging file and its fd pass to publication */
     x->name[0] = 0;
     ztd_log(ZTD_LOG_INFO, "upload session %s committed %zu components", x->id, x->nkeys);
-    ztd_sessions_end(s->sessions, x);
-    ztd_err e = ztd_publish_check(s->publisher, &f, file, false, false, nobj, msg, cap);
-    if (!e && (e = ztd_publish_rename(s->publisher, &f, file, pc, out, msg, cap)))
-        ztd_staging_remove(s->staging, staged);
+    ztd_sessions_end(j->s->sessions, x);
+    ztd_publisher *p = j->s->publisher;
+    ztd_err e = ztd_publish_check(p, &f, j->file, false, false, &j->nobj, j->msg, sizeof(j->msg));
+    if (!e && (e = ztd_publish_rename(p, &f, j->file, &j->pc, &j->out, j->msg, sizeof(j->msg))))
+        ztd_staging_remove(j->s->staging, staged);
     close(f.fd);
     return e;
 }
@@ -427,37 +433,64 @@ static ztd_err publish_file(ztd_server *s, ztd_session *x, const char *file, con
  * precondition that fails there (another write got in since the check before
  * the objects) leaves the session as it was, components and all. From the
  * manifest on, the session is over, published or not. */
-static enum MHD_Result publish_session(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                       ztd_session *x, const ztd_preconds *pc)
+static void publish_session(ztd_offload *o)
 {
-    char msg[512], file[PATH_MAX];
-    ztd_err e = ztd_publish_lock(
-        s->publisher, "nothing was published; the upload session is still open", msg, sizeof(msg));
-    if (e)
-        return not_committed(s, c, r, x, e, msg);
-    if ((e = ztd_publish_preconditions(s->publisher, x->file, pc, msg, sizeof(msg)))) {
-        ztd_publish_unlock(s->publisher, NULL, NULL);
-        return not_committed(s, c, r, x, e, msg);
-    }
+    commit_job *j = (commit_job *)((char *)o - offsetof(commit_job, work));
+    ztd_publisher *p = j->s->publisher;
+    ztd_session *x = j->x;
     zt_error err;
-    if (zt_writer_finish(x->w, &err)) {
-        ztd_publish_unlock(s->publisher, NULL, NULL);
-        return finish_failed(s, c, r, x, &err);
+    j->err = ztd_publish_lock(p, "nothing was published; the upload session is still open", j->msg,
+                              sizeof(j->msg));
+    if (!j->err && (j->err = ztd_publish_preconditions(p, j->file, &j->pc, j->msg, sizeof(j->msg))))
+        ztd_publish_unlock(p, NULL, NULL);
+    if (j->err) {
+        not_committed(j->s, x);
+        return;
     }
-    snprintf(file, sizeof(file), "%s", x->file);
-    ztd_published out;
-    size_t nobj = 0;
-    e = publish_file(s, x, file, pc, &out, &nobj, msg, sizeof(msg));
-    ztd_publish_unlock(s->publisher, e ? NULL : file, NULL);
-    if (e)
-        return ztd_error(c, r, e, "%s", msg);
-    ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", file,
-            (unsigned long long)out.size, nobj, out.replaced ? "replaced" : "new");
-    return ztd_published_answer(c, r, file, out.size, nobj, out.etag, out.replaced);
+    if (zt_writer_finish(x->w, &err)) {
+        ztd_publish_unlock(p, NULL, NULL);
+        j->err = ztd_err_of_zt(err.code, ZTD_OP_OBJECTS);
+        snprintf(j->msg, sizeof(j->msg), "%s; the upload session is over", err.message);
+        ztd_log(ZTD_LOG_WARN, "upload session %s for %s: the manifest could not be written: %s",
+                x->id, x->file, err.message);
+        ztd_sessions_end(j->s->sessions, x);
+        return;
+    }
+    j->err = publish_file(j);
+    ztd_publish_unlock(p, j->err ? NULL : j->file, NULL);
+}
+
+/* The publication has run: its answer. */
+static enum MHD_Result committed(struct MHD_Connection *c, ztd_req *r, commit_job *j)
+{
+    if (!ztd_offload_done(&j->work))
+        return MHD_YES;
+    if (j->err)
+        return ztd_error(c, r, j->err, "%s", j->msg);
+    ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", j->file,
+            (unsigned long long)j->out.size, j->nobj, j->out.replaced ? "replaced" : "new");
+    return ztd_published_answer(c, r, j->file, j->out.size, j->nobj, j->out.etag, j->out.replaced);
+}
+
+/* The objects are in the writer: publish off this thread, answer when done. */
+static enum MHD_Result start_publication(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         ztd_session *x, const ztd_preconds *pc)
+{
+    commit_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        not_committed(s, x);
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    }
+    *j = (commit_job){.s = s, .x = x, .pc = *pc};
+    snprintf(j->file, sizeof(j->file), "%s", x->file);
+    ztd_req_set_ctx(r, j, commit_job_free); /* the JSON body is parsed: it can go */
+    return ztd_offload_start(s, c, &j->work, publish_session) ? committed(c, r, j) : MHD_YES;
 }
 
 enum MHD_Result ztd_session_commit(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
+    if (r->ctx_free == commit_job_free) /* called again: the publication has run */
+        return committed(c, r, r->ctx);
     ztd_commit cm;
     char msg[512];
     size_t len;
@@ -483,9 +516,10 @@ enum MHD_Result ztd_session_commit(ztd_server *s, struct MHD_Connection *c, ztd_
     e = ztd_publish_preconditions(s->publisher, x->file, &pc, msg, sizeof(msg));
     int bad = !e && add_objects(x, &cm, &err);
     ztd_commit_free(&cm);
-    if (e)
-        return not_committed(s, c, r, x, e, msg);
-    if (bad)
-        return not_committed(s, c, r, x, ztd_err_of_zt(err.code, ZTD_OP_OBJECTS), err.message);
-    return publish_session(s, c, r, x, &pc);
+    if (e || bad) {
+        not_committed(s, x);
+        return e ? ztd_error(c, r, e, "%s", msg)
+                 : ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_OBJECTS), "%s", err.message);
+    }
+    return start_publication(s, c, r, x, &pc);
 }

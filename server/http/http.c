@@ -13,6 +13,7 @@
 #include "core/hex.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/workq.h"
 #include "http/mhd_log.h"
 #include "http/response.h"
 #include "http/routes.h"
@@ -486,8 +487,11 @@ int ztd_http_start(ztd_server *s)
                             .min_body_rate = s->cfg->min_body_rate};
     if (!(s->conns = ztd_conns_new(&lim)))
         return -1;
-    unsigned flags =
-        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    /* Suspend and resume (http/offload.h) need the inter-thread channel, which
+     * MHD_ALLOW_SUSPEND_RESUME includes: a resume from a work-queue thread wakes
+     * the connection's worker through it. */
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     struct MHD_OptionItem tls[] = {
         {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
@@ -538,6 +542,10 @@ void ztd_http_stop(ztd_server *s)
         }
         usleep(20000);
     }
+    /* A request waiting for work off the workers is suspended, and
+     * libmicrohttpd must not stop with one: let the work finish and resume it. */
+    if (s->workq)
+        ztd_workq_drain(s->workq);
     MHD_stop_daemon(s->daemon);
     s->daemon = NULL;
     ztd_conns_free(s->conns); /* every connection is closed now */

@@ -1,13 +1,15 @@
 #!/bin/bash
 # Publication: what a session's answers look like with a long name, what a commit
-# refused under the publication lock leaves of its session, and that a publication
-# replaces its file's catalog entry without rescanning the root.
+# refused under the publication lock leaves of its session, that a publication
+# replaces its file's catalog entry without rescanning the root, and that a
+# publication waiting for its lock leaves the worker thread free for other
+# connections (the daemon has one: --threads 1).
 . "$(dirname "$0")/lib.sh" "$@"
 
 need_tool flock util-linux
 R=$T/root
 mkdir -p "$R"
-start_daemon "$R" "${OPEN[@]}" --no-watch || finish
+start_daemon "$R" "${OPEN[@]}" --no-watch --threads 1 || finish
 rand "$T/c1.raw" 1000
 pack "$T/other.zt" "w=u8:1000:$T/c1.raw" || finish
 OBJ='{"objects":{"w":{"shape":[1000],"components":{"data":{"key":"k1","dtype":"u8"}}}}}'
@@ -53,6 +55,40 @@ check_code "commit again, without the precondition: 200 (it replaced the file)" 
 req "the session's file is served" 200 "$URL/v1/files/late/s.zt/objects/w/data"
 check_same "byte-exact" "$LAST.body" "$T/c1.raw"
 check_staging_empty "staging empty" "$R"
+
+# ---- a publication waiting for the lock does not hold up the worker
+ms() { date +%s%3N; }
+for what in PUT commit DELETE; do
+    case $what in
+    commit)
+        session_open wait/s.zt
+        comp_put "$SID" k1 "$T/c1.raw"
+        ;;
+    DELETE) cp "$T/other.zt" "$R/wait/gone.zt" && kill -HUP "$D_PID" && sleep 0.3 ;;
+    esac
+    hold_publish_lock "$R" 2
+    t0=$(ms)
+    case $what in
+    PUT) http "$T/w" -T "$T/other.zt" "$URL/v1/files/wait/p.zt" & ;;
+    commit) http "$T/w" --data-binary "$OBJ" "$URL/v1/uploads/$SID/commit" & ;;
+    DELETE) http "$T/w" -X DELETE "$URL/v1/files/wait/gone.zt" & ;;
+    esac
+    WPID=$!
+    sleep 0.3
+    code=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$URL/healthz")
+    t1=$(ms)
+    check_eq "$what waiting for the lock: /healthz answered" "$code" 200
+    check "$what waiting for the lock: /healthz at once ($((t1 - t0)) ms < 1500)" [ $((t1 - t0)) -lt 1500 ]
+    code=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$URL/v1/files/late/s.zt/objects/w/data")
+    check_eq "$what waiting for the lock: a read answered" "$code" 200
+    check "$what still waiting" kill -0 "$WPID"
+    wait "$WPID"
+    wait "$LOCKER"
+    check_match "$what once the lock is free: done" "$(grep '^HTTP/' "$T/w.hdr" | tail -1)" '^HTTP/1.1 (200|201|204) '
+done
+req "wait/p.zt published" 200 "$URL/v1/files/wait/p.zt"
+req "wait/s.zt published" 200 "$URL/v1/files/wait/s.zt/objects/w/data"
+req "wait/gone.zt deleted" 404 "$URL/v1/files/wait/gone.zt"
 
 # ---- one catalog entry per publication, no rescan
 reloads() { curl -s "$URL/metrics" | sed -n 's/^ztensord_catalog_reloads_total //p'; }
