@@ -22,7 +22,6 @@
 #include <ztensor/ztensor_experimental.h>
 
 #define WBUF (1u << 20)
-#define WRITEBACK_EVERY (8ull << 20)
 
 typedef struct put {
     ztd_server *s;
@@ -35,7 +34,8 @@ typedef struct put {
     uint8_t *buf;
     size_t blen;
     ztd_disk_meter disk;
-    uint64_t written, writeback; /* bytes written; write-back started up to */
+    uint64_t written; /* bytes written */
+    zt_writeback wb;
     /* Verify, fsync and publish, on the work queue: */
     ztd_offload work;
     const char *rel;
@@ -121,6 +121,7 @@ enum MHD_Result ztd_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *
     if ((u->fd = ztd_staging_create(s->staging, "put", u->name)) < 0)
         return ztd_error(c, r, ztd_err_of_errno(errno, ZTD_ERR_STAGING_FAILED),
                          "cannot create a staging file: %s", strerror(errno));
+    zt_writeback_init(&u->wb, u->fd);
     u->want = want;
     /* The body's digest on another core, fed each buffer once it is written. */
     uint8_t *first;
@@ -148,15 +149,9 @@ static int flush_buf(put *u)
     if (u->shat && u->blen)
         u->buf = zt_hash_thread_submit(u->shat, u->buf, u->blen);
     u->blen = 0;
-#ifdef SYNC_FILE_RANGE_WRITE
-    /* Start write-back as the body arrives, so the fsync before publishing
-     * waits for the last few MiB, not the whole file. */
-    if (u->written - u->writeback >= WRITEBACK_EVERY) {
-        sync_file_range(u->fd, (off_t)u->writeback, (off_t)(u->written - u->writeback),
-                        SYNC_FILE_RANGE_WRITE);
-        u->writeback = u->written;
-    }
-#endif
+    /* Write-back as the body arrives, so the fsync before publishing waits for
+     * the last few MiB, not the whole file. */
+    zt_writeback_note(&u->wb, u->written);
     return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <ztensor/ztensor_experimental.h>
 
 #define INSTANCE_PREFIX "run-"
 #define STARTUP_LOCK_WAIT_MS 10000
@@ -353,27 +354,19 @@ int ztd_publish(const char *root, ztd_staging *st, const char *name, const char 
         snprintf(err, errlen, "cannot create the directory of %s: %s", rel, strerror(errno));
         return -1;
     }
-    *replaced = false;
-    int rc = renameat2(st->own, name, dfd, base, RENAME_NOREPLACE);
-    if (rc != 0 && errno == EINVAL) /* filesystem without RENAME_NOREPLACE */
-        rc = no_replace && faccessat(dfd, base, F_OK, AT_SYMLINK_NOFOLLOW) == 0
-                 ? (errno = EEXIST, -1)
-                 : renameat(st->own, name, dfd, base);
-    if (rc != 0 && errno == EEXIST && !no_replace) {
-        rc = renameat(st->own, name, dfd, base);
-        *replaced = rc == 0;
-    }
+    int was = 0;
+    zt_error zerr;
+    zt_status rc = zt_publish_rename(st->own, name, dfd, base,
+                                     no_replace ? ZT_PUBLISH_NOREPLACE : 0, &was, &zerr);
     int saved = errno;
-    if (rc == 0 && fsync(dfd) != 0) {
-        saved = errno;
-        rc = -1;
-    }
     close(dfd);
-    if (rc != 0) {
+    *replaced = was != 0;
+    if (rc != ZT_OK) {
         snprintf(err, errlen, "cannot publish %s: %s", rel, strerror(saved));
         errno = saved;
+        return -1;
     }
-    return rc;
+    return 0;
 }
 
 int ztd_unpublish(const char *root, const char *rel, char *err, size_t errlen)
