@@ -559,26 +559,27 @@ static const option *closest(const char *s, size_t n, bool file_keys)
     return best;
 }
 
-static const option *find_flag(const char *s, size_t n)
+/* The option whose flag (sep '-') or environment variable (sep '_', upper
+ * case) name, derived from its own, is s[0..n). */
+static const option *find_derived(const char *s, size_t n, char sep, bool upper)
 {
     char want[NAME_MAX_LEN + 1];
     for (size_t i = 0; i < N_OPTIONS; i++) {
-        derive_name(want, sizeof want, options[i].name, '-', false);
+        derive_name(want, sizeof want, options[i].name, sep, upper);
         if (strlen(want) == n && memcmp(want, s, n) == 0)
             return &options[i];
     }
     return NULL;
 }
 
+static const option *find_flag(const char *s, size_t n)
+{
+    return find_derived(s, n, '-', false);
+}
+
 static const option *find_env(const char *s, size_t n)
 {
-    char want[NAME_MAX_LEN + 1];
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        derive_name(want, sizeof want, options[i].name, '_', true);
-        if (strlen(want) == n && memcmp(want, s, n) == 0)
-            return &options[i];
-    }
-    return NULL;
+    return find_derived(s, n, '_', true);
 }
 
 static const option *find_key(const char *s)

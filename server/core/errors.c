@@ -5,6 +5,8 @@
 #include "core/errors.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 typedef struct err_row {
     unsigned status;
@@ -43,6 +45,15 @@ const char *ztd_err_message(ztd_err e)
 unsigned ztd_err_retry_after(ztd_err e)
 {
     return row(e)->retry_after;
+}
+
+ztd_err ztd_errf(char *msg, size_t cap, ztd_err e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, cap, fmt, ap);
+    va_end(ap);
+    return e;
 }
 
 ztd_err ztd_err_of_errno(int e, ztd_err otherwise)

@@ -12,6 +12,7 @@
  */
 #include "core/log.h"
 #include "core/dates.h"
+#include "core/decimal.h"
 #include "core/hex.h"
 
 #include <errno.h>
@@ -82,16 +83,10 @@ static void sb_puts(sb *b, const char *s)
 
 static void sb_uint(sb *b, uint64_t v, int min_digits)
 {
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n < min_digits)
-        tmp[n++] = '0';
-    while (n)
-        sb_putc(b, tmp[--n]);
+    char d[24];
+    size_t n = ztd_decimal(d, v, (size_t)min_digits);
+    for (size_t i = 0; i < n; i++)
+        sb_putc(b, d[i]);
 }
 
 static size_t sb_finish(sb *b)
@@ -152,25 +147,37 @@ static civil civil_from_timespec(const struct timespec *ts)
     return c;
 }
 
+/* The year, with its sign when before year 0 (ISO 8601's expanded form). */
+static void sb_year(sb *b, int64_t year)
+{
+    if (year < 0) {
+        sb_putc(b, '-');
+        year = -year;
+    }
+    sb_uint(b, (uint64_t)year, 4);
+}
+
+/* 01:02:03 */
+static void sb_hms(sb *b, const civil *c)
+{
+    sb_uint(b, c->hour, 2);
+    sb_putc(b, ':');
+    sb_uint(b, c->min, 2);
+    sb_putc(b, ':');
+    sb_uint(b, c->sec, 2);
+}
+
 /* 2026-11-22T01:02:03.123Z */
 static void sb_iso8601(sb *b, const struct timespec *ts)
 {
     civil c = civil_from_timespec(ts);
-    if (c.year < 0) {
-        sb_putc(b, '-');
-        c.year = -c.year;
-    }
-    sb_uint(b, (uint64_t)c.year, 4);
+    sb_year(b, c.year);
     sb_putc(b, '-');
     sb_uint(b, c.month, 2);
     sb_putc(b, '-');
     sb_uint(b, c.day, 2);
     sb_putc(b, 'T');
-    sb_uint(b, c.hour, 2);
-    sb_putc(b, ':');
-    sb_uint(b, c.min, 2);
-    sb_putc(b, ':');
-    sb_uint(b, c.sec, 2);
+    sb_hms(b, &c);
     sb_putc(b, '.');
     sb_uint(b, c.msec, 3);
     sb_putc(b, 'Z');
@@ -186,17 +193,9 @@ static void sb_clf_time(sb *b, const struct timespec *ts)
     sb_putc(b, '/');
     sb_puts(b, months[c.month - 1]);
     sb_putc(b, '/');
-    if (c.year < 0) {
-        sb_putc(b, '-');
-        c.year = -c.year;
-    }
-    sb_uint(b, (uint64_t)c.year, 4);
+    sb_year(b, c.year);
     sb_putc(b, ':');
-    sb_uint(b, c.hour, 2);
-    sb_putc(b, ':');
-    sb_uint(b, c.min, 2);
-    sb_putc(b, ':');
-    sb_uint(b, c.sec, 2);
+    sb_hms(b, &c);
     sb_puts(b, " +0000");
 }
 
@@ -374,6 +373,19 @@ static void sb_status(sb *b, int status)
     sb_uint(b, u, 1);
 }
 
+/* Status, body bytes and duration (in units of 1/scale s, with `decimals`
+ * digits), each after its prefix: the same numbers in both formats. */
+static void sb_numbers(sb *b, const ztd_access_entry *e, const char *const pre[3], uint64_t scale,
+                       int decimals)
+{
+    sb_puts(b, pre[0]);
+    sb_status(b, e->status);
+    sb_puts(b, pre[1]);
+    sb_uint(b, e->bytes, 1);
+    sb_puts(b, pre[2]);
+    sb_fixed(b, e->duration_us, scale, decimals);
+}
+
 size_t ztd_access_log_format(char *buf, size_t cap, const ztd_access_entry *e, int json)
 {
     sb b = {buf, cap, 0};
@@ -386,12 +398,9 @@ size_t ztd_access_log_format(char *buf, size_t cap, const ztd_access_entry *e, i
         sb_field_json(&b, "method", e->method, CAP_METHOD);
         sb_field_json(&b, "path", e->path, CAP_PATH);
         sb_field_json(&b, "protocol", e->protocol, CAP_PROTOCOL);
-        sb_puts(&b, ",\"status\":");
-        sb_status(&b, e->status);
-        sb_puts(&b, ",\"bytes\":");
-        sb_uint(&b, e->bytes, 1);
-        sb_puts(&b, ",\"duration_ms\":");
-        sb_fixed(&b, e->duration_us, 1000, 3);
+        static const char *const json_pre[3] = {",\"status\":", ",\"bytes\":",
+                                                 ",\"duration_ms\":"};
+        sb_numbers(&b, e, json_pre, 1000, 3);
         if (has_id)
             sb_field_json(&b, "request_id", e->request_id, CAP_REQUEST_ID);
         sb_puts(&b, "}\n");
@@ -407,12 +416,8 @@ size_t ztd_access_log_format(char *buf, size_t cap, const ztd_access_entry *e, i
             sb_putc(&b, ' ');
             sb_escaped(&b, e->protocol, CAP_PROTOCOL, ESC_TEXT_NOSPACE);
         }
-        sb_puts(&b, "\" ");
-        sb_status(&b, e->status);
-        sb_putc(&b, ' ');
-        sb_uint(&b, e->bytes, 1);
-        sb_putc(&b, ' ');
-        sb_fixed(&b, e->duration_us, 1000000, 6);
+        static const char *const text_pre[3] = {"\" ", " ", " "};
+        sb_numbers(&b, e, text_pre, 1000000, 6);
         if (has_id) {
             sb_puts(&b, " rid=");
             sb_escaped(&b, e->request_id, CAP_REQUEST_ID, ESC_TEXT_NOSPACE);

@@ -211,6 +211,16 @@ static void render_process(out *o)
             (long long)p.max_fds);
 }
 
+/* A counter family with one label: HELP and TYPE, then a sample per value. */
+static void put_counters(out *o, const char *name, const char *help, const char *label,
+                         const char *const *values, uint64_t *counts, int n)
+{
+    put(o, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (int i = 0; i < n; i++)
+        put(o, "%s{%s=\"%s\"} %llu\n", name, label, values[i],
+            (unsigned long long)LOAD(&counts[i]));
+}
+
 char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
 {
     out o = {0};
@@ -224,11 +234,9 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "# HELP ztensord_upload_bytes_total Request body bytes received by uploads.\n"
         "# TYPE ztensord_upload_bytes_total counter\nztensord_upload_bytes_total %llu\n",
         (unsigned long long)LOAD(&g_upload_bytes));
-    put(&o, "# HELP ztensord_uploads_total Uploads (whole files and component requests) by "
-            "outcome.\n# TYPE ztensord_uploads_total counter\n");
-    for (int i = 0; i < ZTD_UPLOAD_OUTCOMES; i++)
-        put(&o, "ztensord_uploads_total{outcome=\"%s\"} %llu\n", k_outcomes[i],
-            (unsigned long long)LOAD(&g_uploads[i]));
+    put_counters(&o, "ztensord_uploads_total",
+                 "Uploads (whole files and component requests) by outcome.", "outcome", k_outcomes,
+                 g_uploads, ZTD_UPLOAD_OUTCOMES);
     put(&o,
         "# HELP ztensord_upload_sessions Open component upload sessions.\n"
         "# TYPE ztensord_upload_sessions gauge\nztensord_upload_sessions %zu\n",
@@ -238,11 +246,9 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "busy with one.\n# TYPE ztensord_connections gauge\n"
         "ztensord_connections{state=\"waiting\"} %zu\nztensord_connections{state=\"busy\"} %zu\n",
         g->conns_waiting, g->conns_busy);
-    put(&o, "# HELP ztensord_connections_closed_total Connections the server closed itself, by "
-            "reason.\n# TYPE ztensord_connections_closed_total counter\n");
-    for (int i = 0; i < ZTD_CUT_REASONS; i++)
-        put(&o, "ztensord_connections_closed_total{reason=\"%s\"} %llu\n", k_cuts[i],
-            (unsigned long long)LOAD(&g_cuts[i]));
+    put_counters(&o, "ztensord_connections_closed_total",
+                 "Connections the server closed itself, by reason.", "reason", k_cuts, g_cuts,
+                 ZTD_CUT_REASONS);
     put(&o,
         "# HELP ztensord_catalog_files Files in the catalog, by state.\n"
         "# TYPE ztensord_catalog_files gauge\n"

@@ -1,5 +1,8 @@
-/* DELETE /v1/files/{file} (see delete.h). */
-#include "handlers/delete.h"
+/*
+ * DELETE /v1/files/{file}: the unlink (and the fsync of its directory) runs off
+ * libmicrohttpd's threads, under the publication locks (store/publish.h).
+ */
+#include "handlers/handlers.h"
 #include "core/log.h"
 #include "http/offload.h"
 #include "http/response.h"

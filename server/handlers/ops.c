@@ -1,5 +1,5 @@
-/* Operations routes (see ops.h). */
-#include "handlers/ops.h"
+/* Operations routes: /healthz, /readyz, /metrics (see handlers.h). */
+#include "handlers/handlers.h"
 #include "core/metrics.h"
 #include "http/conns.h"
 #include "http/response.h"
@@ -37,12 +37,9 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
     char *text = ztd_metrics_render(&g, &len);
     if (!text)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    struct MHD_Response *resp =
+        ztd_response_owned(text, len, "text/plain; version=0.0.4; charset=utf-8");
+    if (resp)
+        MHD_add_response_header(resp, "Cache-Control", "no-store");
     return ztd_queue(c, r, 200, resp, len);
 }

@@ -1,9 +1,10 @@
 /*
- * Whole-file uploads (see put.h). The request's state is a `put`: the staging
- * file, a 1 MiB write buffer, and the body's digest, computed on another core
- * when a thread can be had (each buffer is handed over once written).
+ * Whole-file uploads, PUT /v1/files/{file} (see handlers.h). The request's
+ * state is a `put`: the staging file, a 1 MiB write buffer, and the body's
+ * digest, computed on another core when a thread can be had (each buffer is
+ * handed over once written).
  */
-#include "handlers/put.h"
+#include "handlers/handlers.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/log.h"

@@ -1,9 +1,10 @@
 /*
- * Read routes (see read.h). Each pins the catalog entry it answers from, as
+ * Read routes (see handlers.h). Each pins the catalog entry it answers from, as
  * the request's state, until libmicrohttpd is done with the response.
  */
-#include "handlers/read.h"
+#include "handlers/handlers.h"
 #include "core/config.h"
+#include "core/decimal.h"
 #include "core/hex.h"
 #include "http/body.h"
 #include "http/headers.h"
@@ -24,21 +25,6 @@ typedef struct meta_ctx {
     const zt_component *c;
 } meta_ctx;
 
-/* Decimal digits of v at p; returns the end. (snprintf cost more than the
- * rest of a small component's headers together.) */
-static char *put_u64(char *p, uint64_t v)
-{
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
 /* The metadata a client needs to use the bytes. Offsets, stored lengths and
  * digests are in the object's JSON (and a verified digest in ETag and Repr-Digest):
  * every response header costs each request about as much as the route lookup. */
@@ -50,7 +36,7 @@ static void add_meta(struct MHD_Response *resp, const void *p)
     for (size_t i = 0; i < zt_object_ndim(m->o) && w < buf + sizeof(buf) - 24; i++) {
         if (i)
             *w++ = ',';
-        w = put_u64(w, shape[i]);
+        w += ztd_decimal(w, shape[i], 1);
     }
     *w = 0;
     if (buf[0])

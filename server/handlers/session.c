@@ -1,10 +1,10 @@
 /*
- * Upload sessions over HTTP (see session.h). A request that uses a session
+ * Upload sessions over HTTP (see handlers.h). A request that uses a session
  * holds it busy (store/sessions.h) from its first call to its end; the
  * component PUT's state (`creq`) releases it, and cuts an unfinished
  * component back out, whenever the request ends.
  */
-#include "handlers/session.h"
+#include "handlers/handlers.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -63,13 +63,9 @@ static enum MHD_Result opened(ztd_server *s, struct MHD_Connection *c, ztd_req *
     if (!txt)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     size_t n = strlen(txt);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(n, txt, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(txt);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    MHD_add_response_header(resp, "Location", url);
+    struct MHD_Response *resp = ztd_response_owned(txt, n, "application/json");
+    if (resp)
+        MHD_add_response_header(resp, "Location", url);
     return ztd_queue(c, r, 201, resp, n);
 }
 
@@ -77,9 +73,8 @@ enum MHD_Result ztd_session_open(ztd_server *s, struct MHD_Connection *c, ztd_re
 {
     ztd_open_request req;
     char msg[512];
-    size_t len;
-    const char *body = ztd_json_body(r, &len);
-    ztd_err e = ztd_open_parse(body, len, &req, msg, sizeof(msg));
+    ztd_json_text body = ztd_json_body(r);
+    ztd_err e = ztd_open_parse(body.p, body.n, &req, msg, sizeof(msg));
     if (e)
         return ztd_error(c, r, e, "%s", msg);
     if (!s->staging) {
@@ -487,33 +482,43 @@ static enum MHD_Result start_publication(ztd_server *s, struct MHD_Connection *c
     return ztd_offload_start(s, c, &j->work, publish_session) ? committed(c, r, j) : MHD_YES;
 }
 
+/* The commit's objects, parsed, and its session, held; NULL when answered. */
+static ztd_session *commit_session(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                   ztd_commit *cm, enum MHD_Result *ret)
+{
+    char msg[512];
+    ztd_json_text body = ztd_json_body(r);
+    ztd_err e = ztd_commit_parse(body.p, body.n, cm, msg, sizeof(msg));
+    bool busy;
+    ztd_session *x = e ? NULL : ztd_sessions_acquire(s->sessions, r->match->upload_id, &busy);
+    if (e)
+        *ret = ztd_error(c, r, e, "%s", msg);
+    else if (!x)
+        *ret = session_error(c, r, busy);
+    else if (!ztd_session_intact(x)) {
+        *ret = lost_answer(c, r, x);
+        ztd_sessions_end(s->sessions, x);
+        x = NULL;
+    }
+    if (!x)
+        ztd_commit_free(cm);
+    return x;
+}
+
 enum MHD_Result ztd_session_commit(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     if (r->ctx_free == commit_job_free) /* called again: the publication has run */
         return committed(c, r, r->ctx);
     ztd_commit cm;
-    char msg[512];
-    size_t len;
-    const char *body = ztd_json_body(r, &len);
-    ztd_err e = ztd_commit_parse(body, len, &cm, msg, sizeof(msg));
-    if (e)
-        return ztd_error(c, r, e, "%s", msg);
-    bool busy;
-    ztd_session *x = ztd_sessions_acquire(s->sessions, r->match->upload_id, &busy);
-    if (!x) {
-        ztd_commit_free(&cm);
-        return session_error(c, r, busy);
-    }
-    if (!ztd_session_intact(x)) {
-        ztd_commit_free(&cm);
-        enum MHD_Result ret = lost_answer(c, r, x);
-        ztd_sessions_end(s->sessions, x);
+    enum MHD_Result ret;
+    ztd_session *x = commit_session(s, c, r, &cm, &ret);
+    if (!x)
         return ret;
-    }
     /* The preconditions now, as a quick refusal; again under the lock. */
     ztd_preconds pc = {ztd_header(c, "If-Match"), ztd_header(c, "If-None-Match")};
     zt_error err = {0};
-    e = ztd_publish_preconditions(s->publisher, x->file, &pc, msg, sizeof(msg));
+    char msg[512];
+    ztd_err e = ztd_publish_preconditions(s->publisher, x->file, &pc, msg, sizeof(msg));
     int bad = !e && add_objects(x, &cm, &err);
     ztd_commit_free(&cm);
     if (e || bad) {

@@ -46,9 +46,8 @@ enum MHD_Result ztd_json_body_data(ztd_server *s, struct MHD_Connection *c, ztd_
     return MHD_YES;
 }
 
-const char *ztd_json_body(const ztd_req *r, size_t *len)
+ztd_json_text ztd_json_body(const ztd_req *r)
 {
     const json_buf *b = r->ctx_free == json_buf_free ? r->ctx : NULL;
-    *len = b ? b->len : 0;
-    return b ? b->p : NULL;
+    return b ? (ztd_json_text){b->p, b->len} : (ztd_json_text){NULL, 0};
 }

@@ -18,7 +18,11 @@
 
 enum MHD_Result ztd_json_body_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                    const char *data, size_t n);
-/* The body collected (NUL-terminated), or NULL with *len 0 when none came. */
-const char *ztd_json_body(const ztd_req *r, size_t *len);
+/* The body collected (NUL-terminated), or NULL and 0 when none came. */
+typedef struct ztd_json_text {
+    const char *p;
+    size_t n;
+} ztd_json_text;
+ztd_json_text ztd_json_body(const ztd_req *r);
 
 #endif

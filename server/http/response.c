@@ -40,6 +40,17 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     return ret;
 }
 
+struct MHD_Response *ztd_response_owned(char *body, size_t n, const char *content_type)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(body);
+        return NULL;
+    }
+    MHD_add_response_header(resp, "Content-Type", content_type);
+    return resp;
+}
+
 enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
                          size_t len, int copy)
 {
@@ -64,12 +75,9 @@ static enum MHD_Result send_error(struct MHD_Connection *c, ztd_req *r, ztd_err 
     ztd_log(status >= 500 ? ZTD_LOG_ERROR : ZTD_LOG_INFO, "%u %s: %s (%s)", status, code, msg,
             r->target ? r->target : "");
     size_t n = strlen(s);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(s);
+    struct MHD_Response *resp = ztd_response_owned(s, n, "application/json");
+    if (!resp)
         return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "application/json");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     if (ztd_err_retry_after(e)) {
         char ra[16];
@@ -141,14 +149,11 @@ enum MHD_Result ztd_published_answer(struct MHD_Connection *c, ztd_req *r, const
     if (!body)
         return MHD_NO;
     size_t n = strlen(body);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(body);
+    struct MHD_Response *resp = ztd_response_owned(body, n, "application/json");
+    if (!resp)
         return MHD_NO;
-    }
     char loc[PATH_MAX * 3] = "/v1/files/";
     escape_path(rel, loc + 10, sizeof(loc) - 10);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
     MHD_add_response_header(resp, "ETag", etag);
     MHD_add_response_header(resp, "Location", loc);
     return ztd_queue(c, r, replaced ? 200 : 201, resp, n);

@@ -22,6 +22,10 @@
  * the access log and metrics. */
 enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
                           struct MHD_Response *resp, uint64_t body_len);
+/* A response for a body of n bytes from malloc(), which it frees (at once
+ * when it cannot be made: NULL, which ztd_queue answers with MHD_NO), with its
+ * Content-Type. */
+struct MHD_Response *ztd_response_owned(char *body, size_t n, const char *content_type);
 /* A JSON body. copy = 0: `json` must outlive the response. */
 enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
                          size_t len, int copy);

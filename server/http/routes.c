@@ -3,11 +3,7 @@
  * scope and body are decided here and nowhere else.
  */
 #include "http/routes.h"
-#include "handlers/delete.h"
-#include "handlers/ops.h"
-#include "handlers/put.h"
-#include "handlers/read.h"
-#include "handlers/session.h"
+#include "handlers/handlers.h"
 #include "http/json_body.h"
 
 #define ROUTE(id, methods, scope, body, begin, data, handler, upload)                              \

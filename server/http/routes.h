@@ -21,6 +21,7 @@
 
 #include "core/server.h"
 #include "http/auth.h"
+#include "http/handler.h"
 #include "http/request.h"
 #include "http/router.h"
 
@@ -30,18 +31,14 @@ typedef enum ztd_req_body {
     ZTD_REQ_BODY_STREAM, /* streamed to data() as it arrives */
 } ztd_req_body;
 
-typedef enum MHD_Result (*ztd_handler_fn)(ztd_server *s, struct MHD_Connection *c, ztd_req *r);
-typedef enum MHD_Result (*ztd_data_fn)(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                       const char *data, size_t n);
-
 typedef struct ztd_route_def {
     ztd_route_id id;
     const char *methods; /* as the router accepts them for this route */
     ztd_scope scope;     /* ZTD_SCOPE_NONE: no token needed */
     ztd_req_body body;
-    ztd_handler_fn begin; /* may be NULL */
-    ztd_data_fn data;     /* NULL unless body is not NONE */
-    ztd_handler_fn handler;
+    ztd_handler *begin;     /* may be NULL */
+    ztd_data_handler *data; /* NULL unless body is not NONE */
+    ztd_handler *handler;
     bool upload; /* counted in ztensord_uploads_total */
 } ztd_route_def;
 

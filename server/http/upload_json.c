@@ -13,17 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ztd_err fail(char *msg, size_t cap, ztd_err e, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static ztd_err fail(char *msg, size_t cap, ztd_err e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, cap, fmt, ap);
-    va_end(ap);
-    return e;
-}
-
 /* One JSON object, or the 400 bad_json answer. */
 static json_t *load_object(const char *body, size_t len, char *msg, size_t cap, ztd_err *e)
 {
@@ -31,8 +20,8 @@ static json_t *load_object(const char *body, size_t len, char *msg, size_t cap, 
     json_t *j = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &je) : NULL;
     if (j && json_is_object(j))
         return j;
-    *e = fail(msg, cap, ZTD_ERR_BAD_JSON, "%s%s%s", ztd_err_message(ZTD_ERR_BAD_JSON),
-              j ? "" : ": ", j ? "" : (len ? je.text : "(empty)"));
+    *e = ztd_errf(msg, cap, ZTD_ERR_BAD_JSON, "%s%s%s", ztd_err_message(ZTD_ERR_BAD_JSON),
+                  j ? "" : ": ", j ? "" : (len ? je.text : "(empty)"));
     json_decref(j);
     return NULL;
 }
@@ -68,12 +57,12 @@ ztd_err ztd_open_parse(const char *body, size_t len, ztd_open_request *out, char
     const char *file = json_string_value(json_object_get(j, "file"));
     json_t *attrs = json_object_get(j, "attributes");
     if (!file || !valid_rel_name(file) || (attrs && !json_is_object(attrs)))
-        e = fail(msg, cap, ZTD_ERR_BAD_REQUEST,
-                 "want {\"file\": \"relative/name.zt\", \"attributes\": {...}}; names have no "
-                 "empty, '.' or hidden segments and end in .zt");
+        e = ztd_errf(msg, cap, ZTD_ERR_BAD_REQUEST,
+                     "want {\"file\": \"relative/name.zt\", \"attributes\": {...}}; names have no "
+                     "empty, '.' or hidden segments and end in .zt");
     else if (!(out->file = strdup(file)) ||
              (attrs && !(out->attributes = json_dumps(attrs, JSON_COMPACT))))
-        e = fail(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+        e = ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
     json_decref(j);
     if (e)
         ztd_open_request_free(out);
@@ -91,12 +80,12 @@ static ztd_err parse_shape(ztd_commit_object *o, json_t *shape, char *msg, size_
 {
     o->ndim = json_array_size(shape);
     if (!(o->dims = calloc(o->ndim ? o->ndim : 1, sizeof(*o->dims))))
-        return fail(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+        return ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
     for (size_t i = 0; i < o->ndim; i++) {
         json_t *d = json_array_get(shape, i);
         if (!json_is_integer(d) || json_integer_value(d) < 0)
-            return fail(msg, cap, ZTD_ERR_INVALID_OBJECTS,
-                        "object \"%s\": shape[%zu] must be a non-negative integer", o->name, i);
+            return ztd_errf(msg, cap, ZTD_ERR_INVALID_OBJECTS,
+                            "object \"%s\": shape[%zu] must be a non-negative integer", o->name, i);
         o->dims[i] = (uint64_t)json_integer_value(d);
     }
     return ZTD_ERR_NONE;
@@ -105,7 +94,7 @@ static ztd_err parse_shape(ztd_commit_object *o, json_t *shape, char *msg, size_
 static ztd_err parse_parts(ztd_commit_object *o, json_t *comps, char *msg, size_t cap)
 {
     if (!(o->parts = calloc(json_object_size(comps) + 1, sizeof(*o->parts))))
-        return fail(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+        return ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
     const char *role;
     json_t *cv;
     json_object_foreach(comps, role, cv)
@@ -116,9 +105,9 @@ static ztd_err parse_parts(ztd_commit_object *o, json_t *comps, char *msg, size_
         if (!d && dt)
             d = zt_dtype_parse_long(dt, strlen(dt));
         if (!key || !d)
-            return fail(msg, cap, ZTD_ERR_INVALID_OBJECTS, "object \"%s\" component \"%s\": %s",
-                        o->name, role,
-                        !key ? "\"key\" names no uploaded component" : "bad or missing dtype");
+            return ztd_errf(msg, cap, ZTD_ERR_INVALID_OBJECTS, "object \"%s\" component \"%s\": %s",
+                            o->name, role,
+                            !key ? "\"key\" names no uploaded component" : "bad or missing dtype");
         o->parts[o->nparts++] =
             (ztd_commit_part){role, key, d, json_string_value(json_object_get(cv, "type"))};
     }
@@ -135,15 +124,15 @@ static ztd_err parse_object(ztd_commit_object *o, const char *name, json_t *spec
     o->format = format ? format : "dense";
     if (!json_is_array(shape) || json_array_size(shape) > ZT_MAX_NDIM || !json_is_object(comps) ||
         json_object_size(comps) > ZTD_COMMIT_MAX_PARTS || (attrs && !json_is_object(attrs)))
-        return fail(msg, cap, ZTD_ERR_INVALID_OBJECTS,
-                    "object \"%s\": want {\"shape\": [..], \"format\", \"attributes\", "
-                    "\"components\": {ROLE: {\"key\", \"dtype\", \"type\"}}}",
-                    name);
+        return ztd_errf(msg, cap, ZTD_ERR_INVALID_OBJECTS,
+                        "object \"%s\": want {\"shape\": [..], \"format\", \"attributes\", "
+                        "\"components\": {ROLE: {\"key\", \"dtype\", \"type\"}}}",
+                        name);
     ztd_err e = parse_shape(o, shape, msg, cap);
     if (!e)
         e = parse_parts(o, comps, msg, cap);
     if (!e && attrs && !(o->attributes = json_dumps(attrs, JSON_COMPACT)))
-        e = fail(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+        e = ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
     return e;
 }
 
@@ -157,9 +146,9 @@ ztd_err ztd_commit_parse(const char *body, size_t len, ztd_commit *out, char *ms
     out->doc = j;
     json_t *objs = json_object_get(j, "objects");
     if (!json_is_object(objs))
-        e = fail(msg, cap, ZTD_ERR_BAD_REQUEST, "want {\"objects\": {NAME: {...}}}");
+        e = ztd_errf(msg, cap, ZTD_ERR_BAD_REQUEST, "want {\"objects\": {NAME: {...}}}");
     else if (!(out->objects = calloc(json_object_size(objs) + 1, sizeof(*out->objects))))
-        e = fail(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+        e = ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
     const char *name;
     json_t *spec;
     if (!e)

@@ -32,43 +32,29 @@ struct ztd_publisher {
     pthread_mutex_t mu;
 };
 
-static ztd_err fail(char *msg, size_t cap, ztd_err e, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static ztd_err fail(char *msg, size_t cap, ztd_err e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, cap, fmt, ap);
-    va_end(ap);
-    return e;
-}
-
 ztd_publisher *ztd_publisher_new(const char *root, ztd_staging *st, ztd_catalog *cat)
 {
-    ztd_publisher *p = calloc(1, sizeof(*p));
-    if (!p)
-        return NULL;
-    p->root = root;
-    p->staging = st;
-    p->catalog = cat;
-    pthread_mutex_init(&p->mu, NULL);
+    ztd_publisher *p = malloc(sizeof(*p));
+    if (p) {
+        *p = (ztd_publisher){.root = root, .staging = st, .catalog = cat};
+        pthread_mutex_init(&p->mu, NULL);
+    }
     return p;
 }
 
 void ztd_publisher_free(ztd_publisher *p)
 {
-    if (!p)
-        return;
-    pthread_mutex_destroy(&p->mu);
+    if (p)
+        pthread_mutex_destroy(&p->mu);
     free(p);
 }
 
 ztd_err ztd_publish_lost(const char *rel, const char *why, char *msg, size_t cap)
 {
-    return fail(msg, cap, ZTD_ERR_STAGING_LOST,
-                "the server lost the bytes uploaded for \"%s\" (%s); nothing was published: "
-                "upload again",
-                rel, why);
+    return ztd_errf(msg, cap, ZTD_ERR_STAGING_LOST,
+                    "the server lost the bytes uploaded for \"%s\" (%s); nothing was published: "
+                    "upload again",
+                    rel, why);
 }
 
 /* The identity ETag of the regular file at ROOT/rel (lstat: a symlink is not one). */
@@ -92,10 +78,10 @@ ztd_err ztd_publish_preconditions(const ztd_publisher *p, const char *rel, const
     char etag[40];
     bool exists = current_etag(p->root, rel, etag, NULL) == 0;
     if (pc->if_match && !(exists && ztd_etag_list_match(pc->if_match, etag, 0)))
-        return fail(msg, cap, ZTD_ERR_PRECONDITION_FAILED, "If-Match does not hold: \"%s\" %s", rel,
-                    exists ? "has changed" : "does not exist");
+        return ztd_errf(msg, cap, ZTD_ERR_PRECONDITION_FAILED, "If-Match does not hold: \"%s\" %s",
+                        rel, exists ? "has changed" : "does not exist");
     if (pc->if_none_match && exists && ztd_etag_list_match(pc->if_none_match, etag, 1))
-        return fail(msg, cap, ZTD_ERR_PRECONDITION_FAILED, "If-None-Match: \"%s\" exists", rel);
+        return ztd_errf(msg, cap, ZTD_ERR_PRECONDITION_FAILED, "If-None-Match: \"%s\" exists", rel);
     return ZTD_ERR_NONE;
 }
 
@@ -105,7 +91,7 @@ ztd_err ztd_publish_name_free(const ztd_publisher *p, const char *rel, char *msg
     size_t rn = strlen(p->root);
     struct stat sb;
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", p->root, rel) >= sizeof(path))
-        return fail(msg, cap, ZTD_ERR_NAME_CONFLICT, "\"%s\" is too long a name", rel);
+        return ztd_errf(msg, cap, ZTD_ERR_NAME_CONFLICT, "\"%s\" is too long a name", rel);
     bool conflict = false;
     if (lstat(path, &sb) == 0) {
         conflict = !S_ISREG(sb.st_mode);
@@ -121,8 +107,8 @@ ztd_err ztd_publish_name_free(const ztd_publisher *p, const char *rel, char *msg
     }
     if (!conflict)
         return ZTD_ERR_NONE;
-    return fail(msg, cap, ZTD_ERR_NAME_CONFLICT,
-                "\"%s\" (or a directory on its path) exists and is not a file", rel);
+    return ztd_errf(msg, cap, ZTD_ERR_NAME_CONFLICT,
+                    "\"%s\" (or a directory on its path) exists and is not a file", rel);
 }
 
 /* Validate the staged file through its fd (structure; with verify, every
@@ -156,12 +142,12 @@ ztd_err ztd_publish_check(ztd_publisher *p, const ztd_staged *f, const char *rel
     if (!ztd_staging_intact(p->staging, f->name, f->fd, f->size))
         e = ztd_publish_lost(rel, "its staging file was removed or changed", msg, cap);
     else if (st && ztd_err_status(e = ztd_err_of_zt(st, ZTD_OP_CHECK_UPLOAD)) >= 500)
-        fail(msg, cap, e, "cannot check the uploaded file: %s", err.message);
+        ztd_errf(msg, cap, e, "cannot check the uploaded file: %s", err.message);
     else if (st)
-        fail(msg, cap, e, "the uploaded file is not valid: %s", err.message);
+        ztd_errf(msg, cap, e, "the uploaded file is not valid: %s", err.message);
     else if (sync_errno)
-        e = fail(msg, cap, ztd_err_of_errno(sync_errno, ZTD_ERR_WRITE_FAILED),
-                 "writing the staging file: %s", strerror(sync_errno));
+        e = ztd_errf(msg, cap, ztd_err_of_errno(sync_errno, ZTD_ERR_WRITE_FAILED),
+                     "writing the staging file: %s", strerror(sync_errno));
     if (e)
         ztd_staging_remove(p->staging, f->name);
     return e;
@@ -175,11 +161,11 @@ ztd_err ztd_publish_lock(ztd_publisher *p, const char *what, char *msg, size_t c
     int e = errno;
     pthread_mutex_unlock(&p->mu);
     if (e != EWOULDBLOCK)
-        return fail(msg, cap, ZTD_ERR_PUBLISH_FAILED, "cannot take the publication lock: %s",
-                    strerror(e));
-    return fail(msg, cap, ZTD_ERR_PUBLISH_BUSY,
-                "another ztensord on this root held the publication lock for %u ms; %s",
-                PUBLISH_LOCK_WAIT_MS, what);
+        return ztd_errf(msg, cap, ZTD_ERR_PUBLISH_FAILED, "cannot take the publication lock: %s",
+                        strerror(e));
+    return ztd_errf(msg, cap, ZTD_ERR_PUBLISH_BUSY,
+                    "another ztensord on this root held the publication lock for %u ms; %s",
+                    PUBLISH_LOCK_WAIT_MS, what);
 }
 
 /* A failed rename of f: why, in the client's terms. */
@@ -189,10 +175,10 @@ static ztd_err rename_failed(ztd_publisher *p, const ztd_staged *f, const char *
     if (!ztd_staging_intact(p->staging, f->name, f->fd, f->size))
         return ztd_publish_lost(rel, "its staging file was removed or changed", msg, cap);
     if (e == EEXIST)
-        return fail(msg, cap, ZTD_ERR_PRECONDITION_FAILED, "If-None-Match: \"%s\" exists", rel);
+        return ztd_errf(msg, cap, ZTD_ERR_PRECONDITION_FAILED, "If-None-Match: \"%s\" exists", rel);
     if (e == ENOTDIR || e == EISDIR)
-        return fail(msg, cap, ZTD_ERR_NAME_CONFLICT, "%s", why);
-    return fail(msg, cap, ztd_err_of_errno(e, ZTD_ERR_PUBLISH_FAILED), "%s", why);
+        return ztd_errf(msg, cap, ZTD_ERR_NAME_CONFLICT, "%s", why);
+    return ztd_errf(msg, cap, ztd_err_of_errno(e, ZTD_ERR_PUBLISH_FAILED), "%s", why);
 }
 
 void ztd_publish_unlock(ztd_publisher *p, const char *rel, const struct stat *verified)
@@ -245,10 +231,10 @@ ztd_err ztd_publish_remove(ztd_publisher *p, const char *rel, const ztd_preconds
     if (e)
         return e;
     if (current_etag(p->root, rel, etag, NULL) != 0)
-        e = fail(msg, cap, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\"", rel);
+        e = ztd_errf(msg, cap, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\"", rel);
     else if (!(e = ztd_publish_preconditions(p, rel, pc, msg, cap)) &&
              ztd_unpublish(p->root, rel, why, sizeof(why)) != 0)
-        e = fail(msg, cap, ZTD_ERR_DELETE_FAILED, "%s", why);
+        e = ztd_errf(msg, cap, ZTD_ERR_DELETE_FAILED, "%s", why);
     ztd_publish_unlock(p, e ? NULL : rel, NULL);
     return e;
 }
