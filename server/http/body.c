@@ -154,7 +154,7 @@ static ssize_t dstream_read(void *cls, uint64_t pos, char *buf, size_t max)
     ztd_log(ZTD_LOG_ERROR,
             "decoding \"%s\" failed after %llu decoded bytes; response cut short: %s",
             s->entry->name, (unsigned long long)at, err.message);
-    ztd_decode_mark_bad(s->entry, s->zc, &err);
+    ztd_decode_mark_bad(&s->entry->decode_marks, s->entry->file, s->zc, &err);
     return cut(s->sock);
 }
 
@@ -178,7 +178,7 @@ static void refuse_undecodable(body_fail *f, const ztd_body *b, zt_status code, 
 static void decode_failed(body_fail *f, const ztd_body *b, const zt_error *err)
 {
     if (ztd_decode_is_data_error(err->code)) {
-        ztd_decode_mark_bad(b->entry, b->zc, err);
+        ztd_decode_mark_bad(&b->entry->decode_marks, b->zf, b->zc, err);
         refuse_undecodable(f, b, err->code, err->message);
     } else if (ztd_err_of_zt(err->code, ZTD_OP_DECODE) == ZTD_ERR_FILE_CHANGED) {
         f->err = ZTD_ERR_FILE_CHANGED;
@@ -192,11 +192,12 @@ static void decode_failed(body_fail *f, const ztd_body *b, const zt_error *err)
  * its end (where a frame shorter than declared would cut it). */
 static zt_status check_frames(const ztd_body *b, uint64_t span_end, zt_error *err)
 {
-    if (span_end != b->len || ztd_decode_get(b->entry, b->zc) != ZTD_DECODE_UNCHECKED)
+    if (span_end != b->len ||
+        ztd_decode_get(&b->entry->decode_marks, b->zf, b->zc) != ZTD_DECODE_UNCHECKED)
         return ZT_OK;
     zt_status st = zt_component_check_frames(b->zf, b->zc, err);
     if (!st)
-        ztd_decode_mark_ok(b->entry, b->zc);
+        ztd_decode_mark_ok(&b->entry->decode_marks, b->zf, b->zc);
     return st;
 }
 
@@ -224,7 +225,7 @@ static struct MHD_Response *decode_response(const ztd_req *r, const ztd_body *b,
                                             uint64_t len, int sock, body_fail *f)
 {
     zt_status code;
-    const char *why = ztd_decode_why(b->entry, b->zc, &code);
+    const char *why = ztd_decode_why(&b->entry->decode_marks, b->zf, b->zc, &code);
     if (why) {
         refuse_undecodable(f, b, code, why);
         return NULL;

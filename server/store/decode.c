@@ -121,25 +121,24 @@ void ztd_decode_marks_free(struct ztd_decode_marks *m)
     free(m);
 }
 
-/* The entry's marks, made by the first caller; NULL when out of memory. */
-static struct ztd_decode_marks *marks_of(ztd_entry *e)
+/* The file's marks, made by the first caller; NULL when out of memory. */
+static struct ztd_decode_marks *marks_of(ztd_decode_marks **slot, const zt_file *f)
 {
-    struct ztd_decode_marks *m = __atomic_load_n(&e->decode_marks, __ATOMIC_ACQUIRE);
-    if (m || !e->file)
+    struct ztd_decode_marks *m = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (m || !f)
         return m;
-    struct ztd_decode_marks *mine = marks_new(e->file);
+    struct ztd_decode_marks *mine = marks_new(f);
     if (!mine)
         return NULL;
-    if (__atomic_compare_exchange_n(&e->decode_marks, &m, mine, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
+    if (__atomic_compare_exchange_n(slot, &m, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return mine;
     ztd_decode_marks_free(mine); /* another thread made them first: m holds theirs */
     return m;
 }
 
-static mark *find(ztd_entry *e, const zt_component *c)
+static mark *find(ztd_decode_marks **slot, const zt_file *f, const zt_component *c)
 {
-    struct ztd_decode_marks *m = marks_of(e);
+    struct ztd_decode_marks *m = marks_of(slot, f);
     if (!m)
         return NULL;
     for (size_t s = slot_of(m, c);; s = (s + 1) & m->mask) { /* ends: half the slots are empty */
@@ -150,25 +149,26 @@ static mark *find(ztd_entry *e, const zt_component *c)
     }
 }
 
-ztd_decode_state ztd_decode_get(ztd_entry *e, const zt_component *c)
+ztd_decode_state ztd_decode_get(ztd_decode_marks **slot, const zt_file *f, const zt_component *c)
 {
-    mark *k = find(e, c);
+    mark *k = find(slot, f, c);
     return k ? (ztd_decode_state)__atomic_load_n(&k->state, __ATOMIC_ACQUIRE)
              : ZTD_DECODE_UNCHECKED;
 }
 
-const char *ztd_decode_why(ztd_entry *e, const zt_component *c, zt_status *code)
+const char *ztd_decode_why(ztd_decode_marks **slot, const zt_file *f, const zt_component *c,
+                           zt_status *code)
 {
-    mark *k = find(e, c);
+    mark *k = find(slot, f, c);
     if (!k || __atomic_load_n(&k->state, __ATOMIC_ACQUIRE) != ZTD_DECODE_BAD)
         return NULL;
     *code = k->code;
     return k->why;
 }
 
-void ztd_decode_mark_ok(ztd_entry *e, const zt_component *c)
+void ztd_decode_mark_ok(ztd_decode_marks **slot, const zt_file *f, const zt_component *c)
 {
-    mark *k = find(e, c);
+    mark *k = find(slot, f, c);
     int unchecked = ZTD_DECODE_UNCHECKED;
     if (k)
         __atomic_compare_exchange_n(&k->state, &unchecked, ZTD_DECODE_FRAMES_OK, false,
@@ -180,9 +180,10 @@ bool ztd_decode_is_data_error(zt_status code)
     return code == ZT_E_ZSTD || code == ZT_E_SIZE || code == ZT_E_LIMIT;
 }
 
-void ztd_decode_mark_bad(ztd_entry *e, const zt_component *c, const zt_error *err)
+void ztd_decode_mark_bad(ztd_decode_marks **slot, const zt_file *f, const zt_component *c,
+                         const zt_error *err)
 {
-    mark *k = ztd_decode_is_data_error(err->code) ? find(e, c) : NULL;
+    mark *k = ztd_decode_is_data_error(err->code) ? find(slot, f, c) : NULL;
     char *why = k ? strdup(err->message) : NULL, *none = NULL;
     if (!why)
         return;
