@@ -2,7 +2,7 @@
  * libmicrohttpd glue. The access handler is two-phase: the first call for a
  * request only allocates its state and returns MHD_YES; the response is queued
  * on the second call. Queuing on the first call makes MHD close the
- * connection and costs 4-6x throughput (see FIELD-NOTES.md).
+ * connection and costs 4-6x throughput (docs/internals/request.md).
  */
 #include "http/http.h"
 #include "core/clock.h"

@@ -15,7 +15,7 @@
 #include "store/decode.h"
 #include "core/log.h"
 #include "core/hex.h"
-#include "http/range.h"
+#include "core/dates.h"
 #include "http/router.h"
 #include "core/utf8.h"
 
