@@ -2,17 +2,20 @@
  * ztensord: start-up, signals and shutdown. The main thread owns the
  * control loop (signalfd + inotify); libmicrohttpd's thread pool serves.
  */
-#include "catalog.h"
-#include "config.h"
-#include "conns.h"
-#include "http.h"
-#include "auth.h"
-#include "log.h"
-#include "notify.h"
-#include "session.h"
-#include "staging.h"
-#include "verifier.h"
-#include "watch.h"
+#include "core/clock.h"
+#include "store/catalog.h"
+#include "core/config.h"
+#include "http/conns.h"
+#include "http/http.h"
+#include "http/auth.h"
+#include "core/log.h"
+#include "core/notify.h"
+#include "store/publish.h"
+#include "store/sessions.h"
+#include "store/staging.h"
+#include "store/verifier.h"
+#include "core/watch.h"
+#include "core/workq.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -28,13 +31,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-static uint64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 static int handle_action(ztd_config *cfg, const char *prog)
 {
@@ -75,6 +71,7 @@ static int open_logs(const ztd_config *cfg)
 #define RETRY_FIRST_MS 1000 /* files that failed to open for a reason that may pass... */
 #define RETRY_MAX_MS 60000  /* ...are retried after 1 s, 2 s, 4 s ... up to every minute */
 #define VERIFIER_STOP_MS 2000
+#define PUBLISH_THREADS 2
 
 /* Each file holds an fd while it is served; each connection a socket and, while
  * a file span is sent, a dup of the file's fd; each upload its staging file.
@@ -114,7 +111,7 @@ static void retry_tick(ztd_server *srv, ztd_watch *w, uint64_t *at, uint64_t *ga
 {
     ztd_catalog_stats cs;
     ztd_catalog_get_stats(srv->catalog, &cs);
-    uint64_t t = now_ms();
+    uint64_t t = ztd_now_ms();
     if (!cs.files_retry && !cs.dirs_retry) {
         *at = 0;
         *gap = RETRY_FIRST_MS;
@@ -141,7 +138,7 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         struct pollfd p[2] = {{sfd, POLLIN, 0}, {w ? ztd_watch_fd(w) : -1, POLLIN, 0}};
         int timeout = 1000; /* upload sessions expire on this tick */
         if (wd_ms) {
-            uint64_t t = now_ms();
+            uint64_t t = ztd_now_ms();
             if (t >= wd_next) {
                 ztd_notify_watchdog();
                 wd_next = t + wd_ms;
@@ -150,7 +147,7 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
                 timeout = (int)(wd_next - t);
         }
         if (due) {
-            uint64_t t = now_ms();
+            uint64_t t = ztd_now_ms();
             int until = due > t ? (int)(due - t < 1000 ? due - t : 1000) : 0;
             if (until < timeout)
                 timeout = until; /* never later than a watchdog ping */
@@ -176,17 +173,17 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         int changes = n > 0 && w && (p[1].revents & POLLIN) ? ztd_watch_drain(w) : 0;
         if (changes > 0) {
             /* Wait for a quiet period, but never more than 10 of them in a row. */
-            uint64_t t = now_ms();
+            uint64_t t = ztd_now_ms();
             if (!due)
                 first = t;
             due = t + srv->cfg->rescan_debounce_ms;
             if (due > first + 10 * srv->cfg->rescan_debounce_ms)
                 due = first + 10 * srv->cfg->rescan_debounce_ms;
         }
-        ztd_sessions_sweep(srv, srv->cfg->session_idle_timeout_ms);
+        ztd_sessions_sweep(srv->sessions, srv->cfg->session_idle_timeout_ms);
         /* Deadlines, and responses whose file was just written in place. */
         ztd_conns_sweep(srv->conns, changes > 0 && (changes & ZTD_WATCH_WRITTEN));
-        if (due && now_ms() >= due) {
+        if (due && ztd_now_ms() >= due) {
             due = 0;
             rescan(srv, w);
         }
@@ -219,13 +216,55 @@ static int setup_writes(ztd_server *srv)
     else if ((st = ztd_staging_open(cfg->root, cfg->session_idle_timeout_ms, &srv->staging, err,
                                     sizeof(err))) == ZTD_STAGING_UNSAFE) {
         ztd_log(ZTD_LOG_ERROR, "%s", err);
-        ztd_tokens_free(srv->tokens);
-        srv->tokens = NULL;
         return -1;
     } else if (st != ZTD_STAGING_OK)
         ztd_log(ZTD_LOG_WARN, "uploads disabled: %s", err);
-    srv->sessions = ztd_sessions_new();
-    return srv->sessions ? 0 : -1;
+    return 0;
+}
+
+/* The catalog of the root, the session table and the publisher. */
+static int setup_store(ztd_server *srv)
+{
+    const ztd_config *cfg = srv->cfg;
+    if (!(srv->catalog = ztd_catalog_new(cfg->root, cfg->max_manifest_size))) {
+        ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg->root, strerror(errno));
+        return -1;
+    }
+    srv->sessions = ztd_sessions_new(srv->uploads);
+    srv->publisher = ztd_publisher_new(cfg->root, srv->staging, srv->catalog);
+    /* Verify, fsync and publish uploads; each verification runs on all cores
+     * itself, so two at a time is plenty. Without it they run on the workers. */
+    srv->workq = ztd_workq_new(PUBLISH_THREADS, "ztd-publish");
+    return srv->sessions && srv->publisher ? 0 : -1;
+}
+
+/* What the setup made. free_catalog false: the verifier may still read it. */
+static void teardown(ztd_server *srv, bool free_catalog)
+{
+    ztd_workq_free(srv->workq); /* drained by ztd_http_stop already */
+    ztd_publisher_free(srv->publisher);
+    ztd_sessions_free(srv->sessions);
+    ztd_staging_free(srv->staging); /* after the sessions: their files are in it */
+    ztd_tokens_free(srv->tokens);
+    if (free_catalog)
+        ztd_catalog_free(srv->catalog);
+}
+
+/* Everything up to a listening daemon: an exit status, ZTD_EXIT_OK when it runs. */
+static int start(ztd_server *srv, int sfd)
+{
+    if (setup_writes(srv) != 0)
+        return ZTD_EXIT_CONFIG;
+    if (setup_store(srv) != 0)
+        return ZTD_EXIT_FAILURE;
+    /* Socket-activated: the connection that started us is waiting in the
+     * backlog, so scan first and answer it with the catalog in place. */
+    if (srv->listen_fd >= 0 && ztd_catalog_rescan(srv->catalog) != 0)
+        return ZTD_EXIT_FAILURE;
+    int hs = sfd < 0 ? -1 : ztd_http_start(srv);
+    if (hs != 0)
+        return hs == ZTD_HTTP_CONFIG ? ZTD_EXIT_CONFIG : ZTD_EXIT_FAILURE;
+    return ZTD_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -253,40 +292,15 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread exists */
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
 
-    ztd_server srv = {.cfg = &cfg, .listen_fd = ztd_listen_fd_from_env()};
-    pthread_mutex_init(&srv.publish_mu, NULL);
-    if (setup_writes(&srv) != 0) {
-        ztd_config_free(&cfg);
-        return ZTD_EXIT_CONFIG;
-    }
-    srv.catalog = ztd_catalog_new(cfg.root, cfg.max_manifest_size);
-    if (!srv.catalog) {
-        ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg.root, strerror(errno));
-        ztd_sessions_free(srv.sessions);
-        ztd_staging_free(srv.staging);
-        ztd_tokens_free(srv.tokens);
-        ztd_config_free(&cfg);
-        return ZTD_EXIT_FAILURE;
-    }
-    /* Socket-activated: the connection that started us is waiting in the
-     * backlog, so scan first and answer it with the catalog in place. */
+    ztd_uploads uploads;
+    ztd_uploads_init(&uploads, cfg.root, cfg.max_upload_size, cfg.disk_reserve, cfg.max_uploads);
+    ztd_server srv = {.cfg = &cfg, .listen_fd = ztd_listen_fd_from_env(), .uploads = &uploads};
     bool activated = srv.listen_fd >= 0;
-    if (activated && ztd_catalog_rescan(srv.catalog) != 0) {
-        ztd_catalog_free(srv.catalog);
-        ztd_sessions_free(srv.sessions);
-        ztd_staging_free(srv.staging);
-        ztd_tokens_free(srv.tokens);
+    int rc = start(&srv, sfd);
+    if (rc != ZTD_EXIT_OK) {
+        teardown(&srv, true);
         ztd_config_free(&cfg);
-        return ZTD_EXIT_FAILURE;
-    }
-    int hs = sfd < 0 ? -1 : ztd_http_start(&srv);
-    if (hs != 0) {
-        ztd_catalog_free(srv.catalog);
-        ztd_sessions_free(srv.sessions);
-        ztd_staging_free(srv.staging);
-        ztd_tokens_free(srv.tokens);
-        ztd_config_free(&cfg);
-        return hs == ZTD_HTTP_CONFIG ? ZTD_EXIT_CONFIG : ZTD_EXIT_FAILURE;
+        return rc;
     }
     char host[256] = "", why[64];
     unsigned port;
@@ -295,7 +309,7 @@ int main(int argc, char **argv)
     ztd_log(ZTD_LOG_INFO, "listening on %s://%s%s%s:%u (root %s)", srv.tls_cert ? "https" : "http",
             v6 ? "[" : "", host[0] ? host : "0.0.0.0", v6 ? "]" : "", srv.port, cfg.root);
     ztd_watch *w = cfg.watch ? ztd_watch_new(cfg.root) : NULL;
-    int rc = activated || ztd_catalog_rescan(srv.catalog) == 0 ? ZTD_EXIT_OK : ZTD_EXIT_FAILURE;
+    rc = activated || ztd_catalog_rescan(srv.catalog) == 0 ? ZTD_EXIT_OK : ZTD_EXIT_FAILURE;
     ztd_verifier *verifier = NULL;
     if (rc == ZTD_EXIT_OK) {
         if (cfg.verify_digests)
@@ -309,11 +323,7 @@ int main(int argc, char **argv)
      * process, and the catalog it reads is not freed under it. */
     bool verifier_stopped = ztd_verifier_stop(verifier, VERIFIER_STOP_MS);
     ztd_watch_free(w);
-    ztd_sessions_free(srv.sessions);
-    ztd_staging_free(srv.staging); /* after the sessions: their files are in it */
-    ztd_tokens_free(srv.tokens);
-    if (verifier_stopped)
-        ztd_catalog_free(srv.catalog);
+    teardown(&srv, verifier_stopped);
     close(sfd);
     ztd_log(ZTD_LOG_INFO, "stopped");
     ztd_log_close();

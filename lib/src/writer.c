@@ -43,7 +43,6 @@
 #include <zstd.h>
 
 #define OUTBUF (1u << 20)
-#define WRITEBACK_EVERY (8u << 20) /* start write-back of each 8 MiB written */
 
 typedef struct wcomp {
     zt_written_component info;
@@ -65,7 +64,7 @@ struct zt_writer {
     zt__hash_pipe *pipe; /* created for the first component that outgrows OUTBUF */
     bool piped;          /* the current component's hasher is on the pipe */
     uint64_t written;    /* bytes handed to write(), i.e. the fd's offset */
-    uint64_t writeback;  /* write-back was started up to here */
+    zt_writeback wb;     /* with do_fsync: write-back started as the file grows */
     char *path, *tmp;
     uint64_t pos;
     uint8_t *out;
@@ -105,15 +104,8 @@ static zt_status io_fail(zt_writer *w, zt_error *err, const char *what)
 /* Ask the kernel to start writing back what is written so far (no waiting). */
 static void start_writeback(zt_writer *w)
 {
-#ifdef SYNC_FILE_RANGE_WRITE
-    if (w->do_fsync && w->written - w->writeback >= WRITEBACK_EVERY) {
-        sync_file_range(w->fd, (off_t)w->writeback, (off_t)(w->written - w->writeback),
-                        SYNC_FILE_RANGE_WRITE);
-        w->writeback = w->written;
-    }
-#else
-    (void)w;
-#endif
+    if (w->do_fsync)
+        zt_writeback_note(&w->wb, w->written);
 }
 
 static zt_status raw_write(zt_writer *w, const void *p, size_t n, zt_error *err)
@@ -253,6 +245,7 @@ static zt_status writer_new(int fd, const zt_writer_options *in, zt_writer **out
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     w->fd = fd;
     w->do_fsync = opt ? opt->fsync != 0 : true;
+    zt_writeback_init(&w->wb, fd);
     w->hash_inline = opt && opt->digest_inline;
     w->v2 = opt && opt->format == ZT_FORMAT_V2;
     w->align = opt && opt->alignment ? opt->alignment : 65536;
@@ -576,8 +569,7 @@ static zt_status dedup(zt_writer *w, wcomp *c, zt_error *err)
             lseek(w->fd, (off_t)c->info.offset, SEEK_SET) < 0)
             return io_fail(w, err, "truncate");
         w->pos = w->written = c->info.offset;
-        if (w->writeback > w->written)
-            w->writeback = w->written;
+        start_writeback(w); /* truncated back: write-back starts again from here */
         c->info.offset = e->offset;
         return ZT_OK;
     }
@@ -658,8 +650,7 @@ static zt_status cut_back(zt_writer *w, uint64_t to, zt_error *err)
         if (ftruncate(w->fd, (off_t)to) != 0 || lseek(w->fd, (off_t)to, SEEK_SET) < 0)
             return io_fail(w, err, "truncate");
         w->written = to;
-        if (w->writeback > w->written)
-            w->writeback = w->written;
+        start_writeback(w); /* truncated back: write-back starts again from here */
     }
     w->pos = to;
     w->failed = false;
@@ -985,7 +976,7 @@ static zt_status publish(zt_writer *w, zt_error *err)
         return ZT_OK;
     /* Everything that can fail for want of memory or of the directory comes
      * before the rename: a failed finish must not have published the file. */
-    int dfd = -1;
+    int dfd = AT_FDCWD;
     if (w->do_fsync) {
         char *d = zt__strndup(w->path, strlen(w->path));
         if (!d)
@@ -995,19 +986,23 @@ static zt_status publish(zt_writer *w, zt_error *err)
         if (dfd < 0)
             return io_fail(w, err, "open of the directory");
     }
-    if (rename(w->tmp, w->path) != 0) {
-        zt_status st = io_fail(w, err, "rename");
-        if (dfd >= 0)
-            close(dfd);
+    /* tmp is beside path: with the directory open, both are named within it. */
+    const char *src = w->tmp, *dst = w->path;
+    if (dfd != AT_FDCWD) {
+        const char *s1 = strrchr(src, '/'), *s2 = strrchr(dst, '/');
+        src = s1 ? s1 + 1 : src;
+        dst = s2 ? s2 + 1 : dst;
+    }
+    zt_status st =
+        zt_publish_rename(dfd, src, dfd, dst, w->do_fsync ? 0 : ZT_PUBLISH_NOSYNC, NULL, err);
+    if (dfd != AT_FDCWD)
+        close(dfd);
+    if (st) {
+        w->failed = true;
         return st;
     }
     zt__free(w->tmp);
     w->tmp = NULL;
-    if (dfd >= 0) {
-        zt_status st = fsync(dfd) != 0 ? io_fail(w, err, "fsync of the directory") : ZT_OK;
-        close(dfd);
-        return st;
-    }
     return ZT_OK;
 }
 

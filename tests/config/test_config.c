@@ -1,5 +1,5 @@
 /*
- * Tests of server/config.c: defaults, every value type's parser and its
+ * Tests of server/core/config.c: defaults, every value type's parser and its
  * rejections, the three sources and their precedence, the error messages,
  * --help, and that docs/CONFIG.md and config/ztensord.json still match the
  * option table (ZT_REGEN=1 rewrites them from it).
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/config.h"
 
 #ifndef ZT_SOURCE_DIR
 #error "ZT_SOURCE_DIR must name the source tree"
@@ -858,7 +858,7 @@ static void check_generated(const char *rel, void (*fn)(FILE *))
         assert_int_equal(write_all(path, want), 0);
     char *have = read_all(path);
     if (!have || strcmp(have, want) != 0)
-        fail_msg("%s does not match the option table in server/config.c; regenerate it with "
+        fail_msg("%s does not match the option table in server/core/config.c; regenerate it with "
                  "ZT_REGEN=1 test_config",
                  path);
     free(have);

@@ -1,5 +1,5 @@
 /*
- * Tests of server/log.c: the exact error-log and access-log lines, escaping
+ * Tests of server/core/log.c: the exact error-log and access-log lines, escaping
  * of hostile request fields (no byte sequence may forge a line), JSON lines
  * that jansson reads back byte for byte, the length bounds, and the writers:
  * level filter, O_APPEND files, reopen after a rename, concurrent writers.
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "core/log.h"
 
 /* 2026-11-22T01:02:03.123Z */
 static struct timespec example_time(void)

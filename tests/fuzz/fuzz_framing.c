@@ -1,5 +1,5 @@
 /*
- * fuzz_framing.c: libFuzzer target for server/framing.c.
+ * fuzz_framing.c: libFuzzer target for server/http/framing.c.
  *
  * This file defines LLVMFuzzerTestOneInput and nothing else: no main. Link it with
  * -fsanitize=fuzzer, or with a driver that replays a corpus through the same entry point.
@@ -26,7 +26,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "framing.h"
+#include "http/framing.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

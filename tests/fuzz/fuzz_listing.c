@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "listing.h"
+#include "handlers/listing.h"
 
 #define CHECK(c)                                                                                   \
     do {                                                                                           \

@@ -1,5 +1,5 @@
 /*
- * fuzz_range.c: libFuzzer target for server/range.c.
+ * fuzz_range.c: libFuzzer target for server/http/range.c.
  *
  * This file defines LLVMFuzzerTestOneInput and nothing else: no main. Link it with
  * -fsanitize=fuzzer, or with a driver that replays a corpus through the same entry point.
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "range.h"
+#include "http/range.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

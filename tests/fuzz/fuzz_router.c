@@ -1,5 +1,5 @@
 /*
- * fuzz_router.c: libFuzzer target for server/router.c.
+ * fuzz_router.c: libFuzzer target for server/http/router.c.
  *
  * This file defines LLVMFuzzerTestOneInput and nothing else: no main. Link it with
  * -fsanitize=fuzzer, or with a driver that replays a corpus through the same entry point.
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router.h"
+#include "http/router.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -141,10 +141,10 @@ rmdir "$R/d1" 2>/dev/null # an empty directory may be left; it holds no file
 : >"$FS/i1"
 put x.zt "$T/small.zt"
 check_code "no inode left, PUT: 507" 507
-check_errbody "no inode left, PUT" staging_failed
+check_errbody "no inode left, PUT" insufficient_storage
 session_open s.zt
 check_code "no inode left, a session: 507" 507
-check_errbody "no inode left, a session" staging_failed
+check_errbody "no inode left, a session" insufficient_storage
 intact "no inode left"
 rm -f "$FS"/i*
 works_again "inodes freed"

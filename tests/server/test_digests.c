@@ -1,5 +1,5 @@
 /*
- * test_digests.c: unit tests for server/digests.c, the per-file record of
+ * test_digests.c: unit tests for server/store/digests.c, the per-file record of
  * which sha256 claims have been checked: one check per sha256 component (none
  * for crc32c or digest-less ones), lookup by component, states that only move
  * forward from pending, and per-state counts that follow them.
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "digests.h"
+#include "store/digests.h"
 
 static const char *const ROLE_DATA[] = {"data"};
 

@@ -1,5 +1,5 @@
 /*
- * test_framing.c: unit tests for server/framing.c, the RFC 9112 framing checks of a request's
+ * test_framing.c: unit tests for server/http/framing.c, the RFC 9112 framing checks of a request's
  * head (Content-Length, Transfer-Encoding, Host, header names and values, NUL in the target,
  * absolute-form). Headers are given as libmicrohttpd hands them over: "Content-Length : 5"
  * arrives as the name "Content-Length " (connection.c cuts the line at the colon and keeps
@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "framing.h"
+#include "http/framing.h"
 
 static ztd_framing f;
 

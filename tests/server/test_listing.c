@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "listing.h"
+#include "handlers/listing.h"
 
 static const char *NAMES[] = {"a.zt",       "llama/1.zt",  "llama/2.zt",
                               "llama/3.zt", "llama2/x.zt", "z.zt"};

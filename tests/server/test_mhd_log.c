@@ -1,5 +1,5 @@
 /*
- * test_mhd_log.c: unit tests for server/mhd_log.c: the level given to each
+ * test_mhd_log.c: unit tests for server/http/mhd_log.c: the level given to each
  * kind of libmicrohttpd message, and the logger callback writing one
  * structured error-log line, prefixed "libmicrohttpd:", without MHD's
  * trailing newline, cut (and marked) when MHD's message is very long.
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "mhd_log.h"
+#include "core/log.h"
+#include "http/mhd_log.h"
 
 static void levels(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_procstat.c: unit tests for server/procstat.c, the process_* metrics'
+ * test_procstat.c: unit tests for server/core/procstat.c, the process_* metrics'
  * source: /proc/self/stat and /proc/stat lines parsed (a command name with
  * spaces and parentheses, malformed lines refused), and this process's own
  * figures read live and sane.
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procstat.h"
+#include "core/procstat.h"
 
 /* A stat line as proc(5) lays it out: utime 250, stime 50, starttime 12345,
  * vsize 170078208, rss 2303 pages. The command name is hostile on purpose. */

@@ -1,5 +1,5 @@
 /*
- * test_router.c: unit tests for server/router.c (routes, methods and Allow, percent-decoding,
+ * test_router.c: unit tests for server/http/router.c (routes, methods and Allow, percent-decoding,
  * the file-name rule and the traversal checks).
  */
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "router.h"
+#include "http/router.h"
 
 static ztd_route_match m; /* 16 KiB: static rather than on the stack */
 

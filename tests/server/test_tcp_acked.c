@@ -1,5 +1,5 @@
 /*
- * test_tcp_acked.c: unit tests for server/tcp_acked.c, the bytes a response
+ * test_tcp_acked.c: unit tests for server/http/tcp_acked.c, the bytes a response
  * cut short delivered: the acknowledged bytes between two readings, capped
  * at the body length, and 0 when a reading is unknown or goes backwards.
  */
@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "tcp_acked.h"
+#include "http/tcp_acked.h"
 
 static void delivered(void **state)
 {

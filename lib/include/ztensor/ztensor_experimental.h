@@ -54,6 +54,37 @@ ZT_API zt_status zt_writer_add_object_values(zt_writer *w, const char *name, con
                                              zt_error *err);
 ZT_API zt_status zt_writer_set_attribute_values(zt_writer *w, const zt_value *map, zt_error *err);
 
+/* Durable files, shared by the writer and ztensord's uploads.
+ *
+ * Write-back: a file that will be fsynced when complete starts the kernel
+ * writing it back as it grows (sync_file_range(SYNC_FILE_RANGE_WRITE), which
+ * does not wait), so that the fsync at the end waits for the last few MiB
+ * only. Call zt_writeback_note() after each write with the bytes written so
+ * far; every ZT_WRITEBACK_EVERY bytes it starts write-back of what is new.
+ * After a truncation back to `written`, call it with the new length. */
+#define ZT_WRITEBACK_EVERY (8u << 20)
+typedef struct zt_writeback {
+    int fd;
+    uint64_t started; /* write-back was started up to here */
+} zt_writeback;
+ZT_API void zt_writeback_init(zt_writeback *wb, int fd);
+ZT_API void zt_writeback_note(zt_writeback *wb, uint64_t written);
+
+/* Atomic publication of a complete (and fsynced) file: rename src in the
+ * directory src_dir onto dst in dst_dir, then fsync dst_dir, so that after a
+ * crash the name holds the old file or the new one, whole. Directory fds may
+ * be AT_FDCWD. Flags: ZT_PUBLISH_NOREPLACE keeps a file already at dst
+ * (RENAME_NOREPLACE, or a check before the rename on a file system without
+ * it); ZT_PUBLISH_NOSYNC skips the directory's fsync. *replaced (may be NULL)
+ * says whether a file was at dst. On failure: ZT_E_IO (ZT_E_NOSPACE for a full
+ * disk or quota) with errno as the failing call left it (EEXIST for an
+ * existing dst under ZT_PUBLISH_NOREPLACE; a failed fsync of the directory
+ * comes after the rename: the file is then in place). */
+#define ZT_PUBLISH_NOREPLACE 1u
+#define ZT_PUBLISH_NOSYNC 2u
+ZT_API zt_status zt_publish_rename(int src_dir, const char *src, int dst_dir, const char *dst,
+                                   unsigned flags, int *replaced, zt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,41 @@
+/*
+ * What a running ztensord is made of, as its parts see it: the configuration
+ * and the long-lived objects that main.c creates and route handlers use.
+ * Only pointers, so that this header needs none of theirs.
+ */
+#ifndef ZTD_SERVER_H
+#define ZTD_SERVER_H
+
+#include <stdbool.h>
+
+struct ztd_config;
+struct ztd_catalog;
+struct ztd_tokens;
+struct ztd_sessions;
+struct ztd_conns;
+struct ztd_staging;
+struct ztd_uploads;
+struct ztd_publisher;
+struct ztd_workq;
+struct MHD_Daemon;
+
+typedef struct ztd_server {
+    const struct ztd_config *cfg;
+    struct ztd_catalog *catalog;
+    struct ztd_tokens *tokens;       /* NULL without tokens_file */
+    struct ztd_staging *staging;     /* NULL: uploads are disabled */
+    struct ztd_uploads *uploads;     /* upload slots and limits */
+    struct ztd_sessions *sessions;   /* component upload sessions */
+    struct ztd_publisher *publisher; /* preconditions, rename, catalog update */
+    struct ztd_workq *workq;         /* blocking work, off libmicrohttpd's threads (NULL: none) */
+    /* Set by ztd_http_start: */
+    struct MHD_Daemon *daemon;
+    struct ztd_conns *conns; /* every open connection (http/conns.h) */
+    int listen_fd;
+    unsigned port;
+    char *tls_cert, *tls_key; /* PEM text when serving HTTPS */
+    int inflight;             /* atomic: requests between arrival and completion */
+    bool draining;            /* atomic: shutting down */
+} ztd_server;
+
+#endif

@@ -1,0 +1,45 @@
+/* Operations routes: /healthz, /readyz, /metrics (see handlers.h). */
+#include "handlers/handlers.h"
+#include "core/metrics.h"
+#include "http/conns.h"
+#include "http/response.h"
+#include "store/catalog.h"
+#include "store/sessions.h"
+
+#include <stdlib.h>
+
+enum MHD_Result ztd_ops_healthz(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    (void)s;
+    return ztd_json(c, r, 200, "{\"status\":\"ok\"}", 15, 0);
+}
+
+enum MHD_Result ztd_ops_readyz(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    if (__atomic_load_n(&s->draining, __ATOMIC_ACQUIRE))
+        return ztd_fail(c, r, ZTD_ERR_DRAINING);
+    if (!ztd_catalog_ready(s->catalog))
+        return ztd_fail(c, r, ZTD_ERR_NOT_READY);
+    return ztd_json(c, r, 200, "{\"status\":\"ready\"}", 18, 0);
+}
+
+enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    ztd_catalog_stats cs;
+    ztd_catalog_get_stats(s->catalog, &cs);
+    ztd_metrics_gauges g = {.files_valid = cs.files_valid,
+                            .files_invalid = cs.files_invalid,
+                            .sessions = ztd_sessions_count(s->sessions),
+                            .reloads = cs.reloads};
+    ztd_catalog_digest_counts(s->catalog, g.digests);
+    ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy);
+    size_t len;
+    char *text = ztd_metrics_render(&g, &len);
+    if (!text)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    struct MHD_Response *resp =
+        ztd_response_owned(text, len, "text/plain; version=0.0.4; charset=utf-8");
+    if (resp)
+        MHD_add_response_header(resp, "Cache-Control", "no-store");
+    return ztd_queue(c, r, 200, resp, len);
+}

@@ -1,0 +1,270 @@
+/*
+ * Whole-file uploads, PUT /v1/files/{file} (see handlers.h). The request's
+ * state is a `put`: the staging file, a 1 MiB write buffer, and the body's
+ * digest, computed on another core when a thread can be had (each buffer is
+ * handed over once written).
+ */
+#include "handlers/handlers.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "http/headers.h"
+#include "http/offload.h"
+#include "http/response.h"
+#include "store/publish.h"
+#include "store/uploads.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+#include <ztensor/ztensor_experimental.h>
+
+#define WBUF (1u << 20)
+
+typedef struct put {
+    ztd_server *s;
+    int fd;
+    char name[ZTD_STAGING_NAME_MAX]; /* in the staging directory; "" once published or removed */
+    uint64_t received;
+    zt_hasher *sha;       /* Content-Digest hashed here, when no thread could be had */
+    zt_hash_thread *shat; /* ... or beside the receiving: owns buf's memory */
+    ztd_digest_want want;
+    uint8_t *buf;
+    size_t blen;
+    ztd_disk_meter disk;
+    uint64_t written; /* bytes written */
+    zt_writeback wb;
+    /* Verify, fsync and publish, on the work queue: */
+    ztd_offload work;
+    const char *rel;
+    ztd_preconds pc;
+    ztd_err err; /* what it found */
+    char msg[512];
+    ztd_published out;
+    size_t nobj;
+    uint64_t t_body, t_published; /* monotonic us */
+} put;
+
+static void put_free(void *ctx)
+{
+    put *u = ctx;
+    if (u->fd >= 0)
+        close(u->fd);
+    ztd_staging_remove(u->s->staging, u->name);
+    zt_hasher_free(u->sha);
+    if (u->shat)
+        zt_hash_thread_free(u->shat, u->buf);
+    else
+        free(u->buf);
+    ztd_uploads_give(u->s->uploads);
+    free(u);
+}
+
+/* The lists read with every field line of them (RFC 9110 §5.3). */
+static ztd_preconds preconds(struct MHD_Connection *c, ztd_req *r)
+{
+    return (ztd_preconds){ztd_header_list(c, r, "If-Match"), ztd_header_list(c, r, "If-None-Match")};
+}
+
+/* Can the file system hold rel under root: every segment at most NAME_MAX bytes, the whole
+ * path shorter than PATH_MAX? Checked before the body, so a name the rename would refuse
+ * does not cost the client its upload. */
+static bool name_fits(const char *root, const char *rel)
+{
+    if (strlen(root) + 1 + strlen(rel) >= PATH_MAX)
+        return false;
+    for (const char *seg = rel, *slash;; seg = slash + 1) {
+        slash = strchr(seg, '/');
+        if ((slash ? (size_t)(slash - seg) : strlen(seg)) > NAME_MAX)
+            return false;
+        if (!slash)
+            return true;
+    }
+}
+
+/* The checks that need no staging file, in the order docs/API.md gives. */
+static enum MHD_Result refuse_early(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                    uint64_t declared, ztd_digest_want *want)
+{
+    const char *rel = r->match->file;
+    size_t n = r->match->file_len;
+    char msg[512];
+    ztd_err e;
+    if (n < 3 || strcmp(rel + n - 3, ".zt"))
+        return ztd_fail(c, r, ZTD_ERR_BAD_NAME);
+    if (!name_fits(s->cfg->root, rel))
+        return ztd_error(c, r, ZTD_ERR_BAD_NAME,
+                         "the name is too long for the file system (a segment over %d bytes, "
+                         "or more than %d bytes with the root's path)",
+                         NAME_MAX, PATH_MAX - 1);
+    if (!ztd_uploads_size_ok(s->uploads, 0, declared))
+        return ztd_error(c, r, ZTD_ERR_TOO_LARGE,
+                         "Content-Length %llu exceeds max_upload_size %llu",
+                         (unsigned long long)declared, (unsigned long long)s->uploads->max_size);
+    if (ztd_parse_digest_header(ztd_header(c, "Content-Digest"), want) != 0 ||
+        (!want->present && ztd_parse_digest_header(ztd_header(c, "Repr-Digest"), want) != 0))
+        return ztd_fail(c, r, ZTD_ERR_BAD_DIGEST_HEADER);
+    ztd_preconds pc = preconds(c, r);
+    if ((e = ztd_publish_preconditions(s->publisher, rel, &pc, msg, sizeof(msg))) ||
+        (e = ztd_publish_name_free(s->publisher, rel, msg, sizeof(msg))))
+        return ztd_error(c, r, e, "%s", msg);
+    if (!s->staging)
+        return ztd_fail(c, r, ZTD_ERR_UPLOADS_DISABLED);
+    return MHD_YES;
+}
+
+enum MHD_Result ztd_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    const char *cl = ztd_header(c, "Content-Length"); /* digits only: framing.h */
+    uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
+    ztd_digest_want want;
+    enum MHD_Result ret = refuse_early(s, c, r, declared, &want);
+    if (r->responded || ret != MHD_YES)
+        return ret;
+    if (!ztd_uploads_take(s->uploads))
+        return ztd_error(c, r, ZTD_ERR_TOO_MANY_UPLOADS,
+                         "%u uploads and sessions are already running", s->uploads->max_uploads);
+    put *u = calloc(1, sizeof(*u));
+    if (!u || !(u->buf = malloc(WBUF))) {
+        free(u);
+        ztd_uploads_give(s->uploads);
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    }
+    u->s = s;
+    u->fd = -1;
+    ztd_req_set_ctx(r, u, put_free);
+    if (!ztd_uploads_disk_ok(s->uploads, declared))
+        return ztd_error(c, r, ZTD_ERR_INSUFFICIENT_STORAGE,
+                         "not enough free disk for %llu bytes plus the reserve of %llu",
+                         (unsigned long long)declared,
+                         (unsigned long long)s->uploads->disk_reserve);
+    if ((u->fd = ztd_staging_create(s->staging, "put", u->name)) < 0)
+        return ztd_error(c, r, ztd_err_of_errno(errno, ZTD_ERR_STAGING_FAILED),
+                         "cannot create a staging file: %s", strerror(errno));
+    zt_writeback_init(&u->wb, u->fd);
+    u->want = want;
+    /* The body's digest on another core, fed each buffer once it is written. */
+    uint8_t *first;
+    if (want.present && (u->shat = zt_hash_thread_new(ZT_DIGEST_SHA256, WBUF, &first))) {
+        free(u->buf);
+        u->buf = first;
+    } else if (want.present && !(u->sha = zt_hasher_new(ZT_DIGEST_SHA256))) {
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    }
+    return MHD_YES;
+}
+
+static int flush_buf(put *u)
+{
+    size_t off = 0;
+    while (off < u->blen) {
+        ssize_t w = write(u->fd, u->buf + off, u->blen - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        off += (size_t)w;
+    }
+    u->written += u->blen;
+    if (u->shat && u->blen)
+        u->buf = zt_hash_thread_submit(u->shat, u->buf, u->blen);
+    u->blen = 0;
+    /* Write-back as the body arrives, so the fsync before publishing waits for
+     * the last few MiB, not the whole file. */
+    zt_writeback_note(&u->wb, u->written);
+    return 0;
+}
+
+static enum MHD_Result write_failed(struct MHD_Connection *c, ztd_req *r, int e)
+{
+    return ztd_error(c, r, ztd_err_of_errno(e, ZTD_ERR_WRITE_FAILED),
+                     "writing the staging file: %s", strerror(e));
+}
+
+enum MHD_Result ztd_put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *data,
+                             size_t n)
+{
+    put *u = r->ctx;
+    if (!ztd_uploads_size_ok(s->uploads, u->received, n))
+        return ztd_error(c, r, ZTD_ERR_TOO_LARGE, "body exceeds max_upload_size %llu",
+                         (unsigned long long)s->uploads->max_size);
+    u->received += n;
+    ztd_metrics_upload_bytes(n);
+    if (u->sha)
+        zt_hasher_update(u->sha, data, n);
+    while (n) {
+        size_t k = WBUF - u->blen < n ? WBUF - u->blen : n;
+        memcpy(u->buf + u->blen, data, k);
+        u->blen += k;
+        data += k;
+        n -= k;
+        if (u->blen == WBUF && flush_buf(u) != 0)
+            return write_failed(c, r, errno);
+    }
+    if (!ztd_uploads_disk_meter(s->uploads, &u->disk, u->received))
+        return ztd_error(c, r, ZTD_ERR_INSUFFICIENT_STORAGE,
+                         "free disk fell below the reserve of %llu bytes",
+                         (unsigned long long)s->uploads->disk_reserve);
+    return MHD_YES;
+}
+
+/* On the work queue: verify (fsynced meanwhile), then publish. */
+static void verify_and_publish(ztd_offload *o)
+{
+    put *u = (put *)((char *)o - offsetof(put, work));
+    ztd_staged f = {u->fd, u->name, u->received};
+    u->err = ztd_publish_check(u->s->publisher, &f, u->rel, true, true, &u->nobj, u->msg,
+                               sizeof(u->msg));
+    if (!u->err)
+        u->err = ztd_publish_commit(u->s->publisher, &f, u->rel, &u->pc, true, &u->out, u->msg,
+                                    sizeof(u->msg));
+    u->name[0] = 0; /* published or removed */
+    u->t_published = ztd_now_us();
+}
+
+/* The body is all written: its digest, then the rest off this thread. */
+static enum MHD_Result body_done(struct MHD_Connection *c, ztd_req *r, put *u)
+{
+    if (flush_buf(u) != 0)
+        return write_failed(c, r, errno);
+    if (u->want.present) {
+        uint8_t got[32];
+        if (u->shat)
+            zt_hash_thread_final(u->shat, got);
+        else
+            zt_hasher_final(u->sha, got);
+        if (memcmp(got, u->want.sha256, 32) != 0)
+            return ztd_fail(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH);
+    }
+    u->t_body = ztd_now_us();
+    u->rel = r->match->file;
+    u->pc = preconds(c, r);
+    return MHD_YES;
+}
+
+enum MHD_Result ztd_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+{
+    put *u = r->ctx;
+    if (!u->work.started) {
+        enum MHD_Result ret = body_done(c, r, u);
+        if (r->responded || ret != MHD_YES)
+            return ret;
+        if (!ztd_offload_start(s, c, &u->work, verify_and_publish))
+            return MHD_YES; /* called again once it has run */
+    }
+    if (!ztd_offload_done(&u->work))
+        return MHD_YES;
+    ztd_log(ZTD_LOG_DEBUG, "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms",
+            u->rel, (unsigned long long)u->received,
+            (unsigned long long)(u->t_body - r->t0_us) / 1000,
+            (unsigned long long)(u->t_published - u->t_body) / 1000);
+    if (u->err)
+        return ztd_error(c, r, u->err, "%s", u->msg);
+    ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", u->rel,
+            (unsigned long long)u->out.size, u->nobj, u->out.replaced ? "replaced" : "new");
+    return ztd_published_answer(c, r, u->rel, u->out.size, u->nobj, u->out.etag, u->out.replaced);
+}

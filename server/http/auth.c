@@ -1,0 +1,197 @@
+/*
+ * Bearer-token authentication (see auth.h). Every known token is compared
+ * against the presented one, in constant time, so timing reveals neither
+ * which token matched nor how much of one did.
+ */
+#include "http/auth.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TOKEN 512
+#define MAX_FILE (1u << 20)
+
+typedef struct token {
+    ztd_scope scope;
+    size_t len;
+    unsigned char v[MAX_TOKEN];
+} token;
+
+struct ztd_tokens {
+    token *t;
+    size_t n;
+};
+
+void ztd_tokens_free(ztd_tokens *t)
+{
+    if (!t)
+        return;
+    if (t->t)
+        memset(t->t, 0, t->n * sizeof(*t->t));
+    free(t->t);
+    free(t);
+}
+
+size_t ztd_tokens_count(const ztd_tokens *t)
+{
+    return t ? t->n : 0;
+}
+
+static bool token_char(unsigned char c)
+{
+    /* RFC 6750 b64token: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" then "=" padding */
+    return isalnum(c) || (c && strchr("-._~+/=", c)); /* strchr finds the terminator too */
+}
+
+static int parse_line(const char *p, size_t n, token *out, char *err, size_t errlen,
+                      unsigned lineno)
+{
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    size_t s0 = i;
+    while (i < n && p[i] != ' ' && p[i] != '\t')
+        i++;
+    size_t slen = i - s0;
+    if (slen == 4 && !strncmp(p + s0, "read", 4))
+        out->scope = ZTD_SCOPE_READ;
+    else if (slen == 5 && !strncmp(p + s0, "write", 5))
+        out->scope = ZTD_SCOPE_WRITE;
+    else {
+        snprintf(err, errlen, "line %u: scope must be \"read\" or \"write\"", lineno);
+        return -1;
+    }
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    size_t t0 = i;
+    while (i < n && p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+        i++;
+    size_t tlen = i - t0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+        i++;
+    if (i != n || tlen == 0) {
+        snprintf(err, errlen, "line %u: want \"<scope> <token>\"", lineno);
+        return -1;
+    }
+    if (tlen < 16 || tlen > MAX_TOKEN) {
+        snprintf(err, errlen, "line %u: a token must be 16 to %d characters", lineno, MAX_TOKEN);
+        return -1;
+    }
+    for (size_t k = 0; k < tlen; k++)
+        if (!token_char((unsigned char)p[t0 + k])) {
+            snprintf(err, errlen,
+                     "line %u: a token may only hold A-Z a-z 0-9 - . _ ~ + / =", lineno);
+            return -1;
+        }
+    out->len = tlen;
+    memcpy(out->v, p + t0, tlen);
+    return 0;
+}
+
+ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+    ztd_tokens *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    size_t cap = 0;
+    unsigned lineno = 0;
+    for (size_t pos = 0; pos < len;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        const char *line = text + pos;
+        pos += n + (nl ? 1 : 0);
+        lineno++;
+        size_t i = 0;
+        while (i < n && isspace((unsigned char)line[i]))
+            i++;
+        if (i == n || line[i] == '#')
+            continue;
+        if (t->n == cap) {
+            cap = cap ? cap * 2 : 8;
+            token *nt = realloc(t->t, cap * sizeof(*nt));
+            if (!nt) {
+                snprintf(err, errlen, "out of memory");
+                ztd_tokens_free(t);
+                return NULL;
+            }
+            t->t = nt;
+        }
+        if (parse_line(line, n, &t->t[t->n], err, errlen, lineno) != 0) {
+            ztd_tokens_free(t);
+            return NULL;
+        }
+        t->n++;
+    }
+    return t;
+}
+
+ztd_tokens *ztd_tokens_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "tokens file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(MAX_FILE);
+    size_t n = buf ? fread(buf, 1, MAX_FILE, f) : 0;
+    bool too_big = buf && n == MAX_FILE;
+    fclose(f);
+    if (!buf || too_big) {
+        free(buf);
+        snprintf(err, errlen, "tokens file %s: %s", path,
+                 buf ? "larger than 1 MiB" : "out of memory");
+        return NULL;
+    }
+    char sub[256];
+    ztd_tokens *t = ztd_tokens_parse(buf, n, sub, sizeof(sub));
+    memset(buf, 0, n);
+    free(buf);
+    if (!t)
+        snprintf(err, errlen, "tokens file %s: %s", path, sub);
+    return t;
+}
+
+/* Constant time in the presented token's length and the stored tokens. */
+static bool ct_equal(const token *k, const unsigned char *p, size_t n)
+{
+    unsigned char diff = (unsigned char)(k->len != n);
+    for (size_t i = 0; i < MAX_TOKEN; i++) {
+        unsigned char a = i < k->len ? k->v[i] : 0;
+        unsigned char b = i < n ? p[i] : 0;
+        diff |= a ^ b;
+    }
+    return diff == 0;
+}
+
+ztd_auth_result ztd_auth_check(const ztd_tokens *t, const char *authz, ztd_scope need)
+{
+    if (!authz)
+        return ZTD_AUTH_MISSING;
+    while (*authz == ' ')
+        authz++;
+    if (strncasecmp(authz, "Bearer ", 7) != 0)
+        return ZTD_AUTH_MISSING;
+    const char *v = authz + 7;
+    while (*v == ' ')
+        v++;
+    size_t n = strlen(v);
+    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    if (n == 0 || n > MAX_TOKEN)
+        return ZTD_AUTH_INVALID;
+    ztd_scope found = ZTD_SCOPE_NONE;
+    for (size_t i = 0; t && i < t->n; i++) {
+        bool eq = ct_equal(&t->t[i], (const unsigned char *)v, n);
+        /* branch-free select keeps the loop's timing independent of the match */
+        found = (ztd_scope)((int)found | (eq ? (int)t->t[i].scope : 0));
+    }
+    if (found == ZTD_SCOPE_NONE)
+        return ZTD_AUTH_INVALID;
+    return found >= need ? ZTD_AUTH_OK : ZTD_AUTH_FORBIDDEN;
+}

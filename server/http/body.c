@@ -1,0 +1,720 @@
+/*
+ * Byte responses (see body.h). A file span goes out with sendfile through
+ * MHD's fd response (the fd is dup()ed per response, as MHD closes it);
+ * several ranges as multipart/byteranges read with pread; a zstd component is
+ * decoded on the fly by libztensor's pull decoder (pread-based, so a file
+ * truncated in place gives a short response, never SIGBUS). A decoded span
+ * takes one of max_decode_streams slots (decode.c), is checked and decoded up
+ * to its first bytes before the response is queued, so that a component that
+ * does not decode gets a clear error, and a body that fails later ends its
+ * connection at once.
+ */
+#include "http/body.h"
+#include "http/conns.h"
+#include "store/decode.h"
+#include "core/log.h"
+#include "http/range.h"
+#include "http/response.h"
+
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BLOCK (256u * 1024)
+#define ZTD_SMALL_BODY (64u * 1024) /* spans up to this go out from memory, see small_response */
+
+/* ---- ending a response that cannot be finished */
+
+static int conn_socket(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return ci ? ci->connect_fd : -1;
+}
+
+/* A body that cannot be finished must end its connection at once (RFC 9112
+ * §9.6), so the client knows it is incomplete. libmicrohttpd 0.9.75 closes the
+ * connection when a content reader reports an error, but under MHD_USE_TURBO
+ * without a shutdown(), and when the error comes from the first read (made
+ * from its idle handler) it frees the connection only at its next event: the
+ * client waited for connection_timeout. The shutdown here tells the client at
+ * once and wakes the daemon's epoll to clean up. */
+static ssize_t cut(int sock)
+{
+    if (sock >= 0)
+        shutdown(sock, SHUT_RDWR);
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* Why a span could not be turned into a response, beyond "out of memory". */
+typedef struct body_fail {
+    ztd_err err; /* ZTD_ERR_NONE: nothing recorded */
+    char msg[900];
+} body_fail;
+
+/* ---- decoded component stream (single span at most) */
+
+/* Decoded before the response is queued: a component that fails at its start
+ * (or before the range) gets a clear error instead of a 200 cut short, and a
+ * span this small needs no decoder once the response is made. */
+#define DECODE_HEAD ZTD_SMALL_BODY
+
+typedef struct dstream {
+    zt_decoder *d;
+    ztd_entry *entry;
+    const zt_component *zc;
+    uint64_t at, end; /* decoded offsets: the next byte to produce, the span's end */
+    char *head;       /* decoded ahead, sent first */
+    size_t head_len, head_pos;
+    int sock;
+    bool slot; /* holds a max_decode_streams slot */
+} dstream;
+
+static void dstream_free(void *cls)
+{
+    dstream *s = cls;
+    zt_decoder_free(s->d);
+    free(s->head);
+    ztd_entry_release(s->entry);
+    if (s->slot)
+        ztd_decode_release(); /* after the decoder's memory is freed: it may trim */
+    free(s);
+}
+
+/* The decoder ends only at the component's end, which no span passes; but a
+ * response must never be left waiting for bytes that will not come. */
+static zt_status ended_early(zt_error *err, uint64_t at)
+{
+    memset(err, 0, sizeof(*err));
+    err->code = ZT_E_SIZE;
+    snprintf(err->message, sizeof(err->message), "decoded data ends early, at byte %llu",
+             (unsigned long long)at);
+    return ZT_E_SIZE;
+}
+
+/* Up to cap decoded bytes of the span (all of it unless it ends first). */
+static zt_status dstream_fill(dstream *s, char *buf, size_t cap, size_t *got, zt_error *err)
+{
+    *got = 0;
+    if (cap > s->end - s->at)
+        cap = (size_t)(s->end - s->at);
+    while (*got < cap) {
+        size_t n;
+        zt_status st = zt_decoder_read(s->d, buf + *got, cap - *got, &n, err);
+        if (!st && n == 0)
+            st = ended_early(err, s->at);
+        if (st)
+            return st;
+        *got += n;
+        s->at += n;
+    }
+    return ZT_OK;
+}
+
+static zt_status dstream_skip(dstream *s, uint64_t skip, zt_error *err)
+{
+    char scratch[16384];
+    uint64_t end = s->end;
+    s->end = skip;
+    zt_status st = ZT_OK;
+    while (!st && s->at < skip) {
+        size_t n;
+        st = dstream_fill(s, scratch, sizeof(scratch), &n, err);
+    }
+    s->end = end;
+    return st;
+}
+
+static ssize_t dstream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    dstream *s = cls;
+    (void)pos; /* libmicrohttpd reads in order */
+    if (s->head) {
+        size_t n = s->head_len - s->head_pos < max ? s->head_len - s->head_pos : max;
+        memcpy(buf, s->head + s->head_pos, n);
+        if ((s->head_pos += n) == s->head_len) {
+            free(s->head);
+            s->head = NULL;
+        }
+        return (ssize_t)n;
+    }
+    if (s->at == s->end)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    uint64_t at = s->at;
+    size_t n;
+    zt_error err;
+    if (dstream_fill(s, buf, max, &n, &err) == ZT_OK)
+        return (ssize_t)n;
+    ztd_log(ZTD_LOG_ERROR,
+            "decoding \"%s\" failed after %llu decoded bytes; response cut short: %s",
+            s->entry->name, (unsigned long long)at, err.message);
+    ztd_decode_mark_bad(&s->entry->decode_marks, s->entry->file, s->zc, &err);
+    return cut(s->sock);
+}
+
+/* A response that never reads: for HEAD, which libmicrohttpd answers without a body. */
+static ssize_t no_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)cls, (void)pos, (void)buf, (void)max;
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* The error for a component that does not decode (first failure: `code`, `why`). */
+static void refuse_undecodable(body_fail *f, const ztd_body *b, zt_status code, const char *why)
+{
+    f->err = ztd_err_of_zt(code, ZTD_OP_DECODE);
+    snprintf(f->msg, sizeof(f->msg),
+             "\"%s\": the component cannot be decoded: %s; its stored bytes are served to "
+             "requests with Accept-Encoding: zstd",
+             b->entry->name, why);
+}
+
+static void decode_failed(body_fail *f, const ztd_body *b, const zt_error *err)
+{
+    if (ztd_decode_is_data_error(err->code)) {
+        ztd_decode_mark_bad(&b->entry->decode_marks, b->zf, b->zc, err);
+        refuse_undecodable(f, b, err->code, err->message);
+    } else if (ztd_err_of_zt(err->code, ZTD_OP_DECODE) == ZTD_ERR_FILE_CHANGED) {
+        f->err = ZTD_ERR_FILE_CHANGED;
+        snprintf(f->msg, sizeof(f->msg),
+                 "\"%s\" could not be read (%s); retry once it has been rescanned", b->entry->name,
+                 err->message);
+    } /* else out of memory: the caller's 500 */
+}
+
+/* Frames are checked once per component, by the first response that decodes to
+ * its end (where a frame shorter than declared would cut it). */
+static zt_status check_frames(const ztd_body *b, uint64_t span_end, zt_error *err)
+{
+    if (span_end != b->len ||
+        ztd_decode_get(&b->entry->decode_marks, b->zf, b->zc) != ZTD_DECODE_UNCHECKED)
+        return ZT_OK;
+    zt_status st = zt_component_check_frames(b->zf, b->zc, err);
+    if (!st)
+        ztd_decode_mark_ok(&b->entry->decode_marks, b->zf, b->zc);
+    return st;
+}
+
+/* Decoder, skip to the span, decode its head. */
+static zt_status dstream_start(dstream *s, const ztd_body *b, uint64_t start, uint64_t len,
+                               zt_error *err)
+{
+    zt_status st = check_frames(b, start + len, err);
+    if (!st)
+        st = zt_decoder_new(b->zf, b->zc, &s->d, err);
+    if (!st)
+        st = dstream_skip(s, start, err);
+    if (st)
+        return st;
+    s->head_len = len < DECODE_HEAD ? (size_t)len : DECODE_HEAD;
+    if (!(s->head = malloc(s->head_len))) {
+        err->code = ZT_E_NOMEM;
+        return ZT_E_NOMEM;
+    }
+    size_t n;
+    return dstream_fill(s, s->head, s->head_len, &n, err);
+}
+
+static struct MHD_Response *decode_response(const ztd_req *r, const ztd_body *b, uint64_t start,
+                                            uint64_t len, int sock, body_fail *f)
+{
+    zt_status code;
+    const char *why = ztd_decode_why(&b->entry->decode_marks, b->zf, b->zc, &code);
+    if (why) {
+        refuse_undecodable(f, b, code, why);
+        return NULL;
+    }
+    if (!strcmp(r->method, "HEAD"))
+        return MHD_create_response_from_callback(len, BLOCK, no_read, NULL, NULL);
+    if (!ztd_decode_acquire(b->max_decode_streams)) {
+        f->err = ZTD_ERR_TOO_MANY_DECODERS;
+        snprintf(f->msg, sizeof(f->msg),
+                 "%u zstd components are being decoded already (max_decode_streams); retry, or "
+                 "accept zstd (Accept-Encoding: zstd) to get the stored bytes",
+                 b->max_decode_streams);
+        return NULL;
+    }
+    dstream *s = calloc(1, sizeof(*s));
+    if (!s) {
+        ztd_decode_release();
+        return NULL;
+    }
+    s->slot = true;
+    s->entry = b->entry;
+    ztd_entry_retain(s->entry);
+    s->zc = b->zc;
+    s->end = start + len;
+    s->sock = sock;
+    zt_error err;
+    if (dstream_start(s, b, start, len, &err)) {
+        decode_failed(f, b, &err);
+        dstream_free(s);
+        return NULL;
+    }
+    struct MHD_Response *resp;
+    if (s->at == s->end) { /* all of it decoded: no decoder to keep */
+        resp = MHD_create_response_from_buffer_with_free_callback(s->head_len, s->head, free);
+        if (resp)
+            s->head = NULL;
+        dstream_free(s);
+        return resp;
+    }
+    resp = MHD_create_response_from_callback(len, BLOCK, dstream_read, s, dstream_free);
+    if (!resp)
+        dstream_free(s);
+    return resp;
+}
+
+/* ---- multipart/byteranges from a file */
+
+typedef struct mpart {
+    int fd;
+    uint64_t base; /* representation offset in the file */
+    const char *mem;
+    size_t n; /* segments: 2 per span + trailer */
+    struct seg {
+        uint64_t at, len; /* position in the body */
+        char *text;       /* header text, or NULL for data */
+        uint64_t src;     /* data: offset within the representation */
+    } * segs;
+    ztd_entry *entry;
+    int sock;
+} mpart;
+
+static void mpart_free(void *cls)
+{
+    mpart *m = cls;
+    for (size_t i = 0; i < m->n; i++)
+        free(m->segs[i].text);
+    free(m->segs);
+    if (m->fd >= 0)
+        close(m->fd);
+    ztd_entry_release(m->entry);
+    free(m);
+}
+
+static ssize_t mpart_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    mpart *m = cls;
+    size_t i = 0;
+    while (i < m->n && pos >= m->segs[i].at + m->segs[i].len)
+        i++;
+    if (i == m->n)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    const struct seg *s = &m->segs[i];
+    uint64_t within = pos - s->at, avail = s->len - within;
+    size_t n = avail < max ? (size_t)avail : max;
+    if (s->text) {
+        memcpy(buf, s->text + within, n);
+        return (ssize_t)n;
+    }
+    if (m->mem) {
+        memcpy(buf, m->mem + s->src + within, n);
+        return (ssize_t)n;
+    }
+    ssize_t r = pread(m->fd, buf, n, (off_t)(m->base + s->src + within));
+    return r > 0 ? r : cut(m->sock);
+}
+
+static int add_seg(mpart *m, uint64_t *at, char *text, uint64_t len, uint64_t src)
+{
+    if (!text && len == 0)
+        return -1;
+    m->segs[m->n++] = (struct seg){*at, len, text, src};
+    *at += len;
+    return 0;
+}
+
+static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan *p, int sock,
+                                               char *ctype_out, size_t ctcap, uint64_t *body_len)
+{
+    char boundary[40];
+    uint64_t seed;
+    if (getentropy(&seed, sizeof(seed)) != 0)
+        seed = (uint64_t)(uintptr_t)p ^ (uint64_t)time(NULL);
+    ztd_multipart_boundary(boundary, seed);
+    mpart *m = calloc(1, sizeof(*m));
+    if (!m || !(m->segs = calloc(2 * p->nspans + 1, sizeof(*m->segs)))) {
+        free(m);
+        return NULL;
+    }
+    m->fd = b->kind == ZTD_BODY_FD ? dup(b->fd) : -1;
+    m->mem = b->kind == ZTD_BODY_MEM ? b->mem : NULL;
+    m->base = b->off;
+    m->entry = b->entry;
+    ztd_entry_retain(m->entry);
+    m->sock = sock;
+    uint64_t at = 0;
+    for (size_t i = 0; i < p->nspans; i++) {
+        const ztd_span *sp = &p->spans[i];
+        size_t hl = ztd_multipart_part_header(NULL, 0, boundary, b->content_type, sp->start,
+                                              sp->start + sp->len - 1, b->len);
+        char *h = malloc(hl + 1);
+        if (!h) {
+            mpart_free(m);
+            return NULL;
+        }
+        ztd_multipart_part_header(h, hl + 1, boundary, b->content_type, sp->start,
+                                  sp->start + sp->len - 1, b->len);
+        add_seg(m, &at, h, hl, 0);
+        add_seg(m, &at, NULL, sp->len, sp->start);
+    }
+    size_t tl = ztd_multipart_trailer(NULL, 0, boundary);
+    char *t = malloc(tl + 1);
+    if (!t) {
+        mpart_free(m);
+        return NULL;
+    }
+    ztd_multipart_trailer(t, tl + 1, boundary);
+    add_seg(m, &at, t, tl, 0);
+    snprintf(ctype_out, ctcap, "multipart/byteranges; boundary=%s", boundary);
+    *body_len = at;
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(at, BLOCK, mpart_read, m, mpart_free);
+    if (!resp)
+        mpart_free(m);
+    return resp;
+}
+
+/* ---- a file span copied through user space (TLS cannot use sendfile) */
+
+typedef struct fstream {
+    int fd, sock;
+    uint64_t off, len;
+} fstream;
+
+/* pread, not the mapping: a file cut short under us ends the response with an
+ * error instead of raising SIGBUS. */
+static ssize_t fstream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    fstream *f = cls;
+    if (pos >= f->len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (max > f->len - pos)
+        max = (size_t)(f->len - pos);
+    ssize_t r = pread(f->fd, buf, max, (off_t)(f->off + pos));
+    return r > 0 ? r : cut(f->sock);
+}
+
+static void fstream_free(void *cls)
+{
+    fstream *f = cls;
+    close(f->fd);
+    free(f);
+}
+
+static struct MHD_Response *copy_response(const ztd_body *b, uint64_t start, uint64_t len, int sock)
+{
+    fstream *f = malloc(sizeof(*f));
+    if (!f || (f->fd = dup(b->fd)) < 0) {
+        free(f);
+        return NULL;
+    }
+    f->sock = sock;
+    f->off = b->off + start;
+    f->len = len;
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(len, 64 * 1024, fstream_read, f, fstream_free);
+    if (!resp)
+        fstream_free(f);
+    return resp;
+}
+
+/* Small spans are read into memory: one pread, and libmicrohttpd sends
+ * headers and body in one go. The sendfile path (dup, sendfile, close, and
+ * socket cork toggling around it) measured half the requests per second of
+ * this for 4 KiB components; large spans keep sendfile. */
+
+/* Their buffers are recycled per thread: a malloc of a few KiB per request
+ * made glibc consolidate its fastbins every time. */
+#define SPARE_BUFS 16
+
+typedef struct spare_buf {
+    struct spare_buf *next;
+} spare_buf;
+
+typedef struct spare_list {
+    spare_buf *head;
+    unsigned n;
+} spare_list;
+
+static pthread_key_t g_bufs_key;
+static pthread_once_t g_bufs_once = PTHREAD_ONCE_INIT;
+
+static void spare_list_free(void *p)
+{
+    spare_list *l = p;
+    while (l->head) {
+        spare_buf *b = l->head;
+        l->head = b->next;
+        free(b);
+    }
+    free(l);
+}
+
+static void bufs_key_init(void)
+{
+    pthread_key_create(&g_bufs_key, spare_list_free);
+}
+
+static spare_list *thread_spares(void)
+{
+    pthread_once(&g_bufs_once, bufs_key_init);
+    spare_list *l = pthread_getspecific(g_bufs_key);
+    if (!l && (l = calloc(1, sizeof(*l))) && pthread_setspecific(g_bufs_key, l) != 0) {
+        free(l);
+        l = NULL;
+    }
+    return l;
+}
+
+static void *small_buf_get(void)
+{
+    spare_list *l = thread_spares();
+    if (!l || !l->head)
+        return malloc(ZTD_SMALL_BODY);
+    spare_buf *b = l->head;
+    l->head = b->next;
+    l->n--;
+    return b;
+}
+
+static void small_buf_put(void *p)
+{
+    spare_list *l = thread_spares();
+    if (!l || l->n >= SPARE_BUFS) {
+        free(p);
+        return;
+    }
+    spare_buf *b = p;
+    b->next = l->head;
+    l->head = b;
+    l->n++;
+}
+
+static struct MHD_Response *small_response(const ztd_body *b, uint64_t start, uint64_t len)
+{
+    char *buf = small_buf_get();
+    if (!buf)
+        return NULL;
+    ssize_t r = pread(b->fd, buf, (size_t)len, (off_t)(b->off + start));
+    if (r != (ssize_t)len) { /* the file shrank since fstat: refuse like a bad span */
+        small_buf_put(buf);
+        return NULL;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback((size_t)len, buf, small_buf_put);
+    if (!resp)
+        small_buf_put(buf);
+    return resp;
+}
+
+/* ---- single span */
+
+static struct MHD_Response *span_response(const ztd_req *r, const ztd_body *b, uint64_t start,
+                                          uint64_t len, int sock, body_fail *f)
+{
+    if (len == 0)
+        return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    switch (b->kind) {
+    case ZTD_BODY_FD: {
+        if (b->tls)
+            return copy_response(b, start, len, sock);
+        if (len <= ZTD_SMALL_BODY)
+            return small_response(b, start, len);
+        int fd = dup(b->fd);
+        if (fd < 0)
+            return NULL;
+        struct MHD_Response *resp =
+            MHD_create_response_from_fd_at_offset64(len, fd, b->off + start);
+        if (!resp)
+            close(fd);
+        return resp;
+    }
+    case ZTD_BODY_MEM:
+        return MHD_create_response_from_buffer((size_t)len, (void *)(b->mem + start),
+                                               MHD_RESPMEM_PERSISTENT);
+    case ZTD_BODY_DECODE:
+        return decode_response(r, b, start, len, sock, f);
+    }
+    return NULL;
+}
+
+static void validator_headers(struct MHD_Response *resp, const ztd_body *b)
+{
+    char date[32];
+    if (b->etag[0])
+        MHD_add_response_header(resp, "ETag", b->etag);
+    if (!b->last_modified_text)
+        ztd_http_date_format(b->last_modified, date);
+    MHD_add_response_header(resp, "Last-Modified",
+                            b->last_modified_text ? b->last_modified_text : date);
+    if (b->cache_control && b->cache_control[0])
+        MHD_add_response_header(resp, "Cache-Control", b->cache_control);
+    if (b->vary_accept_encoding)
+        MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+}
+
+static void representation_headers(struct MHD_Response *resp, const ztd_body *b)
+{
+    validator_headers(resp, b);
+    MHD_add_response_header(resp, "Accept-Ranges", "bytes");
+    if (b->content_encoding)
+        MHD_add_response_header(resp, "Content-Encoding", b->content_encoding);
+    if (b->sha256) {
+        char v[64] = "sha-256=:";
+        int n = EVP_EncodeBlock((unsigned char *)v + 9, b->sha256, 32); /* 44 chars */
+        v[9 + n] = ':';
+        v[10 + n] = 0;
+        MHD_add_response_header(resp, "Repr-Digest", v);
+    }
+    if (b->add_headers)
+        b->add_headers(resp, b->ctx);
+}
+
+/* Is the file now shorter than the representation's end? (Small spans are
+ * read with pread, which notices by itself; see span_failed.) */
+static bool shrunk(const ztd_body *b)
+{
+    struct stat sb;
+    return fstat(b->fd, &sb) == 0 && (uint64_t)sb.st_size < b->off + b->len;
+}
+
+/* A span could not be turned into a response: a reason recorded in f, the
+ * file shrank, or memory ran out. */
+static enum MHD_Result span_failed(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
+                                   const body_fail *f)
+{
+    if (f->err)
+        return ztd_error(c, r, f->err, "%s", f->msg);
+    if (b->kind == ZTD_BODY_FD && shrunk(b))
+        return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
+                         "\"%s\" is shorter on disk than when it was opened (truncated in "
+                         "place?); retry once it has been rescanned",
+                         b->entry ? b->entry->name : "");
+    return ztd_error(c, r, ZTD_ERR_INTERNAL, "could not create the response");
+}
+
+/* Has the file changed in place since the catalog opened it? Its bytes then no
+ * longer match the validators (and a file cut short would stall sendfile, see
+ * conns.c): refuse, and let the rescan the change triggers settle it. Small
+ * spans skip the fstat, as before, and rely on the stale mark that inotify or
+ * the connection sweep sets. */
+static bool file_changed(const ztd_body *b)
+{
+    if (b->kind == ZTD_BODY_MEM)
+        return false;
+    if (b->kind == ZTD_BODY_FD && b->len <= ZTD_SMALL_BODY)
+        return ztd_entry_stale(b->entry);
+    return ztd_entry_changed(b->entry);
+}
+
+/* Will the response read the file while it is sent? Not a small span, which
+ * span_response() reads into memory at once. */
+static bool reads_while_sending(const ztd_body *b, const ztd_plan *p)
+{
+    if (b->kind == ZTD_BODY_MEM || (p->status != ZTD_PLAN_PARTIAL && p->status != ZTD_PLAN_FULL))
+        return false;
+    if (b->kind == ZTD_BODY_DECODE || b->tls || (p->status == ZTD_PLAN_PARTIAL && p->nspans > 1))
+        return true;
+    uint64_t len = p->status == ZTD_PLAN_FULL ? b->len : p->spans[0].len;
+    return len > ZTD_SMALL_BODY;
+}
+
+/* RFC 9110 §13.1.3: an If-Modified-Since date later than now is ignored. */
+static const char *future_date(const char *v)
+{
+    int64_t t;
+    if (v && ztd_http_date_parse(v, &t) == 0 && t > (int64_t)time(NULL))
+        return NULL;
+    return v;
+}
+
+enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
+{
+    if (file_changed(b))
+        return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
+                         "\"%s\" changed on disk since it was opened (written or truncated "
+                         "in place?); retry once it has been rescanned",
+                         b->entry->name);
+    /* The lists and Range read with every line of them (a Range sent twice is invalid). */
+    char *own[3];
+    ztd_request_headers h = {
+        .range = ztd_header_all(c, "Range", &own[0]),
+        .if_range = ztd_header(c, "If-Range"),
+        .if_match = ztd_header_all(c, "If-Match", &own[1]),
+        .if_none_match = ztd_header_all(c, "If-None-Match", &own[2]),
+        .if_modified_since = future_date(ztd_header(c, "If-Modified-Since")),
+        .if_unmodified_since = ztd_header(c, "If-Unmodified-Since"),
+        .is_get_or_head = 1,
+    };
+    ztd_validators v = {b->etag[0] ? b->etag : NULL, b->last_modified};
+    ztd_plan plan;
+    ztd_plan_request(&h, &v, b->len, b->max_ranges, &plan);
+    for (int i = 0; i < 3; i++)
+        free(own[i]);
+    if (reads_while_sending(b, &plan))
+        ztd_conns_pin(c, b->entry); /* a change to the file aborts it: ztd_conns_sweep */
+    /* Ranges of a stream decoded on the fly: one span (decode and skip), not several. */
+    if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1 && b->kind == ZTD_BODY_DECODE)
+        plan.status = ZTD_PLAN_FULL;
+    char cr[96];
+    int sock = conn_socket(c);
+    body_fail fail = {0};
+    switch (plan.status) {
+    case ZTD_PLAN_NOT_MODIFIED: {
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (!resp)
+            return MHD_NO;
+        validator_headers(resp, b);
+        return ztd_queue(c, r, MHD_HTTP_NOT_MODIFIED, resp, 0);
+    }
+    case ZTD_PLAN_PRECONDITION_FAILED:
+        return ztd_error(c, r, ZTD_ERR_PRECONDITION_FAILED,
+                         "a precondition (If-Match or If-Unmodified-Since) does not hold; "
+                         "current ETag is %s",
+                         b->etag[0] ? b->etag : "none");
+    case ZTD_PLAN_UNSATISFIABLE:
+        ztd_content_range(cr, sizeof(cr), NULL, b->len);
+        return ztd_error_hdr(c, r, ZTD_ERR_RANGE_NOT_SATISFIABLE, "Content-Range", cr,
+                             "no requested range overlaps the %llu bytes of the representation",
+                             (unsigned long long)b->len);
+    case ZTD_PLAN_PARTIAL:
+        if (plan.nspans > 1) {
+            char ctype[128];
+            uint64_t blen;
+            struct MHD_Response *resp =
+                multipart_response(b, &plan, sock, ctype, sizeof(ctype), &blen);
+            if (!resp)
+                return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+            representation_headers(resp, b);
+            MHD_add_response_header(resp, "Content-Type", ctype);
+            return ztd_queue(c, r, MHD_HTTP_PARTIAL_CONTENT, resp, blen);
+        } else {
+            const ztd_span *sp = &plan.spans[0];
+            struct MHD_Response *resp = span_response(r, b, sp->start, sp->len, sock, &fail);
+            if (!resp)
+                return span_failed(c, r, b, &fail);
+            representation_headers(resp, b);
+            MHD_add_response_header(resp, "Content-Type", b->content_type);
+            ztd_content_range(cr, sizeof(cr), sp, b->len);
+            MHD_add_response_header(resp, "Content-Range", cr);
+            return ztd_queue(c, r, MHD_HTTP_PARTIAL_CONTENT, resp, sp->len);
+        }
+    case ZTD_PLAN_FULL:
+        break;
+    }
+    struct MHD_Response *resp = span_response(r, b, 0, b->len, sock, &fail);
+    if (!resp)
+        return span_failed(c, r, b, &fail);
+    representation_headers(resp, b);
+    MHD_add_response_header(resp, "Content-Type", b->content_type);
+    return ztd_queue(c, r, MHD_HTTP_OK, resp, b->len);
+}

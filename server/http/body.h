@@ -1,0 +1,41 @@
+/*
+ * Byte responses: one representation (a span of a file, bytes in memory, or a
+ * component decoded on the fly) answered with the right status for the
+ * request's Range and conditional headers, strong validators, Repr-Digest,
+ * sendfile for file spans and multipart/byteranges for several ranges.
+ */
+#ifndef ZTD_BODY_H
+#define ZTD_BODY_H
+
+#include "http/request.h"
+#include "store/catalog.h"
+
+typedef enum ztd_body_kind { ZTD_BODY_FD, ZTD_BODY_MEM, ZTD_BODY_DECODE } ztd_body_kind;
+
+typedef struct ztd_body {
+    ztd_body_kind kind;
+    int fd; /* FD: the file; the representation is [off, off + len) */
+    uint64_t off, len;
+    const char *mem;   /* MEM: len bytes, alive while r->pin is */
+    const zt_file *zf; /* DECODE: decode this component; len is its decoded length */
+    const zt_component *zc;
+    ztd_entry *entry; /* the pinned entry the bytes belong to */
+    const char *content_type;
+    const char *content_encoding; /* "zstd" when sending stored zstd bytes */
+    const char *cache_control;
+    char etag[96];                  /* with quotes; "" for none */
+    int64_t last_modified;          /* unix seconds */
+    const char *last_modified_text; /* the same as an HTTP-date, or NULL to format it */
+    const uint8_t *sha256;          /* digest of this representation, or NULL */
+    bool vary_accept_encoding;
+    bool tls; /* no sendfile: copy file spans through a 64 KiB buffer */
+    unsigned max_ranges;
+    unsigned max_decode_streams; /* DECODE: decoders running at once, or 503 */
+    /* extra headers (tensor metadata) */
+    void (*add_headers)(struct MHD_Response *resp, const void *ctx);
+    const void *ctx;
+} ztd_body;
+
+enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b);
+
+#endif

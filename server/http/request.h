@@ -1,0 +1,54 @@
+/*
+ * The state of one request as the HTTP layer keeps it, from the first call of
+ * the access handler to libmicrohttpd's completion callback: timing and what
+ * the access log needs, the route, a refusal held back until the body is read
+ * (docs/internals/request.md), and the route handler's own state, which the
+ * layer only frees. Route handlers read the route match and own `ctx`.
+ */
+#ifndef ZTD_REQUEST_H
+#define ZTD_REQUEST_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "http/headers.h"
+#include "http/router.h"
+
+struct ztd_route_def;
+
+typedef struct ztd_req {
+    struct timespec t0; /* arrival, wall clock (log time) */
+    uint64_t t0_us;     /* arrival, monotonic (duration) */
+    char *target;       /* request target as sent, query cut off: for the access log */
+    const char *path;   /* what is routed: target, or its path after an absolute-form
+                           authority (framing.h) */
+    char method[16];
+    char request_id[ZTD_REQUEST_ID_MAX + 1];
+    ztd_route_match *match;            /* the router's result */
+    const struct ztd_route_def *route; /* its row in the route table; NULL: no route */
+    int status;                        /* answered with */
+    uint64_t bytes;                    /* body bytes of the answer */
+    uint64_t acked0;                   /* connection bytes the client had acknowledged at arrival */
+    bool started;                      /* the access handler has run (the state is born before) */
+    bool counted;                      /* in the in-flight count */
+    bool responded;                    /* a response is queued: ignore the rest of the body */
+    bool in_data;                      /* inside the body callback: responses are deferred */
+    bool defer_early;                  /* first call, and the body comes regardless */
+    struct MHD_Response *deferred;     /* refusal held back until the body has been read */
+    unsigned deferred_status;
+    uint64_t deferred_ms; /* monotonic: when the refusal was held back */
+    uint64_t drained;     /* body bytes dropped after a deferred refusal */
+    /* The route handler's state, freed by ctx_free (if set) when the request ends,
+     * completed or not. */
+    void *ctx;
+    void (*ctx_free)(void *ctx);
+    char *joined[4]; /* header lines joined by ztd_header_list, freed at the end */
+} ztd_req;
+
+/* Hand the request's state to ctx (freed with ctx_free at the end); whatever
+ * it held before is freed now. */
+void ztd_req_set_ctx(ztd_req *r, void *ctx, void (*ctx_free)(void *ctx));
+
+#endif

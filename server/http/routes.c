@@ -1,0 +1,46 @@
+/*
+ * The route table (see routes.h): one row per route. A route's handler,
+ * scope and body are decided here and nowhere else.
+ */
+#include "http/routes.h"
+#include "handlers/handlers.h"
+#include "http/json_body.h"
+
+#define ROUTE(id, methods, scope, body, begin, data, handler, upload)                              \
+    [ZTD_ROUTE_##id] = {ZTD_ROUTE_##id, methods, ZTD_SCOPE_##scope, ZTD_REQ_BODY_##body,           \
+                        begin,          data,    handler,           upload}
+
+/* clang-format off */
+static const ztd_route_def k_routes[ZTD_ROUTE_COUNT] = {
+    /*    route             methods      scope  body    begin, data, handler, upload */
+    ROUTE(HEALTHZ,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_healthz, false),
+    ROUTE(READYZ,           "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_readyz, false),
+    ROUTE(METRICS,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_metrics, false),
+    ROUTE(LIST,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_list, false),
+    ROUTE(MANIFEST,         "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
+    ROUTE(RAW,              "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
+    ROUTE(OBJECT,           "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
+    ROUTE(COMPONENT,        "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
+    ROUTE(BLOB,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_blob, false),
+    ROUTE(PUT_FILE,         "PUT",       WRITE, STREAM, ztd_put_begin, ztd_put_data, ztd_put_end,
+                                                        true),
+    ROUTE(DELETE_FILE,      "DELETE",    WRITE, JSON,   NULL, ztd_json_body_data, ztd_delete_file,
+                                                        false),
+    ROUTE(UPLOAD_NEW,       "POST",      WRITE, JSON,   NULL, ztd_json_body_data, ztd_session_open,
+                                                        false),
+    ROUTE(UPLOAD_STATUS,    "GET, HEAD", WRITE, NONE,   NULL, NULL, ztd_session_status, false),
+    ROUTE(UPLOAD_ABORT,     "DELETE",    WRITE, JSON,   NULL, ztd_json_body_data, ztd_session_abort,
+                                                        false),
+    ROUTE(UPLOAD_COMPONENT, "PUT",       WRITE, STREAM, ztd_component_begin, ztd_component_data,
+                                                        ztd_component_end, true),
+    ROUTE(UPLOAD_COMMIT,    "POST",      WRITE, JSON,   NULL, ztd_json_body_data,
+                                                        ztd_session_commit, true),
+};
+/* clang-format on */
+
+const ztd_route_def *ztd_route_def_of(ztd_route_id id)
+{
+    if ((unsigned)id >= ZTD_ROUTE_COUNT || !k_routes[id].handler)
+        return NULL;
+    return &k_routes[id];
+}

@@ -1,0 +1,757 @@
+/*
+ * The catalog: scan the root for served files, open and validate each once,
+ * cache its manifest JSON and validators, index components by sha256, and
+ * publish the result as an immutable snapshot (see catalog.h).
+ *
+ * Scanning rules: names starting with '.' are skipped (hidden files and the
+ * upload staging directory); directories are entered but never through a
+ * symlink; a symlinked file is served only if its real path is inside the
+ * root. Unchanged files (same device, inode, size, mtime, ctime, mode) keep
+ * their entry, and with it what was learnt about their digests; a file that
+ * failed to open for a reason that may pass (see is_transient) is tried again
+ * by every scan.
+ */
+#include "store/catalog.h"
+#include "store/decode.h"
+#include "core/log.h"
+#include "core/hex.h"
+#include "core/dates.h"
+#include "http/router.h"
+#include "core/utf8.h"
+#include "store/catalog_v2.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_DIR_DEPTH 32
+#define SCAN_WARNINGS 20 /* "not served" lines per scan; the rest are counted */
+
+struct ztd_catalog {
+    char *root;
+    char *root_real;
+    uint64_t max_manifest;
+    pthread_mutex_t mu;
+    pthread_cond_t changed;  /* with mu: a new snapshot, or ztd_catalog_wake() */
+    pthread_mutex_t scan_mu; /* one rescan at a time (main loop, uploads) */
+    ztd_snapshot *current;
+    uint64_t generation;
+    ztd_catalog_stats stats;
+    /* Per scan, under scan_mu: */
+    const char *verified_rel; /* ztd_catalog_update()'s file, when the server verified it */
+    const struct stat *verified_sb;
+    size_t warned, unwarned; /* "not served" lines logged and held back */
+    size_t carried;          /* valid entries reused from the previous snapshot */
+    size_t dirs_retry;       /* directories that could not be read for want of fds or memory */
+};
+
+/* ---- entries */
+
+static int64_t ns_of(struct timespec t)
+{
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+void ztd_entry_retain(ztd_entry *e)
+{
+    __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+}
+
+void ztd_entry_release(ztd_entry *e)
+{
+    if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    ztd_digest_checks_free(&e->digests);
+    ztd_decode_marks_free(e->decode_marks);
+    ztd_v2_entry_free(e->v2);
+    zt_close(e->file);
+    free(e->name);
+    free(e->error);
+    zt_free(e->manifest_json);
+    free(e);
+}
+
+bool ztd_entry_changed(ztd_entry *e)
+{
+    if (ztd_entry_stale(e))
+        return true;
+    struct stat sb;
+    int fd = e->file ? zt_file_fd(e->file) : -1;
+    if (fd < 0 || fstat(fd, &sb) != 0)
+        return false;
+    int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    if ((uint64_t)sb.st_size == e->size && mt == e->mtime_ns)
+        return false;
+    __atomic_store_n(&e->stale, true, __ATOMIC_RELAXED);
+    return true;
+}
+
+bool ztd_entry_stale(const ztd_entry *e)
+{
+    return __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
+}
+
+void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40])
+{
+    uint64_t parts[6] = {
+        (uint64_t)e->dev, (uint64_t)e->ino, (uint64_t)e->mtime_ns, e->size, off, len};
+    uint8_t h[32];
+    zt_hasher *hs = zt_hasher_new(ZT_DIGEST_SHA256);
+    if (!hs) {
+        snprintf(out, 40, "\"%016llx%016llx\"", (unsigned long long)e->ino,
+                 (unsigned long long)e->mtime_ns);
+        return;
+    }
+    zt_hasher_update(hs, parts, sizeof(parts));
+    zt_hasher_final(hs, h);
+    zt_hasher_free(hs);
+    out[0] = '"';
+    ztd_hex_encode(h, 16, out + 1);
+    out[33] = '"';
+    out[34] = 0;
+}
+
+bool ztd_entry_unchanged(const ztd_entry *e)
+{
+    struct stat sb;
+    return e->file && fstat(zt_file_fd(e->file), &sb) == 0 && (uint64_t)sb.st_size == e->size &&
+           ns_of(sb.st_mtim) == e->mtime_ns && ns_of(sb.st_ctim) == e->ctime_ns;
+}
+
+void ztd_stat_etag(const struct stat *sb, char out[40])
+{
+    ztd_entry e = {.dev = sb->st_dev,
+                   .ino = sb->st_ino,
+                   .size = (uint64_t)sb->st_size,
+                   .mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec};
+    ztd_identity_etag(&e, 0, e.size, out);
+}
+
+bool ztd_catalog_is_served_name(const char *name)
+{
+    return name[0] != '.' && ztd_route_file_ext(name, strlen(name));
+}
+
+/* Failures that say nothing about the file: open() or mmap() out of fds or
+ * memory, no permission (yet), the file gone between stat and open (all
+ * ZT_E_IO or ZT_E_NOT_FOUND from zt_open), or no memory while parsing. A
+ * read error is retried too: trying again costs one open per scan. */
+static bool is_transient(zt_status st)
+{
+    return st == ZT_E_IO || st == ZT_E_NOMEM || st == ZT_E_NOT_FOUND;
+}
+
+/* "X is not served" at warn, but not again for each retry of the same
+ * failure, and not for thousands of files at once (EMFILE). */
+static void log_not_served(ztd_catalog *c, const ztd_entry *e, const ztd_entry *prev)
+{
+    bool again = prev && prev->retry && prev->error_code == e->error_code;
+    if (again || c->warned >= SCAN_WARNINGS) {
+        c->unwarned += !again;
+        ztd_log(ZTD_LOG_DEBUG, "catalog: %s is not served: %s", e->name, e->error);
+        return;
+    }
+    c->warned++;
+    ztd_log(ZTD_LOG_WARN, "catalog: %s is not served%s: %s", e->name,
+            e->retry ? " (retried by each scan)" : "", e->error);
+}
+
+static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
+                             const struct stat *sb, const ztd_entry *prev)
+{
+    ztd_entry *e = calloc(1, sizeof(*e));
+    if (!e || !(e->name = strdup(rel))) {
+        free(e);
+        return NULL;
+    }
+    e->refs = 1;
+    e->name_len = strlen(rel);
+    e->size = (uint64_t)sb->st_size;
+    e->dev = sb->st_dev;
+    e->ino = sb->st_ino;
+    e->mtime_ns = ns_of(sb->st_mtim);
+    e->ctime_ns = ns_of(sb->st_ctim);
+    e->mode = sb->st_mode;
+    ztd_identity_etag(e, 0, e->size, e->file_etag);
+    ztd_http_date_format(e->mtime_ns / 1000000000, e->last_modified);
+    zt_open_options opt = {.max_manifest_size = c->max_manifest};
+    zt_error err;
+    zt_status st = zt_open(abs, &opt, &e->file, &err);
+    if (!st && !(e->manifest_json = zt_file_manifest_json(e->file, ZT_JSON_COMPACT, &err)))
+        st = err.code;
+    if (!st && ztd_digest_checks_init(&e->digests, e->file) != 0) {
+        st = ZT_E_NOMEM;
+        snprintf(err.message, sizeof(err.message), "out of memory indexing its digests");
+    }
+    if (st) {
+        zt_free(e->manifest_json);
+        e->manifest_json = NULL;
+        zt_close(e->file);
+        e->file = NULL;
+        e->error = strdup(err.message);
+        e->error_code = zt_status_name(st);
+        e->retry = is_transient(st);
+        log_not_served(c, e, prev);
+        return e;
+    }
+    e->manifest_json_len = strlen(e->manifest_json);
+    e->v2 = ztd_v2_entry_new(e->file, rel, c->root_real);
+    if (zt_file_warning(e->file))
+        ztd_log(ZTD_LOG_WARN, "catalog: %s: %s", rel, zt_file_warning(e->file));
+    return e;
+}
+
+/* ---- scanning */
+
+typedef struct entry_vec {
+    ztd_entry **v;
+    size_t n, cap;
+} entry_vec;
+
+static int vec_push(entry_vec *v, ztd_entry *e)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 64;
+        ztd_entry **nv = realloc(v->v, cap * sizeof(*nv));
+        if (!nv)
+            return -1;
+        v->v = nv;
+        v->cap = cap;
+    }
+    v->v[v->n++] = e;
+    return 0;
+}
+
+static bool inside_root(const ztd_catalog *c, const char *abs)
+{
+    char real[PATH_MAX];
+    if (!realpath(abs, real))
+        return false;
+    size_t n = strlen(c->root_real);
+    return !strncmp(real, c->root_real, n) && (real[n] == '/' || real[n] == 0);
+}
+
+/* Is prev, opened for the same name, still this file's version? */
+static bool reusable(const ztd_entry *prev, const struct stat *sb)
+{
+    return prev && !prev->retry && prev->dev == sb->st_dev && prev->ino == sb->st_ino &&
+           prev->size == (uint64_t)sb->st_size && prev->mtime_ns == ns_of(sb->st_mtim) &&
+           prev->ctime_ns == ns_of(sb->st_ctim) && prev->mode == sb->st_mode &&
+           !ztd_entry_stale(prev) && ztd_v2_entry_current(prev->v2, prev->file);
+}
+
+/* Is the file the same inode, unwritten, as an upload verified? (Not ctime:
+ * the rename that published it changed that.) */
+static bool same_inode(const struct stat *v, const struct stat *sb)
+{
+    return v->st_dev == sb->st_dev && v->st_ino == sb->st_ino && v->st_size == sb->st_size &&
+           ns_of(v->st_mtim) == ns_of(sb->st_mtim);
+}
+
+static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *rel, const char *abs,
+                          bool is_link, entry_vec *out)
+{
+    struct stat sb;
+    if (stat(abs, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return;
+    if (is_link && !inside_root(c, abs)) {
+        ztd_log(ZTD_LOG_WARN, "catalog: %s is a symlink leading outside the root: skipped", rel);
+        return;
+    }
+    ztd_entry *prev = old ? ztd_snapshot_find(old, rel, strlen(rel)) : NULL;
+    ztd_entry *e;
+    if (reusable(prev, &sb)) {
+        ztd_entry_retain(prev);
+        e = prev;
+        c->carried += e->file != NULL;
+    } else if (!(e = entry_open(c, rel, abs, &sb, prev))) {
+        ztd_log(ZTD_LOG_ERROR, "catalog: out of memory opening %s", rel);
+        return;
+    }
+    if (c->verified_rel && !strcmp(rel, c->verified_rel) && same_inode(c->verified_sb, &sb))
+        ztd_digest_settle_all_verified(&e->digests);
+    if (vec_push(out, e) != 0)
+        ztd_entry_release(e);
+}
+
+/* The previous entries under REL ("" for all), kept when REL cannot be read
+ * now: out of fds, a rescan must not drop files that are open and served. */
+static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, entry_vec *out)
+{
+    size_t n = strlen(rel);
+    for (size_t i = 0; old && i < old->n; i++) {
+        ztd_entry *e = old->entries[i];
+        if (n && (strncmp(e->name, rel, n) || e->name[n] != '/'))
+            continue;
+        ztd_entry_retain(e);
+        if (vec_push(out, e) != 0) {
+            ztd_entry_release(e);
+            return;
+        }
+        c->carried += e->file != NULL;
+    }
+}
+
+static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, int depth,
+                     entry_vec *out)
+{
+    char abs[PATH_MAX];
+    snprintf(abs, sizeof(abs), "%s%s%s", c->root, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(abs);
+    if (!d) {
+        int e = errno;
+        bool transient = e == EMFILE || e == ENFILE || e == ENOMEM;
+        ztd_log(ZTD_LOG_WARN, "catalog: cannot read directory %s: %s%s", abs, strerror(e),
+                transient ? " (its files are kept as they were, and it is retried)" : "");
+        if (transient) {
+            c->dirs_retry++;
+            carry_dir(c, old, rel, out);
+        }
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char crel[PATH_MAX], cabs[PATH_MAX];
+        if ((size_t)snprintf(crel, sizeof(crel), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >=
+                sizeof(crel) ||
+            (size_t)snprintf(cabs, sizeof(cabs), "%s/%s", c->root, crel) >= sizeof(cabs))
+            continue;
+        struct stat lsb;
+        if (lstat(cabs, &lsb) != 0)
+            continue;
+        if (!ztd_utf8_valid(de->d_name, strlen(de->d_name))) {
+            ztd_log(ZTD_LOG_WARN, "catalog: skipping a name in %s that is not UTF-8", abs);
+            continue;
+        }
+        if (S_ISDIR(lsb.st_mode)) {
+            if (depth < MAX_DIR_DEPTH)
+                scan_dir(c, old, crel, depth + 1, out);
+        } else if (ztd_catalog_is_served_name(de->d_name)) {
+            consider_file(c, old, crel, cabs, S_ISLNK(lsb.st_mode), out);
+        }
+    }
+    closedir(d);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const ztd_entry *x = *(ztd_entry *const *)a, *y = *(ztd_entry *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+/* ---- snapshots */
+
+static uint64_t blob_key(const uint8_t *sha)
+{
+    uint64_t k;
+    memcpy(&k, sha, 8);
+    return k;
+}
+
+static int index_blobs(ztd_snapshot *s)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        zt_file *f = s->entries[i]->file;
+        for (size_t j = 0; f && j < zt_file_object_count(f); j++)
+            count += zt_object_component_count(zt_file_object_at(f, j));
+    }
+    size_t cap = 16;
+    while (cap < count * 2)
+        cap *= 2;
+    if (!(s->blobs = calloc(cap, sizeof(*s->blobs))))
+        return -1;
+    s->blob_cap = cap;
+    for (size_t i = 0; i < s->n; i++) {
+        zt_file *f = s->entries[i]->file;
+        for (size_t j = 0; f && j < zt_file_object_count(f); j++) {
+            const zt_object *o = zt_file_object_at(f, j);
+            for (size_t k = 0; k < zt_object_component_count(o); k++) {
+                const zt_component *comp = zt_object_component_at(o, k);
+                if (zt_component_digest_kind(comp) != ZT_DIGEST_SHA256 ||
+                    !ztd_v2_part_servable(s->entries[i]->v2, comp))
+                    continue;
+                const uint8_t *sha = zt_component_digest_bytes(comp, NULL);
+                size_t h = (size_t)blob_key(sha) & (cap - 1), claims = 0;
+                for (; s->blobs[h].entry; h = (h + 1) & (cap - 1))
+                    claims += !memcmp(s->blobs[h].sha256, sha, 32);
+                if (claims >= ZTD_BLOB_CLAIMS)
+                    continue;
+                memcpy(s->blobs[h].sha256, sha, 32);
+                s->blobs[h].entry = s->entries[i];
+                s->blobs[h].object = o;
+                s->blobs[h].component = comp;
+                s->blobs[h].check = ztd_digest_find(&s->entries[i]->digests, comp);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Lower is better: which of several components claiming a digest answers. */
+static int claim_rank(const ztd_blob *b)
+{
+    switch (b->check ? ztd_digest_check_state(b->check) : ZTD_DIGEST_PENDING) {
+    case ZTD_DIGEST_VERIFIED:
+        return 0;
+    case ZTD_DIGEST_MISMATCH:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha256[32])
+{
+    if (!s->blob_cap)
+        return NULL;
+    const ztd_blob *best = NULL;
+    size_t h = (size_t)blob_key(sha256) & (s->blob_cap - 1);
+    for (; s->blobs[h].entry; h = (h + 1) & (s->blob_cap - 1)) {
+        const ztd_blob *b = &s->blobs[h];
+        if (memcmp(b->sha256, sha256, 32) || (best && claim_rank(best) <= claim_rank(b)))
+            continue;
+        best = b;
+        if (!claim_rank(b))
+            break;
+    }
+    return best;
+}
+
+json_t *ztd_entry_json(const ztd_entry *e)
+{
+    json_t *j = json_pack("{s:s, s:I, s:s}", "name", e->name, "size", (json_int_t)e->size, "etag",
+                          e->file_etag);
+    if (!j)
+        return NULL;
+    if (e->file) {
+        json_object_set_new(j, "format", json_string(zt_file_kind_name(zt_file_get_kind(e->file))));
+        json_object_set_new(j, "version", json_string(zt_file_version(e->file)));
+        json_object_set_new(j, "objects", json_integer((json_int_t)zt_file_object_count(e->file)));
+        json_object_set_new(j, "status", json_string("ok"));
+        ztd_v2_entry_json(e->v2, e->name, j);
+    } else {
+        json_object_set_new(j, "status", json_string("error"));
+        json_object_set_new(
+            j, "error",
+            json_pack("{s:s, s:s}", "code", e->error_code, "message", e->error ? e->error : ""));
+    }
+    return j;
+}
+
+static int build_list_json(ztd_snapshot *s)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < s->n; i++)
+        if (json_array_append_new(arr, ztd_entry_json(s->entries[i]))) {
+            json_decref(arr);
+            return -1;
+        }
+    json_t *root = json_pack("{s:o, s:I}", "files", arr, "count", (json_int_t)s->n);
+    if (!root)
+        return -1;
+    s->list_json = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (!s->list_json)
+        return -1;
+    s->list_json_len = strlen(s->list_json);
+    return 0;
+}
+
+void ztd_snapshot_release(ztd_snapshot *s)
+{
+    if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        ztd_entry_release(s->entries[i]);
+    free(s->entries);
+    free(s->blobs);
+    free(s->list_json);
+    free(s);
+}
+
+ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const ztd_entry *e = s->entries[mid];
+        size_t m = e->name_len < len ? e->name_len : len;
+        int c = memcmp(e->name, name, m);
+        if (!c)
+            c = e->name_len < len ? -1 : e->name_len > len ? 1 : 0;
+        if (!c)
+            return s->entries[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+ztd_snapshot *ztd_catalog_acquire(ztd_catalog *c)
+{
+    pthread_mutex_lock(&c->mu);
+    ztd_snapshot *s = c->current;
+    if (s)
+        __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+/* ---- the catalog */
+
+ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size)
+{
+    ztd_catalog *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->root = strdup(root);
+    c->root_real = realpath(root, NULL);
+    c->max_manifest = max_manifest_size;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->changed, NULL);
+    pthread_mutex_init(&c->scan_mu, NULL);
+    if (!c->root || !c->root_real) {
+        ztd_catalog_free(c);
+        return NULL;
+    }
+    size_t n = strlen(c->root);
+    while (n > 1 && c->root[n - 1] == '/')
+        c->root[--n] = 0;
+    return c;
+}
+
+void ztd_catalog_free(ztd_catalog *c)
+{
+    if (!c)
+        return;
+    ztd_snapshot_release(c->current);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->changed);
+    pthread_mutex_destroy(&c->scan_mu);
+    free(c->root);
+    free(c->root_real);
+    free(c);
+}
+
+const char *ztd_catalog_root(const ztd_catalog *c)
+{
+    return c->root;
+}
+
+static int rescan_locked(ztd_catalog *c);
+
+int ztd_catalog_rescan(ztd_catalog *c)
+{
+    pthread_mutex_lock(&c->scan_mu);
+    c->warned = c->unwarned = 0;
+    ztd_catalog_stats before, after;
+    ztd_catalog_get_stats(c, &before);
+    int rc = rescan_locked(c);
+    /* The files this scan dropped were closed only once it ended: the files
+     * that failed for want of fds may fit now (a removal, then one rescan). */
+    ztd_catalog_get_stats(c, &after);
+    if (rc == 0 && c->carried < before.files_valid && (after.files_retry || after.dirs_retry))
+        rc = rescan_locked(c);
+    pthread_mutex_unlock(&c->scan_mu);
+    return rc;
+}
+
+/* Make v (sorted entries, owned) the current snapshot. scan: a full scan, which
+ * counts as a reload. 0, or -1 when out of memory (v is released). */
+static int swap_in(ztd_catalog *c, entry_vec *v, bool scan)
+{
+    ztd_snapshot *s = calloc(1, sizeof(*s));
+    if (!s) {
+        for (size_t i = 0; i < v->n; i++)
+            ztd_entry_release(v->v[i]);
+        free(v->v);
+        return -1;
+    }
+    s->refs = 1;
+    s->entries = v->v;
+    s->n = v->n;
+    size_t nretry = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        s->nvalid += v->v[i]->file != NULL;
+        nretry += v->v[i]->retry;
+    }
+    if (index_blobs(s) != 0 || build_list_json(s) != 0) {
+        ztd_snapshot_release(s);
+        ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the snapshot");
+        return -1;
+    }
+    pthread_mutex_lock(&c->mu);
+    s->generation = ++c->generation;
+    ztd_snapshot *prev = c->current;
+    c->current = s;
+    c->stats.reloads += scan;
+    c->stats.files_valid = s->nvalid;
+    c->stats.files_invalid = s->n - s->nvalid;
+    c->stats.files_retry = nretry;
+    if (scan)
+        c->stats.dirs_retry = c->dirs_retry;
+    pthread_cond_broadcast(&c->changed);
+    pthread_mutex_unlock(&c->mu);
+    ztd_snapshot_release(prev);
+    ztd_log(scan ? ZTD_LOG_INFO : ZTD_LOG_DEBUG,
+            "catalog: %zu files (%zu valid, %zu invalid), generation %llu", s->n, s->nvalid,
+            s->n - s->nvalid, (unsigned long long)s->generation);
+    return 0;
+}
+
+static int rescan_locked(ztd_catalog *c)
+{
+    struct stat sb;
+    if (stat(c->root, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        ztd_log(ZTD_LOG_ERROR, "catalog: root %s is not a readable directory", c->root);
+        return -1;
+    }
+    ztd_snapshot *old = ztd_catalog_acquire(c);
+    entry_vec v = {0};
+    c->carried = c->dirs_retry = 0;
+    scan_dir(c, old, "", 0, &v);
+    ztd_snapshot_release(old);
+    if (c->unwarned)
+        ztd_log(ZTD_LOG_WARN, "catalog: %zu more files are not served (GET /v1/files lists why)",
+                c->unwarned);
+    if (v.n) /* an empty root leaves v.v NULL, which qsort must not get */
+        qsort(v.v, v.n, sizeof(*v.v), cmp_entry);
+    return swap_in(c, &v, true);
+}
+
+/* Would a scan consider rel at all? Its directories are at most MAX_DIR_DEPTH
+ * deep, and no segment is hidden (the scan skips names starting with '.'). */
+static bool scannable(const char *rel)
+{
+    size_t depth = 0;
+    for (const char *p = rel; *p; p++)
+        depth += *p == '/';
+    if (depth > MAX_DIR_DEPTH || rel[0] == '.' || strstr(rel, "/."))
+        return false;
+    const char *base = strrchr(rel, '/');
+    return ztd_catalog_is_served_name(base ? base + 1 : rel);
+}
+
+/* The entry for rel as a scan would make it, appended to v when the file is
+ * one a scan serves (or reports). */
+static void consider_one(ztd_catalog *c, const ztd_snapshot *old, const char *rel, entry_vec *v)
+{
+    char abs[PATH_MAX];
+    struct stat lsb;
+    if (!scannable(rel) ||
+        (size_t)snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= sizeof(abs) ||
+        lstat(abs, &lsb) != 0)
+        return;
+    consider_file(c, old, rel, abs, S_ISLNK(lsb.st_mode), v);
+}
+
+int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verified)
+{
+    pthread_mutex_lock(&c->scan_mu);
+    ztd_snapshot *old = ztd_catalog_acquire(c);
+    if (!old) { /* no first scan yet: it will find the file */
+        pthread_mutex_unlock(&c->scan_mu);
+        return 0;
+    }
+    entry_vec v = {0};
+    bool v2_stale = false; /* a v2 root whose shards changed: it must be reopened too */
+    for (size_t i = 0; i < old->n; i++) {
+        ztd_entry *e = old->entries[i];
+        if (!strcmp(e->name, rel))
+            continue;
+        v2_stale |= e->v2 && !ztd_v2_entry_current(e->v2, e->file);
+        ztd_entry_retain(e);
+        if (vec_push(&v, e) != 0)
+            ztd_entry_release(e);
+    }
+    if (v2_stale) { /* rare (a shard published after its root): the whole scan settles it */
+        for (size_t i = 0; i < v.n; i++)
+            ztd_entry_release(v.v[i]);
+        free(v.v);
+        ztd_snapshot_release(old);
+        pthread_mutex_unlock(&c->scan_mu);
+        return ztd_catalog_rescan(c);
+    }
+    c->verified_rel = verified ? rel : NULL;
+    c->verified_sb = verified;
+    c->warned = c->unwarned = c->carried = 0;
+    size_t before = v.n;
+    consider_one(c, old, rel, &v);
+    c->verified_rel = NULL;
+    c->verified_sb = NULL;
+    ztd_snapshot_release(old);
+    if (v.n > before) { /* into its place: the others are sorted */
+        ztd_entry *e = v.v[before];
+        size_t at = before;
+        while (at > 0 && strcmp(v.v[at - 1]->name, e->name) > 0)
+            at--;
+        memmove(v.v + at + 1, v.v + at, (before - at) * sizeof(*v.v));
+        v.v[at] = e;
+    }
+    int rc = swap_in(c, &v, false);
+    pthread_mutex_unlock(&c->scan_mu);
+    return rc;
+}
+
+bool ztd_catalog_ready(ztd_catalog *c)
+{
+    pthread_mutex_lock(&c->mu);
+    bool r = c->current != NULL;
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
+void ztd_catalog_get_stats(ztd_catalog *c, ztd_catalog_stats *out)
+{
+    pthread_mutex_lock(&c->mu);
+    *out = c->stats;
+    pthread_mutex_unlock(&c->mu);
+}
+
+uint64_t ztd_catalog_generation(ztd_catalog *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t g = c->generation;
+    pthread_mutex_unlock(&c->mu);
+    return g;
+}
+
+uint64_t ztd_catalog_wait_change(ztd_catalog *c, uint64_t seen, const bool *stop)
+{
+    pthread_mutex_lock(&c->mu);
+    while (c->generation == seen && !__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+        pthread_cond_wait(&c->changed, &c->mu);
+    uint64_t g = c->generation;
+    pthread_mutex_unlock(&c->mu);
+    return g;
+}
+
+void ztd_catalog_wake(ztd_catalog *c)
+{
+    pthread_mutex_lock(&c->mu);
+    pthread_cond_broadcast(&c->changed);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void ztd_catalog_digest_counts(ztd_catalog *c, size_t out[ZTD_DIGEST_STATES])
+{
+    memset(out, 0, ZTD_DIGEST_STATES * sizeof(*out));
+    ztd_snapshot *s = ztd_catalog_acquire(c);
+    for (size_t i = 0; s && i < s->n; i++)
+        for (int k = 0; k < ZTD_DIGEST_STATES; k++)
+            out[k] += __atomic_load_n(&s->entries[i]->digests.count[k], __ATOMIC_RELAXED);
+    ztd_snapshot_release(s);
+}

@@ -1,0 +1,142 @@
+/*
+ * The catalog: the served directory as an immutable, refcounted snapshot of
+ * open files. A rescan builds a new snapshot (reusing entries whose file did
+ * not change) and swaps it in atomically; requests keep the snapshot or entry
+ * they pinned, so a replaced file's old fd and mapping live until the last
+ * response using them ends.
+ */
+#ifndef ZTD_CATALOG_H
+#define ZTD_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <ztensor/ztensor.h>
+
+#include "store/digests.h"
+
+typedef struct ztd_entry {
+    int refs;   /* atomic */
+    char *name; /* path relative to the root, '/'-separated */
+    size_t name_len;
+    zt_file *file;          /* NULL when the file is invalid */
+    char *error;            /* why it is invalid, or NULL */
+    const char *error_code; /* zt_status_name() of the failure */
+    bool retry;             /* the failure may pass (no fd, no memory, no permission): the
+                               next scan opens the file again instead of reusing this entry */
+    uint64_t size;
+    dev_t dev;
+    ino_t ino;
+    int64_t mtime_ns;
+    int64_t ctime_ns; /* with mode: chmod and in-place rewrites make a new entry */
+    mode_t mode;
+    ztd_digest_checks digests; /* which sha256 claims are checked (see digests.h) */
+    char *manifest_json;       /* cached, compact */
+    size_t manifest_json_len;
+    char file_etag[40];     /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
+    char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
+    bool stale;             /* atomic: the file changed in place since it was opened */
+    struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
+    struct ztd_v2_entry *v2; /* zTensor v2 files only (catalog_v2.h), else NULL */
+} ztd_entry;
+
+/* A component found by its sha256 digest. */
+typedef struct ztd_blob {
+    uint8_t sha256[32];
+    ztd_entry *entry;
+    const zt_object *object;
+    const zt_component *component;
+    ztd_digest_check *check; /* in entry->digests */
+} ztd_blob;
+
+typedef struct ztd_snapshot {
+    int refs;            /* atomic */
+    ztd_entry **entries; /* sorted by name */
+    size_t n, nvalid;
+    ztd_blob *blobs; /* open addressing on the first 8 bytes of sha256; several
+                        components may claim one digest (up to ZTD_BLOB_CLAIMS) */
+    size_t blob_cap;
+    char *list_json; /* GET /v1/files body */
+    size_t list_json_len;
+    uint64_t generation;
+} ztd_snapshot;
+
+typedef struct ztd_catalog ztd_catalog;
+
+typedef struct ztd_catalog_stats {
+    uint64_t reloads; /* completed scans */
+    size_t files_valid, files_invalid;
+    size_t files_retry; /* of the invalid: failures that may pass (see ztd_entry.retry) */
+    size_t dirs_retry;  /* directories unreadable for want of fds or memory (entries kept) */
+} ztd_catalog_stats;
+
+/* Most components indexed under one digest: the blob route picks a verified
+ * one, so a file that lies about a digest cannot hide the true bytes. */
+#define ZTD_BLOB_CLAIMS 8
+
+ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size);
+void ztd_catalog_free(ztd_catalog *c);
+/* Scan the root and swap in the new view. Returns 0, or -1 if the root cannot be read. */
+int ztd_catalog_rescan(ztd_catalog *c);
+/* After a write to ROOT/rel: a new snapshot with rel's entry made again (added,
+ * replaced, or dropped when no file a scan would serve is there), every other
+ * entry carried as it is. Not a reload: what else changed on disk waits for
+ * the next scan. verified: every digest of the file was just checked by the
+ * server (an upload verified before publishing): if rel is still the file it
+ * describes (device, inode, size, mtime), its digests count as verified without
+ * being hashed again. 0, or -1 when out of memory (the current snapshot stays). */
+int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verified);
+bool ztd_catalog_ready(ztd_catalog *c);
+void ztd_catalog_get_stats(ztd_catalog *c, ztd_catalog_stats *out);
+const char *ztd_catalog_root(const ztd_catalog *c);
+
+/* The generation of the current snapshot (0 before the first scan). */
+uint64_t ztd_catalog_generation(ztd_catalog *c);
+/* Block until the generation differs from `seen`, or *stop is set (and
+ * ztd_catalog_wake() called). Returns the current generation. */
+uint64_t ztd_catalog_wait_change(ztd_catalog *c, uint64_t seen, const bool *stop);
+void ztd_catalog_wake(ztd_catalog *c);
+/* Components of the current snapshot's files in each digest state. */
+void ztd_catalog_digest_counts(ztd_catalog *c, size_t out[ZTD_DIGEST_STATES]);
+
+/* Pin the current snapshot; release with ztd_snapshot_release(). NULL before the first scan. */
+ztd_snapshot *ztd_catalog_acquire(ztd_catalog *c);
+void ztd_snapshot_release(ztd_snapshot *s);
+ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len);
+/* The component to answer for a digest: a verified one if any, else one not
+ * checked yet, else one found not to match (the caller must not serve its
+ * bytes under the digest's name). NULL when no component claims it. */
+const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha256[32]);
+
+void ztd_entry_retain(ztd_entry *e);
+void ztd_entry_release(ztd_entry *e);
+
+/* Does the open file still have the size, mtime and ctime it was opened with?
+ * False after an in-place write even with its mtime put back: what was
+ * verified is then no longer known. (Stricter than ztd_entry_changed, which
+ * must not abort downloads of a file replaced by rename: that changes the old
+ * inode's ctime.) */
+bool ztd_entry_unchanged(const ztd_entry *e);
+/* Has e's file changed in place (size or mtime) since the catalog opened it?
+ * Marks the entry stale when so: its bytes no longer match its validators, nor
+ * what was verified of them. */
+bool ztd_entry_changed(ztd_entry *e);
+/* The mark alone, without looking at the file. */
+bool ztd_entry_stale(const ztd_entry *e);
+
+/* "\"<32 hex>\"": a strong validator from file identity plus a byte span. */
+void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40]);
+
+/* The file ETag of a file with this stat (as entries compute it). */
+void ztd_stat_etag(const struct stat *sb, char out[40]);
+
+/* One file's object in the listing (GET /v1/files); a new reference. */
+struct json_t;
+struct json_t *ztd_entry_json(const ztd_entry *e);
+
+/* Is NAME (a file name, no directory) one the catalog serves? */
+bool ztd_catalog_is_served_name(const char *name);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * test_catalog.c: the catalog (server/store/catalog.c) on a real directory:
+ * what a scan serves and skips, snapshots that outlive a rescan, one entry
+ * made again by ztd_catalog_update (added, replaced, dropped) without
+ * touching the others or counting a reload, and blobs by sha256.
+ */
+#include "tmpfiles.h"
+
+#include "store/catalog.h"
+
+static ztd_entry *find(ztd_catalog *c, const char *name)
+{
+    ztd_snapshot *s = ztd_catalog_acquire(c);
+    assert_non_null(s);
+    ztd_entry *e = ztd_snapshot_find(s, name, strlen(name));
+    if (e)
+        ztd_entry_retain(e);
+    ztd_snapshot_release(s);
+    return e;
+}
+
+static size_t count(ztd_catalog *c)
+{
+    ztd_snapshot *s = ztd_catalog_acquire(c);
+    size_t n = s->n;
+    ztd_snapshot_release(s);
+    return n;
+}
+
+static void scan_rules(void **state)
+{
+    (void)state;
+    const char *root = tmp_dir("catalog");
+    mkdir(join(root, "d"), 0755);
+    mkdir(join(root, ".hidden"), 0755);
+    write_zt(join(root, "a.zt"), 100, 1);
+    write_zt(join(root, "d/b.zt"), 100, 2);
+    write_zt(join(root, ".hidden/c.zt"), 100, 3);
+    write_zt(join(root, ".h.zt"), 100, 4);
+    write_text(join(root, "bad.zt"), "not a zTensor file");
+    write_text(join(root, "notes.txt"), "ignored");
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    assert_non_null(c);
+    assert_false(ztd_catalog_ready(c));
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    assert_true(ztd_catalog_ready(c));
+    assert_int_equal(count(c), 3); /* a.zt, bad.zt (listed, not served), d/b.zt */
+    ztd_entry *e = find(c, "d/b.zt");
+    assert_non_null(e);
+    assert_non_null(e->file);
+    ztd_entry_release(e);
+    e = find(c, "bad.zt");
+    assert_non_null(e);
+    assert_null(e->file);
+    assert_non_null(e->error);
+    ztd_entry_release(e);
+    assert_null(find(c, ".h.zt"));
+    assert_null(find(c, ".hidden/c.zt"));
+    ztd_catalog_stats st;
+    ztd_catalog_get_stats(c, &st);
+    assert_int_equal(st.reloads, 1);
+    assert_int_equal(st.files_valid, 2);
+    assert_int_equal(st.files_invalid, 1);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
+/* A snapshot a request holds lives on, files open, after a rescan swaps in another. */
+static void snapshots_outlive_rescans(void **state)
+{
+    (void)state;
+    const char *root = tmp_dir("catalog");
+    write_zt(join(root, "a.zt"), 100, 1);
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    ztd_snapshot *old = ztd_catalog_acquire(c);
+    uint64_t gen = old->generation;
+    unlink(join(root, "a.zt"));
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    assert_int_equal(count(c), 0);
+    assert_true(ztd_catalog_generation(c) > gen);
+    ztd_entry *e = ztd_snapshot_find(old, "a.zt", 4);
+    assert_non_null(e);
+    assert_non_null(zt_file_find_object(e->file, "w", 1)); /* still open and readable */
+    ztd_snapshot_release(old);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
+static void update_one_entry(void **state)
+{
+    (void)state;
+    const char *root = tmp_dir("catalog");
+    write_zt(join(root, "b.zt"), 100, 1);
+    write_zt(join(root, "d.zt"), 100, 2);
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    ztd_entry *d0 = find(c, "d.zt");
+    /* added, in name order; a file copied in meanwhile is not picked up */
+    write_zt(join(root, "c.zt"), 200, 3);
+    write_zt(join(root, "other.zt"), 100, 4);
+    assert_int_equal(ztd_catalog_update(c, "c.zt", NULL), 0);
+    ztd_snapshot *s = ztd_catalog_acquire(c);
+    assert_int_equal(s->n, 3);
+    assert_string_equal(s->entries[0]->name, "b.zt");
+    assert_string_equal(s->entries[1]->name, "c.zt");
+    assert_string_equal(s->entries[2]->name, "d.zt");
+    assert_ptr_equal(s->entries[2], d0); /* the others are carried as they are */
+    assert_non_null(strstr(s->list_json, "\"c.zt\""));
+    assert_null(strstr(s->list_json, "other.zt"));
+    ztd_snapshot_release(s);
+    /* replaced: a new entry for the new version */
+    ztd_entry *c0 = find(c, "c.zt");
+    write_zt(join(root, "c.zt"), 300, 5);
+    assert_int_equal(ztd_catalog_update(c, "c.zt", NULL), 0);
+    ztd_entry *c1 = find(c, "c.zt");
+    assert_ptr_not_equal(c0, c1);
+    assert_true(c1->size != c0->size);
+    ztd_entry_release(c0);
+    ztd_entry_release(c1);
+    /* dropped when the file is gone; names a scan would not serve are not added */
+    unlink(join(root, "c.zt"));
+    assert_int_equal(ztd_catalog_update(c, "c.zt", NULL), 0);
+    assert_null(find(c, "c.zt"));
+    write_zt(join(root, ".x.zt"), 100, 6);
+    assert_int_equal(ztd_catalog_update(c, ".x.zt", NULL), 0);
+    assert_null(find(c, ".x.zt"));
+    assert_int_equal(count(c), 2);
+    ztd_catalog_stats st;
+    ztd_catalog_get_stats(c, &st);
+    assert_int_equal(st.reloads, 1); /* updates are not scans */
+    assert_int_equal(st.files_valid, 2);
+    ztd_entry_release(d0);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
+/* A file the server verified before publishing counts as verified at once. */
+static void update_verified(void **state)
+{
+    (void)state;
+    const char *root = tmp_dir("catalog");
+    write_zt(join(root, "a.zt"), 100, 1);
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    write_zt(join(root, "v.zt"), 100, 7);
+    struct stat sb;
+    assert_int_equal(stat(join(root, "v.zt"), &sb), 0);
+    assert_int_equal(ztd_catalog_update(c, "v.zt", &sb), 0);
+    ztd_entry *e = find(c, "v.zt");
+    assert_int_equal(e->digests.count[ZTD_DIGEST_VERIFIED], 1);
+    ztd_entry_release(e);
+    e = find(c, "a.zt");
+    assert_int_equal(e->digests.count[ZTD_DIGEST_PENDING], 1); /* only the verifier decides it */
+    /* blobs: both files' components are found by their digest */
+    const zt_component *comp =
+        zt_object_find_component(zt_file_find_object(e->file, "w", 1), "data");
+    ztd_snapshot *s = ztd_catalog_acquire(c);
+    const ztd_blob *b = ztd_snapshot_find_blob(s, zt_component_digest_bytes(comp, NULL));
+    assert_non_null(b);
+    assert_ptr_equal(b->entry, e);
+    static const uint8_t none[32];
+    assert_null(ztd_snapshot_find_blob(s, none));
+    ztd_snapshot_release(s);
+    ztd_entry_release(e);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scan_rules),
+        cmocka_unit_test(snapshots_outlive_rescans),
+        cmocka_unit_test(update_one_entry),
+        cmocka_unit_test(update_verified),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
