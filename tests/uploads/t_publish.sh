@@ -109,4 +109,19 @@ check_eq "still no reload" "$(reloads)" "$R0"
 kill -HUP "$D_PID"
 for _ in $(seq 1 100); do [ "$(reloads)" != "$R0" ] && break; sleep 0.05; done
 check_eq "after SIGHUP by-hand.zt is served" "$(listing_field by-hand.zt name)" by-hand.zt
+
+# ---- SIGTERM while a publication waits for its lock: the publication is finished
+# (and answered) before the daemon stops, which exits 0 (libmicrohttpd must never be
+# stopped with the upload's connection still suspended)
+start_daemon "$R" "${OPEN[@]}" --no-watch --shutdown-grace 300ms || finish
+hold_publish_lock "$R" 2
+http "$T/s" -T "$T/other.zt" "$URL/v1/files/stop.zt" &
+SPID=$!
+sleep 0.3
+stop_daemon 15
+wait "$SPID"
+wait "$LOCKER"
+check "published before the daemon stopped" [ -f "$R/stop.zt" ]
+check_match "and answered" "$(grep '^HTTP/' "$T/s.hdr" | tail -1)" '^HTTP/1.1 201 '
+check_staging_empty "staging empty" "$R"
 finish
