@@ -378,8 +378,11 @@ void ztd_conns_sweep(ztd_conns *r, bool files_changed)
 {
     if (!r)
         return;
-    uint64_t now = ztd_now_ms();
+    /* The clock is read under the lock: read before it, a connection that began
+     * its request meanwhile would have a later since_ms, now - since_ms would
+     * wrap, and a request that had just arrived would be cut (seen in the soak). */
     pthread_mutex_lock(&r->mu);
+    uint64_t now = ztd_now_ms();
     while (r->header_timeout_ms && r->nwaiting &&
            now - r->waiting.next->since_ms >= r->header_timeout_ms) {
         conn *x = r->waiting.next;
