@@ -12,12 +12,12 @@
 
 enum { ZT_EXIT_OK = 0, ZT_EXIT_INVALID = 1, ZT_EXIT_USAGE = 2, ZT_EXIT_SYSTEM = 3 };
 
-int zt_cmd_info(int argc, char **argv);
-int zt_cmd_verify(int argc, char **argv);
-int zt_cmd_get(int argc, char **argv);
-int zt_cmd_pack(int argc, char **argv);
-int zt_cmd_convert(int argc, char **argv);
-int zt_cmd_pull(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 
 /* Prints "zt CMD: FILE: message" and returns the exit code for the status. */
 int tool_report(const char *cmd, const char *file, const zt_error *err);

@@ -525,7 +525,7 @@ static int import(conv *cv)
     return rc;
 }
 
-int zt_cmd_convert(int argc, char **argv)
+int cmd_convert(int argc, char **argv)
 {
     conv cv = {.cs = {.encoding = ZT_ENC_RAW, .digest = ZT_DIGEST_SHA256}};
     cv.in = calloc((size_t)argc, sizeof(*cv.in));

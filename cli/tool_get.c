@@ -94,7 +94,7 @@ static int write_out(const zt_file *f, zt_remote_file *rf, const zt_component *c
     return rc;
 }
 
-int zt_cmd_get(int argc, char **argv)
+int cmd_get(int argc, char **argv)
 {
     const char *pos[3] = {0}, *out = NULL;
     int npos = 0;

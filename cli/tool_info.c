@@ -98,7 +98,7 @@ static void print_v2(const zt_file *f)
     }
 }
 
-int zt_cmd_info(int argc, char **argv)
+int cmd_info(int argc, char **argv)
 {
     const char *file = NULL;
     int json = 0;

@@ -252,7 +252,7 @@ static int cmp_spec(const void *a, const void *b)
     return strcmp(((const spec *)a)->name, ((const spec *)b)->name);
 }
 
-int zt_cmd_pack(int argc, char **argv)
+int cmd_pack(int argc, char **argv)
 {
     const char *out = NULL;
     zt_component_spec cs = {.encoding = ZT_ENC_RAW, .digest = ZT_DIGEST_SHA256};

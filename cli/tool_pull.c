@@ -400,7 +400,7 @@ static int usage(const char *msg)
     return ZT_EXIT_USAGE;
 }
 
-int zt_cmd_pull(int argc, char **argv)
+int cmd_pull(int argc, char **argv)
 {
     const char *dir = ".", *token = getenv("ZT_TOKEN");
     unsigned conns = 8, jobs = 4;

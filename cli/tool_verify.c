@@ -60,7 +60,7 @@ static int verify_one(const char *file)
     return st == ZT_E_NOMEM ? tool_exit_for(st) : st ? ZT_EXIT_INVALID : ZT_EXIT_OK;
 }
 
-int zt_cmd_verify(int argc, char **argv)
+int cmd_verify(int argc, char **argv)
 {
     int nfiles = 0, rc = ZT_EXIT_OK;
     for (int i = 1; i < argc; i++)

@@ -48,8 +48,8 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"info", zt_cmd_info}, {"verify", zt_cmd_verify},   {"get", zt_cmd_get},
-                {"pack", zt_cmd_pack}, {"convert", zt_cmd_convert}, {"pull", zt_cmd_pull}};
+    } cmds[] = {{"info", cmd_info}, {"verify", cmd_verify},   {"get", cmd_get},
+                {"pack", cmd_pack}, {"convert", cmd_convert}, {"pull", cmd_pull}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (!strcmp(argv[1], cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);

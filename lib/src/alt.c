@@ -37,7 +37,7 @@ typedef struct section {
 } section;
 
 typedef struct alt_ctx {
-    zt_model *m;
+    zt__model *m;
     cur *c;
     zt_value *attrs;
     struct zt_object *objs;
@@ -192,7 +192,7 @@ static zt_status put_f32(alt_ctx *x, const char *key, zt_error *err)
 }
 
 /* Reads int32 length + bytes into the arena (NUL-terminated). */
-static zt_status get_text(cur *c, zt_arena *a, const char *what, char **out, int32_t *len,
+static zt_status get_text(cur *c, zt__arena *a, const char *what, char **out, int32_t *len,
                           zt_error *err)
 {
     zt_status st = get_count(c, len, MAX_TEXT, what, err);
@@ -273,7 +273,7 @@ static zt_status add_object(alt_ctx *x, const char *name, size_t name_len, zt_dt
 
 static zt_status vocab_object(alt_ctx *x, uint64_t start, int32_t count, zt_error *err)
 {
-    zt_arena *a = &x->m->arena;
+    zt__arena *a = &x->m->arena;
     uint64_t len = x->c->pos - start;
     zt_status st = add_object(x, "tokenizer.vocab", 15, ZT_DTYPE_U8, start, len, err);
     struct zt_object *o = st ? NULL : &x->objs[x->nobj - 1];
@@ -430,7 +430,7 @@ static zt_status read_markers(cur *c, bool end, zt_error *err)
 
 static zt_status finish(alt_ctx *x, zt_error *err)
 {
-    zt_model *m = x->m;
+    zt__model *m = x->m;
     m->objs = zt__arena_alloc(&m->arena, (x->nobj ? x->nobj : 1) * sizeof(*m->objs));
     if (!m->objs)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
@@ -441,7 +441,7 @@ static zt_status finish(alt_ctx *x, zt_error *err)
     return zt__model_build_index(m, err);
 }
 
-zt_status zt__alt_parse(zt_model *m, uint64_t size, zt__read_fn rd, void *ud, zt_error *err)
+zt_status zt__alt_parse(zt__model *m, uint64_t size, zt__read_fn rd, void *ud, zt_error *err)
 {
     m->kind = ZT_KIND_ALT;
     cur *c = zt__malloc(sizeof(*c));
@@ -477,9 +477,9 @@ zt_status zt__open_alt(zt_file *f, zt_error *err)
     zt_status st = zt__alt_parse(&f->model, f->size, read_file, f, err);
     if (st)
         return st;
-    zt_validate_opts vo = {.data_end = f->size,
-                           .data_start = 4,
-                           .max_uncompressed = f->max_uncompressed,
-                           .require_alignment = false};
+    zt__validate_opts vo = {.data_end = f->size,
+                            .data_start = 4,
+                            .max_uncompressed = f->max_uncompressed,
+                            .require_alignment = false};
     return zt__validate_model(&f->model, &vo, err);
 }

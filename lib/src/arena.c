@@ -9,13 +9,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
-struct zt_arena_block {
-    zt_arena_block *next;
+struct zt__arena_block {
+    zt__arena_block *next;
     size_t cap;
     max_align_t data[];
 };
 
-void zt__arena_init(zt_arena *a)
+void zt__arena_init(zt__arena *a)
 {
     a->head = NULL;
     a->used = a->cap = 0;
@@ -37,7 +37,7 @@ static void advise_huge(void *p, size_t n)
 #endif
 }
 
-void *zt__arena_alloc(zt_arena *a, size_t n)
+void *zt__arena_alloc(zt__arena *a, size_t n)
 {
     if (n > SIZE_MAX / 2)
         return NULL; /* rounding and the block header below must not wrap */
@@ -50,7 +50,7 @@ void *zt__arena_alloc(zt_arena *a, size_t n)
             want = 64u << 20;
         if (want < n)
             want = n;
-        zt_arena_block *b = zt__malloc(sizeof(*b) + want);
+        zt__arena_block *b = zt__malloc(sizeof(*b) + want);
         if (!b)
             return NULL;
         if (want >= (4u << 20))
@@ -66,7 +66,7 @@ void *zt__arena_alloc(zt_arena *a, size_t n)
     return p;
 }
 
-char *zt__arena_strndup(zt_arena *a, const char *s, size_t n)
+char *zt__arena_strndup(zt__arena *a, const char *s, size_t n)
 {
     char *d = zt__arena_alloc(a, n + 1);
     if (!d)
@@ -76,11 +76,11 @@ char *zt__arena_strndup(zt_arena *a, const char *s, size_t n)
     return d;
 }
 
-void zt__arena_free(zt_arena *a)
+void zt__arena_free(zt__arena *a)
 {
-    zt_arena_block *b = a->head;
+    zt__arena_block *b = a->head;
     while (b) {
-        zt_arena_block *next = b->next;
+        zt__arena_block *next = b->next;
         zt__free(b);
         b = next;
     }

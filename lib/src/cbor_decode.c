@@ -38,7 +38,7 @@ typedef struct dec {
     const uint8_t *p;
     size_t len, pos;
     uint64_t base_off;
-    zt_arena *arena;
+    zt__arena *arena;
     zt_error *err;
     zt_value *vs; /* value stack */
     size_t vn, vcap;
@@ -525,8 +525,8 @@ static zt_status decode_loop(dec *d, size_t max_depth)
     }
 }
 
-zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
-                          zt_arena *arena, zt_value **out, zt_error *err)
+zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt__cbor_limits *lim,
+                          zt__arena *arena, zt_value **out, zt_error *err)
 {
     dec d = {.p = buf,
              .len = len,
@@ -550,8 +550,8 @@ zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *
     return st;
 }
 
-zt_status zt__cbor_decode_prefix(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
-                                 zt_arena *arena, zt_value **out, size_t *used, zt_error *err)
+zt_status zt__cbor_decode_prefix(const uint8_t *buf, size_t len, const zt__cbor_limits *lim,
+                                 zt__arena *arena, zt_value **out, size_t *used, zt_error *err)
 {
     dec d = {.p = buf,
              .len = len,

@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void zt__buf_free(zt_buf *b)
+void zt__buf_free(zt__buf *b)
 {
     zt__free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
 }
 
-static bool reserve(zt_buf *b, size_t n)
+static bool reserve(zt__buf *b, size_t n)
 {
     if (b->oom)
         return false;
@@ -42,7 +42,7 @@ static bool reserve(zt_buf *b, size_t n)
     return true;
 }
 
-static void put(zt_buf *b, const void *p, size_t n)
+static void put(zt__buf *b, const void *p, size_t n)
 {
     if (n && reserve(b, n)) {
         memcpy(b->p + b->len, p, n);
@@ -50,7 +50,7 @@ static void put(zt_buf *b, const void *p, size_t n)
     }
 }
 
-void zt__cbor_head(zt_buf *b, unsigned major, uint64_t v)
+void zt__cbor_head(zt__buf *b, unsigned major, uint64_t v)
 {
     uint8_t h[9];
     size_t n;
@@ -81,12 +81,12 @@ void zt__cbor_head(zt_buf *b, unsigned major, uint64_t v)
     put(b, h, n);
 }
 
-void zt__cbor_uint(zt_buf *b, uint64_t v)
+void zt__cbor_uint(zt__buf *b, uint64_t v)
 {
     zt__cbor_head(b, 0, v);
 }
 
-void zt__cbor_text(zt_buf *b, const char *s, size_t n)
+void zt__cbor_text(zt__buf *b, const char *s, size_t n)
 {
     zt__cbor_head(b, 3, n);
     put(b, s, n);
@@ -115,7 +115,7 @@ void zt__cbor_sort_keys(const char **keys, const size_t *lens, size_t *idx, size
     pthread_mutex_unlock(&g_sort_mu);
 }
 
-static void encode_float(zt_buf *b, double f)
+static void encode_float(zt__buf *b, double f)
 {
     float s = (float)f;
     if ((double)s == f || f != f) {
@@ -134,7 +134,7 @@ static void encode_float(zt_buf *b, double f)
     put(b, h, 9);
 }
 
-static void encode_map(zt_buf *b, const zt_value *v)
+static void encode_map(zt__buf *b, const zt_value *v)
 {
     zt__cbor_head(b, 5, v->n);
     if (!v->n)
@@ -165,7 +165,7 @@ out:
 
 /* Recursion here is bounded: values come from JSON parsed by jansson (depth
  * limited by jansson) or from a decoded manifest (depth <= ZT_MAX_DEPTH). */
-void zt__cbor_value(zt_buf *b, const zt_value *v)
+void zt__cbor_value(zt__buf *b, const zt_value *v)
 {
     switch ((zt_value_kind)v->kind) {
     case ZT_VAL_UINT:
@@ -245,7 +245,7 @@ static uint16_t half_bits(double x)
     return sign | (uint16_t)ldexp(a, 24);
 }
 
-void zt__cbor_float_det(zt_buf *b, double f)
+void zt__cbor_float_det(zt__buf *b, double f)
 {
     if (isnan(f)) {
         put(b, "\xF9\x7E\x00", 3);
@@ -259,7 +259,7 @@ void zt__cbor_float_det(zt_buf *b, double f)
 }
 
 /* Recursion is bounded by the decoder's depth limit (32 for v2). */
-void zt__cbor_value_det(zt_buf *b, const zt_value *v)
+void zt__cbor_value_det(zt__buf *b, const zt_value *v)
 {
     switch ((zt_value_kind)v->kind) {
     case ZT_VAL_ARRAY:
@@ -285,16 +285,16 @@ void zt__cbor_value_det(zt_buf *b, const zt_value *v)
     }
 }
 
-void zt__cbor_raw(zt_buf *b, const void *p, size_t n)
+void zt__cbor_raw(zt__buf *b, const void *p, size_t n)
 {
     put(b, p, n);
 }
 
 /* A map's pairs in the bytewise order of their encoded keys. */
-static void encode_map_det(zt_buf *b, const zt_value *v)
+static void encode_map_det(zt__buf *b, const zt_value *v)
 {
     zt__cbor_head(b, 5, v->n);
-    zt_buf *keys = zt__calloc(v->n ? v->n : 1, sizeof(*keys));
+    zt__buf *keys = zt__calloc(v->n ? v->n : 1, sizeof(*keys));
     size_t *idx = zt__malloc((v->n ? v->n : 1) * sizeof(*idx));
     if (!keys || !idx) {
         b->oom = true;
@@ -306,7 +306,7 @@ static void encode_map_det(zt_buf *b, const zt_value *v)
         }
         for (size_t i = 1; i < v->n; i++) /* insertion sort: attribute maps are small */
             for (size_t j = i; j > 0; j--) {
-                const zt_buf *x = &keys[idx[j - 1]], *y = &keys[idx[j]];
+                const zt__buf *x = &keys[idx[j - 1]], *y = &keys[idx[j]];
                 size_t m = x->len < y->len ? x->len : y->len;
                 int c = memcmp(x->p, y->p, m);
                 if (c < 0 || (!c && x->len <= y->len))
@@ -326,7 +326,7 @@ static void encode_map_det(zt_buf *b, const zt_value *v)
     zt__free(idx);
 }
 
-void zt__cbor_value_det_sorted(zt_buf *b, const zt_value *v)
+void zt__cbor_value_det_sorted(zt__buf *b, const zt_value *v)
 {
     switch ((zt_value_kind)v->kind) {
     case ZT_VAL_ARRAY:

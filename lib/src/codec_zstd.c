@@ -49,7 +49,7 @@ zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **o
 {
     /* v2: the bytes may be in a shard; an unknown encoding is never decoded
      * (§5.3); a seekable stream's rules are checked before its first byte. */
-    zt_source src = {0};
+    zt__source src = {0};
     zt_status st = zt__component_source(f, c, &src, err);
     if (!st && c->encoding == ZT_ENC_OTHER)
         st = zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,

@@ -12,7 +12,7 @@
 static const char k_magic[8] = {'Z', 'T', 'E', 'N', '1', '0', '0', '0'};
 
 zt_status zt__footer_locate(const uint8_t *head, const uint8_t *tail, uint64_t size,
-                            uint64_t max_manifest, zt_layout *out, zt_error *err)
+                            uint64_t max_manifest, zt__layout *out, zt_error *err)
 {
     /* tail holds the last min(size, 16) bytes of the file */
     const uint8_t *end = tail + (size < 16 ? size : 16);

@@ -22,15 +22,15 @@ void zt__free(void *p);
 char *zt__strndup(const char *s, size_t n);
 
 /* ---- arena (arena.c): many small allocations freed at once */
-typedef struct zt_arena_block zt_arena_block;
-typedef struct zt_arena {
-    zt_arena_block *head;
+typedef struct zt__arena_block zt__arena_block;
+typedef struct zt__arena {
+    zt__arena_block *head;
     size_t used, cap;
-} zt_arena;
-void zt__arena_init(zt_arena *a);
-void *zt__arena_alloc(zt_arena *a, size_t n); /* 16-byte aligned, zeroed: no */
-char *zt__arena_strndup(zt_arena *a, const char *s, size_t n);
-void zt__arena_free(zt_arena *a);
+} zt__arena;
+void zt__arena_init(zt__arena *a);
+void *zt__arena_alloc(zt__arena *a, size_t n); /* 16-byte aligned, zeroed: no */
+char *zt__arena_strndup(zt__arena *a, const char *s, size_t n);
+void zt__arena_free(zt__arena *a);
 
 /* ---- extensible options structs: the first member is `size_t size`, the
  * sizeof the caller compiled with (0 = the first layout, for callers that
@@ -89,23 +89,23 @@ struct zt_value {
     };
 };
 
-typedef struct zt_cbor_limits {
+typedef struct zt__cbor_limits {
     size_t max_depth;
     uint64_t base_offset; /* added to offsets in error messages */
     /* RFC 8949 §4.2.1 core deterministic encoding, as v2 §3.1 requires:
      * shortest heads, definite lengths, map keys in bytewise order without
      * duplicates, shortest floats and the one NaN (ZT_E_NONCANONICAL). */
     bool deterministic;
-} zt_cbor_limits;
+} zt__cbor_limits;
 
 /* Decode exactly one CBOR item that spans all of [buf, buf+len). Allocation is
  * bounded by the bytes present; nesting by max_depth; no recursion. */
-zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
-                          zt_arena *arena, zt_value **out, zt_error *err);
+zt_status zt__cbor_decode(const uint8_t *buf, size_t len, const zt__cbor_limits *lim,
+                          zt__arena *arena, zt_value **out, zt_error *err);
 
 /* Decode the one CBOR item at the start of buf (bytes may follow); *used gets its size. */
-zt_status zt__cbor_decode_prefix(const uint8_t *buf, size_t len, const zt_cbor_limits *lim,
-                                 zt_arena *arena, zt_value **out, size_t *used, zt_error *err);
+zt_status zt__cbor_decode_prefix(const uint8_t *buf, size_t len, const zt__cbor_limits *lim,
+                                 zt__arena *arena, zt_value **out, size_t *used, zt_error *err);
 
 bool zt__value_text_eq(const zt_value *v, const char *s);
 
@@ -144,8 +144,8 @@ struct zt_object {
     uint64_t at;        /* v2: file offset of the object's map in the manifest */
 };
 
-typedef struct zt_model {
-    zt_arena arena;
+typedef struct zt__model {
+    zt__arena arena;
     zt_file_kind kind;
     const char *version;
     const zt_value *attributes;
@@ -155,44 +155,45 @@ typedef struct zt_model {
     uint32_t *index;
     size_t index_cap;
     char warning[256];
-    struct zt_v2_info *v2; /* v2 only: footer and shards (v2_reader.c) */
-} zt_model;
+    struct zt__v2_info *v2; /* v2 only: footer and shards (v2_reader.c) */
+} zt__model;
 
-zt_status zt__model_build_index(zt_model *m, zt_error *err);
-const struct zt_object *zt__model_find(const zt_model *m, const char *name, size_t len);
+zt_status zt__model_build_index(zt__model *m, zt_error *err);
+const struct zt_object *zt__model_find(const zt__model *m, const char *name, size_t len);
 uint64_t zt__hash(const char *s, size_t n);
 
 /* Build the model from a decoded manifest (1.2 or 1.0 schema). */
-zt_status zt__model_from_cbor(zt_model *m, const zt_value *root, zt_error *err);
+zt_status zt__model_from_cbor(zt__model *m, const zt_value *root, zt_error *err);
 /* The fast path for the common manifest shape (manifest_fast.c): builds the
  * model straight from the CBOR bytes. ZT_E_UNSUPPORTED means "not sure": the
  * caller starts over with zt__cbor_decode + zt__model_from_cbor, which also
  * produces every error message. */
-zt_status zt__model_fast(zt_model *m, const uint8_t *buf, size_t len, uint64_t base_offset);
+zt_status zt__model_fast(zt__model *m, const uint8_t *buf, size_t len, uint64_t base_offset);
 extern int zt__fast_path_disabled;
-zt_status zt__model_version(zt_model *m, const zt_value *v, zt_error *err);
+zt_status zt__model_version(zt__model *m, const zt_value *v, zt_error *err);
 zt_status zt__check_duplicate_roles(const struct zt_object *o, zt_error *err);
 
 /* ---- validation (validate.c): pure over (model, data region end) */
-typedef struct zt_validate_opts {
+typedef struct zt__validate_opts {
     uint64_t data_end;   /* components must end at or before this */
     uint64_t data_start; /* components must start at or after this */
     uint64_t max_uncompressed;
     bool require_alignment;
-} zt_validate_opts;
-zt_status zt__validate_model(const zt_model *m, const zt_validate_opts *o, zt_error *err);
-zt_status zt__validate_object(const struct zt_object *ob, const zt_validate_opts *o, zt_error *err);
+} zt__validate_opts;
+zt_status zt__validate_model(const zt__model *m, const zt__validate_opts *o, zt_error *err);
+zt_status zt__validate_object(const struct zt_object *ob, const zt__validate_opts *o,
+                              zt_error *err);
 zt_status zt__validate_component(const struct zt_object *ob, const struct zt_component *c,
-                                 const zt_validate_opts *o, zt_error *err);
+                                 const zt__validate_opts *o, zt_error *err);
 
 /* ---- footer (footer.c) */
-typedef struct zt_layout {
+typedef struct zt__layout {
     zt_file_kind kind;
     uint64_t manifest_offset, manifest_length;
-} zt_layout;
+} zt__layout;
 /* head: the first min(size, 8) bytes; tail: the last min(size, 16) bytes. */
 zt_status zt__footer_locate(const uint8_t *head, const uint8_t *tail, uint64_t size,
-                            uint64_t max_manifest, zt_layout *out, zt_error *err);
+                            uint64_t max_manifest, zt__layout *out, zt_error *err);
 
 /* ---- file (reader.c) */
 struct zt_file {
@@ -206,7 +207,7 @@ struct zt_file {
     size_t win_head_len, win_tail_len;
     uint64_t manifest_offset, manifest_length;
     uint64_t max_uncompressed;
-    zt_model model;
+    zt__model model;
     char *path; /* as given to zt_open(), for v2 shards; NULL otherwise */
 };
 /* Parse and validate f (data, or windows, already set up); frees f on failure. */
@@ -232,39 +233,41 @@ zt_hasher *zt__hash_pipe_finish(zt__hash_pipe *p);
 void zt__hash_pipe_free(zt__hash_pipe *p);
 
 /* ---- JSON text → values, for the writer's attributes (manifest_json.c) */
-zt_status zt__json_to_value(const char *text, zt_arena *arena, const zt_value **out, zt_error *err);
+zt_status zt__json_to_value(const char *text, zt__arena *arena, const zt_value **out,
+                            zt_error *err);
 
 /* ---- canonical CBOR encoding (cbor_encode.c) */
-typedef struct zt_buf {
+typedef struct zt__buf {
     uint8_t *p;
     size_t len, cap;
     bool oom;
-} zt_buf;
-void zt__buf_free(zt_buf *b);
-void zt__cbor_head(zt_buf *b, unsigned major, uint64_t v);
-void zt__cbor_text(zt_buf *b, const char *s, size_t n);
-void zt__cbor_uint(zt_buf *b, uint64_t v);
-void zt__cbor_value(zt_buf *b, const zt_value *v); /* maps sorted canonically */
+} zt__buf;
+void zt__buf_free(zt__buf *b);
+void zt__cbor_head(zt__buf *b, unsigned major, uint64_t v);
+void zt__cbor_text(zt__buf *b, const char *s, size_t n);
+void zt__cbor_uint(zt__buf *b, uint64_t v);
+void zt__cbor_value(zt__buf *b, const zt_value *v); /* maps sorted canonically */
 /* Sort the index array idx[0..n) of text keys canonically (length first, then bytes). */
 void zt__cbor_sort_keys(const char **keys, const size_t *lens, size_t *idx, size_t n);
 
 /* ---- building values in an arena (value_build.c), for the foreign readers */
 /* A map with room for `cap` pairs and none set yet. */
-zt_value *zt__map_new(zt_arena *a, size_t cap);
+zt_value *zt__map_new(zt__arena *a, size_t cap);
 /* Appends key (text) to map and returns its value slot, or NULL (out of memory
  * or the map is full). The slot is zeroed: set it with zt__val_*. */
-zt_value *zt__map_put(zt_arena *a, zt_value *map, const char *key);
-bool zt__val_text(zt_arena *a, zt_value *v, const char *s, size_t n);
+zt_value *zt__map_put(zt__arena *a, zt_value *map, const char *key);
+bool zt__val_text(zt__arena *a, zt_value *v, const char *s, size_t n);
 void zt__val_uint(zt_value *v, uint64_t u);
 void zt__val_int(zt_value *v, int64_t i);
 void zt__val_float(zt_value *v, double d);
 /* An array of n zeroed items. */
-bool zt__val_array(zt_arena *a, zt_value *v, size_t n);
+bool zt__val_array(zt__arena *a, zt_value *v, size_t n);
 bool zt__utf8_valid(const uint8_t *s, size_t n);
 
 /* ---- JSON tree -> value (manifest_json.c), for safetensors __metadata__ */
 struct json_t;
-zt_status zt__json_tree_to_value(const struct json_t *j, zt_arena *a, zt_value *out, zt_error *err);
+zt_status zt__json_tree_to_value(const struct json_t *j, zt__arena *a, zt_value *out,
+                                 zt_error *err);
 
 /* ---- foreign formats */
 /* Structural bytes of an open file, read with pread() when mapped (reader.c). */
@@ -278,7 +281,7 @@ zt_file_kind zt__detect_kind(const uint8_t *head, size_t n);
  * offset 8) of a file of file_size bytes -> dense objects in header order, with
  * absolute offsets, and __metadata__ as file attributes. Checks dtypes,
  * shapes, sizes, order, overlap and bounds. Does not group Ollama triples. */
-zt_status zt__st_parse_header(zt_model *m, const uint8_t *json, size_t n, uint64_t file_size,
+zt_status zt__st_parse_header(zt__model *m, const uint8_t *json, size_t n, uint64_t file_size,
                               zt_error *err);
 /* The JSON header's size from a safetensors file's first 8 bytes, checked
  * against max_header (capped at ZT_SPEC_MAX_MANIFEST) and the file size. */
@@ -292,12 +295,12 @@ zt_status zt__open_safetensors(zt_file *f, uint64_t max_header, zt_error *err);
 
 /* ollama.c: turn each {name} (U32) + {name}.scale [+ {name}.bias] triple of a
  * parsed safetensors model into one quantized_group object. */
-zt_status zt__ollama_group(zt_model *m, zt_error *err);
+zt_status zt__ollama_group(zt__model *m, zt_error *err);
 
 /* alt.c. The pure reader: structure through rd (which must fail for bytes past
  * size); tensor data is never read, only located. */
 typedef zt_status (*zt__read_fn)(void *ud, uint64_t off, size_t len, uint8_t *dst, zt_error *err);
-zt_status zt__alt_parse(zt_model *m, uint64_t size, zt__read_fn rd, void *ud, zt_error *err);
+zt_status zt__alt_parse(zt__model *m, uint64_t size, zt__read_fn rd, void *ud, zt_error *err);
 zt_status zt__open_alt(zt_file *f, zt_error *err);
 
 /* ---- zTensor v2 (v2_*.c). Messages name the spec rule ("v2 §2.4: ..."). */
@@ -313,16 +316,16 @@ extern const uint8_t zt__v2_magic[8];
 /* v2_footer.c: the pure footer parser. tail = the last 40 bytes of a file of
  * `size` bytes (>= 48). Checks magic, version, the data-shard zeros, the size
  * caps (max_manifest: the caller's, at most 1 GiB) and the manifest bounds. */
-typedef struct zt_v2_footer {
+typedef struct zt__v2_footer {
     uint64_t manifest_offset, manifest_length, manifest_hash;
     uint32_t version;
-} zt_v2_footer;
+} zt__v2_footer;
 zt_status zt__v2_footer_parse(const uint8_t *tail, uint64_t size, uint64_t max_manifest,
-                              zt_v2_footer *out, zt_error *err);
+                              zt__v2_footer *out, zt_error *err);
 uint64_t zt__xxh3(const void *p, size_t n);
 
 /* A shard of the root manifest (v2_shards.c). */
-typedef struct zt_shard {
+typedef struct zt__shard {
     const char *name;
     uint64_t size;
     const char *digest;
@@ -333,14 +336,14 @@ typedef struct zt_shard {
     const uint8_t *data; /* its mapping */
     zt_status status;    /* ZT_OK when usable */
     char message[256];
-} zt_shard;
+} zt__shard;
 
-typedef struct zt_v2_info {
-    zt_v2_footer footer;
+typedef struct zt__v2_info {
+    zt__v2_footer footer;
     bool data_shard;
     size_t nshards;
-    zt_shard *shards; /* sorted as in the table (canonical order) */
-} zt_v2_info;
+    zt__shard *shards; /* sorted as in the table (canonical order) */
+} zt__v2_info;
 
 /* v2_reader.c */
 zt_status zt__open_v2(zt_file *f, uint64_t max_manifest, zt_error *err);
@@ -348,13 +351,13 @@ void zt__v2_close(zt_file *f);
 /* Builds and validates a v2 model from manifest bytes: the pure core shared
  * by the reader, the generations scan and the fuzzers. file_size is the size
  * of the containing file; blobs must end before file_size - 40. */
-zt_status zt__v2_parse_manifest(zt_model *m, const uint8_t *buf, size_t len, uint64_t file_size,
+zt_status zt__v2_parse_manifest(zt__model *m, const uint8_t *buf, size_t len, uint64_t file_size,
                                 uint64_t manifest_offset, uint64_t max_uncompressed, zt_error *err);
 
 /* v2_manifest.c: the v2 schema -> model (names, types of fields, shapes). */
-zt_status zt__v2_model_from_cbor(zt_model *m, const zt_value *root, zt_error *err);
+zt_status zt__v2_model_from_cbor(zt__model *m, const zt_value *root, zt_error *err);
 /* v2_validate.c: §3.6 items 3-6 and the layouts' metadata rules. */
-zt_status zt__v2_validate(zt_model *m, uint64_t file_size, uint64_t manifest_offset,
+zt_status zt__v2_validate(zt__model *m, uint64_t file_size, uint64_t manifest_offset,
                           uint64_t manifest_length, uint64_t max_uncompressed, zt_error *err);
 /* The type and layout rules of one object, without its blobs (the writer's). */
 zt_status zt__v2_check_object(struct zt_object *o, zt_error *err);
@@ -366,18 +369,18 @@ zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, uint64_t at, 
 bool zt__v2_name_ok(const char *s, size_t n);
 zt_status zt__v2_writer_check(struct zt_object *o, zt_error *err);
 zt_status zt__v2_attrs_check(const zt_value *attributes, zt_error *err);
-void zt__v2_encode_manifest(zt_buf *b, const struct zt_object *const *objs, size_t n,
+void zt__v2_encode_manifest(zt__buf *b, const struct zt_object *const *objs, size_t n,
                             const zt_value *attributes);
 void zt__v2_footer_bytes(uint8_t out[40], uint64_t off, uint64_t len, uint64_t hash);
-void zt__v2_seek_table(zt_buf *b, const uint32_t *csize, const uint32_t *dsize, size_t frames);
+void zt__v2_seek_table(zt__buf *b, const uint32_t *csize, const uint32_t *dsize, size_t frames);
 #define ZT_V2_FRAME (1u << 20) /* content of each zt.zstd-seekable/1 frame the writer makes */
 /* v2_types.c: the registered logical types (Appendix A) and size functions. */
-typedef struct zt_v2_type {
+typedef struct zt__v2_type {
     const char *name;
     zt_dtype dtype;
     unsigned bits; /* per logical element */
-} zt_v2_type;
-const zt_v2_type *zt__v2_type_find(const char *name);
+} zt__v2_type;
+const zt__v2_type *zt__v2_type_find(const char *name);
 /* Bits per logical element of a part (its type's, else 8 x width); 0 when unknown. */
 unsigned zt__v2_elem_bits(const struct zt_component *c);
 /* size(n) = ceil(n x bits / 8); false on overflow. */
@@ -392,12 +395,12 @@ zt_status zt__v2_open_shards(zt_file *f);
 zt_status zt__v2_component_verify(const zt_file *f, const struct zt_object *o,
                                   const struct zt_component *c, int *checked, zt_error *err);
 /* Where a component's stored bytes are: the file's own mapping or a shard's. */
-typedef struct zt_source {
+typedef struct zt__source {
     const uint8_t *data;
     int fd;      /* for pread, or -1 (memory) */
     bool mapped; /* read through fd with pread (truncation-safe) */
-} zt_source;
-zt_status zt__component_source(const zt_file *f, const struct zt_component *c, zt_source *out,
+} zt__source;
+zt_status zt__component_source(const zt_file *f, const struct zt_component *c, zt__source *out,
                                zt_error *err);
 /* v2_generations.c: calls fn on each [a, b) of the file outside the magic,
  * the footer, the manifest and every blob of this file, in order. */
@@ -409,11 +412,11 @@ zt_status zt__seekable_check(const zt_file *f, const char *obj, const struct zt_
                              zt_error *err);
 /* cbor_encode.c: deterministic (RFC 8949 §4.2.1) encoding of a value whose
  * maps are already in order (a decoded v2 manifest's), shortest floats. */
-void zt__cbor_value_det(zt_buf *b, const zt_value *v);
+void zt__cbor_value_det(zt__buf *b, const zt_value *v);
 /* The same for any value (maps sorted here; quadratic in a map's size). */
-void zt__cbor_value_det_sorted(zt_buf *b, const zt_value *v);
-void zt__cbor_raw(zt_buf *b, const void *p, size_t n);
-void zt__cbor_float_det(zt_buf *b, double f);
+void zt__cbor_value_det_sorted(zt__buf *b, const zt_value *v);
+void zt__cbor_raw(zt__buf *b, const void *p, size_t n);
+void zt__cbor_float_det(zt__buf *b, double f);
 /* Is x exactly a value of a binary float with `sig` significand bits, the
  * smallest subnormal 2^min_exp and the largest exponent max_e as frexp()
  * counts (half: 11, -24, 16; single: 24, -149, 128)? */

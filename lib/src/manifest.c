@@ -123,12 +123,12 @@ static zt_status get_uint(const zt_value *v, const char *field, const char *obj,
     return ZT_OK;
 }
 
-static zt_status parse_version(zt_model *m, const zt_value *root, zt_error *err)
+static zt_status parse_version(zt__model *m, const zt_value *root, zt_error *err)
 {
     return zt__model_version(m, zt_value_get(root, "version"), err);
 }
 
-zt_status zt__model_version(zt_model *m, const zt_value *v, zt_error *err)
+zt_status zt__model_version(zt__model *m, const zt_value *v, zt_error *err)
 {
     if (!v)
         return SCHEMA(err, NULL, NULL, "manifest has no \"version\"");
@@ -179,7 +179,7 @@ static zt_status parse_dtype(const zt_value *v, const char *obj, const char *com
     return ZT_OK;
 }
 
-static zt_status parse_component(zt_model *m, const char *obj, const zt_value *key,
+static zt_status parse_component(zt__model *m, const char *obj, const zt_value *key,
                                  const zt_value *cv, zt_dtype inherited, struct zt_component *c,
                                  zt_error *err)
 {
@@ -191,9 +191,9 @@ static zt_status parse_component(zt_model *m, const char *obj, const zt_value *k
         return SCHEMA(err, obj, role, "component must be a map");
     enum { F_DTYPE, F_TYPE, F_OFFSET, F_LENGTH, F_ENCODING, F_ULEN, F_DIGEST, F_N };
     static const field_name k_fields[F_N] = {FIELD("dtype"),    FIELD("type"),
-                                        FIELD("offset"),   FIELD("length"),
-                                        FIELD("encoding"), FIELD("uncompressed_length"),
-                                        FIELD("digest")};
+                                             FIELD("offset"),   FIELD("length"),
+                                             FIELD("encoding"), FIELD("uncompressed_length"),
+                                             FIELD("digest")};
     const zt_value *f[F_N];
     const char *dup = get_fields(cv, k_fields, F_N, f);
     if (dup)
@@ -282,7 +282,7 @@ dup:
     return zt__fail(err, ZT_E_DUPLICATE, o->name, NULL, 0, 0, "component role appears twice");
 }
 
-static zt_status parse_shape(zt_model *m, const zt_value *v, struct zt_object *o, zt_error *err)
+static zt_status parse_shape(zt__model *m, const zt_value *v, struct zt_object *o, zt_error *err)
 {
     if (is_null(v))
         return ZT_OK;
@@ -304,7 +304,7 @@ static zt_status parse_shape(zt_model *m, const zt_value *v, struct zt_object *o
     return ZT_OK;
 }
 
-static zt_status parse_object(zt_model *m, const zt_value *key, const zt_value *ov,
+static zt_status parse_object(zt__model *m, const zt_value *key, const zt_value *ov,
                               struct zt_object *o, zt_error *err)
 {
     if (key->kind != ZT_VAL_TEXT)
@@ -316,7 +316,7 @@ static zt_status parse_object(zt_model *m, const zt_value *key, const zt_value *
         return SCHEMA(err, o->name, NULL, "object must be a map");
     enum { F_SHAPE, F_FORMAT, F_ATTRIBUTES, F_DTYPE, F_COMPONENTS, F_N };
     static const field_name k_fields[F_N] = {FIELD("shape"), FIELD("format"), FIELD("attributes"),
-                                        FIELD("dtype"), FIELD("components")};
+                                             FIELD("dtype"), FIELD("components")};
     const zt_value *f[F_N];
     const char *dup = get_fields(ov, k_fields, F_N, f);
     if (dup)
@@ -361,7 +361,7 @@ static zt_status parse_object(zt_model *m, const zt_value *key, const zt_value *
     return zt__check_duplicate_roles(o, err);
 }
 
-zt_status zt__model_from_cbor(zt_model *m, const zt_value *root, zt_error *err)
+zt_status zt__model_from_cbor(zt__model *m, const zt_value *root, zt_error *err)
 {
     if (root->kind != ZT_VAL_MAP)
         return SCHEMA(err, NULL, NULL, "manifest is not a CBOR map");
@@ -411,7 +411,7 @@ zt_status zt__model_from_cbor(zt_model *m, const zt_value *root, zt_error *err)
     return zt__model_build_index(m, err);
 }
 
-zt_status zt__model_build_index(zt_model *m, zt_error *err)
+zt_status zt__model_build_index(zt__model *m, zt_error *err)
 {
     size_t cap = 16;
     while (cap < m->nobj * 2)
@@ -436,7 +436,7 @@ zt_status zt__model_build_index(zt_model *m, zt_error *err)
     return ZT_OK;
 }
 
-const struct zt_object *zt__model_find(const zt_model *m, const char *name, size_t len)
+const struct zt_object *zt__model_find(const zt__model *m, const char *name, size_t len)
 {
     if (!m->index_cap)
         return NULL;

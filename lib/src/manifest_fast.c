@@ -23,7 +23,7 @@ typedef struct cur {
     const uint8_t *p;
     size_t len, pos;
     uint64_t base;
-    zt_model *m;
+    zt__model *m;
 } cur;
 
 /* A definite head: major type and argument. */
@@ -86,7 +86,7 @@ static bool uint_val(cur *c, uint64_t *v)
  * with the nesting depth that is left at this level. */
 static bool generic(cur *c, unsigned depth, zt_value **out)
 {
-    zt_cbor_limits lim = {ZT_MAX_DEPTH - depth, c->base + c->pos, false};
+    zt__cbor_limits lim = {ZT_MAX_DEPTH - depth, c->base + c->pos, false};
     size_t used;
     if (zt__cbor_decode_prefix(c->p + c->pos, c->len - c->pos, &lim, &c->m->arena, out, &used,
                                NULL))
@@ -277,7 +277,7 @@ static bool objects(cur *c)
     uint64_t n;
     if (!container(c, 5, &n))
         return false;
-    zt_model *m = c->m;
+    zt__model *m = c->m;
     m->nobj = (size_t)n;
     m->objs = zt__arena_alloc(&m->arena, (n ? n : 1) * sizeof(*m->objs));
     if (!m->objs)
@@ -324,7 +324,7 @@ static bool root_field(cur *c, const uint8_t *k, size_t kn, unsigned *seen, zt_v
     }
 }
 
-zt_status zt__model_fast(zt_model *m, const uint8_t *buf, size_t len, uint64_t base_offset)
+zt_status zt__model_fast(zt__model *m, const uint8_t *buf, size_t len, uint64_t base_offset)
 {
     if (m->kind != ZT_KIND_ZT_1_2)
         return BAIL; /* 1.0 layouts, and 1.2 files cut short: the general path words it */

@@ -262,7 +262,7 @@ static int v2_root_json(const zt_file *f, json_t *root)
 
 char *zt_file_manifest_json(const zt_file *f, unsigned flags, zt_error *err)
 {
-    const zt_model *m = &f->model;
+    const zt__model *m = &f->model;
     json_t *root = json_object(), *objs = json_object();
     int bad = !root || !objs;
     if (!bad)
@@ -293,7 +293,7 @@ char *zt_file_manifest_json(const zt_file *f, unsigned flags, zt_error *err)
  * attributes would make a file this library cannot open. */
 #define ATTR_MAX_DEPTH (ZT_MAX_DEPTH - 3)
 
-static zt_status from_json(const json_t *j, zt_arena *a, zt_value *out, int depth, zt_error *err)
+static zt_status from_json(const json_t *j, zt__arena *a, zt_value *out, int depth, zt_error *err)
 {
     if (depth >= ATTR_MAX_DEPTH && (json_is_object(j) || json_is_array(j)))
         return ZT_FAIL(err, ZT_E_DEPTH, "JSON attributes nested deeper than %d", ATTR_MAX_DEPTH);
@@ -366,7 +366,7 @@ static zt_status from_json(const json_t *j, zt_arena *a, zt_value *out, int dept
     }
 }
 
-zt_status zt__json_to_value(const char *text, zt_arena *a, const zt_value **out, zt_error *err)
+zt_status zt__json_to_value(const char *text, zt__arena *a, const zt_value **out, zt_error *err)
 {
     json_error_t je;
     json_t *j = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
@@ -381,7 +381,7 @@ zt_status zt__json_to_value(const char *text, zt_arena *a, const zt_value **out,
     return st;
 }
 
-zt_status zt__json_tree_to_value(const struct json_t *j, zt_arena *a, zt_value *out, zt_error *err)
+zt_status zt__json_tree_to_value(const struct json_t *j, zt__arena *a, zt_value *out, zt_error *err)
 {
     return from_json(j, a, out, 1, err);
 }

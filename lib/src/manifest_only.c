@@ -62,7 +62,7 @@ zt_status zt_manifest_locate(const void *head, size_t head_len, const void *tail
     default: {
         if ((st = check_window(head, head_len, tail, tail_len, file_size, true, err)))
             return st;
-        zt_layout lay;
+        zt__layout lay;
         const uint8_t *t = tail;
         size_t tl = file_size < 16 ? (size_t)file_size : 16;
         st = zt__footer_locate(head, t + tail_len - tl, file_size,

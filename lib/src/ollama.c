@@ -38,13 +38,13 @@ typedef struct triple {
     struct zt_object *w, *s, *b; /* b may be NULL */
 } triple;
 
-static const char *meta_text(const zt_model *m, const char *key)
+static const char *meta_text(const zt__model *m, const char *key)
 {
     const zt_value *v = zt_value_get(m->attributes, key);
     return v && v->kind == ZT_VAL_TEXT ? v->v.s : NULL;
 }
 
-static uint64_t meta_group_size(const zt_model *m)
+static uint64_t meta_group_size(const zt__model *m)
 {
     const zt_value *v = zt_value_get(m->attributes, "group_size");
     if (v && v->kind == ZT_VAL_UINT)
@@ -73,7 +73,7 @@ static uint64_t last_dim(const struct zt_object *o)
 /* From the file's quant_type, or, when there is none (the expert-group blobs
  * of the spec show no __metadata__), from the bias and the ratio of packed to
  * scale columns, which differs for each row of the table. */
-static bool quant_params(const zt_model *m, const triple *t, qparams *q)
+static bool quant_params(const zt__model *m, const triple *t, qparams *q)
 {
     const char *qt = meta_text(m, "quant_type");
     uint64_t gs = meta_group_size(m);
@@ -96,7 +96,7 @@ static bool quant_params(const zt_model *m, const triple *t, qparams *q)
     return false;
 }
 
-static struct zt_object *find_suffixed(zt_model *m, const struct zt_object *w, const char *sfx)
+static struct zt_object *find_suffixed(zt__model *m, const struct zt_object *w, const char *sfx)
 {
     size_t n = w->name_len + strlen(sfx);
     char *name = zt__malloc(n + 1);
@@ -109,7 +109,7 @@ static struct zt_object *find_suffixed(zt_model *m, const struct zt_object *w, c
     return data_of(o) ? o : NULL;
 }
 
-static bool put_shape(zt_arena *a, zt_value *map, const char *role, const struct zt_object *o)
+static bool put_shape(zt__arena *a, zt_value *map, const char *role, const struct zt_object *o)
 {
     zt_value *v = zt__map_put(a, map, role);
     if (!v || !zt__val_array(a, v, o->ndim))
@@ -119,13 +119,13 @@ static bool put_shape(zt_arena *a, zt_value *map, const char *role, const struct
     return true;
 }
 
-static bool put_text(zt_arena *a, zt_value *map, const char *key, const char *s)
+static bool put_text(zt__arena *a, zt_value *map, const char *key, const char *s)
 {
     zt_value *v = zt__map_put(a, map, key);
     return v && zt__val_text(a, v, s, strlen(s));
 }
 
-static zt_value *put_map(zt_arena *a, zt_value *parent, const char *key, size_t n)
+static zt_value *put_map(zt__arena *a, zt_value *parent, const char *key, size_t n)
 {
     zt_value *slot = zt__map_put(a, parent, key);
     zt_value *m = slot ? zt__map_new(a, n) : NULL;
@@ -135,7 +135,7 @@ static zt_value *put_map(zt_arena *a, zt_value *parent, const char *key, size_t 
     return slot;
 }
 
-static bool put_sources(zt_arena *a, zt_value *attrs, const triple *t)
+static bool put_sources(zt__arena *a, zt_value *attrs, const triple *t)
 {
     const char *roles[3] = {"packed_weight", "scales", "zeros"};
     const struct zt_object *os[3] = {t->w, t->s, t->b};
@@ -150,7 +150,7 @@ static bool put_sources(zt_arena *a, zt_value *attrs, const triple *t)
     return true;
 }
 
-static const zt_value *group_attrs(zt_arena *a, const triple *t, const qparams *q)
+static const zt_value *group_attrs(zt__arena *a, const triple *t, const qparams *q)
 {
     zt_value *m = zt__map_new(a, 7);
     if (!m)
@@ -170,7 +170,7 @@ static const zt_value *group_attrs(zt_arena *a, const triple *t, const qparams *
 }
 
 /* Rewrites t->w in place as the quantized_group object. */
-static zt_status make_group(zt_model *m, const triple *t, const qparams *q, zt_error *err)
+static zt_status make_group(zt__model *m, const triple *t, const qparams *q, zt_error *err)
 {
     struct zt_object *w = t->w;
     uint64_t cols;
@@ -207,7 +207,7 @@ static bool is_packed(const struct zt_object *o)
 }
 
 /* Finds and rewrites every triple; marks its .scale/.bias objects in drop[]. */
-static zt_status group_all(zt_model *m, bool *drop, zt_error *err)
+static zt_status group_all(zt__model *m, bool *drop, zt_error *err)
 {
     for (size_t i = 0; i < m->nobj; i++) {
         struct zt_object *w = &m->objs[i];
@@ -228,7 +228,7 @@ static zt_status group_all(zt_model *m, bool *drop, zt_error *err)
     return ZT_OK;
 }
 
-zt_status zt__ollama_group(zt_model *m, zt_error *err)
+zt_status zt__ollama_group(zt__model *m, zt_error *err)
 {
     if (!m->nobj)
         return ZT_OK;

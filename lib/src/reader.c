@@ -82,7 +82,7 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
     zt_status st = read_at(f, 0, hl, head, err);
     if (!st)
         st = read_at(f, f->size - tl, tl, tail, err);
-    zt_layout lay;
+    zt__layout lay;
     if (!st)
         st = zt__footer_locate(head, tail, f->size, opt->max_manifest_size, &lay, err);
     if (st)
@@ -113,7 +113,7 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
         memset(&f->model, 0, sizeof(f->model));
         zt__arena_init(&f->model.arena);
         f->model.kind = lay.kind;
-        zt_cbor_limits lim = {ZT_MAX_DEPTH, lay.manifest_offset, false};
+        zt__cbor_limits lim = {ZT_MAX_DEPTH, lay.manifest_offset, false};
         zt_value *root;
         st =
             zt__cbor_decode(mbytes, (size_t)lay.manifest_length, &lim, &f->model.arena, &root, err);
@@ -123,10 +123,10 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
     zt__free(copy);
     if (st)
         return st;
-    zt_validate_opts vo = {.data_end = lay.manifest_offset,
-                           .data_start = 8,
-                           .max_uncompressed = f->max_uncompressed,
-                           .require_alignment = true};
+    zt__validate_opts vo = {.data_end = lay.manifest_offset,
+                            .data_start = 8,
+                            .max_uncompressed = f->max_uncompressed,
+                            .require_alignment = true};
     return zt__validate_model(&f->model, &vo, err);
 }
 
@@ -455,7 +455,7 @@ const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c)
 {
     if (f->no_data)
         return NULL;
-    zt_source src = {0};
+    zt__source src = {0};
     return zt__component_source(f, c, &src, NULL) ? NULL : src.data + c->offset;
 }
 

@@ -60,7 +60,7 @@ typedef struct st_ent {
 } st_ent;
 
 typedef struct st_ctx {
-    zt_model *m;
+    zt__model *m;
     uint64_t data_start, data_len;
     st_ent *ents;
     size_t nent;
@@ -162,7 +162,7 @@ static zt_status parse_offsets(st_ctx *x, const json_t *j, struct zt_object *o, 
 static zt_status parse_tensor(st_ctx *x, const char *name, const json_t *t, struct zt_object *o,
                               zt_error *err)
 {
-    zt_arena *a = &x->m->arena;
+    zt__arena *a = &x->m->arena;
     o->name_len = strlen(name);
     if (!(o->name = zt__arena_strndup(a, name, o->name_len)))
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
@@ -196,7 +196,7 @@ static zt_status parse_metadata(st_ctx *x, const json_t *md, zt_error *err)
 {
     if (!json_is_object(md))
         return TFAIL(err, ZT_E_SCHEMA, NULL, "\"__metadata__\" must be a JSON object");
-    zt_arena *a = &x->m->arena;
+    zt__arena *a = &x->m->arena;
     zt_value *map = zt__map_new(a, json_object_size(md));
     if (!map)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
@@ -272,7 +272,7 @@ static zt_status load_json(const uint8_t *buf, size_t n, json_t **out, zt_error 
 
 static zt_status parse_root(st_ctx *x, const json_t *root, zt_error *err)
 {
-    zt_model *m = x->m;
+    zt__model *m = x->m;
     size_t cap = json_object_size(root);
     m->objs = zt__arena_alloc(&m->arena, (cap ? cap : 1) * sizeof(*m->objs));
     x->ents = zt__malloc((cap ? cap : 1) * sizeof(*x->ents));
@@ -291,7 +291,7 @@ static zt_status parse_root(st_ctx *x, const json_t *root, zt_error *err)
     return check_overlap(x, err);
 }
 
-zt_status zt__st_parse_header(zt_model *m, const uint8_t *buf, size_t n, uint64_t file_size,
+zt_status zt__st_parse_header(zt__model *m, const uint8_t *buf, size_t n, uint64_t file_size,
                               zt_error *err)
 {
     m->kind = ZT_KIND_SAFETENSORS;
@@ -353,9 +353,9 @@ zt_status zt__open_safetensors(zt_file *f, uint64_t max_header, zt_error *err)
         st = zt__model_build_index(&f->model, err);
     if (st)
         return st;
-    zt_validate_opts vo = {.data_end = f->size,
-                           .data_start = 8 + n,
-                           .max_uncompressed = f->max_uncompressed,
-                           .require_alignment = false};
+    zt__validate_opts vo = {.data_end = f->size,
+                            .data_start = 8 + n,
+                            .max_uncompressed = f->max_uncompressed,
+                            .require_alignment = false};
     return zt__validate_model(&f->model, &vo, err);
 }

@@ -17,13 +17,13 @@
 
 #include <string.h>
 
-static void text(zt_buf *b, const char *s)
+static void text(zt__buf *b, const char *s)
 {
     zt__cbor_text(b, s, strlen(s));
 }
 
 /* Keys in bytewise order of their encodings: "type" < "dtype" < "digest". */
-static void encode_part(zt_buf *b, const struct zt_component *c)
+static void encode_part(zt__buf *b, const struct zt_component *c)
 {
     text(b, c->role);
     zt__cbor_head(b, 5, 2 + (c->type != NULL));
@@ -38,7 +38,7 @@ static void encode_part(zt_buf *b, const struct zt_component *c)
 }
 
 /* "parts" < "shape" < "layout" < "attributes". */
-static void encode_object(zt_buf *b, const struct zt_object *o)
+static void encode_object(zt__buf *b, const struct zt_object *o)
 {
     zt__cbor_text(b, o->name, o->name_len);
     zt__cbor_head(b, 5, 3 + (o->attributes != NULL));
@@ -60,7 +60,7 @@ static void encode_object(zt_buf *b, const struct zt_object *o)
 
 zt_status zt_file_content_digest(const zt_file *f, zt_digest_kind kind, char out[80], zt_error *err)
 {
-    const zt_model *m = &f->model;
+    const zt__model *m = &f->model;
     out[0] = 0;
     if (m->kind != ZT_KIND_ZT_2)
         return ZT_FAIL(err, ZT_E_UNSUPPORTED, "a content digest is defined for v2 files only");
@@ -75,7 +75,7 @@ zt_status zt_file_content_digest(const zt_file *f, zt_digest_kind kind, char out
                                 0,
                                 "v2 §6.4: the content digest is undefined: a part has "
                                 "no digest");
-    zt_buf b = {0};
+    zt__buf b = {0};
     zt__cbor_head(&b, 4, 2);
     text(&b, "zt.content/1");
     zt__cbor_head(&b, 5, m->nobj);
@@ -132,7 +132,7 @@ zt_status zt_file_identity(const zt_file *f, char out[80], zt_error *err)
     zt_status st = zt_file_content_digest(f, ZT_DIGEST_SHA256, cd, err);
     if (st)
         return st == ZT_E_UNSUPPORTED ? st : ZT_E_NOT_FOUND;
-    const zt_model *m = &f->model;
+    const zt__model *m = &f->model;
     for (size_t i = 0; i < m->nobj; i++)
         for (size_t j = 0; j < m->objs[i].ncomp; j++)
             if (!m->objs[i].comps[j].shard && m->objs[i].comps[j].encoding != ZT_ENC_RAW)

@@ -17,7 +17,7 @@ static uint32_t le32(const uint8_t *p)
 }
 
 /* §2.3 fields; the data-shard zeros of §7.2. */
-static zt_status parse_fields(const uint8_t *tail, uint64_t size, zt_v2_footer *out, zt_error *err)
+static zt_status parse_fields(const uint8_t *tail, uint64_t size, zt__v2_footer *out, zt_error *err)
 {
     uint64_t at = size - ZT_V2_FOOTER;
     if (memcmp(tail + 32, zt__v2_magic, 8) != 0)
@@ -42,7 +42,7 @@ static zt_status parse_fields(const uint8_t *tail, uint64_t size, zt_v2_footer *
 }
 
 zt_status zt__v2_footer_parse(const uint8_t *tail, uint64_t size, uint64_t max_manifest,
-                              zt_v2_footer *out, zt_error *err)
+                              zt__v2_footer *out, zt_error *err)
 {
     if (size < 8 + ZT_V2_FOOTER)
         return ZT_V2_FAIL(err, ZT_E_TRUNCATED, NULL, NULL, 1, size, "§2.1",

@@ -38,7 +38,7 @@ static int cmp_span(const void *a, const void *b)
 /* One earlier footer candidate whose magic ends at `end`. */
 static void check_footer(gen_scan *g, const uint8_t *tail, uint64_t end)
 {
-    zt_v2_footer ft;
+    zt__v2_footer ft;
     zt_error e;
     memset(&e, 0, sizeof(e));
     if (memcmp(tail + 32, zt__v2_magic, 8) ||
@@ -57,7 +57,7 @@ static void check_footer(gen_scan *g, const uint8_t *tail, uint64_t end)
                  : ZT_E_NOMEM;
         if (!st && zt__xxh3(buf, (size_t)ft.manifest_length) != ft.manifest_hash)
             st = ZT_E_MANIFEST_HASH;
-        zt_model m = {0};
+        zt__model m = {0};
         zt__arena_init(&m.arena);
         if (!st)
             st = zt__v2_parse_manifest(&m, buf, (size_t)ft.manifest_length, end, ft.manifest_offset,
@@ -102,7 +102,7 @@ static zt_status scan_gap(gen_scan *g, uint64_t a, uint64_t b, uint8_t *buf)
 
 static zt_status collect_spans(const zt_file *f, span **out, size_t *n, zt_error *err)
 {
-    const zt_model *m = &f->model;
+    const zt__model *m = &f->model;
     size_t cap = 3;
     for (size_t i = 0; i < m->nobj; i++)
         cap += m->objs[i].ncomp;
@@ -165,7 +165,7 @@ zt_status zt_file_generations(const zt_file *f, zt_generation *out, size_t cap, 
         x.buf ? zt__v2_walk_gaps(f, scan_one, &x, err) : ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     zt__free(x.buf);
     if (!st) {
-        const zt_v2_footer *ft = &f->model.v2->footer;
+        const zt__v2_footer *ft = &f->model.v2->footer;
         zt_generation cur = {f->size - ZT_V2_FOOTER, ft->manifest_offset, ft->manifest_length,
                              ft->manifest_hash,      f->model.nobj,       ZT_OK};
         if (g.count < cap)

@@ -157,7 +157,7 @@ static bool shard_name_ok(const zt_value *k)
     return true;
 }
 
-static zt_status parse_shard(zt_model *m, const zt_value *k, const zt_value *v, zt_shard *sh,
+static zt_status parse_shard(zt__model *m, const zt_value *k, const zt_value *v, zt__shard *sh,
                              zt_error *err)
 {
     if (k->kind != ZT_VAL_TEXT)
@@ -195,17 +195,17 @@ static zt_status parse_shard(zt_model *m, const zt_value *k, const zt_value *v, 
     return ZT_OK;
 }
 
-static zt_status parse_shards(zt_model *m, const zt_value *v, zt_error *err)
+static zt_status parse_shards(zt__model *m, const zt_value *v, zt_error *err)
 {
     if (!v)
         return ZT_OK;
     if (v->kind != ZT_VAL_MAP)
         return SCHEMA(err, v, NULL, NULL, "§3.2", "\"shards\" must be a map");
-    zt_v2_info *vi = m->v2;
-    vi->shards = zt__arena_alloc(&m->arena, (v->n ? v->n : 1) * sizeof(zt_shard));
+    zt__v2_info *vi = m->v2;
+    vi->shards = zt__arena_alloc(&m->arena, (v->n ? v->n : 1) * sizeof(zt__shard));
     if (!vi->shards)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
-    memset(vi->shards, 0, (v->n ? v->n : 1) * sizeof(zt_shard));
+    memset(vi->shards, 0, (v->n ? v->n : 1) * sizeof(zt__shard));
     for (uint32_t i = 0; i < v->n; i++) {
         zt_status st =
             parse_shard(m, &v->v.items[2 * i], &v->v.items[2 * i + 1], &vi->shards[i], err);
@@ -217,7 +217,7 @@ static zt_status parse_shards(zt_model *m, const zt_value *v, zt_error *err)
 }
 
 /* Shard names are in canonical order (length, then bytes): binary search. */
-static uint32_t find_shard(const zt_v2_info *vi, const char *s, size_t n)
+static uint32_t find_shard(const zt__v2_info *vi, const char *s, size_t n)
 {
     size_t lo = 0, hi = vi->nshards;
     while (lo < hi) {
@@ -275,7 +275,7 @@ static zt_status part_blob(const zt_value *pv, const zt_value *v, const char *ob
     return st ? st : get_u64(&v->v.items[1], "blob[1]", obj, c->role, "§3.4", &c->length, err);
 }
 
-static zt_status parse_part(zt_model *m, const char *obj, const zt_value *k, const zt_value *v,
+static zt_status parse_part(zt__model *m, const char *obj, const zt_value *k, const zt_value *v,
                             struct zt_component *c, zt_error *err)
 {
     zt_status st = name_ok(k, "part name", obj, NULL, err);
@@ -326,7 +326,7 @@ static zt_status parse_part(zt_model *m, const char *obj, const zt_value *k, con
     return ZT_OK;
 }
 
-static zt_status parse_shape(zt_model *m, const zt_value *v, struct zt_object *o, zt_error *err)
+static zt_status parse_shape(zt__model *m, const zt_value *v, struct zt_object *o, zt_error *err)
 {
     if (!v)
         return ZT_V2_FAIL(err, ZT_E_SCHEMA, o->name, NULL, 1, o->at, "§3.3",
@@ -353,7 +353,7 @@ static zt_status parse_shape(zt_model *m, const zt_value *v, struct zt_object *o
     return ZT_OK;
 }
 
-static zt_status parse_object(zt_model *m, const zt_value *k, const zt_value *v,
+static zt_status parse_object(zt__model *m, const zt_value *k, const zt_value *v,
                               struct zt_object *o, zt_error *err)
 {
     zt_status st = name_ok(k, "object name", NULL, NULL, err);
@@ -395,7 +395,7 @@ static zt_status parse_object(zt_model *m, const zt_value *k, const zt_value *v,
     return ZT_OK;
 }
 
-zt_status zt__v2_model_from_cbor(zt_model *m, const zt_value *root, zt_error *err)
+zt_status zt__v2_model_from_cbor(zt__model *m, const zt_value *root, zt_error *err)
 {
     if (root->kind != ZT_VAL_MAP)
         return SCHEMA(err, root, NULL, NULL, "§3.1", "the manifest is not a CBOR map");

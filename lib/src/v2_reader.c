@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-zt_status zt__v2_parse_manifest(zt_model *m, const uint8_t *buf, size_t len, uint64_t file_size,
+zt_status zt__v2_parse_manifest(zt__model *m, const uint8_t *buf, size_t len, uint64_t file_size,
                                 uint64_t manifest_offset, uint64_t max_unc, zt_error *err)
 {
     m->kind = ZT_KIND_ZT_2;
@@ -21,7 +21,7 @@ zt_status zt__v2_parse_manifest(zt_model *m, const uint8_t *buf, size_t len, uin
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
         memset(m->v2, 0, sizeof(*m->v2));
     }
-    zt_cbor_limits lim = {ZT_V2_MAX_DEPTH, manifest_offset, true};
+    zt__cbor_limits lim = {ZT_V2_MAX_DEPTH, manifest_offset, true};
     zt_value *root;
     zt_status st = zt__cbor_decode(buf, len, &lim, &m->arena, &root, err);
     if (!st)
@@ -31,7 +31,7 @@ zt_status zt__v2_parse_manifest(zt_model *m, const uint8_t *buf, size_t len, uin
     return st;
 }
 
-static zt_status read_manifest(zt_file *f, const zt_v2_footer *ft, zt_error *err)
+static zt_status read_manifest(zt_file *f, const zt__v2_footer *ft, zt_error *err)
 {
     size_t len = (size_t)ft->manifest_length;
     const uint8_t *bytes = f->data + ft->manifest_offset;
@@ -57,14 +57,14 @@ static zt_status read_manifest(zt_file *f, const zt_v2_footer *ft, zt_error *err
 
 zt_status zt__open_v2(zt_file *f, uint64_t max_manifest, zt_error *err)
 {
-    zt_model *m = &f->model;
+    zt__model *m = &f->model;
     m->kind = ZT_KIND_ZT_2;
     m->version = "2";
     if (!(m->v2 = zt__arena_alloc(&m->arena, sizeof(*m->v2))))
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     memset(m->v2, 0, sizeof(*m->v2));
     uint8_t tail[ZT_V2_FOOTER];
-    zt_v2_footer *ft = &m->v2->footer;
+    zt__v2_footer *ft = &m->v2->footer;
     zt_status st = f->size < 8 + ZT_V2_FOOTER
                        ? ZT_OK
                        : zt__read_at(f, f->size - ZT_V2_FOOTER, ZT_V2_FOOTER, tail, err);
@@ -85,9 +85,9 @@ zt_status zt__open_v2(zt_file *f, uint64_t max_manifest, zt_error *err)
 
 void zt__v2_close(zt_file *f)
 {
-    zt_v2_info *vi = f->model.v2;
+    zt__v2_info *vi = f->model.v2;
     for (size_t i = 0; vi && i < vi->nshards; i++) {
-        zt_shard *s = &vi->shards[i];
+        zt__shard *s = &vi->shards[i];
         if (s->data)
             munmap((void *)s->data, (size_t)s->size);
         if (s->fd >= 0)

@@ -26,7 +26,7 @@ typedef struct sk {
     const zt_file *f;
     const struct zt_component *c;
     const char *obj;
-    zt_source src;
+    zt__source src;
     zt_error *err;
 } sk;
 

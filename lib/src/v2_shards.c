@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static zt_status shard_fail(zt_shard *s, zt_status code, const char *fmt, const char *a)
+static zt_status shard_fail(zt__shard *s, zt_status code, const char *fmt, const char *a)
 {
     s->status = code;
     snprintf(s->message, sizeof(s->message), fmt, s->name, a);
@@ -44,7 +44,7 @@ static char *shard_path(const char *root, const char *name)
 }
 
 /* §7.3 steps 1-2 on an open fd. */
-static zt_status check_shard(zt_shard *s)
+static zt_status check_shard(zt__shard *s)
 {
     struct stat sb;
     if (fstat(s->fd, &sb) != 0 || !S_ISREG(sb.st_mode))
@@ -57,7 +57,7 @@ static zt_status check_shard(zt_shard *s)
         return shard_fail(s, ZT_E_SHARD, "v2 §7.3: shard \"%s\": %s", got);
     }
     uint8_t head[8], tail[ZT_V2_FOOTER];
-    zt_v2_footer ft;
+    zt__v2_footer ft;
     if (pread(s->fd, head, 8, 0) != 8 ||
         pread(s->fd, tail, ZT_V2_FOOTER, (off_t)(s->size - ZT_V2_FOOTER)) != ZT_V2_FOOTER)
         return shard_fail(s, ZT_E_SHARD, "v2 §7.3: shard \"%s\": cannot read %s", s->path);
@@ -76,9 +76,9 @@ static zt_status check_shard(zt_shard *s)
 
 zt_status zt__v2_open_shards(zt_file *f)
 {
-    zt_v2_info *vi = f->model.v2;
+    zt__v2_info *vi = f->model.v2;
     for (size_t i = 0; i < vi->nshards; i++) {
-        zt_shard *s = &vi->shards[i];
+        zt__shard *s = &vi->shards[i];
         s->fd = -1;
         if (!f->path) {
             shard_fail(s, ZT_E_SHARD,
@@ -100,29 +100,29 @@ zt_status zt__v2_open_shards(zt_file *f)
     return ZT_OK;
 }
 
-zt_status zt__component_source(const zt_file *f, const struct zt_component *c, zt_source *out,
+zt_status zt__component_source(const zt_file *f, const struct zt_component *c, zt__source *out,
                                zt_error *err)
 {
     if (!c->shard) {
-        *out = (zt_source){f->data, f->fd, f->mapped};
+        *out = (zt__source){f->data, f->fd, f->mapped};
         return ZT_OK;
     }
-    const zt_shard *s = &f->model.v2->shards[c->shard - 1];
+    const zt__shard *s = &f->model.v2->shards[c->shard - 1];
     if (s->status)
         return zt__fail(err, s->status, NULL, c->role, 0, 0, "%s", s->message);
-    *out = (zt_source){s->data, s->fd, true};
+    *out = (zt__source){s->data, s->fd, true};
     return ZT_OK;
 }
 
 int zt_component_fd(const zt_file *f, const zt_component *c)
 {
-    zt_source src = {0};
+    zt__source src = {0};
     return zt__component_source(f, c, &src, NULL) ? -1 : src.fd;
 }
 
 /* ---- the shard table */
 
-static const zt_shard *shard_at(const zt_file *f, size_t i)
+static const zt__shard *shard_at(const zt_file *f, size_t i)
 {
     return f->model.v2 && i < f->model.v2->nshards ? &f->model.v2->shards[i] : NULL;
 }
@@ -134,31 +134,31 @@ size_t zt_file_shard_count(const zt_file *f)
 
 const char *zt_file_shard_name(const zt_file *f, size_t i)
 {
-    const zt_shard *s = shard_at(f, i);
+    const zt__shard *s = shard_at(f, i);
     return s ? s->name : NULL;
 }
 
 uint64_t zt_file_shard_size(const zt_file *f, size_t i)
 {
-    const zt_shard *s = shard_at(f, i);
+    const zt__shard *s = shard_at(f, i);
     return s ? s->size : 0;
 }
 
 const char *zt_file_shard_digest(const zt_file *f, size_t i)
 {
-    const zt_shard *s = shard_at(f, i);
+    const zt__shard *s = shard_at(f, i);
     return s ? s->digest : NULL;
 }
 
 const char *zt_file_shard_path(const zt_file *f, size_t i)
 {
-    const zt_shard *s = shard_at(f, i);
+    const zt__shard *s = shard_at(f, i);
     return s ? s->path : NULL;
 }
 
 zt_status zt_file_shard_status(const zt_file *f, size_t i, zt_error *err)
 {
-    const zt_shard *s = shard_at(f, i);
+    const zt__shard *s = shard_at(f, i);
     if (!s)
         return ZT_FAIL(err, ZT_E_ARG, "no shard %zu", i);
     return s->status ? zt__fail(err, s->status, NULL, NULL, 0, 0, "%s", s->message) : ZT_OK;
@@ -166,7 +166,7 @@ zt_status zt_file_shard_status(const zt_file *f, size_t i, zt_error *err)
 
 zt_status zt_file_shard_verify(const zt_file *f, size_t i, zt_error *err)
 {
-    const zt_shard *s = shard_at(f, i);
+    const zt__shard *s = shard_at(f, i);
     zt_status st = zt_file_shard_status(f, i, err);
     if (st)
         return st;

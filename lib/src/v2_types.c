@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-static const zt_v2_type k_types[] = {
+static const zt__v2_type k_types[] = {
     {"bool", ZT_DTYPE_U8, 8},          {"f8_e4m3fn", ZT_DTYPE_U8, 8},
     {"f8_e5m2", ZT_DTYPE_U8, 8},       {"f8_e4m3fnuz", ZT_DTYPE_U8, 8},
     {"f8_e5m2fnuz", ZT_DTYPE_U8, 8},   {"f8_e8m0", ZT_DTYPE_U8, 8},
@@ -18,7 +18,7 @@ static const zt_v2_type k_types[] = {
     {"complex128", ZT_DTYPE_F64, 128},
 };
 
-const zt_v2_type *zt__v2_type_find(const char *name)
+const zt__v2_type *zt__v2_type_find(const char *name)
 {
     for (size_t i = 0; name && i < sizeof(k_types) / sizeof(k_types[0]); i++)
         if (!strcmp(k_types[i].name, name))
@@ -30,7 +30,7 @@ unsigned zt__v2_elem_bits(const struct zt_component *c)
 {
     if (!c->type)
         return 8 * zt_dtype_width(c->dtype);
-    const zt_v2_type *t = zt__v2_type_find(c->type);
+    const zt__v2_type *t = zt__v2_type_find(c->type);
     return t ? t->bits : 0;
 }
 

@@ -30,12 +30,12 @@ static int cmp_ref(const void *pa, const void *pb)
     return (a->len > b->len) - (a->len < b->len);
 }
 
-static const char *ref_obj(const zt_model *m, const ref *r)
+static const char *ref_obj(const zt__model *m, const ref *r)
 {
     return r->obj == UINT32_MAX ? "(manifest)" : m->objs[r->obj].name;
 }
 
-static const char *ref_part(const zt_model *m, const ref *r)
+static const char *ref_part(const zt__model *m, const ref *r)
 {
     return r->obj == UINT32_MAX ? "" : m->objs[r->obj].comps[r->part].role;
 }
@@ -43,7 +43,7 @@ static const char *ref_part(const zt_model *m, const ref *r)
 /* §2.4 / §3.6.4: sorted by (file, offset, length), each reference must equal
  * or lie past the last distinct one (see docs/FORMAT-NOTES.md for why that
  * is enough). Zero-length blobs are exempt. */
-static zt_status check_overlap(const zt_model *m, ref *refs, size_t n, zt_error *err)
+static zt_status check_overlap(const zt__model *m, ref *refs, size_t n, zt_error *err)
 {
     qsort(refs, n, sizeof(*refs), cmp_ref);
     for (size_t i = 1, cur = 0; i < n; i++) {
@@ -62,12 +62,12 @@ static zt_status check_overlap(const zt_model *m, ref *refs, size_t n, zt_error 
     return ZT_OK;
 }
 
-static zt_status check_part(zt_model *m, struct zt_object *o, struct zt_component *c,
+static zt_status check_part(zt__model *m, struct zt_object *o, struct zt_component *c,
                             uint64_t file_size, uint64_t max_unc, zt_error *err)
 {
     const char *on = o->name, *pn = c->role;
     if (c->type) {
-        const zt_v2_type *t = zt__v2_type_find(c->type);
+        const zt__v2_type *t = zt__v2_type_find(c->type);
         if (!t) {
             c->type_unknown = true;
             o->uninterpreted = true;
@@ -119,7 +119,7 @@ static zt_status check_dense(struct zt_object *o, zt_error *err)
     return ZT_OK;
 }
 
-static zt_status check_object(zt_model *m, struct zt_object *o, uint64_t file_size,
+static zt_status check_object(zt__model *m, struct zt_object *o, uint64_t file_size,
                               uint64_t max_unc, zt_error *err)
 {
     zt_status st;
@@ -137,7 +137,7 @@ zt_status zt__v2_check_object(struct zt_object *o, zt_error *err)
 {
     for (size_t i = 0; i < o->ncomp; i++) {
         struct zt_component *c = &o->comps[i];
-        const zt_v2_type *t = c->type ? zt__v2_type_find(c->type) : NULL;
+        const zt__v2_type *t = c->type ? zt__v2_type_find(c->type) : NULL;
         if (c->type && !t)
             c->type_unknown = o->uninterpreted = true;
         else if (t && t->dtype != c->dtype)
@@ -151,7 +151,7 @@ zt_status zt__v2_check_object(struct zt_object *o, zt_error *err)
     return !strcmp(o->format, "dense") ? check_dense(o, err) : zt__v2_check_layout(o, err);
 }
 
-zt_status zt__v2_validate(zt_model *m, uint64_t file_size, uint64_t manifest_offset,
+zt_status zt__v2_validate(zt__model *m, uint64_t file_size, uint64_t manifest_offset,
                           uint64_t manifest_length, uint64_t max_unc, zt_error *err)
 {
     size_t n = 1;

@@ -12,7 +12,7 @@ static uint64_t decoded_len(const struct zt_component *c)
 }
 
 zt_status zt__validate_component(const struct zt_object *ob, const struct zt_component *c,
-                                 const zt_validate_opts *o, zt_error *err)
+                                 const zt__validate_opts *o, zt_error *err)
 {
     const char *on = ob->name, *r = c->role;
     if (!zt_dtype_width(c->dtype))
@@ -169,7 +169,7 @@ static zt_status check_sparse(const struct zt_object *ob, bool csr, zt_error *er
     return need_u64(ob, find(ob, "coords"), count, err);
 }
 
-zt_status zt__validate_object(const struct zt_object *ob, const zt_validate_opts *o, zt_error *err)
+zt_status zt__validate_object(const struct zt_object *ob, const zt__validate_opts *o, zt_error *err)
 {
     static const char *const dense[] = {"data"};
     static const char *const csr[] = {"values", "indices", "indptr"};
@@ -204,7 +204,7 @@ zt_status zt__validate_object(const struct zt_object *ob, const zt_validate_opts
     return ZT_OK; /* unknown format: structure only */
 }
 
-zt_status zt__validate_model(const zt_model *m, const zt_validate_opts *o, zt_error *err)
+zt_status zt__validate_model(const zt__model *m, const zt__validate_opts *o, zt_error *err)
 {
     for (size_t i = 0; i < m->nobj; i++) {
         zt_status st = zt__validate_object(&m->objs[i], o, err);

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-static zt_value *items(zt_arena *a, size_t n)
+static zt_value *items(zt__arena *a, size_t n)
 {
     zt_value *v = zt__arena_alloc(a, (n ? n : 1) * sizeof(*v));
     if (v)
@@ -17,7 +17,7 @@ static zt_value *items(zt_arena *a, size_t n)
 
 /* The capacity of a map under construction is kept in its tag field, which
  * maps do not otherwise use. */
-zt_value *zt__map_new(zt_arena *a, size_t cap)
+zt_value *zt__map_new(zt__arena *a, size_t cap)
 {
     zt_value *m = items(a, 1);
     if (!m || !(m->v.items = items(a, 2 * cap)))
@@ -27,7 +27,7 @@ zt_value *zt__map_new(zt_arena *a, size_t cap)
     return m;
 }
 
-zt_value *zt__map_put(zt_arena *a, zt_value *map, const char *key)
+zt_value *zt__map_put(zt__arena *a, zt_value *map, const char *key)
 {
     if (!map || map->n >= map->tag)
         return NULL;
@@ -38,7 +38,7 @@ zt_value *zt__map_put(zt_arena *a, zt_value *map, const char *key)
     return k + 1;
 }
 
-bool zt__val_text(zt_arena *a, zt_value *v, const char *s, size_t n)
+bool zt__val_text(zt__arena *a, zt_value *v, const char *s, size_t n)
 {
     memset(v, 0, sizeof(*v));
     v->kind = ZT_VAL_TEXT;
@@ -68,7 +68,7 @@ void zt__val_float(zt_value *v, double d)
     v->v.f = d;
 }
 
-bool zt__val_array(zt_arena *a, zt_value *v, size_t n)
+bool zt__val_array(zt__arena *a, zt_value *v, size_t n)
 {
     memset(v, 0, sizeof(*v));
     v->kind = ZT_VAL_ARRAY;

@@ -69,7 +69,7 @@ struct zt_writer {
     uint64_t pos;
     uint8_t *out;
     size_t out_len;
-    zt_arena arena;
+    zt__arena arena;
     wcomp *comps;
     size_t ncomp, capcomp;
     wobj *objs;
@@ -584,7 +584,7 @@ zt_status zt_writer_end(zt_writer *w, size_t *id, zt_error *err)
     if (w->zs && w->v2) { /* the last frame, then the seek table */
         if ((w->frame_in || !w->nframes) && (st = end_frame(w, err)))
             return st;
-        zt_buf tb = {0};
+        zt__buf tb = {0};
         zt__v2_seek_table(&tb, w->fcs, w->fds, w->nframes);
         st = tb.oom ? ZT_FAIL(err, ZT_E_NOMEM, "out of memory") : stored(w, tb.p, tb.len, err);
         zt__buf_free(&tb);
@@ -731,7 +731,7 @@ static zt_status fill_object(zt_writer *w, struct zt_object *o, const char *name
                              const char *format, size_t ndim, const uint64_t *shape, size_t ncomp,
                              const char *const *roles, const size_t *ids, zt_error *err)
 {
-    zt_arena *a = &w->arena;
+    zt__arena *a = &w->arena;
     o->name_len = strlen(name);
     o->name = zt__arena_strndup(a, name, o->name_len);
     o->format = zt__arena_strndup(a, format, strlen(format));
@@ -838,10 +838,10 @@ static zt_status add_object(zt_writer *w, const char *name, const char *format, 
             if (!strcmp(roles[i], roles[j]))
                 return zt__fail(err, ZT_E_DUPLICATE, name, roles[i], 0, 0,
                                 "component role given twice");
-    zt_validate_opts vo = {.data_end = w->pos,
-                           .data_start = 8,
-                           .max_uncompressed = UINT64_MAX,
-                           .require_alignment = true};
+    zt__validate_opts vo = {.data_end = w->pos,
+                            .data_start = 8,
+                            .max_uncompressed = UINT64_MAX,
+                            .require_alignment = true};
     if ((st = w->v2 ? zt__v2_writer_check(&ob->model, err)
                     : zt__validate_object(&ob->model, &vo, err)))
         return st;
@@ -851,7 +851,7 @@ static zt_status add_object(zt_writer *w, const char *name, const char *format, 
     return ZT_OK;
 }
 
-static void encode_component(zt_buf *b, const struct zt_component *c)
+static void encode_component(zt__buf *b, const struct zt_component *c)
 {
     /* Canonical key order: type, dtype, digest, length, offset, encoding,
      * uncompressed_length (shorter keys first, then bytewise). */
@@ -878,7 +878,7 @@ static void encode_component(zt_buf *b, const struct zt_component *c)
     }
 }
 
-static void encode_object(zt_buf *b, const struct zt_object *o)
+static void encode_object(zt__buf *b, const struct zt_object *o)
 {
     /* shape, format, attributes, components */
     zt__cbor_head(b, 5, 3 + (o->attributes != NULL));
@@ -921,7 +921,7 @@ static void encode_object(zt_buf *b, const struct zt_object *o)
         zt__free(x);
 }
 
-static zt_status encode_manifest(zt_writer *w, zt_buf *b, zt_error *err)
+static zt_status encode_manifest(zt_writer *w, zt__buf *b, zt_error *err)
 {
     size_t n = w->nobj;
     const char **keys = zt__malloc((n ? n : 1) * sizeof(*keys));
@@ -1030,7 +1030,7 @@ static zt_status finish_v2(zt_writer *w, zt_error *err)
     if (!st)
         st = zt__v2_attrs_check(w->attributes, err);
 
-    zt_buf b = {0};
+    zt__buf b = {0};
     if (!st && !(st = pad_to(w, w->align, err))) {
         zt__v2_encode_manifest(&b, objs, n, w->attributes);
         if (b.oom)
@@ -1058,7 +1058,7 @@ zt_status zt_writer_finish(zt_writer *w, zt_error *err)
         w->finished = st == ZT_OK;
         return st;
     }
-    zt_buf b = {0};
+    zt__buf b = {0};
     if ((st = encode_manifest(w, &b, err))) {
         zt__buf_free(&b);
         return st;

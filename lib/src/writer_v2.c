@@ -48,13 +48,13 @@ zt_status zt__v2_writer_check(struct zt_object *o, zt_error *err)
     return st ? st : zt__v2_check_object(o, err);
 }
 
-static void text(zt_buf *b, const char *s)
+static void text(zt__buf *b, const char *s)
 {
     zt__cbor_text(b, s, strlen(s));
 }
 
 /* Part keys in bytewise order: blob, type, dtype, digest, encoding, decoded_length. */
-static void encode_part(zt_buf *b, const struct zt_component *c)
+static void encode_part(zt__buf *b, const struct zt_component *c)
 {
     bool enc = c->encoding != ZT_ENC_RAW;
     zt__cbor_head(b, 5, 2 + (c->type != NULL) + (c->digest != NULL) + 2 * enc);
@@ -89,7 +89,7 @@ static void sort(const char **keys, size_t *lens, size_t *idx, size_t n)
 }
 
 /* Object keys: parts, shape, layout, attributes. */
-static void encode_object(zt_buf *b, const struct zt_object *o)
+static void encode_object(zt__buf *b, const struct zt_object *o)
 {
     zt__cbor_text(b, o->name, o->name_len);
     zt__cbor_head(b, 5, 3 + (o->attributes != NULL));
@@ -122,7 +122,7 @@ static void encode_object(zt_buf *b, const struct zt_object *o)
     }
 }
 
-void zt__v2_encode_manifest(zt_buf *b, const struct zt_object *const *objs, size_t n,
+void zt__v2_encode_manifest(zt__buf *b, const struct zt_object *const *objs, size_t n,
                             const zt_value *attributes)
 {
     zt__cbor_head(b, 5, 1 + (attributes != NULL)); /* "objects" < "attributes" */
@@ -156,7 +156,7 @@ void zt__v2_footer_bytes(uint8_t out[40], uint64_t off, uint64_t len, uint64_t h
     memcpy(out + 32, zt__v2_magic, 8);
 }
 
-static void le32(zt_buf *b, uint32_t v)
+static void le32(zt__buf *b, uint32_t v)
 {
     uint8_t p[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
     for (int i = 0; i < 4; i++)
@@ -166,7 +166,7 @@ static void le32(zt_buf *b, uint32_t v)
 /* The zstd seekable format's seek table: a skippable frame (0x184D2A5E) of
  * (compressed, decompressed) u32 pairs, then the frame count, a descriptor
  * without checksums, and 0x8F92EAB1. */
-void zt__v2_seek_table(zt_buf *b, const uint32_t *csize, const uint32_t *dsize, size_t frames)
+void zt__v2_seek_table(zt__buf *b, const uint32_t *csize, const uint32_t *dsize, size_t frames)
 {
     le32(b, 0x184D2A5Eu);
     le32(b, (uint32_t)(frames * 8 + 9));

@@ -20,7 +20,7 @@ typedef struct walk {
     const struct zt_component *c;
     const char *obj;
     zt_error *err;
-    zt_source src; /* where the stored bytes are: the file, or a v2 shard */
+    zt__source src; /* where the stored bytes are: the file, or a v2 shard */
 } walk;
 
 /* A failure at byte `at` of the component (the message gives the file offset). */

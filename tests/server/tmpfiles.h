@@ -1,7 +1,7 @@
 /*
  * tmpfiles.h: what the store's unit tests share: a fresh directory under
  * ZT_TEST_TMP and small valid .zt files written with libztensor's writer.
- * Header-only (static inline functions), like tests/unit/zt_test.h.
+ * Header-only (static inline functions), like tests/lib/zt_test.h.
  */
 #ifndef ZTD_TEST_TMPFILES_H
 #define ZTD_TEST_TMPFILES_H

@@ -341,7 +341,7 @@ static void one_object(void **state)
 
 /* ---- JSON text -> values */
 
-static zt_arena g_arena;
+static zt__arena g_arena;
 
 static const zt_value *from_json(const char *text, zt_status want)
 {

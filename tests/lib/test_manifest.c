@@ -1046,7 +1046,7 @@ static void model_from_cbor_directly(void **state)
     tb_dense(&m, 1, shape, &(tcomp){"f32", 64, 8, NULL, NOCOMP, NULL, NULL});
     tb_text(&m, "y");
     tb_dense(&m, 1, shape, &(tcomp){"u8", 128, 2, NULL, NOCOMP, NULL, "f8_e5m2"});
-    zt_model model;
+    zt__model model;
     memset(&model, 0, sizeof model);
     zt__arena_init(&model.arena);
     model.kind = ZT_KIND_ZT_1_2;
@@ -1059,7 +1059,7 @@ static void model_from_cbor_directly(void **state)
     assert_non_null(y);
     assert_string_equal(y->comps[0].type, "f8_e5m2");
     assert_null(zt__model_find(&model, "z", 1));
-    zt_validate_opts vo = {
+    zt__validate_opts vo = {
         .data_end = 192, .data_start = 8, .max_uncompressed = 1 << 20, .require_alignment = true};
     ASSERT_OK(zt__validate_model(&model, &vo, &err), &err);
     vo.data_end = 129;

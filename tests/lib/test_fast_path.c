@@ -127,7 +127,7 @@ static void test_written_file_is_fast(void **state)
     char *buf = slurp(path, &n);
     unlink(path);
     /* the fast path itself accepts it */
-    zt_model m = {0};
+    zt__model m = {0};
     zt__arena_init(&m.arena);
     m.kind = ZT_KIND_ZT_1_2;
     uint64_t msize = zt__le64((const uint8_t *)buf + n - 16);

@@ -16,7 +16,7 @@ static void put_le64(uint8_t *p, uint64_t v)
 
 /* Calls the locator the way the reader does: head = first 8 bytes, tail =
  * the last min(size, 16) bytes. */
-static zt_status locate(const uint8_t *buf, uint64_t size, uint64_t max, zt_layout *lay,
+static zt_status locate(const uint8_t *buf, uint64_t size, uint64_t max, zt__layout *lay,
                         zt_error *err)
 {
     size_t tl = size < 16 ? (size_t)size : 16;
@@ -47,7 +47,7 @@ static void too_short_for_header(void **state)
 {
     (void)state;
     uint8_t b[8] = "ZTEN100";
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     for (uint64_t n = 0; n < 8; n++) {
         memset(&err, 0, sizeof err);
@@ -62,7 +62,7 @@ static void bad_header_magic(void **state)
 {
     (void)state;
     uint8_t *b = layout12(100, 20);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     b[3] = 'X';
     ASSERT_ST(locate(b, 100, 0, &lay, &err), ZT_E_MAGIC);
@@ -79,7 +79,7 @@ static void header_only_is_truncated(void **state)
     (void)state;
     uint8_t b[24];
     memcpy(b, "ZTEN1000ZTEN1000ZTEN1000", 24);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     for (uint64_t n = 8; n < 16; n++)
         ASSERT_ST(locate(b, n, 0, &lay, &err), ZT_E_TRUNCATED);
@@ -95,7 +95,7 @@ static void layout_1_2_found(void **state)
     (void)state;
     size_t total = 8 + 64 + 40 + 16;
     uint8_t *b = layout12(total, 40);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     ASSERT_OK(locate(b, total, 0, &lay, &err), &err);
     assert_int_equal(lay.kind, ZT_KIND_ZT_1_2);
@@ -109,7 +109,7 @@ static void layout_1_0_found(void **state)
     (void)state;
     size_t total = 8 + 64 + 40 + 8;
     uint8_t *b = layout10(total, 40);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     ASSERT_OK(locate(b, total, 0, &lay, &err), &err);
     assert_int_equal(lay.kind, ZT_KIND_ZT_1_0);
@@ -123,7 +123,7 @@ static void manifest_right_after_header(void **state)
     (void)state;
     /* The manifest may start at byte 8 (a file with no data), not earlier. */
     uint8_t *b = layout12(8 + 10 + 16, 10);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     ASSERT_OK(locate(b, 34, 0, &lay, &err), &err);
     assert_int_equal(lay.manifest_offset, 8);
@@ -145,7 +145,7 @@ static void zero_manifest_size(void **state)
 {
     (void)state;
     uint8_t *b = layout12(100, 0);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     ASSERT_ST(locate(b, 100, 0, &lay, &err), ZT_E_MANIFEST_SIZE);
     assert_true(err.has_offset);
@@ -159,7 +159,7 @@ static void zero_manifest_size(void **state)
 static void manifest_larger_than_file(void **state)
 {
     (void)state;
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     uint8_t *b = layout12(100, 100);
     ASSERT_ST(locate(b, 100, 0, &lay, &err), ZT_E_MANIFEST_SIZE);
@@ -178,7 +178,7 @@ static void manifest_limit(void **state)
     (void)state;
     size_t total = 8 + 1000 + 16;
     uint8_t *b = layout12(total, 1000);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     ASSERT_OK(locate(b, total, 1000, &lay, &err), &err);
     ASSERT_ST(locate(b, total, 999, &lay, &err), ZT_E_LIMIT);
@@ -196,7 +196,7 @@ static void limit_capped_at_spec_ceiling(void **state)
     uint8_t head[8], tail[16];
     memcpy(head, "ZTEN1000", 8);
     uint64_t size = 2000ull * 1000 * 1000;
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     put_le64(tail, ZT_SPEC_MAX_MANIFEST + 1);
     memcpy(tail + 8, "ZTEN1000", 8);
@@ -213,7 +213,7 @@ static void truncated_1_2_is_not_read_as_1_0(void **state)
     (void)state;
     size_t total = 8 + 56 + 40 + 16;
     uint8_t *b = layout12(total, 40);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     /* Losing 1..7 bytes of the footer magic leaves magic bytes in the high
      * half of what a 1.0 reader would take as the size. */
@@ -230,7 +230,7 @@ static void footer_magic_must_be_exact(void **state)
     (void)state;
     size_t total = 8 + 56 + 40 + 16;
     uint8_t *b = layout12(total, 40);
-    zt_layout lay;
+    zt__layout lay;
     zt_error err;
     b[total - 1] = '1'; /* "ZTEN1001" */
     zt_status st = locate(b, total, 0, &lay, &err);

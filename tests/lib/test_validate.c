@@ -9,12 +9,12 @@
 
 #include "internal.h"
 
-static zt_validate_opts opts(void)
+static zt__validate_opts opts(void)
 {
-    zt_validate_opts o = {.data_end = 1 << 20,
-                          .data_start = 8,
-                          .max_uncompressed = 1 << 30,
-                          .require_alignment = true};
+    zt__validate_opts o = {.data_end = 1 << 20,
+                           .data_start = 8,
+                           .max_uncompressed = 1 << 30,
+                           .require_alignment = true};
     return o;
 }
 
@@ -49,7 +49,7 @@ static struct zt_object object(const char *name, const char *format, size_t ndim
 
 static zt_error g_err;
 
-static zt_status check(const struct zt_object *o, const zt_validate_opts *vo)
+static zt_status check(const struct zt_object *o, const zt__validate_opts *vo)
 {
     memset(&g_err, 0, sizeof g_err);
     return zt__validate_object(o, vo, &g_err);
@@ -68,7 +68,7 @@ static zt_status check(const struct zt_object *o, const zt_validate_opts *vo)
 static void dtype_must_be_valid(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     uint64_t shape[1] = {4};
     struct zt_component c = comp("data", ZT_DTYPE_INVALID, 64, 4);
     struct zt_object o = object("t", "dense", 1, shape, 1, &c);
@@ -82,7 +82,7 @@ static void dtype_must_be_valid(void **state)
 static void logical_type_storage(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     uint64_t shape[1] = {4};
     static const struct {
         const char *type;
@@ -137,7 +137,7 @@ static void logical_type_storage(void **state)
 static void alignment(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     uint64_t shape[1] = {4};
     struct zt_component c = comp("data", ZT_DTYPE_U8, 96, 4);
     struct zt_object o = object("t", "dense", 1, shape, 1, &c);
@@ -162,7 +162,7 @@ static void alignment(void **state)
 static void bounds(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     vo.data_end = 1024;
     uint64_t shape[1] = {64};
     struct zt_component c = comp("data", ZT_DTYPE_U8, 960, 64);
@@ -194,7 +194,7 @@ static void bounds(void **state)
 static void header_is_not_data(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     vo.require_alignment = false;
     uint64_t shape[1] = {4};
     struct zt_component c = comp("data", ZT_DTYPE_U8, 0, 4);
@@ -214,7 +214,7 @@ static void header_is_not_data(void **state)
 static void zstd_rules(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     vo.max_uncompressed = 4096;
     uint64_t shape[1] = {1024};
     struct zt_component c = comp("data", ZT_DTYPE_F32, 64, 100);
@@ -247,7 +247,7 @@ static void zstd_rules(void **state)
 static void dense_sizes(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     for (int d = 1; d < ZT_DTYPE_COUNT; d++) {
         uint64_t shape[3] = {2, 3, 5};
         unsigned w = zt_dtype_width((zt_dtype)d);
@@ -277,7 +277,7 @@ static void dense_sizes(void **state)
 static void dense_needs_shape_and_data(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     uint64_t shape[1] = {4};
     struct zt_component c = comp("data", ZT_DTYPE_U8, 64, 4);
     struct zt_object o = object("t", "dense", 1, shape, 1, &c);
@@ -303,7 +303,7 @@ static void dense_needs_shape_and_data(void **state)
 static void dense_overflow(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     /* The product of the shape overflows. */
     uint64_t shape[2] = {1ull << 32, 1ull << 32};
     struct zt_component c = comp("data", ZT_DTYPE_U8, 64, 0);
@@ -336,7 +336,7 @@ static void csr(struct zt_component *c, zt_dtype vd)
 static void sparse_csr_rules(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     uint64_t shape[2] = {3, 4};
     struct zt_component c[3];
     struct zt_object o = object("m", "sparse_csr", 2, shape, 3, c);
@@ -409,7 +409,7 @@ static void sparse_csr_rules(void **state)
 static void sparse_coo_rules(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     uint64_t shape[2] = {3, 4};
     struct zt_component c[2] = {comp("values", ZT_DTYPE_F16, 64, 10),
                                 comp("coords", ZT_DTYPE_U64, 128, 2 * 5 * 8)};
@@ -444,7 +444,7 @@ static void sparse_coo_rules(void **state)
 static void quantized_group_rules(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     uint64_t shape[2] = {64, 64};
     struct zt_component c[3] = {comp("packed_weight", ZT_DTYPE_I32, 64, 2048),
                                 comp("scales", ZT_DTYPE_F16, 2112, 64),
@@ -467,7 +467,7 @@ static void quantized_group_rules(void **state)
 static void unknown_format_structure_only(void **state)
 {
     (void)state;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     uint64_t shape[1] = {12345};
     struct zt_component c = comp("anything", ZT_DTYPE_U8, 64, 3);
     struct zt_object o = object("x", "ragged_v2", 1, shape, 1, &c);
@@ -493,7 +493,7 @@ static void unknown_format_structure_only(void **state)
 static void model_reports_first_failure(void **state)
 {
     (void)state;
-    zt_model m;
+    zt__model m;
     memset(&m, 0, sizeof m);
     uint64_t shape[1] = {4};
     struct zt_component c[3] = {comp("data", ZT_DTYPE_U8, 64, 4), comp("data", ZT_DTYPE_U8, 128, 5),
@@ -503,7 +503,7 @@ static void model_reports_first_failure(void **state)
                                 object("c", "dense", 1, shape, 1, &c[2])};
     m.nobj = 3;
     m.objs = objs;
-    zt_validate_opts vo = opts();
+    zt__validate_opts vo = opts();
     zt_error err;
     ASSERT_ST(zt__validate_model(&m, &vo, &err), ZT_E_SIZE);
     assert_string_equal(err.object, "b");

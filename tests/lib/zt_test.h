@@ -1,5 +1,5 @@
 /*
- * zt_test.h: helpers shared by the unit tests in tests/unit. A tiny CBOR
+ * zt_test.h: helpers shared by the unit tests in tests/lib. A tiny CBOR
  * builder that is independent of the library's own encoder (so the decoder is
  * tested against bytes the library did not produce), a .zt file assembler
  * (1.2 layout with footer magic, or 1.0 layout without), temporary

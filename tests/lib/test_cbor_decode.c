@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-static zt_arena g_arena;
+static zt__arena g_arena;
 
 static int setup(void **state)
 {
@@ -32,7 +32,7 @@ static zt_error g_err;
 
 static zt_status dec_depth(const void *p, size_t n, size_t depth, zt_value **v)
 {
-    zt_cbor_limits lim = {depth, 0, false};
+    zt__cbor_limits lim = {depth, 0, false};
     memset(&g_err, 0, sizeof g_err);
     return zt__cbor_decode(p, n, &lim, &g_arena, v, &g_err);
 }
@@ -502,7 +502,7 @@ static void error_offsets(void **state)
     /* Offsets in messages are relative to base_offset: the manifest's place
      * in the file. */
     const uint8_t b[] = {0x82, 0x01, 0x61, 0xff};
-    zt_cbor_limits lim = {ZT_MAX_DEPTH, 1000, false};
+    zt__cbor_limits lim = {ZT_MAX_DEPTH, 1000, false};
     zt_value *v;
     zt_error err;
     ASSERT_ST(zt__cbor_decode(b, sizeof b, &lim, &g_arena, &v, &err), ZT_E_CBOR);
