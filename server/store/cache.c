@@ -10,6 +10,7 @@
  * pick an item a response still holds.
  */
 #include "store/cache.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "store/cache_disk.h"
 
@@ -17,6 +18,7 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,16 +51,24 @@ struct ztd_cache {
     size_t nbuckets, count;
     ztd_cache_item lru; /* sentinel: lru.next is the most recent, lru.prev the least */
     uint64_t serial;    /* names fill files */
+    uint64_t seed;      /* keys the hash: digests are chosen by whoever chose the bytes */
     ztd_cache_stats st;
 };
 
 /* ---- the index: a chained hash table on the key (ids are digests) ---- */
 
+/* A keyed mix of the whole key: a digest is the sha256 of bytes an upstream
+ * chose, and a few million tries find many alike in their low bits. */
 static size_t bucket(const ztd_cache *c, const ztd_cache_key *k)
 {
-    uint64_t h;
-    memcpy(&h, k->id, sizeof(h));
-    return (size_t)(h ^ (uint64_t)k->kind) & (c->nbuckets - 1);
+    uint64_t h = c->seed ^ (uint64_t)k->kind;
+    for (size_t i = 0; i < sizeof(k->id); i += 8) {
+        uint64_t w;
+        memcpy(&w, k->id + i, sizeof(w));
+        h = (h ^ w) * 0x9e3779b97f4a7c15u;
+        h ^= h >> 29;
+    }
+    return (size_t)h & (c->nbuckets - 1);
 }
 
 static bool same_key(const ztd_cache_key *a, const ztd_cache_key *b)
@@ -298,6 +308,8 @@ ztd_cache *ztd_cache_open(const char *dir, uint64_t max_bytes, char *err, size_t
     c->nbuckets = INITIAL_BUCKETS;
     c->lru.prev = c->lru.next = &c->lru;
     c->st.max_bytes = max_bytes;
+    if (getentropy(&c->seed, sizeof(c->seed)) != 0)
+        c->seed = (uint64_t)(uintptr_t)c ^ ztd_now_us();
     rebuild(c, dir);
     return c;
 }
@@ -359,7 +371,7 @@ ztd_cache_state ztd_cache_acquire(ztd_cache *c, const ztd_cache_key *key, uint64
     /* Another size under one key: a stale file nobody holds goes; one in use
      * stays and this caller cannot have it. */
     if (it && it->size != size && it->state == ZTD_CACHE_COMPLETE && it->refs == 0) {
-        evict(c, it);
+        drop(c, it);
         it = NULL;
     }
     int held = 0;

@@ -638,6 +638,41 @@ static void symlinks(void **state)
     rm_tree(outside);
 }
 
+/* Files that changed under the index: another size at acquire, or a file
+ * removed by someone else. Both are fetched again, never served. */
+static void stale_files(void **state)
+{
+    fixture *f = *state;
+    f->c = open_cache(f->dir, 1 << 20);
+    ztd_cache_key k = blob_key(70);
+    fill(f->c, &k, 100, 70);
+    fill(f->c, &k, 200, 71); /* the unheld 100-byte item goes: FILL */
+    ztd_cache_item *it = ztd_cache_lookup(f->c, &k);
+    assert_non_null(it);
+    assert_int_equal(ztd_cache_item_size(it), 200);
+    check_bytes(it, 71);
+    ztd_cache_item *other;
+    int e;
+    assert_int_equal(ztd_cache_acquire(f->c, &k, 100, &other, &e), ZTD_CACHE_FAILED); /* held */
+    ztd_cache_item_release(it);
+    ztd_cache_stats st;
+    ztd_cache_get_stats(f->c, &st);
+    assert_int_equal(st.items, 1);
+    assert_int_equal(st.bytes, 200);
+
+    assert_int_equal(unlink(item_path(f->dir, &k)), 0);
+    assert_null(ztd_cache_lookup(f->c, &k));
+    ztd_cache_get_stats(f->c, &st);
+    assert_int_equal(st.items, 0);
+    assert_int_equal(st.bytes, 0);
+    fill(f->c, &k, 200, 72);
+    /* A file truncated behind our back: its size no longer matches. */
+    assert_int_equal(truncate(item_path(f->dir, &k), 10), 0);
+    assert_int_equal(ztd_cache_acquire(f->c, &k, 200, &it, &e), ZTD_CACHE_FILL);
+    ztd_cache_fill_done(it, false);
+    ztd_cache_item_release(it);
+}
+
 /* ---- names ---- */
 
 static void names(void **state)
@@ -678,6 +713,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(killed_fill, setup, teardown),
         cmocka_unit_test_setup_teardown(disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(symlinks, setup, teardown),
+        cmocka_unit_test_setup_teardown(stale_files, setup, teardown),
         cmocka_unit_test(names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
