@@ -150,6 +150,11 @@ static void lru_unlink(ztd_cache_item *it)
 
 /* ---- items ---- */
 
+static ztd_cache_tree tree_of(const ztd_cache_key *k)
+{
+    return k->kind == ZTD_CACHE_PART ? ZTD_CACHE_TREE_PARTS : ZTD_CACHE_TREE_BLOBS;
+}
+
 static ztd_cache_item *item_new(ztd_cache *c, const ztd_cache_key *k, uint64_t size,
                                 ztd_cache_state state)
 {
@@ -182,7 +187,7 @@ static void drop(ztd_cache *c, ztd_cache_item *it)
 {
     lru_unlink(it);
     index_remove(c, it);
-    ztd_cache_disk_remove_item(&c->disk, &it->key);
+    ztd_cache_disk_remove_item(&c->disk, tree_of(&it->key), it->key.id);
     item_free(it);
 }
 
@@ -211,7 +216,7 @@ static int hold_complete(ztd_cache *c, ztd_cache_item *it)
 {
     if (it->refs == 0) {
         uint64_t size = 0;
-        int fd = ztd_cache_disk_open_item(&c->disk, &it->key, &size);
+        int fd = ztd_cache_disk_open_item(&c->disk, tree_of(&it->key), it->key.id, &size);
         if (fd < 0 || size != it->size) {
             int e = fd < 0 ? errno : ESTALE;
             if (fd >= 0)
@@ -240,9 +245,12 @@ typedef struct found_list {
     ztd_cache *c;
 } found_list;
 
-static void found(void *arg, const ztd_cache_key *k, uint64_t size, int64_t mtime_ns)
+static void found(void *arg, ztd_cache_tree tree, const uint8_t id[32], uint64_t size,
+                  int64_t mtime_ns)
 {
     found_list *l = arg;
+    ztd_cache_key k = {.kind = tree == ZTD_CACHE_TREE_PARTS ? ZTD_CACHE_PART : ZTD_CACHE_BLOB};
+    memcpy(k.id, id, sizeof(k.id));
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         ztd_cache_item **v = realloc(l->v, cap * sizeof(*v));
@@ -250,7 +258,7 @@ static void found(void *arg, const ztd_cache_key *k, uint64_t size, int64_t mtim
             return; /* not indexed: a later fill replaces the file */
         l->v = v, l->cap = cap;
     }
-    ztd_cache_item *it = item_new(l->c, k, size, ZTD_CACHE_COMPLETE);
+    ztd_cache_item *it = item_new(l->c, &k, size, ZTD_CACHE_COMPLETE);
     if (it) {
         it->stamp = mtime_ns;
         l->v[l->n++] = it;
@@ -505,7 +513,7 @@ int ztd_cache_write(ztd_cache_item *it, const void *buf, size_t len)
 static bool publish(ztd_cache *c, ztd_cache_item *it, bool ok)
 {
     if (ok && it->ready == it->size && fsync(it->fd) == 0 &&
-        ztd_cache_disk_publish(&c->disk, it->tmp, &it->key) == 0)
+        ztd_cache_disk_publish(&c->disk, it->tmp, tree_of(&it->key), it->key.id) == 0)
         return true;
     if (ok) /* the bytes were good: the disk failed them */
         ztd_log(ZTD_LOG_WARN, "cache: cannot keep a fill of %llu bytes: %s",
@@ -514,7 +522,7 @@ static bool publish(ztd_cache *c, ztd_cache_item *it, bool ok)
     /* A rename that happened before its directory's fsync failed leaves
      * the name in place: it must not outlive the FAILED state. */
     if (ok && it->ready == it->size)
-        ztd_cache_disk_remove_item(&c->disk, &it->key);
+        ztd_cache_disk_remove_item(&c->disk, tree_of(&it->key), it->key.id);
     return false;
 }
 

@@ -20,9 +20,9 @@
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
-void ztd_cache_key_name(const ztd_cache_key *k, char out[65])
+void ztd_cache_id_name(const uint8_t id[32], char out[65])
 {
-    ztd_hex_encode(k->id, sizeof(k->id), out);
+    ztd_hex_encode(id, 32, out);
 }
 
 static bool is_lower_hex(const char *s, size_t n)
@@ -33,12 +33,11 @@ static bool is_lower_hex(const char *s, size_t n)
     return s[n] == '\0';
 }
 
-bool ztd_cache_name_key(ztd_cache_kind kind, const char *sub, const char *name, ztd_cache_key *out)
+bool ztd_cache_name_id(const char *sub, const char *name, uint8_t id[32])
 {
     if (!is_lower_hex(sub, 2) || !is_lower_hex(name, 64) || memcmp(sub, name, 2) != 0)
         return false;
-    out->kind = kind;
-    return ztd_hex_decode(name, 32, out->id) == 0;
+    return ztd_hex_decode(name, 32, id) == 0;
 }
 
 /* parent/name as a directory of ours, created if missing; never a symlink. */
@@ -146,19 +145,19 @@ static void remove_stray(int dfd, const char *name, const struct stat *sb, unsig
 }
 
 /* One <2 hex> directory: its complete items, and strays removed. */
-static void scan_leaf(int top, const char *sub, ztd_cache_kind kind, ztd_cache_found_fn found,
+static void scan_leaf(int top, const char *sub, ztd_cache_tree tree, ztd_cache_found_fn found,
                       void *arg, ztd_cache_scan *removed)
 {
     int sfd = openat(top, sub, DIR_FLAGS);
     DIR *dir = sfd >= 0 ? list(sfd) : NULL;
     struct dirent *de;
     struct stat sb;
-    ztd_cache_key k;
+    uint8_t id[32];
     while (dir && (de = readdir(dir))) {
         if (dot(de->d_name) || fstatat(sfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
-        if (S_ISREG(sb.st_mode) && ztd_cache_name_key(kind, sub, de->d_name, &k))
-            found(arg, &k, (uint64_t)sb.st_size,
+        if (S_ISREG(sb.st_mode) && ztd_cache_name_id(sub, de->d_name, id))
+            found(arg, tree, id, (uint64_t)sb.st_size,
                   (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec);
         else
             remove_stray(sfd, de->d_name, &sb, &removed->strays);
@@ -170,7 +169,7 @@ static void scan_leaf(int top, const char *sub, ztd_cache_kind kind, ztd_cache_f
 }
 
 /* One tree (blobs/sha256 or parts): <2 hex> directories, nothing else. */
-static void scan_tree(int top, ztd_cache_kind kind, ztd_cache_found_fn found, void *arg,
+static void scan_tree(int top, ztd_cache_tree tree, ztd_cache_found_fn found, void *arg,
                       ztd_cache_scan *removed)
 {
     DIR *dir = list(top);
@@ -180,7 +179,7 @@ static void scan_tree(int top, ztd_cache_kind kind, ztd_cache_found_fn found, vo
         if (dot(de->d_name) || fstatat(top, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         if (S_ISDIR(sb.st_mode) && is_lower_hex(de->d_name, 2))
-            scan_leaf(top, de->d_name, kind, found, arg, removed);
+            scan_leaf(top, de->d_name, tree, found, arg, removed);
         else
             remove_stray(top, de->d_name, &sb, &removed->strays);
     }
@@ -200,21 +199,22 @@ void ztd_cache_disk_scan(const ztd_cache_disk *d, ztd_cache_found_fn found, void
             remove_stray(d->tmp, de->d_name, &sb, &removed->tmp_files);
     if (dir)
         closedir(dir);
-    scan_tree(d->blobs, ZTD_CACHE_BLOB, found, arg, removed);
-    scan_tree(d->parts, ZTD_CACHE_PART, found, arg, removed);
+    scan_tree(d->blobs, ZTD_CACHE_TREE_BLOBS, found, arg, removed);
+    scan_tree(d->parts, ZTD_CACHE_TREE_PARTS, found, arg, removed);
 }
 
-static int tree(const ztd_cache_disk *d, const ztd_cache_key *k)
+static int tree_fd(const ztd_cache_disk *d, ztd_cache_tree tree)
 {
-    return k->kind == ZTD_CACHE_BLOB ? d->blobs : d->parts;
+    return tree == ZTD_CACHE_TREE_BLOBS ? d->blobs : d->parts;
 }
 
-int ztd_cache_disk_open_item(const ztd_cache_disk *d, const ztd_cache_key *k, uint64_t *size)
+int ztd_cache_disk_open_item(const ztd_cache_disk *d, ztd_cache_tree tree, const uint8_t id[32],
+                             uint64_t *size)
 {
     char name[65], sub[3];
-    ztd_cache_key_name(k, name);
+    ztd_cache_id_name(id, name);
     memcpy(sub, name, 2), sub[2] = '\0';
-    int sfd = openat(tree(d, k), sub, DIR_FLAGS);
+    int sfd = openat(tree_fd(d, tree), sub, DIR_FLAGS);
     if (sfd < 0)
         return -1;
     /* O_NONBLOCK: a FIFO planted under the name must not block us. */
@@ -243,15 +243,16 @@ int ztd_cache_disk_create_tmp(const ztd_cache_disk *d, uint64_t serial,
     return openat(d->tmp, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
-int ztd_cache_disk_publish(const ztd_cache_disk *d, const char *tmp_name, const ztd_cache_key *k)
+int ztd_cache_disk_publish(const ztd_cache_disk *d, const char *tmp_name, ztd_cache_tree tree,
+                           const uint8_t id[32])
 {
     char name[65], sub[3];
-    ztd_cache_key_name(k, name);
+    ztd_cache_id_name(id, name);
     memcpy(sub, name, 2), sub[2] = '\0';
-    bool made = mkdirat(tree(d, k), sub, 0700) == 0;
+    bool made = mkdirat(tree_fd(d, tree), sub, 0700) == 0;
     if (!made && errno != EEXIST)
         return -1;
-    int sfd = openat(tree(d, k), sub, DIR_FLAGS);
+    int sfd = openat(tree_fd(d, tree), sub, DIR_FLAGS);
     if (sfd < 0)
         return -1;
     zt_error zerr;
@@ -259,7 +260,7 @@ int ztd_cache_disk_publish(const ztd_cache_disk *d, const char *tmp_name, const 
     int e = errno;
     close(sfd);
     /* A new <2 hex> directory is itself a new name in its parent. */
-    if (rc == 0 && made && fsync(tree(d, k)) != 0)
+    if (rc == 0 && made && fsync(tree_fd(d, tree)) != 0)
         rc = -1, e = errno;
     errno = e;
     return rc;
@@ -270,12 +271,12 @@ void ztd_cache_disk_remove_tmp(const ztd_cache_disk *d, const char *tmp_name)
     unlinkat(d->tmp, tmp_name, 0);
 }
 
-void ztd_cache_disk_remove_item(const ztd_cache_disk *d, const ztd_cache_key *k)
+void ztd_cache_disk_remove_item(const ztd_cache_disk *d, ztd_cache_tree tree, const uint8_t id[32])
 {
     char name[65], sub[3];
-    ztd_cache_key_name(k, name);
+    ztd_cache_id_name(id, name);
     memcpy(sub, name, 2), sub[2] = '\0';
-    int sfd = openat(tree(d, k), sub, DIR_FLAGS);
+    int sfd = openat(tree_fd(d, tree), sub, DIR_FLAGS);
     if (sfd < 0)
         return;
     if (unlinkat(sfd, name, 0) != 0 && errno != ENOENT)

@@ -66,7 +66,7 @@ static const char *item_path(const char *dir, const ztd_cache_key *k)
 {
     static char p[1024];
     char name[65];
-    ztd_cache_key_name(k, name);
+    ztd_cache_id_name(k->id, name);
     snprintf(p, sizeof(p), "%s/%s/%.2s/%s", dir,
              k->kind == ZTD_CACHE_BLOB ? "blobs/sha256" : "parts", name, name);
     return p;
@@ -471,7 +471,7 @@ static void recovery(void **state)
 
     /* What a crash and strangers leave. */
     char name[65], rel[256];
-    ztd_cache_key_name(&a, name);
+    ztd_cache_id_name(a.id, name);
     write_text(join(f->dir, "tmp/fill-1-1"), "half a fill");
     snprintf(rel, sizeof(rel), "blobs/sha256/%.2s/not-a-key", name);
     write_text(join(f->dir, rel), "x");
@@ -483,7 +483,7 @@ static void recovery(void **state)
     write_text(join(f->dir, rel), "uppercase");
     ztd_cache_key other = blob_key(99);
     char oname[65];
-    ztd_cache_key_name(&other, oname);
+    ztd_cache_id_name(other.id, oname);
     snprintf(rel, sizeof(rel), "blobs/sha256/%.2s/%s", name, oname); /* wrong <2 hex> */
     write_text(join(f->dir, rel), "misplaced");
     snprintf(rel, sizeof(rel), "blobs/sha256/%s", name); /* no <2 hex> level */
@@ -597,7 +597,7 @@ static void symlinks(void **state)
     char outside[512], rel[256], name[65];
     snprintf(outside, sizeof(outside), "%s", tmp_dir("cache-outside"));
     ztd_cache_key k = blob_key(50);
-    ztd_cache_key_name(&k, name);
+    ztd_cache_id_name(k.id, name);
 
     /* blobs/ itself a symlink: refused, nothing written outside. */
     assert_int_equal(mkdir(f->dir, 0700) == 0 || errno == EEXIST, 1);
@@ -621,7 +621,7 @@ static void symlinks(void **state)
     ztd_cache_key p;
     ztd_cache_part_key(&p, "u", "v", "o", "c");
     char pname[65];
-    ztd_cache_key_name(&p, pname);
+    ztd_cache_id_name(p.id, pname);
     write_text(join(outside, pname), "outside part");
     snprintf(rel, sizeof(rel), "parts/%.2s", pname);
     assert_int_equal(symlink(outside, join(f->dir, rel)), 0);
@@ -695,27 +695,27 @@ static void stale_files(void **state)
 static void names(void **state)
 {
     (void)state;
-    ztd_cache_key k = blob_key(60), got;
+    ztd_cache_key k = blob_key(60);
+    uint8_t got[32];
     char name[65], bad[80];
-    ztd_cache_key_name(&k, name);
+    ztd_cache_id_name(k.id, name);
     char sub[3] = {name[0], name[1], 0};
-    assert_true(ztd_cache_name_key(ZTD_CACHE_BLOB, sub, name, &got));
-    assert_memory_equal(got.id, k.id, 32);
-    assert_int_equal(got.kind, ZTD_CACHE_BLOB);
-    assert_false(ztd_cache_name_key(ZTD_CACHE_BLOB, "00", name, &got)); /* wrong <2 hex> */
+    assert_true(ztd_cache_name_id(sub, name, got));
+    assert_memory_equal(got, k.id, 32);
+    assert_false(ztd_cache_name_id("00", name, got)); /* wrong <2 hex> */
     snprintf(bad, sizeof(bad), "%s", name);
     bad[63] = 0; /* 63 digits */
-    assert_false(ztd_cache_name_key(ZTD_CACHE_BLOB, sub, bad, &got));
+    assert_false(ztd_cache_name_id(sub, bad, got));
     snprintf(bad, sizeof(bad), "%s0", name); /* 65 */
-    assert_false(ztd_cache_name_key(ZTD_CACHE_BLOB, sub, bad, &got));
+    assert_false(ztd_cache_name_id(sub, bad, got));
     snprintf(bad, sizeof(bad), "%s", name);
     bad[10] = 'A'; /* uppercase: another name for the same key */
-    assert_false(ztd_cache_name_key(ZTD_CACHE_BLOB, sub, bad, &got));
+    assert_false(ztd_cache_name_id(sub, bad, got));
     bad[10] = 'g';
-    assert_false(ztd_cache_name_key(ZTD_CACHE_BLOB, sub, bad, &got));
-    assert_false(ztd_cache_name_key(ZTD_CACHE_BLOB, "..", "..", &got));
-    assert_false(ztd_cache_name_key(ZTD_CACHE_BLOB, sub, "", &got));
-    assert_false(ztd_cache_name_key(ZTD_CACHE_BLOB, "A0", name, &got));
+    assert_false(ztd_cache_name_id(sub, bad, got));
+    assert_false(ztd_cache_name_id("..", "..", got));
+    assert_false(ztd_cache_name_id(sub, "", got));
+    assert_false(ztd_cache_name_id("A0", name, got));
 }
 
 int main(void)
