@@ -307,6 +307,104 @@ static void single_flight(void **state)
     assert_int_equal(st.filled_bytes, FLIGHT_SIZE);
 }
 
+/* ---- churn: many threads, few keys, a small bound ---- */
+
+#define CHURN_THREADS 4
+#define CHURN_ROUNDS 300
+#define CHURN_KEYS 12
+#define CHURN_MAX 6000
+
+typedef struct churn {
+    ztd_cache *c;
+    atomic_int failed;
+    atomic_int full, filled, read;
+} churn;
+
+static size_t churn_size(unsigned k)
+{
+    return 500 + 100 * k; /* one size per key */
+}
+
+/* Every byte read matches; a fill fails now and then on purpose. */
+static void churn_one(churn *ch, unsigned k, unsigned round)
+{
+    ztd_cache_key key = blob_key((unsigned char)(100 + k));
+    size_t n = churn_size(k);
+    unsigned char want[2000], got[2000];
+    pattern(want, n, 100 + k);
+    ztd_cache_item *it;
+    int e;
+    ztd_cache_state st = ztd_cache_acquire(ch->c, &key, n, &it, &e);
+    if (st == ZTD_CACHE_FULL) {
+        atomic_fetch_add(&ch->full, 1);
+        return;
+    }
+    if (st == ZTD_CACHE_FILL) {
+        bool ok = round % 7 != 3;
+        if (ztd_cache_write(it, want, n / 2) != 0 || ztd_cache_write(it, want + n / 2, n - n / 2))
+            atomic_store(&ch->failed, 1);
+        st = ztd_cache_fill_done(it, ok);
+        if (st != (ok ? ZTD_CACHE_COMPLETE : ZTD_CACHE_FAILED))
+            atomic_store(&ch->failed, 2);
+        atomic_fetch_add(&ch->filled, 1);
+    } else if (st == ZTD_CACHE_FILLING) {
+        uint64_t ready;
+        st = ztd_cache_wait(it, n + 1, 10000, &ready);
+    }
+    if (st == ZTD_CACHE_COMPLETE) {
+        if (pread(ztd_cache_item_fd(it), got, n, 0) != (ssize_t)n || memcmp(got, want, n))
+            atomic_store(&ch->failed, 3);
+        atomic_fetch_add(&ch->read, 1);
+    } else if (st != ZTD_CACHE_FAILED) {
+        atomic_store(&ch->failed, 4);
+    }
+    ztd_cache_item_release(it);
+}
+
+static void *churn_thread(void *arg)
+{
+    churn *ch = arg;
+    unsigned seed = (unsigned)(uintptr_t)&seed;
+    for (unsigned r = 0; r < CHURN_ROUNDS && !atomic_load(&ch->failed); r++) {
+        churn_one(ch, (unsigned)rand_r(&seed) % CHURN_KEYS, r);
+        ztd_cache_stats st;
+        ztd_cache_get_stats(ch->c, &st);
+        if (st.bytes > st.max_bytes)
+            atomic_store(&ch->failed, 5);
+    }
+    return NULL;
+}
+
+static void concurrent_churn(void **state)
+{
+    fixture *f = *state;
+    f->c = open_cache(f->dir, CHURN_MAX);
+    churn ch = {.c = f->c};
+    pthread_t t[CHURN_THREADS];
+    for (int i = 0; i < CHURN_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, churn_thread, &ch), 0);
+    for (int i = 0; i < CHURN_THREADS; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(atomic_load(&ch.failed), 0);
+    assert_true(atomic_load(&ch.read) > 0);
+    ztd_cache_stats st;
+    ztd_cache_get_stats(f->c, &st);
+    assert_int_equal(st.filling, 0);
+    print_message("churn: %d filled, %d read, %d full, %llu waits, %llu evictions\n",
+                  atomic_load(&ch.filled), atomic_load(&ch.read), atomic_load(&ch.full),
+                  (unsigned long long)st.waits, (unsigned long long)st.evictions);
+    assert_true(st.evictions > 0);
+    assert_int_equal(entries(join(f->dir, "tmp")), 0);
+    /* What the index counted is what is on disk. */
+    ztd_cache_close(f->c);
+    f->c = open_cache(f->dir, CHURN_MAX);
+    ztd_cache_stats again;
+    ztd_cache_get_stats(f->c, &again);
+    assert_int_equal(again.items, st.items);
+    assert_int_equal(again.bytes, st.bytes);
+    assert_int_equal(again.evictions, 0);
+}
+
 /* ---- failed fills ---- */
 
 typedef struct waiter {
@@ -725,6 +823,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(part_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(single_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_fill, setup, teardown),
+        cmocka_unit_test_setup_teardown(concurrent_churn, setup, teardown),
         cmocka_unit_test_setup_teardown(eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(killed_fill, setup, teardown),
