@@ -1230,9 +1230,24 @@ static void synopsis_of(char *buf, size_t cap, const option *o)
         snprintf(buf, cap, "%s %s", flag, o->metavar);
 }
 
+/* Everything --help and docs/CONFIG.md say about one option. */
+typedef struct opt_texts {
+    char syn[160], allowed[160], def[160], env[NAME_MAX_LEN + 16], flag[NAME_MAX_LEN + 4];
+} opt_texts;
+
+static void texts_of(opt_texts *t, const option *o)
+{
+    synopsis_of(t->syn, sizeof t->syn, o);
+    allowed_text(t->allowed, sizeof t->allowed, o);
+    default_text(t->def, sizeof t->def, o);
+    env_name(t->env, sizeof t->env, o);
+    flag_name(t->flag, sizeof t->flag, o);
+}
+
 void ztd_config_help(FILE *f, const char *prog)
 {
-    char line[512], allowed[160], def[160], env[NAME_MAX_LEN + 16], syn[160];
+    char line[512];
+    opt_texts t;
     if (!prog || !*prog)
         prog = "ztensord";
     fprintf(f, "NAME\n    %s - serve zTensor files over HTTP\n\n", prog);
@@ -1247,14 +1262,11 @@ void ztd_config_help(FILE *f, const char *prog)
     fprintf(f, "\nOPTIONS\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const option *o = &options[i];
-        synopsis_of(syn, sizeof syn, o);
-        allowed_text(allowed, sizeof allowed, o);
-        default_text(def, sizeof def, o);
-        env_name(env, sizeof env, o);
-        fprintf(f, "    %s\n", syn);
+        texts_of(&t, o);
+        fprintf(f, "    %s\n", t.syn);
         wrap(f, 8, o->help);
-        snprintf(line, sizeof line, "Allowed: %s. Default: %s. Environment: %s.%s", allowed, def,
-                 env, (o->flags & F_NOFILE) ? "" : " Config file key:");
+        snprintf(line, sizeof line, "Allowed: %s. Default: %s. Environment: %s.%s", t.allowed,
+                 t.def, t.env, (o->flags & F_NOFILE) ? "" : " Config file key:");
         if (!(o->flags & F_NOFILE)) {
             size_t n = strlen(line);
             snprintf(line + n, sizeof line - n, " %s.", o->name);
@@ -1296,7 +1308,7 @@ static void md_cell(FILE *f, const char *s)
 
 void ztd_config_markdown(FILE *f)
 {
-    char allowed[160], def[160], env[NAME_MAX_LEN + 16], flag[NAME_MAX_LEN + 4], syn[160];
+    opt_texts t;
     fprintf(f, "# ztensord configuration\n\n"
                "<!-- Generated from the option table in server/core/config.c by "
                "ztd_config_markdown() (ztensord --dump-config-markdown); do not edit. "
@@ -1326,28 +1338,23 @@ void ztd_config_markdown(FILE *f)
     fprintf(f, "## Options\n\n| Option | Type | Default | Environment |\n|---|---|---|---|\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const option *o = &options[i];
-        default_text(def, sizeof def, o);
-        env_name(env, sizeof env, o);
+        texts_of(&t, o);
         fprintf(f, "| [`%s`](#%s) | %s | ", o->name, o->name, type_name(o));
-        md_cell(f, def);
-        fprintf(f, " | `%s` |\n", env);
+        md_cell(f, t.def);
+        fprintf(f, " | `%s` |\n", t.env);
     }
     fputc('\n', f);
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const option *o = &options[i];
-        synopsis_of(syn, sizeof syn, o);
-        allowed_text(allowed, sizeof allowed, o);
-        default_text(def, sizeof def, o);
-        env_name(env, sizeof env, o);
-        flag_name(flag, sizeof flag, o);
+        texts_of(&t, o);
         fprintf(f, "### %s\n\n%s\n\n", o->name, o->help);
-        fprintf(f, "- Type: %s; allowed: %s\n", type_name(o), allowed);
-        fprintf(f, "- Default: %s\n", def);
+        fprintf(f, "- Type: %s; allowed: %s\n", type_name(o), t.allowed);
+        fprintf(f, "- Default: %s\n", t.def);
         if (o->type == T_BOOL)
-            fprintf(f, "- Flag: `%s`, `--no-%s`, `%s=true|false`\n", flag, flag + 2, flag);
+            fprintf(f, "- Flag: `%s`, `--no-%s`, `%s=true|false`\n", t.flag, t.flag + 2, t.flag);
         else
-            fprintf(f, "- Flag: `%s %s` or `%s=%s`\n", flag, o->metavar, flag, o->metavar);
-        fprintf(f, "- Environment: `%s`\n", env);
+            fprintf(f, "- Flag: `%s %s` or `%s=%s`\n", t.flag, o->metavar, t.flag, o->metavar);
+        fprintf(f, "- Environment: `%s`\n", t.env);
         if (o->flags & F_NOFILE)
             fprintf(f, "- Config file: not allowed\n\n");
         else
