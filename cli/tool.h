@@ -27,6 +27,11 @@ int tool_exit_for(zt_status st);
 int tool_is_help(const char *arg);
 /* Write all bytes; 0 on success. */
 int tool_write_all(int fd, const void *p, size_t n);
+/* --digest: sha256, crc32c, xxh3 or none into *out; 0, or -1 (*out unchanged). */
+int tool_parse_digest(const char *s, zt_digest_kind *out);
+/* A size: a positive integer with an optional K, M or G suffix (binary, either
+ * case), at most 1 TiB; 0, or -1 (*out unchanged). */
+int tool_parse_size(const char *s, size_t *out);
 
 /* ---- remote files (tool_remote.c) */
 /* 1 for an http:// or https:// URL. */
@@ -34,6 +39,14 @@ int tool_is_url(const char *s);
 /* zt_remote_open with options from the environment (ZT_REMOTE_TOKEN,
  * ZT_REMOTE_CA_FILE, ZT_REMOTE_TIMEOUT). */
 zt_status tool_remote_open(const char *url, zt_remote_file **rf, zt_error *err);
+
+/* ---- zt pull's local names (tool_pull_names.c) */
+/* 1 when a name from a listing is safe under DIR: not empty, not absolute, no
+ * empty, "." or ".." segment, no trailing '/'. */
+int tool_pull_safe_rel(const char *rel);
+/* "a/b", with one '/' between (none after an empty a); malloc'd, NULL when out
+ * of memory. */
+char *tool_path_join(const char *a, const char *b);
 
 /* ---- zt pull --include/--exclude (tool_pull_select.c) */
 typedef struct tool_globs {
@@ -53,6 +66,20 @@ int tool_pull_selected(const char *name, const tool_globs *g);
 zt_status tool_pull_select(zt_remote *r, const char *url, const char *dest, const tool_globs *g,
                            tool_select_stats *s, zt_error *err);
 
+/* ---- zt pack's arguments (tool_pack_spec.c) */
+typedef struct tool_pack_spec {
+    char *name;       /* points into the argument */
+    zt_dtype dtype;   /* storage dtype */
+    const char *type; /* logical type, or NULL */
+    size_t ndim;
+    uint64_t shape[ZT_MAX_NDIM];
+    const char *path; /* RAWFILE, "-" for standard input */
+} tool_pack_spec;
+/* NAME=DTYPE:SHAPE:RAWFILE into *sp, pointing into arg, which it modifies; v2
+ * (--format v2) admits v2's bool, f8_e8m0 and f4_e2m1. 0, or -1 (a bad dtype
+ * or shape also says so on stderr). */
+int tool_pack_parse_spec(char *arg, int v2, tool_pack_spec *sp);
+
 /* ---- zt convert (tool_convert.c, tool_export.c, tool_progress.c) */
 typedef struct tool_progress {
     uint64_t total, done, last_ns;
@@ -62,6 +89,10 @@ typedef struct tool_progress {
 void tool_progress_init(tool_progress *p, uint64_t total);
 void tool_progress_add(tool_progress *p, uint64_t n);
 void tool_progress_end(tool_progress *p);
+/* The bar's text, "[####    ]  50% 1.0 / 2.0 MiB" (40 cells, whole percents
+ * rounded down; done > total shows more than 100%). */
+#define TOOL_PROGRESS_LINE 128
+void tool_progress_format(char *buf, size_t cap, uint64_t done, uint64_t total);
 typedef zt_status (*tool_chunk_fn)(void *ud, const void *data, size_t len, zt_error *err);
 /* Streams the decoded bytes of c to fn in chunks of a few MiB. */
 zt_status tool_copy_component(const zt_file *f, const zt_component *c, tool_chunk_fn fn, void *ud,

@@ -1,7 +1,9 @@
-/* Helpers shared by the zt subcommands: error reporting and exit codes. */
+/* Helpers shared by the zt subcommands: error reporting and exit codes, and
+ * the parsers of option values that more than one takes. */
 #include "tool.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,5 +51,37 @@ int tool_write_all(int fd, const void *p, size_t n)
         s += r;
         n -= (size_t)r;
     }
+    return 0;
+}
+
+int tool_parse_digest(const char *s, zt_digest_kind *out)
+{
+    if (!strcmp(s, "sha256"))
+        *out = ZT_DIGEST_SHA256;
+    else if (!strcmp(s, "crc32c"))
+        *out = ZT_DIGEST_CRC32C;
+    else if (!strcmp(s, "xxh3"))
+        *out = ZT_DIGEST_XXH3;
+    else if (!strcmp(s, "none"))
+        *out = ZT_DIGEST_NONE;
+    else
+        return -1;
+    return 0;
+}
+
+int tool_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = *end == 'K' || *end == 'k'   ? 10
+                     : *end == 'M' || *end == 'm' ? 20
+                     : *end == 'G' || *end == 'g' ? 30
+                                                  : 0;
+    if (shift)
+        end++;
+    if (errno || end == s || *end || v == 0 || v > (1ull << 40) >> shift)
+        return -1;
+    *out = (size_t)(v << shift);
     return 0;
 }

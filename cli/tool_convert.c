@@ -85,21 +85,6 @@ static int has_suffix(const char *s, const char *sfx)
     return n >= k && !strcmp(s + n - k, sfx);
 }
 
-static int parse_digest(const char *d, zt_component_spec *cs)
-{
-    if (!strcmp(d, "sha256"))
-        cs->digest = ZT_DIGEST_SHA256;
-    else if (!strcmp(d, "crc32c"))
-        cs->digest = ZT_DIGEST_CRC32C;
-    else if (!strcmp(d, "xxh3"))
-        cs->digest = ZT_DIGEST_XXH3;
-    else if (!strcmp(d, "none"))
-        cs->digest = ZT_DIGEST_NONE;
-    else
-        return -1;
-    return 0;
-}
-
 /* 0: go on; -1: --help was printed; >0: exit code. */
 static int parse_args(int argc, char **argv, conv *cv, int *opts)
 {
@@ -121,7 +106,7 @@ static int parse_args(int argc, char **argv, conv *cv, int *opts)
         } else if (!strncmp(a, "--digest", 8) && (a[8] == '=' || (!a[8] && i + 1 < argc))) {
             *opts = 1;
             cv->digest_set = 1;
-            if (parse_digest(a[8] ? a + 9 : argv[++i], &cv->cs)) {
+            if (tool_parse_digest(a[8] ? a + 9 : argv[++i], &cv->cs.digest)) {
                 fprintf(stderr, "zt convert: --digest must be sha256, crc32c, xxh3 or none\n");
                 return ZT_EXIT_USAGE;
             }

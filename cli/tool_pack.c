@@ -49,97 +49,12 @@ static const char k_help[] =
     "    0 written; 1 a buffer does not match its shape; 2 usage error;\n"
     "    3 system error.\n";
 
-typedef struct spec {
-    char *name;
-    zt_dtype dtype;
-    const char *type;
-    size_t ndim;
-    uint64_t shape[ZT_MAX_NDIM];
-    const char *path;
-} spec;
-
-/* Logical types v2 registers beyond zt_logical_type_info()'s, and v2's bool. */
-static int parse_v2_type(const char *s, spec *sp)
-{
-    static const char *const u8_types[] = {"bool", "f8_e8m0", "f4_e2m1"};
-    for (size_t i = 0; i < sizeof(u8_types) / sizeof(u8_types[0]); i++)
-        if (!strcmp(s, u8_types[i])) {
-            sp->dtype = ZT_DTYPE_U8;
-            sp->type = u8_types[i];
-            return 0;
-        }
-    return -1;
-}
-
 static int g_v2;         /* --format v2 */
 static uint64_t g_align; /* --align */
 static int g_digest_set; /* --digest was given */
 
-static int parse_dtype(const char *s, spec *sp)
-{
-    sp->type = NULL;
-    if (g_v2 && parse_v2_type(s, sp) == 0)
-        return 0;
-    sp->dtype = zt_dtype_parse(s, strlen(s));
-    if (!sp->dtype)
-        sp->dtype = zt_dtype_parse_long(s, strlen(s));
-    if (sp->dtype)
-        return 0;
-    unsigned ratio;
-    if (zt_logical_type_info(s, &sp->dtype, &ratio)) {
-        sp->type = s;
-        return 0;
-    }
-    return -1;
-}
-
-static int parse_shape(char *s, spec *sp)
-{
-    sp->ndim = 0;
-    if (!*s)
-        return 0;
-    for (char *tok = strtok(s, "x"); tok; tok = strtok(NULL, "x")) {
-        char *end;
-        errno = 0;
-        if (sp->ndim == ZT_MAX_NDIM || *tok < '0' || *tok > '9')
-            return -1;
-        unsigned long long v = strtoull(tok, &end, 10);
-        if (*end || errno)
-            return -1;
-        sp->shape[sp->ndim++] = v;
-    }
-    return 0;
-}
-
-/* NAME=DTYPE:SHAPE:RAWFILE; modifies arg. */
-static int parse_spec(char *arg, spec *sp)
-{
-    char *eq = strchr(arg, '=');
-    if (!eq)
-        return -1;
-    *eq = 0;
-    sp->name = arg;
-    char *dt = eq + 1, *c1 = strchr(dt, ':');
-    if (!c1)
-        return -1;
-    *c1 = 0;
-    char *sh = c1 + 1, *c2 = strchr(sh, ':');
-    if (!c2 || !c2[1])
-        return -1;
-    *c2 = 0;
-    sp->path = c2 + 1;
-    if (parse_dtype(dt, sp) != 0) {
-        fprintf(stderr, "zt pack: \"%s\": unknown dtype \"%s\"\n", sp->name, dt);
-        return -1;
-    }
-    if (parse_shape(sh, sp) != 0) {
-        fprintf(stderr, "zt pack: \"%s\": bad shape (write it like 1024x768)\n", sp->name);
-        return -1;
-    }
-    return 0;
-}
-
-static int pack_one(zt_writer *w, const spec *sp, const zt_component_spec *cs, zt_error *err)
+static int pack_one(zt_writer *w, const tool_pack_spec *sp, const zt_component_spec *cs,
+                    zt_error *err)
 {
     int fd = strcmp(sp->path, "-") ? open(sp->path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
     if (fd < 0) {
@@ -177,8 +92,8 @@ static int pack_one(zt_writer *w, const spec *sp, const zt_component_spec *cs, z
     return st ? tool_report("pack", sp->path, err) : ZT_EXIT_OK;
 }
 
-static int parse_args(int argc, char **argv, const char **out, zt_component_spec *cs, spec *specs,
-                      int *nspecs)
+static int parse_args(int argc, char **argv, const char **out, zt_component_spec *cs,
+                      tool_pack_spec *specs, int *nspecs)
 {
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
@@ -195,13 +110,7 @@ static int parse_args(int argc, char **argv, const char **out, zt_component_spec
                 return ZT_EXIT_USAGE;
             }
         } else if (!strcmp(a, "--digest") && i + 1 < argc) {
-            const char *d = argv[++i];
-            cs->digest = !strcmp(d, "sha256")   ? ZT_DIGEST_SHA256
-                         : !strcmp(d, "crc32c") ? ZT_DIGEST_CRC32C
-                         : !strcmp(d, "xxh3")   ? ZT_DIGEST_XXH3
-                         : !strcmp(d, "none")   ? ZT_DIGEST_NONE
-                                                : (zt_digest_kind)-1;
-            if ((int)cs->digest < 0) {
+            if (tool_parse_digest(argv[++i], &cs->digest)) {
                 fprintf(stderr, "zt pack: --digest must be sha256, crc32c, xxh3 or none\n");
                 return ZT_EXIT_USAGE;
             }
@@ -223,7 +132,7 @@ static int parse_args(int argc, char **argv, const char **out, zt_component_spec
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "zt pack: unknown option \"%s\"\n", a);
             return ZT_EXIT_USAGE;
-        } else if (parse_spec(a, &specs[(*nspecs)++]) != 0) {
+        } else if (tool_pack_parse_spec(a, g_v2, &specs[(*nspecs)++]) != 0) {
             fprintf(stderr, "zt pack: bad argument \"%s\" (want NAME=DTYPE:SHAPE:RAWFILE)\n",
                     argv[i]);
             return ZT_EXIT_USAGE;
@@ -249,14 +158,14 @@ static int parse_args(int argc, char **argv, const char **out, zt_component_spec
 /* v2 canonical placement (§6.3): blobs in the byte order of the names. */
 static int cmp_spec(const void *a, const void *b)
 {
-    return strcmp(((const spec *)a)->name, ((const spec *)b)->name);
+    return strcmp(((const tool_pack_spec *)a)->name, ((const tool_pack_spec *)b)->name);
 }
 
 int cmd_pack(int argc, char **argv)
 {
     const char *out = NULL;
     zt_component_spec cs = {.encoding = ZT_ENC_RAW, .digest = ZT_DIGEST_SHA256};
-    spec *specs = calloc((size_t)argc, sizeof(*specs));
+    tool_pack_spec *specs = calloc((size_t)argc, sizeof(*specs));
     int nspecs = 0;
     if (!specs)
         return ZT_EXIT_SYSTEM;

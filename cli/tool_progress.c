@@ -24,16 +24,23 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void draw(tool_progress *p)
+void tool_progress_format(char *buf, size_t cap, uint64_t done, uint64_t total)
 {
-    unsigned pct = p->total ? (unsigned)(p->done * 100 / p->total) : 100;
+    unsigned pct = total ? (unsigned)(done * 100 / total) : 100;
     char bar[41];
     unsigned fill = pct * 40 / 100;
     for (unsigned i = 0; i < 40; i++)
         bar[i] = i < fill ? '#' : ' ';
     bar[40] = 0;
-    fprintf(stderr, "\r[%s] %3u%% %.1f / %.1f MiB", bar, pct, (double)p->done / 1048576.0,
-            (double)p->total / 1048576.0);
+    snprintf(buf, cap, "[%s] %3u%% %.1f / %.1f MiB", bar, pct, (double)done / 1048576.0,
+             (double)total / 1048576.0);
+}
+
+static void draw(tool_progress *p)
+{
+    char line[TOOL_PROGRESS_LINE];
+    tool_progress_format(line, sizeof line, p->done, p->total);
+    fprintf(stderr, "\r%s", line);
     p->shown = 1;
 }
 

@@ -86,50 +86,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = *end == 'K' || *end == 'k'   ? 10
-                     : *end == 'M' || *end == 'm' ? 20
-                     : *end == 'G' || *end == 'g' ? 30
-                                                  : 0;
-    if (shift)
-        end++;
-    if (errno || end == s || *end || v == 0 || v > (1ull << 40) >> shift)
-        return -1;
-    *out = (size_t)(v << shift);
-    return 0;
-}
-
-/* A name from a listing, safe under DIR: no absolute path, no empty, "." or
- * ".." segment. */
-static int safe_rel(const char *rel)
-{
-    if (!*rel || *rel == '/')
-        return 0;
-    for (const char *p = rel; *p;) {
-        const char *e = strchr(p, '/');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-            return 0;
-        p += n + (e != NULL);
-        if (e && !*p)
-            return 0;
-    }
-    return 1;
-}
-
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s%s%s", a, *a && a[strlen(a) - 1] != '/' ? "/" : "", b);
-    return s;
-}
-
 static int add_job(run *R, const char *url, const char *dest, const char *etag)
 {
     if (R->n == R->cap) {
@@ -169,7 +125,7 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
         return 0;
     }
     const char *rel = name + L->strip;
-    if (strlen(name) <= L->strip || !safe_rel(rel)) {
+    if (strlen(name) <= L->strip || !tool_pull_safe_rel(rel)) {
         fprintf(stderr, "zt pull: refusing the listed name \"%s\"\n", name);
         L->bad = 1;
         return 1;
@@ -184,7 +140,7 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
     }
     if (esc)
         *p = 0;
-    char *url = esc ? join(L->base, esc) : NULL, *dest = join(L->dir, rel);
+    char *url = esc ? tool_path_join(L->base, esc) : NULL, *dest = tool_path_join(L->dir, rel);
     int rc = url && dest ? add_job(L->R, url, dest, etag) : -1;
     L->R->total += size;
     free(esc);
@@ -217,11 +173,11 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *dir
     }
     const char *slash = strrchr(url, '/');
     const char *name = slash ? slash + 1 : url;
-    if (!safe_rel(name) || strchr(name, '?')) {
+    if (!tool_pull_safe_rel(name) || strchr(name, '?')) {
         fprintf(stderr, "zt pull: %s: no file name in the URL\n", url);
         return ZT_EXIT_USAGE;
     }
-    char *dest = join(dir, name);
+    char *dest = tool_path_join(dir, name);
     int rc = dest && !add_job(R, url, dest, NULL) ? ZT_EXIT_OK : ZT_EXIT_SYSTEM;
     free(dest);
     return rc;
@@ -446,7 +402,7 @@ int cmd_pull(int argc, char **argv)
             else if (!strcmp(a, "--token"))
                 token = v;
             else if (!strcmp(a, "--chunk-size")) {
-                if (parse_size(v, &chunk) || chunk < (64u << 10))
+                if (tool_parse_size(v, &chunk) || chunk < (64u << 10))
                     return free(urls), free(inc), free(exc), usage("--chunk-size: at least 64K");
             } else if (*end || n < 1 || n > 256)
                 return free(urls), free(inc), free(exc),

@@ -9,6 +9,7 @@
 #ifndef ZT_REMOTE_INTERNAL_H
 #define ZT_REMOTE_INTERNAL_H
 
+#include "ztensor/ztensor_experimental.h" /* zt_error_vset */
 #include "ztensor/ztensor_remote.h"
 
 #include <curl/curl.h>
@@ -21,7 +22,7 @@
 zt_status ztr__fail(zt_error *err, zt_status code, const char *url, const char *obj,
                     const char *comp, int has_off, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 8, 9)));
-/* Adds " (URL)" to a message that a core call wrote into err. */
+/* Adds " [URL]" to a message that a core call wrote into err. */
 void ztr__add_url(zt_error *err, const char *url);
 
 /* ---- pure parsers (http_parse.c): bytes from a stranger, no allocation */

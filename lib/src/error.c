@@ -41,8 +41,8 @@ static void copy_trunc(char *dst, size_t cap, const char *src)
     dst[n] = 0;
 }
 
-zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *comp, int has_off,
-                   uint64_t off, const char *fmt, ...)
+zt_status zt_error_vset(zt_error *err, zt_status code, const char *obj, const char *comp,
+                        int has_off, uint64_t off, const char *fmt, va_list ap)
 {
     if (!err)
         return code;
@@ -53,10 +53,7 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
     copy_trunc(err->component, sizeof(err->component), comp);
 
     char detail[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
 
     char where[512] = "";
     size_t w = 0;
@@ -78,4 +75,14 @@ zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *c
     if (n >= (int)sizeof(err->message)) /* a cut message says so */
         memcpy(err->message + sizeof(err->message) - 4, "...", 4);
     return code;
+}
+
+zt_status zt__fail(zt_error *err, zt_status code, const char *obj, const char *comp, int has_off,
+                   uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    zt_status st = zt_error_vset(err, code, obj, comp, has_off, off, fmt, ap);
+    va_end(ap);
+    return st;
 }

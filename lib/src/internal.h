@@ -270,7 +270,7 @@ zt_status zt__json_tree_to_value(const struct json_t *j, zt__arena *a, zt_value 
                                  zt_error *err);
 
 /* ---- foreign formats */
-/* Structural bytes of an open file, read with pread() when mapped (reader.c). */
+/* Structural bytes of an open file, read with pread() when mapped (file_io.c). */
 zt_status zt__read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err);
 
 /* Which reader a file's first bytes call for (safetensors.c). head holds the
@@ -394,7 +394,8 @@ zt_status zt__v2_check_data(const zt_file *f, const struct zt_object *o, zt_erro
 zt_status zt__v2_open_shards(zt_file *f);
 zt_status zt__v2_component_verify(const zt_file *f, const struct zt_object *o,
                                   const struct zt_component *c, int *checked, zt_error *err);
-/* Where a component's stored bytes are: the file's own mapping or a shard's. */
+/* file_io.c: where a component's stored bytes are: the file's own mapping or
+ * a shard's. */
 typedef struct zt__source {
     const uint8_t *data;
     int fd;      /* for pread, or -1 (memory) */

@@ -3,7 +3,7 @@
  * fetches the bytes at both ends of a file, asks zt_manifest_locate where the
  * manifest is, fetches it if the first bytes did not hold it, and opens the
  * file from those bytes. The model is built and validated by the same code as
- * zt_open's, reading through the two windows (reader.c, read_window), so a
+ * zt_open's, reading through the two windows (file_io.c, read_window), so a
  * remote file is accepted exactly when the same bytes on disk would be.
  */
 #include "internal.h"

@@ -1,7 +1,10 @@
 /*
  * Opening a file: map it, find the manifest, decode it with limits, build
- * the model and validate every rule before the caller sees anything. Also the
- * read-only accessors of files, objects and components.
+ * the model and validate every rule before the caller sees anything, and
+ * dispatch to the reader of the file's format (v2, safetensors, the foreign
+ * formats). What those readers call back into (reading at an offset, where a
+ * component's bytes are, the accessors) lives below them, in file_io.c and
+ * accessors.c. Also zt_component_verify().
  */
 #include "internal.h"
 
@@ -12,76 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A file opened from its manifest alone has bytes only at both ends, and only
- * while it is being opened. Callers never ask for bytes past f->size. */
-static zt_status read_window(const zt_file *f, uint64_t off, size_t len, uint8_t *dst,
-                             zt_error *err)
-{
-    uint64_t tail_start = f->size - f->win_tail_len;
-    if (off > f->size || len > f->size - off)
-        return zt__fail(err, ZT_E_TRUNCATED, NULL, NULL, 1, off,
-                        "%zu bytes needed past the end of the %llu-byte file", len,
-                        (unsigned long long)f->size);
-    while (len) {
-        size_t n;
-        if (off < f->win_head_len) {
-            n = f->win_head_len - off < len ? (size_t)(f->win_head_len - off) : len;
-            memcpy(dst, f->win_head + off, n);
-        } else if (f->win_tail_len && off >= tail_start) {
-            n = len;
-            memcpy(dst, f->win_tail + (off - tail_start), n);
-        } else {
-            return zt__fail(err, f->win_head ? ZT_E_TRUNCATED : ZT_E_UNSUPPORTED, NULL, NULL, 1,
-                            off,
-                            "%zu bytes needed that are not among those given (the first %zu "
-                            "and the last %zu of %llu): the file was opened from its manifest "
-                            "alone",
-                            len, f->win_head_len, f->win_tail_len, (unsigned long long)f->size);
-        }
-        off += n;
-        dst += n;
-        len -= n;
-    }
-    return ZT_OK;
-}
-
-/* Structural bytes are read with pread() when the file is mapped, so a file
- * truncated under us gives an error here instead of SIGBUS. */
-static zt_status read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err)
-{
-    if (f->no_data)
-        return read_window(f, off, len, dst, err);
-    if (!f->mapped) {
-        memcpy(dst, f->data + off, len);
-        return ZT_OK;
-    }
-    size_t got = 0;
-    while (got < len) {
-        ssize_t r = pread(f->fd, dst + got, len - got, (off_t)(off + got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return zt__fail(err, r == 0 ? ZT_E_TRUNCATED : ZT_E_IO, NULL, NULL, 1, off + got,
-                            "read: %s", r == 0 ? "file shrank while being read" : strerror(errno));
-        got += (size_t)r;
-    }
-    return ZT_OK;
-}
-
-zt_status zt__read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err)
-{
-    return read_at(f, off, len, dst, err);
-}
-
 int zt__fast_path_disabled; /* tests compare the two paths */
 
 static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
 {
     uint8_t head[8] = {0}, tail[16] = {0};
     size_t hl = f->size < 8 ? (size_t)f->size : 8, tl = f->size < 16 ? (size_t)f->size : 16;
-    zt_status st = read_at(f, 0, hl, head, err);
+    zt_status st = zt__read_at(f, 0, hl, head, err);
     if (!st)
-        st = read_at(f, f->size - tl, tl, tail, err);
+        st = zt__read_at(f, f->size - tl, tl, tail, err);
     zt__layout lay;
     if (!st)
         st = zt__footer_locate(head, tail, f->size, opt->max_manifest_size, &lay, err);
@@ -96,7 +38,7 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
         if (!(copy = zt__malloc((size_t)lay.manifest_length)))
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory reading a %llu-byte manifest",
                            (unsigned long long)lay.manifest_length);
-        if ((st = read_at(f, lay.manifest_offset, (size_t)lay.manifest_length, copy, err))) {
+        if ((st = zt__read_at(f, lay.manifest_offset, (size_t)lay.manifest_length, copy, err))) {
             zt__free(copy);
             return st;
         }
@@ -137,7 +79,7 @@ static zt_status parse(zt_file *f, const zt_open_options *opt, uint64_t user_max
 {
     uint8_t head[9] = {0};
     size_t hl = f->size < 9 ? (size_t)f->size : 9;
-    zt_status st = read_at(f, 0, hl, head, err);
+    zt_status st = zt__read_at(f, 0, hl, head, err);
     if (st)
         return st;
     if (hl >= 8 && !memcmp(head, zt__v2_magic, 8))
@@ -299,166 +241,6 @@ void zt_close(zt_file *f)
 }
 
 /* ---- file accessors */
-zt_file_kind zt_file_get_kind(const zt_file *f)
-{
-    return f->model.kind;
-}
-const char *zt_file_version(const zt_file *f)
-{
-    return f->model.version ? f->model.version : "";
-}
-const char *zt_file_warning(const zt_file *f)
-{
-    return f->model.warning[0] ? f->model.warning : NULL;
-}
-uint64_t zt_file_size(const zt_file *f)
-{
-    return f->size;
-}
-const uint8_t *zt_file_bytes(const zt_file *f)
-{
-    return f->data;
-}
-int zt_file_fd(const zt_file *f)
-{
-    return f->fd;
-}
-uint64_t zt_file_manifest_offset(const zt_file *f)
-{
-    return f->manifest_offset;
-}
-uint64_t zt_file_manifest_length(const zt_file *f)
-{
-    return f->manifest_length;
-}
-const zt_value *zt_file_attributes(const zt_file *f)
-{
-    return f->model.attributes;
-}
-size_t zt_file_object_count(const zt_file *f)
-{
-    return f->model.nobj;
-}
-
-const zt_object *zt_file_object_at(const zt_file *f, size_t i)
-{
-    return i < f->model.nobj ? &f->model.objs[i] : NULL;
-}
-
-const zt_object *zt_file_find_object(const zt_file *f, const char *name, size_t len)
-{
-    return zt__model_find(&f->model, name, len);
-}
-
-/* ---- object accessors */
-const char *zt_object_name(const zt_object *o)
-{
-    return o->name;
-}
-size_t zt_object_name_len(const zt_object *o)
-{
-    return o->name_len;
-}
-const char *zt_object_format(const zt_object *o)
-{
-    return o->format;
-}
-size_t zt_object_ndim(const zt_object *o)
-{
-    return o->ndim;
-}
-const uint64_t *zt_object_shape(const zt_object *o)
-{
-    return o->shape;
-}
-int zt_object_has_shape(const zt_object *o)
-{
-    return o->has_shape;
-}
-const zt_value *zt_object_attributes(const zt_object *o)
-{
-    return o->attributes;
-}
-size_t zt_object_component_count(const zt_object *o)
-{
-    return o->ncomp;
-}
-const char *zt_object_source_name(const zt_object *o)
-{
-    return o->source_name ? o->source_name : "";
-}
-
-const zt_component *zt_object_component_at(const zt_object *o, size_t i)
-{
-    return i < o->ncomp ? &o->comps[i] : NULL;
-}
-
-const zt_component *zt_object_find_component(const zt_object *o, const char *role)
-{
-    for (size_t i = 0; i < o->ncomp; i++)
-        if (!strcmp(o->comps[i].role, role))
-            return &o->comps[i];
-    return NULL;
-}
-
-/* ---- component accessors */
-const char *zt_component_role(const zt_component *c)
-{
-    return c->role;
-}
-zt_dtype zt_component_dtype(const zt_component *c)
-{
-    return c->dtype;
-}
-const char *zt_component_type(const zt_component *c)
-{
-    return c->type;
-}
-uint64_t zt_component_offset(const zt_component *c)
-{
-    return c->offset;
-}
-uint64_t zt_component_length(const zt_component *c)
-{
-    return c->length;
-}
-zt_encoding zt_component_encoding(const zt_component *c)
-{
-    return c->encoding;
-}
-zt_digest_kind zt_component_digest_kind(const zt_component *c)
-{
-    return c->digest_kind;
-}
-const char *zt_component_digest(const zt_component *c)
-{
-    return c->digest;
-}
-
-uint64_t zt_component_decoded_length(const zt_component *c)
-{
-    return c->encoding != ZT_ENC_RAW ? c->uncompressed_length : c->length;
-}
-
-const uint8_t *zt_component_digest_bytes(const zt_component *c, size_t *len)
-{
-    size_t n = c->digest_kind == ZT_DIGEST_SHA256   ? 32
-               : c->digest_kind == ZT_DIGEST_CRC32C ? 4
-               : c->digest_kind == ZT_DIGEST_XXH3   ? 8
-                                                    : 0;
-    if (len)
-        *len = n;
-    return n ? c->digest_bin : NULL;
-}
-
-const uint8_t *zt_component_stored(const zt_file *f, const zt_component *c)
-{
-    if (f->no_data)
-        return NULL;
-    zt__source src = {0};
-    return zt__component_source(f, c, &src, NULL) ? NULL : src.data + c->offset;
-}
-
 zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_component *c,
                               int *checked, zt_error *err)
 {
@@ -489,7 +271,7 @@ zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_com
         zt__hash_pipe_start(pipe, h);
     for (uint64_t done = 0; done < c->length && !st;) {
         size_t n = c->length - done > (1u << 20) ? (1u << 20) : (size_t)(c->length - done);
-        if (buf && !(st = read_at(f, c->offset + done, n, buf, err))) {
+        if (buf && !(st = zt__read_at(f, c->offset + done, n, buf, err))) {
             if (pipe)
                 buf = zt__hash_pipe_submit(pipe, buf, n);
             else

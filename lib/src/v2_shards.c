@@ -9,8 +9,7 @@
  * alone, and reading a part in that shard fails with ZT_E_SHARD. Step 3,
  * the whole-file digest, is zt_file_shard_verify().
  *
- * Also where a component's stored bytes are (this file or a shard), and
- * the v2 per-part check: digests cover the decoded bytes (§3.4).
+ * Also the v2 per-part check: digests cover the decoded bytes (§3.4).
  */
 #include "internal.h"
 
@@ -98,26 +97,6 @@ zt_status zt__v2_open_shards(zt_file *f)
             check_shard(s);
     }
     return ZT_OK;
-}
-
-zt_status zt__component_source(const zt_file *f, const struct zt_component *c, zt__source *out,
-                               zt_error *err)
-{
-    if (!c->shard) {
-        *out = (zt__source){f->data, f->fd, f->mapped};
-        return ZT_OK;
-    }
-    const zt__shard *s = &f->model.v2->shards[c->shard - 1];
-    if (s->status)
-        return zt__fail(err, s->status, NULL, c->role, 0, 0, "%s", s->message);
-    *out = (zt__source){s->data, s->fd, true};
-    return ZT_OK;
-}
-
-int zt_component_fd(const zt_file *f, const zt_component *c)
-{
-    zt__source src = {0};
-    return zt__component_source(f, c, &src, NULL) ? -1 : src.fd;
 }
 
 /* ---- the shard table */

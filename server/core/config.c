@@ -63,6 +63,42 @@ typedef struct option {
     (offsetof(ztd_config, f) +                                                                     \
      0 * sizeof(char[sizeof(((ztd_config *)0)->f) == sizeof(int) ? 1 : -1]))
 
+/* One row maker per option type (after redis' createBoolConfig() and kin), so
+ * that a row names only what differs between options. Numbers, sizes and
+ * durations share their metavar; min and max are in bytes or ms. */
+#define OPT_BOOL(nm, fld, dflt, hlp)                                                               \
+    {                                                                                              \
+        .name = nm, .type = T_BOOL, .offset = FIELD(fld, bool), .def = dflt, .help = hlp           \
+    }
+#define OPT_NUMBER(nm, t, off, dflt, mv, lo, hi, hlp)                                              \
+    {                                                                                              \
+        .name = nm, .type = t, .offset = off, .def = dflt, .metavar = mv, .min = lo, .max = hi,    \
+        .help = hlp                                                                                \
+    }
+#define OPT_UINT(nm, fld, dflt, lo, hi, hlp)                                                       \
+    OPT_NUMBER(nm, T_UINT, FIELD(fld, unsigned), dflt, "N", lo, hi, hlp)
+#define OPT_SIZE(nm, fld, dflt, lo, hi, hlp)                                                       \
+    OPT_NUMBER(nm, T_SIZE, FIELD(fld, uint64_t), dflt, "SIZE", lo, hi, hlp)
+#define OPT_DURATION(nm, fld, dflt, lo, hi, hlp)                                                   \
+    OPT_NUMBER(nm, T_DURATION, FIELD(fld, uint64_t), dflt, "DURATION", lo, hi, hlp)
+#define OPT_ENUM(nm, fld, dflt, mv, vals, hlp)                                                     \
+    {                                                                                              \
+        .name = nm, .type = T_ENUM, .offset = ENUM_FIELD(fld), .def = dflt, .metavar = mv,         \
+        .values = vals, .help = hlp                                                                \
+    }
+/* what: the values check accepts, in words, for error messages. */
+#define OPT_STRING(nm, fld, flg, dflt, mv, chk, what, hlp)                                         \
+    {                                                                                              \
+        .name = nm, .type = T_STRING, .offset = FIELD(fld, char *), .flags = flg, .def = dflt,     \
+        .metavar = mv, .check = chk, .allowed = what, .help = hlp                                  \
+    }
+/* No default: the sample config file shows ex instead. */
+#define OPT_REQUIRED_STRING(nm, fld, ex, mv, chk, what, hlp)                                       \
+    {                                                                                              \
+        .name = nm, .type = T_STRING, .offset = FIELD(fld, char *), .flags = F_REQUIRED,           \
+        .example = ex, .metavar = mv, .check = chk, .allowed = what, .help = hlp                   \
+    }
+
 static int check_nonempty(const char *v, char *why, size_t whylen);
 static int check_listen(const char *v, char *why, size_t whylen);
 static int check_header_value(const char *v, char *why, size_t whylen);
@@ -71,304 +107,125 @@ static const char *const access_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 
 static const option options[] = {
-    {.name = "config",
-     .type = T_STRING,
-     .offset = FIELD(config_path, char *),
-     .flags = F_NOFILE,
-     .metavar = "FILE",
-     .check = check_nonempty,
-     .allowed = "a file path",
-     .help = "Read options from this JSON file: one object whose keys are the option names "
-             "below. Flags and environment variables override it; an unknown key is an error."},
-    {.name = "root",
-     .type = T_STRING,
-     .offset = FIELD(root, char *),
-     .flags = F_REQUIRED,
-     .example = "/srv/models",
-     .metavar = "DIR",
-     .check = check_nonempty,
-     .allowed = "a directory path",
-     .help = "Directory whose zTensor files are served. Required."},
-    {.name = "listen",
-     .type = T_STRING,
-     .offset = FIELD(listen, char *),
-     .def = "127.0.0.1:7070",
-     .metavar = "HOST:PORT",
-     .check = check_listen,
-     .allowed = "HOST:PORT or [IPv6]:PORT with a port from 0 to 65535",
-     .help = "Address to listen on: HOST:PORT with a host name or IPv4 address, or [IPv6]:PORT. "
-             "`0.0.0.0` or `[::]` listen on every interface; port 0 picks a free port."},
-    {.name = "threads",
-     .type = T_UINT,
-     .offset = FIELD(threads, unsigned),
-     .def = "0",
-     .metavar = "N",
-     .min = 0,
-     .max = 256,
-     .help = "Worker threads that serve connections; 0 means one per CPU core."},
-    {.name = "max_manifest_size",
-     .type = T_SIZE,
-     .offset = FIELD(max_manifest_size, uint64_t),
-     .def = "64M",
-     .metavar = "SIZE",
-     .min = KIB,
-     .max = GIB,
-     .help = "Largest manifest read from a file; a file whose manifest is larger is refused."},
-    {.name = "max_ranges",
-     .type = T_UINT,
-     .offset = FIELD(max_ranges, unsigned),
-     .def = "64",
-     .metavar = "N",
-     .min = 1,
-     .max = 64,
-     .help = "Most byte ranges one request may ask for: the cap on the parts of a "
-             "multipart/byteranges response."},
-    {.name = "max_decode_streams",
-     .type = T_UINT,
-     .offset = FIELD(max_decode_streams, unsigned),
-     .def = "32",
-     .metavar = "N",
-     .min = 1,
-     .max = 65536,
-     .help = "Most zstd components decoded at once for clients that do not accept zstd; more "
+    OPT_STRING("config", config_path, F_NOFILE, NULL, "FILE", check_nonempty, "a file path",
+               "Read options from this JSON file: one object whose keys are the option names "
+               "below. Flags and environment variables override it; an unknown key is an error."),
+    OPT_REQUIRED_STRING("root", root, "/srv/models", "DIR", check_nonempty, "a directory path",
+                        "Directory whose zTensor files are served. Required."),
+    OPT_STRING("listen", listen, 0, "127.0.0.1:7070", "HOST:PORT", check_listen,
+               "HOST:PORT or [IPv6]:PORT with a port from 0 to 65535",
+               "Address to listen on: HOST:PORT with a host name or IPv4 address, or [IPv6]:PORT. "
+               "`0.0.0.0` or `[::]` listen on every interface; port 0 picks a free port."),
+    OPT_UINT("threads", threads, "0", 0, 256,
+             "Worker threads that serve connections; 0 means one per CPU core."),
+    OPT_SIZE("max_manifest_size", max_manifest_size, "64M", KIB, GIB,
+             "Largest manifest read from a file; a file whose manifest is larger is refused."),
+    OPT_UINT("max_ranges", max_ranges, "64", 1, 64,
+             "Most byte ranges one request may ask for: the cap on the parts of a "
+             "multipart/byteranges response."),
+    OPT_UINT("max_decode_streams", max_decode_streams, "32", 1, 65536,
+             "Most zstd components decoded at once for clients that do not accept zstd; more "
              "are answered 503 with Retry-After. Each decoding stream holds its frame's window "
              "(2 MiB for files written at the default level, at most 8 MiB) plus about 800 KiB "
-             "of buffers until its response is sent."},
-    {.name = "connection_limit",
-     .type = T_UINT,
-     .offset = FIELD(connection_limit, unsigned),
-     .def = "1024",
-     .metavar = "N",
-     .min = 1,
-     .max = 1048576,
-     .help = "Most client connections open at once. Near it, connections waiting for a "
+             "of buffers until its response is sent."),
+    OPT_UINT("connection_limit", connection_limit, "1024", 1, 1048576,
+             "Most client connections open at once. Near it, connections waiting for a "
              "request (idle keep-alive, or nothing sent yet) are closed, oldest first, to make "
              "room; and a reserve of a sixteenth of it (1 to 64) is kept: once busy connections "
              "fill the rest, requests other than /healthz, /readyz and /metrics are answered "
-             "503 overloaded."},
-    {.name = "connection_timeout",
-     .type = T_DURATION,
-     .offset = FIELD(connection_timeout_ms, uint64_t),
-     .def = "60s",
-     .metavar = "DURATION",
-     .min = SEC,
-     .max = 24 * HOUR,
-     .help = "Close a connection that has been idle this long."},
-    {.name = "header_timeout",
-     .type = T_DURATION,
-     .offset = FIELD(header_timeout_ms, uint64_t),
-     .def = "30s",
-     .metavar = "DURATION",
-     .min = 0,
-     .max = HOUR,
-     .help = "A request's headers must be complete this long after the connection was "
-             "accepted, or after the previous request on it ended; else the connection is "
-             "closed. Unlike connection_timeout, sending a byte now and then does not extend "
-             "it (slowloris). It also bounds how long a keep-alive connection may stay idle. "
-             "0 disables it."},
-    {.name = "min_body_rate",
-     .type = T_SIZE,
-     .offset = FIELD(min_body_rate, uint64_t),
-     .def = "4K",
-     .metavar = "SIZE",
-     .min = 0,
-     .max = GIB,
-     .help = "Bytes per second a request body must arrive at, measured over 10 s windows "
-             "from the end of its headers; a slower upload is cut. 0 disables it."},
-    {.name = "max_connections_per_address",
-     .type = T_UINT,
-     .offset = FIELD(max_connections_per_address, unsigned),
-     .def = "0",
-     .metavar = "N",
-     .min = 0,
-     .max = 1048576,
-     .help = "Most connections open at once from one client IP address; more are closed "
+             "503 overloaded."),
+    OPT_DURATION("connection_timeout", connection_timeout_ms, "60s", SEC, 24 * HOUR,
+                 "Close a connection that has been idle this long."),
+    OPT_DURATION("header_timeout", header_timeout_ms, "30s", 0, HOUR,
+                 "A request's headers must be complete this long after the connection was "
+                 "accepted, or after the previous request on it ended; else the connection is "
+                 "closed. Unlike connection_timeout, sending a byte now and then does not extend "
+                 "it (slowloris). It also bounds how long a keep-alive connection may stay idle. "
+                 "0 disables it."),
+    OPT_SIZE("min_body_rate", min_body_rate, "4K", 0, GIB,
+             "Bytes per second a request body must arrive at, measured over 10 s windows "
+             "from the end of its headers; a slower upload is cut. 0 disables it."),
+    OPT_UINT("max_connections_per_address", max_connections_per_address, "0", 0, 1048576,
+             "Most connections open at once from one client IP address; more are closed "
              "as they are accepted, before a request is read. 0 means no limit: the "
              "default, because behind a proxy every client shares the proxy's address. Set "
-             "it when clients connect directly."},
-    {.name = "lingering_max",
-     .type = T_SIZE,
-     .offset = FIELD(lingering_max, uint64_t),
-     .def = "64M",
-     .metavar = "SIZE",
-     .min = 0,
-     .max = 1024 * TIB,
-     .help = "A request refused while its body is still to come (401, 403, 412, 413, 507, ... "
+             "it when clients connect directly."),
+    OPT_SIZE("lingering_max", lingering_max, "64M", 0, 1024 * TIB,
+             "A request refused while its body is still to come (401, 403, 412, 413, 507, ... "
              "before the body, or a limit hit during it) is answered once the body has been "
              "read and dropped, so that a client that sends its body without waiting for "
              "`100 Continue` can read the answer. Past this many body bytes (or a declared "
              "Content-Length above it) the server answers at once, or closes the connection "
              "if the body has already begun, and such a client sees a reset instead. 0: never "
-             "read a refused body."},
-    {.name = "lingering_timeout",
-     .type = T_DURATION,
-     .offset = FIELD(lingering_timeout_ms, uint64_t),
-     .def = "30s",
-     .metavar = "DURATION",
-     .min = 0,
-     .max = HOUR,
-     .help = "How long the server goes on reading a refused request's body (see "
-             "lingering_max) before it closes the connection."},
-    {.name = "shutdown_grace",
-     .type = T_DURATION,
-     .offset = FIELD(shutdown_grace_ms, uint64_t),
-     .def = "10s",
-     .metavar = "DURATION",
-     .min = 0,
-     .max = HOUR,
-     .help = "After SIGTERM or SIGINT, how long requests in flight may take to finish before "
-             "the server exits anyway."},
-    {.name = "access_log",
-     .type = T_STRING,
-     .offset = FIELD(access_log, char *),
-     .def = "-",
-     .metavar = "PATH",
-     .check = check_nonempty,
-     .allowed = "-, off or a file path",
-     .help = "Where the access log goes: `-` for standard error, `off` for nowhere, or a file "
-             "(appended to, and reopened on SIGHUP)."},
-    {.name = "access_log_format",
-     .type = T_ENUM,
-     .offset = ENUM_FIELD(access_log_format),
-     .def = "text",
-     .metavar = "FORMAT",
-     .values = access_formats,
-     .help = "Access log lines: text (the common log format plus the duration in seconds and "
-             "the request id) or json (one JSON object per line)."},
-    {.name = "log_level",
-     .type = T_ENUM,
-     .offset = ENUM_FIELD(log_level),
-     .def = "info",
-     .metavar = "LEVEL",
-     .values = log_levels,
-     .help = "Least severe error-log messages that are written."},
-    {.name = "error_log",
-     .type = T_STRING,
-     .offset = FIELD(error_log, char *),
-     .def = "-",
-     .metavar = "PATH",
-     .check = check_nonempty,
-     .allowed = "- or a file path",
-     .help = "Where the error log goes: `-` for standard error, or a file (appended to, and "
-             "reopened on SIGHUP)."},
-    {.name = "watch",
-     .type = T_BOOL,
-     .offset = FIELD(watch, bool),
-     .def = "true",
-     .help = "Watch root with inotify and rescan when files appear, change or disappear."},
-    {.name = "rescan_debounce",
-     .type = T_DURATION,
-     .offset = FIELD(rescan_debounce_ms, uint64_t),
-     .def = "200ms",
-     .metavar = "DURATION",
-     .min = 0,
-     .max = MINUTE,
-     .help = "After a change under root, wait this long for further changes before "
-             "rescanning, so that a burst of changes costs one rescan."},
-    {.name = "cache_control",
-     .type = T_STRING,
-     .offset = FIELD(cache_control, char *),
-     .def = "public, max-age=0, s-maxage=1, proxy-revalidate",
-     .metavar = "VALUE",
-     .check = check_header_value,
-     .allowed = "printable ASCII",
-     .help = "Cache-Control header of responses whose URL names a file by path, and whose "
-             "content can therefore change. The default lets browsers revalidate every use and "
-             "shared caches (nginx proxy_cache, Varnish) store a response for 1 s and then "
-             "revalidate it by ETag (see docs/NGINX-CACHE.md; nginx does not store no-cache "
-             "responses). Empty sends no Cache-Control header."},
-    {.name = "verify_digests",
-     .type = T_BOOL,
-     .offset = FIELD(verify_digests, bool),
-     .def = "true",
-     .help = "Hash every sha256-digested component in the background (one thread, lowest CPU "
+             "read a refused body."),
+    OPT_DURATION("lingering_timeout", lingering_timeout_ms, "30s", 0, HOUR,
+                 "How long the server goes on reading a refused request's body (see "
+                 "lingering_max) before it closes the connection."),
+    OPT_DURATION("shutdown_grace", shutdown_grace_ms, "10s", 0, HOUR,
+                 "After SIGTERM or SIGINT, how long requests in flight may take to finish before "
+                 "the server exits anyway."),
+    OPT_STRING("access_log", access_log, 0, "-", "PATH", check_nonempty, "-, off or a file path",
+               "Where the access log goes: `-` for standard error, `off` for nowhere, or a file "
+               "(appended to, and reopened on SIGHUP)."),
+    OPT_ENUM("access_log_format", access_log_format, "text", "FORMAT", access_formats,
+             "Access log lines: text (the common log format plus the duration in seconds and "
+             "the request id) or json (one JSON object per line)."),
+    OPT_ENUM("log_level", log_level, "info", "LEVEL", log_levels,
+             "Least severe error-log messages that are written."),
+    OPT_STRING("error_log", error_log, 0, "-", "PATH", check_nonempty, "- or a file path",
+               "Where the error log goes: `-` for standard error, or a file (appended to, and "
+               "reopened on SIGHUP)."),
+    OPT_BOOL("watch", watch, "true",
+             "Watch root with inotify and rescan when files appear, change or disappear."),
+    OPT_DURATION("rescan_debounce", rescan_debounce_ms, "200ms", 0, MINUTE,
+                 "After a change under root, wait this long for further changes before "
+                 "rescanning, so that a burst of changes costs one rescan."),
+    OPT_STRING("cache_control", cache_control, 0, "public, max-age=0, s-maxage=1, proxy-revalidate",
+               "VALUE", check_header_value, "printable ASCII",
+               "Cache-Control header of responses whose URL names a file by path, and whose "
+               "content can therefore change. The default lets browsers revalidate every use and "
+               "shared caches (nginx proxy_cache, Varnish) store a response for 1 s and then "
+               "revalidate it by ETag (see docs/NGINX-CACHE.md; nginx does not store no-cache "
+               "responses). Empty sends no Cache-Control header."),
+    OPT_BOOL("verify_digests", verify_digests, "true",
+             "Hash every sha256-digested component in the background (one thread, lowest CPU "
              "and I/O priority) after each scan, once per file version. Only a verified "
              "component is named by its digest: `ETag: \"sha256:...\"`, Repr-Digest, and an "
              "immutable blob URL; until then it is served with the validators of a digest-less "
              "component, and a component whose bytes do not match never is. Off saves the "
              "reading and hashing of the whole tree, but then only files the server verified "
-             "itself (whole-file uploads) are ever named by their digests."},
-    {.name = "tokens_file",
-     .type = T_STRING,
-     .offset = FIELD(tokens_file, char *),
-     .def = "",
-     .metavar = "PATH",
-     .allowed = "a file path, or empty for none",
-     .help = "Bearer tokens, one `<scope> <token>` per line (scope `read` or `write`; `#` "
-             "starts a comment). Without it, writes are refused unless allow_anonymous_writes "
-             "is set. Tokens are never logged."},
-    {.name = "require_read_token",
-     .type = T_BOOL,
-     .offset = FIELD(require_read_token, bool),
-     .def = "false",
-     .help = "Require a `read` (or `write`) token for reads too; /healthz, /readyz and "
-             "/metrics stay open."},
-    {.name = "allow_anonymous_writes",
-     .type = T_BOOL,
-     .offset = FIELD(allow_anonymous_writes, bool),
-     .def = "false",
-     .help = "Accept uploads and deletes without a token when no tokens_file is set. For "
-             "tests and trusted single-user setups only."},
-    {.name = "max_upload_size",
-     .type = T_SIZE,
-     .offset = FIELD(max_upload_size, uint64_t),
-     .def = "1T",
-     .metavar = "SIZE",
-     .min = KIB,
-     .max = 1024 * TIB,
-     .help = "Largest file one upload (a whole-file PUT or a session) may write; more is "
-             "answered 413."},
-    {.name = "max_uploads",
-     .type = T_UINT,
-     .offset = FIELD(max_uploads, unsigned),
-     .def = "16",
-     .metavar = "N",
-     .min = 1,
-     .max = 4096,
-     .help = "Most whole-file uploads and open upload sessions at once; more are answered 503 "
+             "itself (whole-file uploads) are ever named by their digests."),
+    OPT_STRING("tokens_file", tokens_file, 0, "", "PATH", NULL, "a file path, or empty for none",
+               "Bearer tokens, one `<scope> <token>` per line (scope `read` or `write`; `#` "
+               "starts a comment). Without it, writes are refused unless allow_anonymous_writes "
+               "is set. Tokens are never logged."),
+    OPT_BOOL("require_read_token", require_read_token, "false",
+             "Require a `read` (or `write`) token for reads too; /healthz, /readyz and "
+             "/metrics stay open."),
+    OPT_BOOL("allow_anonymous_writes", allow_anonymous_writes, "false",
+             "Accept uploads and deletes without a token when no tokens_file is set. For "
+             "tests and trusted single-user setups only."),
+    OPT_SIZE("max_upload_size", max_upload_size, "1T", KIB, 1024 * TIB,
+             "Largest file one upload (a whole-file PUT or a session) may write; more is "
+             "answered 413."),
+    OPT_UINT("max_uploads", max_uploads, "16", 1, 4096,
+             "Most whole-file uploads and open upload sessions at once; more are answered 503 "
              "with Retry-After. Each one streaming holds up to 4 MiB of buffers (1 MiB for "
-             "its bytes, 3 more while their SHA-256 runs on another thread)."},
-    {.name = "disk_reserve",
-     .type = T_SIZE,
-     .offset = FIELD(disk_reserve, uint64_t),
-     .def = "1G",
-     .metavar = "SIZE",
-     .min = 0,
-     .max = 1024 * TIB,
-     .help = "Free space to leave on the root's filesystem: an upload that would go below it "
-             "is refused, before and while it is written, with 507."},
-    {.name = "max_session_components",
-     .type = T_UINT,
-     .offset = FIELD(max_session_components, unsigned),
-     .def = "100000",
-     .metavar = "N",
-     .min = 1,
-     .max = 10000000,
-     .help = "Most components one upload session may hold; more are answered 413."},
-    {.name = "session_idle_timeout",
-     .type = T_DURATION,
-     .offset = FIELD(session_idle_timeout_ms, uint64_t),
-     .def = "1h",
-     .metavar = "DURATION",
-     .min = SEC,
-     .max = 7 * 24 * HOUR,
-     .help = "An upload session with no request for this long is aborted and its staging file "
-             "removed."},
-    {.name = "tls_cert",
-     .type = T_STRING,
-     .offset = FIELD(tls_cert, char *),
-     .def = "",
-     .metavar = "PATH",
-     .allowed = "a PEM file path, or empty for plain HTTP",
-     .help = "Serve HTTPS with this PEM certificate (chain); needs tls_key. Responses are then "
-             "copied through the TLS library instead of sent with sendfile."},
-    {.name = "tls_key",
-     .type = T_STRING,
-     .offset = FIELD(tls_key, char *),
-     .def = "",
-     .metavar = "PATH",
-     .allowed = "a PEM file path, or empty for plain HTTP",
-     .help = "The PEM private key of tls_cert."},
+             "its bytes, 3 more while their SHA-256 runs on another thread)."),
+    OPT_SIZE("disk_reserve", disk_reserve, "1G", 0, 1024 * TIB,
+             "Free space to leave on the root's filesystem: an upload that would go below it "
+             "is refused, before and while it is written, with 507."),
+    OPT_UINT("max_session_components", max_session_components, "100000", 1, 10000000,
+             "Most components one upload session may hold; more are answered 413."),
+    OPT_DURATION("session_idle_timeout", session_idle_timeout_ms, "1h", SEC, 7 * 24 * HOUR,
+                 "An upload session with no request for this long is aborted and its staging file "
+                 "removed."),
+    OPT_STRING("tls_cert", tls_cert, 0, "", "PATH", NULL,
+               "a PEM file path, or empty for plain HTTP",
+               "Serve HTTPS with this PEM certificate (chain); needs tls_key. Responses are then "
+               "copied through the TLS library instead of sent with sendfile."),
+    OPT_STRING("tls_key", tls_key, 0, "", "PATH", NULL, "a PEM file path, or empty for plain HTTP",
+               "The PEM private key of tls_cert."),
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -1373,9 +1230,24 @@ static void synopsis_of(char *buf, size_t cap, const option *o)
         snprintf(buf, cap, "%s %s", flag, o->metavar);
 }
 
+/* Everything --help and docs/CONFIG.md say about one option. */
+typedef struct opt_texts {
+    char syn[160], allowed[160], def[160], env[NAME_MAX_LEN + 16], flag[NAME_MAX_LEN + 4];
+} opt_texts;
+
+static void texts_of(opt_texts *t, const option *o)
+{
+    synopsis_of(t->syn, sizeof t->syn, o);
+    allowed_text(t->allowed, sizeof t->allowed, o);
+    default_text(t->def, sizeof t->def, o);
+    env_name(t->env, sizeof t->env, o);
+    flag_name(t->flag, sizeof t->flag, o);
+}
+
 void ztd_config_help(FILE *f, const char *prog)
 {
-    char line[512], allowed[160], def[160], env[NAME_MAX_LEN + 16], syn[160];
+    char line[512];
+    opt_texts t;
     if (!prog || !*prog)
         prog = "ztensord";
     fprintf(f, "NAME\n    %s - serve zTensor files over HTTP\n\n", prog);
@@ -1390,14 +1262,11 @@ void ztd_config_help(FILE *f, const char *prog)
     fprintf(f, "\nOPTIONS\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const option *o = &options[i];
-        synopsis_of(syn, sizeof syn, o);
-        allowed_text(allowed, sizeof allowed, o);
-        default_text(def, sizeof def, o);
-        env_name(env, sizeof env, o);
-        fprintf(f, "    %s\n", syn);
+        texts_of(&t, o);
+        fprintf(f, "    %s\n", t.syn);
         wrap(f, 8, o->help);
-        snprintf(line, sizeof line, "Allowed: %s. Default: %s. Environment: %s.%s", allowed, def,
-                 env, (o->flags & F_NOFILE) ? "" : " Config file key:");
+        snprintf(line, sizeof line, "Allowed: %s. Default: %s. Environment: %s.%s", t.allowed,
+                 t.def, t.env, (o->flags & F_NOFILE) ? "" : " Config file key:");
         if (!(o->flags & F_NOFILE)) {
             size_t n = strlen(line);
             snprintf(line + n, sizeof line - n, " %s.", o->name);
@@ -1439,7 +1308,7 @@ static void md_cell(FILE *f, const char *s)
 
 void ztd_config_markdown(FILE *f)
 {
-    char allowed[160], def[160], env[NAME_MAX_LEN + 16], flag[NAME_MAX_LEN + 4], syn[160];
+    opt_texts t;
     fprintf(f, "# ztensord configuration\n\n"
                "<!-- Generated from the option table in server/core/config.c by "
                "ztd_config_markdown() (ztensord --dump-config-markdown); do not edit. "
@@ -1469,28 +1338,23 @@ void ztd_config_markdown(FILE *f)
     fprintf(f, "## Options\n\n| Option | Type | Default | Environment |\n|---|---|---|---|\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const option *o = &options[i];
-        default_text(def, sizeof def, o);
-        env_name(env, sizeof env, o);
+        texts_of(&t, o);
         fprintf(f, "| [`%s`](#%s) | %s | ", o->name, o->name, type_name(o));
-        md_cell(f, def);
-        fprintf(f, " | `%s` |\n", env);
+        md_cell(f, t.def);
+        fprintf(f, " | `%s` |\n", t.env);
     }
     fputc('\n', f);
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const option *o = &options[i];
-        synopsis_of(syn, sizeof syn, o);
-        allowed_text(allowed, sizeof allowed, o);
-        default_text(def, sizeof def, o);
-        env_name(env, sizeof env, o);
-        flag_name(flag, sizeof flag, o);
+        texts_of(&t, o);
         fprintf(f, "### %s\n\n%s\n\n", o->name, o->help);
-        fprintf(f, "- Type: %s; allowed: %s\n", type_name(o), allowed);
-        fprintf(f, "- Default: %s\n", def);
+        fprintf(f, "- Type: %s; allowed: %s\n", type_name(o), t.allowed);
+        fprintf(f, "- Default: %s\n", t.def);
         if (o->type == T_BOOL)
-            fprintf(f, "- Flag: `%s`, `--no-%s`, `%s=true|false`\n", flag, flag + 2, flag);
+            fprintf(f, "- Flag: `%s`, `--no-%s`, `%s=true|false`\n", t.flag, t.flag + 2, t.flag);
         else
-            fprintf(f, "- Flag: `%s %s` or `%s=%s`\n", flag, o->metavar, flag, o->metavar);
-        fprintf(f, "- Environment: `%s`\n", env);
+            fprintf(f, "- Flag: `%s %s` or `%s=%s`\n", t.flag, o->metavar, t.flag, o->metavar);
+        fprintf(f, "- Environment: `%s`\n", t.env);
         if (o->flags & F_NOFILE)
             fprintf(f, "- Config file: not allowed\n\n");
         else

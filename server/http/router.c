@@ -351,23 +351,9 @@ ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match
 const char *ztd_route_name(ztd_route_id route)
 {
     static const char *const names[ZTD_ROUTE_COUNT] = {
-        [ZTD_ROUTE_NONE] = "none",
-        [ZTD_ROUTE_HEALTHZ] = "healthz",
-        [ZTD_ROUTE_READYZ] = "readyz",
-        [ZTD_ROUTE_METRICS] = "metrics",
-        [ZTD_ROUTE_LIST] = "list",
-        [ZTD_ROUTE_MANIFEST] = "manifest",
-        [ZTD_ROUTE_PUT_FILE] = "put_file",
-        [ZTD_ROUTE_DELETE_FILE] = "delete_file",
-        [ZTD_ROUTE_RAW] = "raw",
-        [ZTD_ROUTE_OBJECT] = "object",
-        [ZTD_ROUTE_COMPONENT] = "component",
-        [ZTD_ROUTE_BLOB] = "blob",
-        [ZTD_ROUTE_UPLOAD_NEW] = "upload_new",
-        [ZTD_ROUTE_UPLOAD_STATUS] = "upload_status",
-        [ZTD_ROUTE_UPLOAD_ABORT] = "upload_abort",
-        [ZTD_ROUTE_UPLOAD_COMPONENT] = "upload_component",
-        [ZTD_ROUTE_UPLOAD_COMMIT] = "upload_commit",
+#define ZTD__ROUTE_NAME(id, name) [ZTD_ROUTE_##id] = #name,
+        ZTD_ROUTES(ZTD__ROUTE_NAME)
+#undef ZTD__ROUTE_NAME
     };
     if ((unsigned)route >= ZTD_ROUTE_COUNT || names[route] == NULL)
         return "none";

@@ -71,25 +71,33 @@ extern "C" {
 #define ZTD_PATH_MAX 4096    /* longest raw path accepted, in bytes */
 #define ZTD_UPLOAD_ID_MAX 64 /* longest upload id */
 
+/* Every route, once: X(ID, name) gives ZTD_ROUTE_<ID> and the name
+ * ztd_route_name() returns (metrics labels, logs). NONE: no route (any
+ * non-OK result). */
+#define ZTD_ROUTES(X)                                                                              \
+    X(NONE, none)                                                                                  \
+    X(HEALTHZ, healthz)                                                                            \
+    X(READYZ, readyz)                                                                              \
+    X(METRICS, metrics)                                                                            \
+    X(LIST, list)                                                                                  \
+    X(MANIFEST, manifest)                                                                          \
+    X(PUT_FILE, put_file)                                                                          \
+    X(DELETE_FILE, delete_file)                                                                    \
+    X(RAW, raw)                                                                                    \
+    X(OBJECT, object)                                                                              \
+    X(COMPONENT, component)                                                                        \
+    X(BLOB, blob)                                                                                  \
+    X(UPLOAD_NEW, upload_new)                                                                      \
+    X(UPLOAD_STATUS, upload_status)                                                                \
+    X(UPLOAD_ABORT, upload_abort)                                                                  \
+    X(UPLOAD_COMPONENT, upload_component)                                                          \
+    X(UPLOAD_COMMIT, upload_commit)
+
 typedef enum ztd_route_id {
-    ZTD_ROUTE_NONE = 0, /* no route (any non-OK result) */
-    ZTD_ROUTE_HEALTHZ,
-    ZTD_ROUTE_READYZ,
-    ZTD_ROUTE_METRICS,
-    ZTD_ROUTE_LIST,
-    ZTD_ROUTE_MANIFEST,
-    ZTD_ROUTE_PUT_FILE,
-    ZTD_ROUTE_DELETE_FILE,
-    ZTD_ROUTE_RAW,
-    ZTD_ROUTE_OBJECT,
-    ZTD_ROUTE_COMPONENT,
-    ZTD_ROUTE_BLOB,
-    ZTD_ROUTE_UPLOAD_NEW,
-    ZTD_ROUTE_UPLOAD_STATUS,
-    ZTD_ROUTE_UPLOAD_ABORT,
-    ZTD_ROUTE_UPLOAD_COMPONENT,
-    ZTD_ROUTE_UPLOAD_COMMIT,
-    ZTD_ROUTE_COUNT
+#define ZTD__ROUTE_ID(id, name) ZTD_ROUTE_##id,
+    ZTD_ROUTES(ZTD__ROUTE_ID)
+#undef ZTD__ROUTE_ID
+        ZTD_ROUTE_COUNT
 } ztd_route_id;
 
 /* Numbered as the HTTP status to answer with, except OK. */

@@ -52,12 +52,39 @@ static void message_that_fits_is_not_marked(void **state)
     assert_string_equal(e.message, "ZT_E_IO: read failed");
 }
 
+static zt_status vset(zt_error *e, zt_status code, const char *obj, const char *comp, int has_off,
+                      uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    zt_status st = zt_error_vset(e, code, obj, comp, has_off, off, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* The exported builder (for libztensor-remote) is the one zt__fail uses. */
+static void exported_builder_is_the_same(void **state)
+{
+    (void)state;
+    char obj[200];
+    memset(obj, 'o', sizeof(obj) - 1);
+    obj[sizeof(obj) - 1] = 0;
+    zt_error a, b;
+    memset(&a, 0x55, sizeof(a));
+    memset(&b, 0x55, sizeof(b));
+    zt__fail(&a, ZT_E_BOUNDS, obj, "data", 1, 7, "%s at %d", "gap", 3);
+    assert_int_equal(vset(&b, ZT_E_BOUNDS, obj, "data", 1, 7, "%s at %d", "gap", 3), ZT_E_BOUNDS);
+    assert_memory_equal(&a, &b, sizeof(a));
+    assert_int_equal(vset(NULL, ZT_E_IO, NULL, NULL, 0, 0, "x"), ZT_E_IO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_object_component_offset),
         cmocka_unit_test(long_message_is_cut_and_marked),
         cmocka_unit_test(message_that_fits_is_not_marked),
+        cmocka_unit_test(exported_builder_is_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,16 @@ rexpect() {
     RMSG=$(grep '^remote_check: ZT_E_' "$T/rc.err" | head -1)
 }
 
+# stop_pid VAR: SIGTERM the background process whose pid is in $VAR (if
+# any), reap it, and empty VAR.
+stop_pid() {
+    local pid=${!1}
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    printf -v "$1" '%s' ''
+}
+
 # start_nginx ROOT: nginx serving ROOT as static files on an ephemeral port
 # (NPORT). Returns 1 (after a SKIP line) when nginx is not installed.
 start_nginx() {
@@ -52,7 +62,7 @@ start_nginx() {
     local pre=$T/nginx i
     mkdir -p "$pre"
     chmod 755 "$T" "$pre" # nginx workers may run as nobody
-    NPORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    NPORT=$(free_port)
     sed -e "s|@PREFIX@|$pre|g" -e "s|@ROOT@|$1|g" -e "s|@PORT@|$NPORT|g" \
         "$REMOTE_DIR/nginx-static.conf" >"$pre/nginx.conf"
     "$NGINX" -p "$pre" -c "$pre/nginx.conf" >/dev/null 2>"$pre/stderr.log" &
@@ -65,12 +75,7 @@ start_nginx() {
     bad "nginx starts" "$(cat "$pre/stderr.log" "$pre/error.log" 2>/dev/null | head -c 400)"
     return 1
 }
-stop_nginx() {
-    [ -n "$N_PID" ] || return 0
-    kill -TERM "$N_PID" 2>/dev/null
-    wait "$N_PID" 2>/dev/null
-    N_PID=
-}
+stop_nginx() { stop_pid N_PID; }
 at_exit stop_nginx
 
 # start_relay ORIGIN_PORT MODE [ARGS...]: relay.py in front of an origin;
@@ -91,12 +96,7 @@ start_relay() {
     bad "relay starts" "$(head -c 300 "$T/relay$R_N.err")"
     return 1
 }
-stop_relay() {
-    [ -n "$R_PID" ] || return 0
-    kill -TERM "$R_PID" 2>/dev/null
-    wait "$R_PID" 2>/dev/null
-    R_PID=
-}
+stop_relay() { stop_pid R_PID; }
 at_exit stop_relay
 
 # elapsed CMD...: runs CMD, sets SECS to its wall time (seconds, 2 decimals).

@@ -1,8 +1,9 @@
 /*
- * libztensor's experimental API: hooks that ztensord's upload paths need and
- * that are not part of the stable interface in ztensor.h. They may change or
- * go away in any release, like zstd's ZSTD_STATIC_LINKING_ONLY section; a
- * program that wants a stable ABI uses ztensor.h alone.
+ * libztensor's experimental API: hooks that ztensord's upload paths and
+ * libztensor-remote need and that are not part of the stable interface in
+ * ztensor.h. They may change or go away in any release, like zstd's
+ * ZSTD_STATIC_LINKING_ONLY section; a program that wants a stable ABI uses
+ * ztensor.h alone.
  *
  * Ownership and errors follow ztensor.h.
  */
@@ -10,6 +11,8 @@
 #define ZTENSOR_EXPERIMENTAL_H
 
 #include "ztensor.h"
+
+#include <stdarg.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +87,16 @@ ZT_API void zt_writeback_note(zt_writeback *wb, uint64_t written);
 #define ZT_PUBLISH_NOSYNC 2u
 ZT_API zt_status zt_publish_rename(int src_dir, const char *src, int dst_dir, const char *dst,
                                    unsigned flags, int *replaced, zt_error *err);
+
+/* The message builder of every libztensor error, for a library layered on it
+ * (libztensor-remote) whose errors take the same shape: fills err (when not
+ * NULL) with code, object, component and offset (has_offset: whether offset
+ * counts), and the message "ZT_E_X: detail (object "o", component "c", byte
+ * N)" where detail is fmt formatted with ap; a message too long for
+ * err->message is cut and ends in "...". Returns code. */
+ZT_API zt_status zt_error_vset(zt_error *err, zt_status code, const char *object,
+                               const char *component, int has_offset, uint64_t offset,
+                               const char *fmt, va_list ap);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,35 @@
+/*
+ * zt pull's local names: which names from a server's listing may be written
+ * under the destination directory, and how a directory and a name are
+ * joined. Apart from tool_pull.c so that tests reach them
+ * (tests/cli/test_pull_names.c).
+ */
+#include "tool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tool_pull_safe_rel(const char *rel)
+{
+    if (!*rel || *rel == '/')
+        return 0;
+    for (const char *p = rel; *p;) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+        p += n + (e != NULL);
+        if (e && !*p)
+            return 0;
+    }
+    return 1;
+}
+
+char *tool_path_join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", a, *a && a[strlen(a) - 1] != '/' ? "/" : "", b);
+    return s;
+}

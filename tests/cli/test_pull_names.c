@@ -1,0 +1,43 @@
+/*
+ * test_pull_names.c: zt pull's local names (cli/tool_pull_names.c): a name a
+ * server lists is written under DIR only when it cannot leave DIR, and paths
+ * are joined with exactly one '/'.
+ */
+#include "cli_test.h"
+
+static void safe_names(void **state)
+{
+    (void)state;
+    const char *ok[] = {"m.zt", "a/b.zt", "a/b/c.zt", ".hidden.zt", "a/..b", "...", "a/.b/c"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        assert_true(tool_pull_safe_rel(ok[i]));
+    const char *bad[] = {"",     "/etc/passwd", "..",   ".",    "../m.zt", "a/../../m.zt",
+                         "a/..", "a/./b",       "a//b", "a/b/", "./m.zt",  "/"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(tool_pull_safe_rel(bad[i]));
+}
+
+static void joins(void **state)
+{
+    (void)state;
+    const char *cases[][3] = {
+        {"dir", "m.zt", "dir/m.zt"},
+        {"dir/", "m.zt", "dir/m.zt"},
+        {"", "m.zt", "m.zt"},
+        {"/", "m.zt", "/m.zt"},
+        {"http://127.0.0.1:1/f/", "a%20b.zt", "http://127.0.0.1:1/f/a%20b.zt"},
+        {"a/b", "c/d", "a/b/c/d"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *s = tool_path_join(cases[i][0], cases[i][1]);
+        assert_non_null(s);
+        assert_string_equal(s, cases[i][2]);
+        free(s);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(safe_names), cmocka_unit_test(joins)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
