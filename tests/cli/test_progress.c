@@ -43,7 +43,8 @@ static char *write_file(const char *dir, const char *name, zt_encoding enc, cons
 {
     char *path = malloc(4096);
     assert_non_null(path);
-    snprintf(path, 4096, "%s/%s", dir, name);
+    int k = snprintf(path, 4096, "%s/%s", dir, name);
+    assert_true(k > 0 && k < 4096);
     zt_writer *w;
     zt_error err;
     assert_int_equal(zt_writer_open(path, NULL, &w, &err), ZT_OK);
