@@ -16,7 +16,7 @@
  * Absent: false. */
 bool ztd_accepts_zstd(const char *accept_encoding);
 
-/* Accept-Encoding: the q value (0 to 1) given to `coding` by its own entry,
+/* Accept-Encoding: the q value given to `coding` by its own entry,
  * else by "*"; 0 when neither names it or q=0 refuses it. Absent: 0. */
 double ztd_accept_q(const char *accept_encoding, const char *coding);
 
