@@ -10,6 +10,7 @@
 #include "http/headers.h"
 #include "http/response.h"
 #include "store/catalog.h"
+#include "store/coded.h"
 #include "handlers/listing.h"
 #include "store/catalog_v2.h"
 
@@ -194,21 +195,44 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     return ztd_send_body(c, r, &b);
 }
 
-/* From memory: libmicrohttpd then sends headers and body in one sendmsg. The
- * same bytes from a memfd with sendfile (headers sent apart, cork toggling, a
- * dup and close per response) measured 4-33% fewer requests per second for a
- * 228 KB manifest, and no better for a 2.3 MB one. */
-static enum MHD_Result send_json_repr(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                      ztd_entry *e, const char *json, size_t len,
-                                      const char *etag_tag)
+static void entry_retain(void *e)
 {
+    ztd_entry_retain(e);
+}
+
+/* The manifest JSON, precompressed (store/coded.h) for a client that accepts
+ * zstd or gzip, zstd when it accepts both equally: a thirtieth to a fiftieth of the bytes
+ * for a 1,000-object manifest. Each coding is another representation with its
+ * own ETag; every answer varies with Accept-Encoding. From memory:
+ * libmicrohttpd then sends headers and body in one sendmsg. The same bytes from
+ * a memfd with sendfile (headers sent apart, cork toggling, a dup and close
+ * per response) measured 4-33% fewer requests per second for a 228 KB
+ * manifest, and no better for a 2.3 MB one. */
+static enum MHD_Result send_manifest(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                     ztd_entry *e)
+{
+    const char *ae = ztd_header(c, "Accept-Encoding");
+    double qz = ztd_accept_q(ae, "zstd"), qg = ztd_accept_q(ae, "gzip");
+    const ztd_coded *cd = NULL;
+    ztd_coding k = qz > 0 && qz >= qg ? ZTD_CODING_ZSTD : ZTD_CODING_GZIP;
+    if (qz > 0 || qg > 0) {
+        ztd_coded_owner owner = {e, entry_retain, release_entry};
+        cd = ztd_coded_get(&e->manifest_coded, k, e->manifest_json, e->manifest_json_len, s->workq,
+                           &owner);
+    }
     ztd_body b;
     init_body(&b, s, e);
     b.kind = ZTD_BODY_MEM;
-    b.mem = json;
-    b.len = len;
+    b.mem = cd ? cd->bytes : e->manifest_json;
+    b.len = cd ? cd->len : e->manifest_json_len;
     b.content_type = "application/json";
-    tagged_etag(b.etag, etag_tag, e);
+    b.content_encoding = cd ? ztd_coding_name(k) : NULL;
+    b.vary_accept_encoding = true;
+    tagged_etag(b.etag,
+                !cd                    ? "manifest"
+                : k == ZTD_CODING_ZSTD ? "manifest.zstd"
+                                       : "manifest.gzip",
+                e);
     return ztd_send_body(c, r, &b);
 }
 
@@ -258,7 +282,7 @@ enum MHD_Result ztd_read_file(ztd_server *s, struct MHD_Connection *c, ztd_req *
         return ztd_error(c, r, ZTD_ERR_FILE_INVALID, "file \"%s\" is not served: %s", m->file,
                          e->error ? e->error : "invalid");
     if (m->route == ZTD_ROUTE_MANIFEST)
-        return send_json_repr(s, c, r, e, e->manifest_json, e->manifest_json_len, "manifest");
+        return send_manifest(s, c, r, e);
     if (m->route == ZTD_ROUTE_RAW) {
         ztd_body b;
         init_body(&b, s, e);

@@ -29,9 +29,11 @@ static double member_q(const char **pp)
     return q;
 }
 
-bool ztd_accepts_zstd(const char *ae)
+double ztd_accept_q(const char *ae, const char *coding)
 {
-    int zstd = -1, star = -1;
+    size_t len = strlen(coding);
+    double named = 0, star = 0;
+    bool has_named = false;
     for (const char *p = ae; p && *p;) {
         while (*p == ' ' || *p == '\t' || *p == ',')
             p++;
@@ -40,12 +42,18 @@ bool ztd_accepts_zstd(const char *ae)
             p++;
         size_t n = (size_t)(p - tok);
         double q = member_q(&p);
-        if (n == 4 && !strncasecmp(tok, "zstd", 4))
-            zstd = q > 0;
+        if (n == len && !strncasecmp(tok, coding, len))
+            named = q, has_named = true;
         else if (n == 1 && *tok == '*')
-            star = q > 0;
+            star = q;
     }
-    return zstd >= 0 ? zstd == 1 : star == 1;
+    double q = has_named ? named : star;
+    return q > 0 ? q : 0; /* also NaN */
+}
+
+bool ztd_accepts_zstd(const char *ae)
+{
+    return ztd_accept_q(ae, "zstd") > 0;
 }
 
 /* One "sha-256=:<44 base64 characters>:" member value at b, ending before end. */

@@ -16,6 +16,10 @@
  * Absent: false. */
 bool ztd_accepts_zstd(const char *accept_encoding);
 
+/* Accept-Encoding: the q value given to `coding` by its own entry,
+ * else by "*"; 0 when neither names it or q=0 refuses it. Absent: 0. */
+double ztd_accept_q(const char *accept_encoding, const char *coding);
+
 /* A sha-256 digest a client sent for a body. */
 typedef struct ztd_digest_want {
     bool present;

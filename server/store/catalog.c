@@ -76,6 +76,7 @@ void ztd_entry_release(ztd_entry *e)
     free(e->name);
     free(e->error);
     zt_free(e->manifest_json);
+    ztd_coded_set_free(&e->manifest_coded);
     free(e);
 }
 

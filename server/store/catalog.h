@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <ztensor/ztensor.h>
 
+#include "store/coded.h"
 #include "store/digests.h"
 
 typedef struct ztd_entry {
@@ -40,6 +41,8 @@ typedef struct ztd_entry {
     bool stale;             /* atomic: the file changed in place since it was opened */
     struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
     struct ztd_v2_entry *v2; /* zTensor v2 files only (catalog_v2.h), else NULL */
+
+    ztd_coded_set manifest_coded; /* manifest_json in zstd and gzip, made on demand */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */

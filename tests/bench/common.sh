@@ -10,9 +10,13 @@ bench_build() {
     SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
     $SUDO apt-get install -y -qq wrk nginx-light >/dev/null
   }
-  cmake -S "$top" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZT_BUILD_TESTS=OFF -DZT_BUILD_SERVER=ON >/dev/null
-  cmake --build "$bdir" >/dev/null
-  ztd=$bdir/server/ztensord zt=$bdir/cli/zt
+  if [ -n "${ZTD:-}" ]; then # another build (e.g. an older commit's) to compare
+    ztd=$(realpath "$ZTD") zt=$(realpath "${ZT:-$(dirname "$ZTD")/../cli/zt}")
+  else
+    cmake -S "$top" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZT_BUILD_TESTS=OFF -DZT_BUILD_SERVER=ON >/dev/null
+    cmake --build "$bdir" >/dev/null
+    ztd=$bdir/server/ztensord zt=$bdir/cli/zt
+  fi
   mkdir -p "$work"
   chmod 755 "$work"
 }
@@ -71,12 +75,42 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf 
 curl_gbps() {
   local url=$1 n=${2:-3} best=0 s
   for _ in $(seq "$n"); do
-    s=$(curl -s -o /dev/null -w '%{speed_download}' "$url")
+    s=$(curl -sf -o /dev/null -w '%{speed_download}' "$url")
     best=$(awk -v a="$s" -v b="$best" 'BEGIN { print (a > b) ? a : b }')
   done
   awk -v s="$best" 'BEGIN { printf "%.2f", s / 1e9 }'
 }
-wrk_rps() { wrk -t2 -c64 -d"${WRK_SECONDS:-8}"s "$1" | awk '/Requests\/sec/ { print $2 }'; }
+# wrk_rps URL: requests per second (WRK_HEADER: one request header to add). Stops the
+# script unless every answer was 2xx: a server answering errors fast is not faster.
+# Also appends the server's CPU time per request (user + system, microseconds; nginx: its
+# workers) to $work/cpu.PORT, which cpu_medians reads: a figure that moves less than
+# requests per second when other jobs load the machine.
+wrk_rps() {
+  local out port c0 c1
+  port=$(sed -E 's#^http://[^:/]+:([0-9]+)/.*#\1#' <<<"$1")
+  c0=$(server_ticks "$port")
+  out=$(wrk -t2 -c64 -d"${WRK_SECONDS:-8}"s ${WRK_HEADER:+-H "$WRK_HEADER"} "$1")
+  c1=$(server_ticks "$port")
+  if grep -q 'Non-2xx' <<<"$out" || ! grep -q 'Requests/sec' <<<"$out"; then
+    echo "wrk $1: not every answer was 2xx:" >&2; echo "$out" >&2; exit 1
+  fi
+  awk -v c=$((c1 - c0)) -v t="$(getconf CLK_TCK)" '/requests in/ { printf "%.1f\n", c / t * 1e6 / $1 }' \
+    <<<"$out" >>"$work/cpu.$port"
+  awk '/Requests\/sec/ { print $2 }' <<<"$out"
+}
+# server_ticks PORT: CPU ticks (utime + stime) of ztensord, or of nginx's workers
+server_ticks() {
+  local pids t=0 p
+  if [ "$1" = "${zport:-}" ]; then pids=$zpid; else pids=$(pgrep -P "$npid" | tr '\n' ' '); fi
+  for p in $pids; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
+  echo "$t"
+}
+# cpu_medians: "ztensord X us, nginx Y us" (medians of the wrk runs since the last call)
+cpu_medians() {
+  printf 'ztensord %s us, nginx %s us' "$(tr '\n' ' ' <"$work/cpu.$zport" | median)" \
+    "$(tr '\n' ' ' <"$work/cpu.$nport" | median)"
+  rm -f "$work/cpu.$zport" "$work/cpu.$nport"
+}
 median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # alternate URL_A URL_B MEASURE: ROUNDS (default 3) rounds of MEASURE on A then B, alternating
 # so that a load change on the shared machine hits both; sets alt_a and alt_b (medians),

@@ -60,6 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool z = ztd_accepts_zstd(v);
     CHECK(z == ztd_accepts_zstd(v));
     CHECK(!z || contains_ci(v, "zstd") || strchr(v, '*'));
+    double qg = ztd_accept_q(v, "gzip");
+    CHECK(qg >= 0 && qg == qg); /* never negative, never NaN */
+    CHECK(qg == 0 || contains_ci(v, "gzip") || strchr(v, '*'));
+    CHECK((ztd_accept_q(v, "zstd") > 0) == z);
 
     ztd_digest_want a, b;
     int rc = ztd_parse_digest_header(v, &a);

@@ -43,6 +43,23 @@ static void accept_encoding(void **state)
 /* sha256("") as RFC 9530 base64 */
 #define EMPTY_B64 "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
 
+/* The q value of any coding, as the manifest's negotiation reads it. */
+static void accept_q(void **state)
+{
+    (void)state;
+    assert_true(ztd_accept_q(NULL, "gzip") == 0);
+    assert_true(ztd_accept_q("gzip", "gzip") == 1);
+    assert_true(ztd_accept_q("GZip;q=0.5", "gzip") == 0.5);
+    assert_true(ztd_accept_q("zstd;q=0.5, gzip", "zstd") == 0.5);
+    assert_true(ztd_accept_q("zstd;q=0.5, gzip", "gzip") == 1);
+    assert_true(ztd_accept_q("gzip;q=0", "gzip") == 0);
+    assert_true(ztd_accept_q("*;q=0.2", "gzip") == 0.2);
+    assert_true(ztd_accept_q("gzip;q=0, *", "gzip") == 0);
+    assert_true(ztd_accept_q("gzip;q=-1, *", "gzip") == 0);
+    assert_true(ztd_accept_q("gzip;q=nan, *", "gzip") == 0);
+    assert_true(ztd_accept_q("x-gzip, gzipx", "gzip") == 0);
+}
+
 static void digest_headers(void **state)
 {
     (void)state;
@@ -120,9 +137,8 @@ static void if_none_match_star(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(accept_encoding),
-        cmocka_unit_test(digest_headers),
-        cmocka_unit_test(request_ids),
+        cmocka_unit_test(accept_encoding),    cmocka_unit_test(accept_q),
+        cmocka_unit_test(digest_headers),     cmocka_unit_test(request_ids),
         cmocka_unit_test(if_none_match_star),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
