@@ -73,7 +73,7 @@ static int open_logs(const ztd_config *cfg)
 #define VERIFIER_STOP_MS 2000
 #define PUBLISH_THREADS 2
 
-/* Each file holds an fd while it is served; each connection a socket and, while
+/* Each open file (at most max_open_files) holds an fd; each connection a socket and, while
  * a file span is sent, a dup of the file's fd; each upload its staging file.
  * Warn once when that adds up to more than RLIMIT_NOFILE (again after it fits). */
 static void check_fd_budget(const ztd_server *srv, bool *warned)
@@ -84,15 +84,17 @@ static void check_fd_budget(const ztd_server *srv, bool *warned)
         return;
     ztd_catalog_get_stats(srv->catalog, &cs);
     const ztd_config *cfg = srv->cfg;
-    unsigned long long files = cs.files_valid + cs.files_invalid,
-                       need = files + 2ull * cfg->connection_limit + cfg->max_uploads + FD_SLACK;
+    unsigned long long files = cs.files_valid + cs.files_invalid;
+    if (files > cfg->max_open_files) /* the rest wait closed (store/fdcache.h) */
+        files = cfg->max_open_files;
+    unsigned long long need = files + 2ull * cfg->connection_limit + cfg->max_uploads + FD_SLACK;
     bool over = need > (unsigned long long)rl.rlim_cur;
     if (over && !*warned)
         ztd_log(ZTD_LOG_WARN,
-                "RLIMIT_NOFILE is %llu (hard limit %llu), but %llu files + 2 x %u connections + "
-                "%u uploads + %d may need %llu file descriptors: past the limit, files are not "
-                "served (EMFILE) and connections are refused. Raise the limit (LimitNOFILE=, "
-                "ulimit -n) or lower connection_limit",
+                "RLIMIT_NOFILE is %llu (hard limit %llu), but %llu open files + 2 x %u "
+                "connections + %u uploads + %d may need %llu file descriptors: past the limit, "
+                "files are not served (EMFILE) and connections are refused. Raise the limit "
+                "(LimitNOFILE=, ulimit -n) or lower max_open_files or connection_limit",
                 (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, files,
                 cfg->connection_limit, cfg->max_uploads, FD_SLACK, need);
     *warned = over;
@@ -230,6 +232,7 @@ static int setup_store(ztd_server *srv)
         ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg->root, strerror(errno));
         return -1;
     }
+    ztd_catalog_set_max_open(srv->catalog, cfg->max_open_files);
     srv->sessions = ztd_sessions_new(srv->uploads);
     srv->publisher = ztd_publisher_new(cfg->root, srv->staging, srv->catalog);
     /* Verify, fsync and publish uploads; each verification runs on all cores

@@ -114,6 +114,17 @@ static const option options[] = {
      .min = KIB,
      .max = GIB,
      .help = "Largest manifest read from a file; a file whose manifest is larger is refused."},
+    {.name = "max_open_files",
+     .type = T_UINT,
+     .offset = FIELD(max_open_files, unsigned),
+     .def = "4096",
+     .metavar = "N",
+     .min = 1,
+     .max = 1048576,
+     .help = "Most served files holding an open file descriptor (and mapping) at once, like "
+             "nginx's open_file_cache: the least recently used others keep their parsed "
+             "manifest and are opened again on their next request. Files being sent are never "
+             "closed; while more than N are in use at once, the count goes over N."},
     {.name = "max_ranges",
      .type = T_UINT,
      .offset = FIELD(max_ranges, unsigned),

@@ -45,6 +45,7 @@ struct ztd_catalog {
     ztd_snapshot *current;
     uint64_t generation;
     ztd_catalog_stats stats;
+    ztd_fdcache *fdc; /* the open-file budget of every entry */
     /* Per scan, under scan_mu: */
     const char *verified_rel; /* ztd_catalog_update()'s file, when the server verified it */
     const struct stat *verified_sb;
@@ -60,15 +61,17 @@ static int64_t ns_of(struct timespec t)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-void ztd_entry_retain(ztd_entry *e)
+/* A snapshot's reference: keeps the entry, not its fd (see catalog.h). */
+static void entry_hold(ztd_entry *e)
 {
     __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
 }
 
-void ztd_entry_release(ztd_entry *e)
+static void entry_drop(ztd_entry *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    ztd_fdcache_forget(&e->fds);
     ztd_digest_checks_free(&e->digests);
     ztd_decode_marks_free(e->decode_marks);
     ztd_v2_entry_free(e->v2);
@@ -77,6 +80,20 @@ void ztd_entry_release(ztd_entry *e)
     free(e->error);
     zt_free(e->manifest_json);
     free(e);
+}
+
+void ztd_entry_retain(ztd_entry *e)
+{
+    entry_hold(e);
+    ztd_fdcache_pin(&e->fds);
+}
+
+void ztd_entry_release(ztd_entry *e)
+{
+    if (!e)
+        return;
+    ztd_fdcache_unpin(&e->fds);
+    entry_drop(e);
 }
 
 bool ztd_entry_changed(ztd_entry *e)
@@ -206,6 +223,14 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
     e->v2 = ztd_v2_entry_new(e->file, rel, c->root_real);
     if (zt_file_warning(e->file))
         ztd_log(ZTD_LOG_WARN, "catalog: %s: %s", rel, zt_file_warning(e->file));
+    e->fds = (ztd_fdslot){.file = e->file,
+                          .name = e->name,
+                          .dev = e->dev,
+                          .ino = e->ino,
+                          .size = e->size,
+                          .mtime_ns = e->mtime_ns,
+                          .stale = &e->stale};
+    ztd_fdcache_add(c->fdc, &e->fds);
     return e;
 }
 
@@ -269,7 +294,7 @@ static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *r
     ztd_entry *prev = old ? ztd_snapshot_find(old, rel, strlen(rel)) : NULL;
     ztd_entry *e;
     if (reusable(prev, &sb)) {
-        ztd_entry_retain(prev);
+        entry_hold(prev);
         e = prev;
         c->carried += e->file != NULL;
     } else if (!(e = entry_open(c, rel, abs, &sb, prev))) {
@@ -279,7 +304,7 @@ static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *r
     if (c->verified_rel && !strcmp(rel, c->verified_rel) && same_inode(c->verified_sb, &sb))
         ztd_digest_settle_all_verified(&e->digests);
     if (vec_push(out, e) != 0)
-        ztd_entry_release(e);
+        entry_drop(e);
 }
 
 /* The previous entries under REL ("" for all), kept when REL cannot be read
@@ -291,9 +316,9 @@ static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, 
         ztd_entry *e = old->entries[i];
         if (n && (strncmp(e->name, rel, n) || e->name[n] != '/'))
             continue;
-        ztd_entry_retain(e);
+        entry_hold(e);
         if (vec_push(out, e) != 0) {
-            ztd_entry_release(e);
+            entry_drop(e);
             return;
         }
         c->carried += e->file != NULL;
@@ -473,7 +498,7 @@ void ztd_snapshot_release(ztd_snapshot *s)
     if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     for (size_t i = 0; i < s->n; i++)
-        ztd_entry_release(s->entries[i]);
+        entry_drop(s->entries[i]);
     free(s->entries);
     free(s->blobs);
     free(s->list_json);
@@ -523,7 +548,9 @@ ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size)
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->changed, NULL);
     pthread_mutex_init(&c->scan_mu, NULL);
-    if (!c->root || !c->root_real) {
+    if (c->root)
+        c->fdc = ztd_fdcache_new(c->root, ZTD_CATALOG_MAX_OPEN, max_manifest_size);
+    if (!c->root || !c->root_real || !c->fdc) {
         ztd_catalog_free(c);
         return NULL;
     }
@@ -538,12 +565,23 @@ void ztd_catalog_free(ztd_catalog *c)
     if (!c)
         return;
     ztd_snapshot_release(c->current);
+    ztd_fdcache_free(c->fdc);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->changed);
     pthread_mutex_destroy(&c->scan_mu);
     free(c->root);
     free(c->root_real);
     free(c);
+}
+
+void ztd_catalog_set_max_open(ztd_catalog *c, size_t max)
+{
+    ztd_fdcache_set_max(c->fdc, max);
+}
+
+void ztd_catalog_fd_stats(ztd_catalog *c, ztd_fdcache_stats *out)
+{
+    ztd_fdcache_get_stats(c->fdc, out);
 }
 
 const char *ztd_catalog_root(const ztd_catalog *c)
@@ -576,7 +614,7 @@ static int swap_in(ztd_catalog *c, entry_vec *v, bool scan)
     ztd_snapshot *s = calloc(1, sizeof(*s));
     if (!s) {
         for (size_t i = 0; i < v->n; i++)
-            ztd_entry_release(v->v[i]);
+            entry_drop(v->v[i]);
         free(v->v);
         return -1;
     }
@@ -673,13 +711,13 @@ int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verif
         if (!strcmp(e->name, rel))
             continue;
         v2_stale |= e->v2 && !ztd_v2_entry_current(e->v2, e->file);
-        ztd_entry_retain(e);
+        entry_hold(e);
         if (vec_push(&v, e) != 0)
-            ztd_entry_release(e);
+            entry_drop(e);
     }
     if (v2_stale) { /* rare (a shard published after its root): the whole scan settles it */
         for (size_t i = 0; i < v.n; i++)
-            ztd_entry_release(v.v[i]);
+            entry_drop(v.v[i]);
         free(v.v);
         ztd_snapshot_release(old);
         pthread_mutex_unlock(&c->scan_mu);

@@ -4,6 +4,13 @@
  * not change) and swaps it in atomically; requests keep the snapshot or entry
  * they pinned, so a replaced file's old fd and mapping live until the last
  * response using them ends.
+ *
+ * Open files are bounded (store/fdcache.h): an entry's zt_file keeps its
+ * parsed manifest for the entry's life, but its fd and mapping only while the
+ * file is among the max_open_files most recently used or pinned. Pinning is
+ * ztd_entry_retain(): it opens the file again if it was let go, so whoever
+ * reads e->file's bytes or fd holds a retained entry (a snapshot's reference
+ * is not a pin). Digests are verified once per entry, open or not.
  */
 #ifndef ZTD_CATALOG_H
 #define ZTD_CATALOG_H
@@ -16,6 +23,7 @@
 #include <ztensor/ztensor.h>
 
 #include "store/digests.h"
+#include "store/fdcache.h"
 
 typedef struct ztd_entry {
     int refs;   /* atomic */
@@ -39,7 +47,8 @@ typedef struct ztd_entry {
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
     bool stale;             /* atomic: the file changed in place since it was opened */
     struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
-    struct ztd_v2_entry *v2; /* zTensor v2 files only (catalog_v2.h), else NULL */
+    struct ztd_v2_entry *v2;               /* zTensor v2 files only (catalog_v2.h), else NULL */
+    ztd_fdslot fds;                        /* e->file's place in the open-file budget (fdcache.h) */
 } ztd_entry;
 
 /* A component found by its sha256 digest. */
@@ -78,6 +87,10 @@ typedef struct ztd_catalog_stats {
 
 ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size);
 void ztd_catalog_free(ztd_catalog *c);
+/* Most files with an open fd at once (ZTD_CATALOG_MAX_OPEN until set); see fdcache.h. */
+#define ZTD_CATALOG_MAX_OPEN 4096
+void ztd_catalog_set_max_open(ztd_catalog *c, size_t max);
+void ztd_catalog_fd_stats(ztd_catalog *c, ztd_fdcache_stats *out);
 /* Scan the root and swap in the new view. Returns 0, or -1 if the root cannot be read. */
 int ztd_catalog_rescan(ztd_catalog *c);
 /* After a write to ROOT/rel: a new snapshot with rel's entry made again (added,
@@ -110,6 +123,10 @@ ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len
  * bytes under the digest's name). NULL when no component claims it. */
 const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha256[32]);
 
+/* A reference that pins the entry's file open (see above): its fd and bytes
+ * are there until the matching release. When the file cannot be opened again
+ * (no fd left, or it was replaced: then the entry is marked stale), its data
+ * calls fail (zt_file_fd() -1) and the caller answers an error. */
 void ztd_entry_retain(ztd_entry *e);
 void ztd_entry_release(ztd_entry *e);
 

@@ -82,7 +82,7 @@ for round in $(seq "$R"); do
   spid=$!
   sleep 1 # attached to every thread
   read -r code tput < <(curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -T scale-put/new-000000.zt "$Z/new-$round.zt")
-  case $code in 20?) ;; *) echo "PUT: HTTP $code" >&2; exit 1 ;; esac
+  case $code in 20?) putst=ok ;; *) putst="FAILED: HTTP $code" ;; esac
   sleep 0.5
   kill -INT "$spid"; wait "$spid" 2>/dev/null || true
   calls() { awk -v re="$1" '$NF ~ re { n += $4 } END { print n + 0 }' "$work/strace.txt"; }
@@ -90,15 +90,16 @@ for round in $(seq "$R"); do
   dents=$(calls '^getdents64$') mmaps=$(calls '^mmap$')
   tput=$(awk -v t="$tput" 'BEGIN { printf "%.1f", t * 1000 }')
   # the same PUT again without strace: its time alone
-  tput2=$(curl -s -o /dev/null -w '%{time_total}' -T scale-put/new-000000.zt "$Z/new-$round-b.zt")
+  read -r code tput2 < <(curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -T scale-put/new-000000.zt "$Z/new-$round-b.zt")
+  case $code in 20?) ;; *) putst="$putst; again: HTTP $code" ;; esac
   tput2=$(awk -v t="$tput2" 'BEGIN { printf "%.1f", t * 1000 }')
   hwm2=$(status_kb VmHWM)
   stop_ztd
   printf 'round %s: ready in %s s; %s files valid, last file byte-exact: %s; VmHWM %s MiB, VmRSS %s MiB, %s fds, %s maps\n' \
     "$round" "$up" "$valid" "$same" $((hwm / 1024)) $((rss / 1024)) "$fds" "$maps"
   printf '  pages (ms): first %s, middle %s, last %s, prefix f-05 %s\n' "$p1" "$pm" "$pl" "$pp"
-  printf '  PUT: %s ms (under strace), %s ms (without); during it: %s opens, %s stats, %s getdents64, %s mmaps; VmHWM after %s MiB\n' \
-    "$tput" "$tput2" "$opens" "$stats" "$dents" "$mmaps" $((hwm2 / 1024))
+  printf '  PUT (%s): %s ms (under strace), %s ms (without); during it: %s opens, %s stats, %s getdents64, %s mmaps; VmHWM after %s MiB\n' \
+    "$putst" "$tput" "$tput2" "$opens" "$stats" "$dents" "$mmaps" $((hwm2 / 1024))
   keep up "$up"; keep hwm $((hwm / 1024)); keep rss $((rss / 1024)); keep fds "$fds"
   keep p1 "$p1"; keep pm "$pm"; keep pl "$pl"; keep pp "$pp"; keep put "$tput2"; keep opens "$opens"
   keep stats "$stats"
