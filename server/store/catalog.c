@@ -502,7 +502,18 @@ void ztd_snapshot_release(ztd_snapshot *s)
     free(s->entries);
     free(s->blobs);
     free(s->list_json);
+    pthread_mutex_destroy(&s->list_mu);
     free(s);
+}
+
+const char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len)
+{
+    pthread_mutex_lock(&s->list_mu);
+    if (!s->list_json && build_list_json(s) != 0)
+        ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the listing");
+    *len = s->list_json_len;
+    pthread_mutex_unlock(&s->list_mu);
+    return s->list_json;
 }
 
 ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len)
@@ -621,12 +632,13 @@ static int swap_in(ztd_catalog *c, entry_vec *v, bool scan)
     s->refs = 1;
     s->entries = v->v;
     s->n = v->n;
+    pthread_mutex_init(&s->list_mu, NULL);
     size_t nretry = 0;
     for (size_t i = 0; i < v->n; i++) {
         s->nvalid += v->v[i]->file != NULL;
         nretry += v->v[i]->retry;
     }
-    if (index_blobs(s) != 0 || build_list_json(s) != 0) {
+    if (index_blobs(s) != 0) {
         ztd_snapshot_release(s);
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the snapshot");
         return -1;

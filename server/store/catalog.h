@@ -15,6 +15,7 @@
 #ifndef ZTD_CATALOG_H
 #define ZTD_CATALOG_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,8 +68,9 @@ typedef struct ztd_snapshot {
     ztd_blob *blobs; /* open addressing on the first 8 bytes of sha256; several
                         components may claim one digest (up to ZTD_BLOB_CLAIMS) */
     size_t blob_cap;
-    char *list_json; /* GET /v1/files body */
+    char *list_json; /* GET /v1/files body: ztd_snapshot_list_json() makes it on first use */
     size_t list_json_len;
+    pthread_mutex_t list_mu;
     uint64_t generation;
 } ztd_snapshot;
 
@@ -118,6 +120,10 @@ void ztd_catalog_digest_counts(ztd_catalog *c, size_t out[ZTD_DIGEST_STATES]);
 ztd_snapshot *ztd_catalog_acquire(ztd_catalog *c);
 void ztd_snapshot_release(ztd_snapshot *s);
 ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len);
+/* The unpaged listing's body (GET /v1/files), made once per snapshot when first
+ * asked for, not by every update: with 100,000 files it is megabytes of JSON.
+ * Owned by s; NULL when out of memory. */
+const char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len);
 /* The component to answer for a digest: a verified one if any, else one not
  * checked yet, else one found not to match (the caller must not serve its
  * bytes under the digest's name). NULL when no component claims it. */

@@ -106,8 +106,11 @@ static void update_one_entry(void **state)
     assert_string_equal(s->entries[1]->name, "c.zt");
     assert_string_equal(s->entries[2]->name, "d.zt");
     assert_ptr_equal(s->entries[2], d0); /* the others are carried as they are */
-    assert_non_null(strstr(s->list_json, "\"c.zt\""));
-    assert_null(strstr(s->list_json, "other.zt"));
+    size_t len;
+    const char *list = ztd_snapshot_list_json(s, &len);
+    assert_non_null(strstr(list, "\"c.zt\""));
+    assert_null(strstr(list, "other.zt"));
+    assert_int_equal(len, strlen(list));
     ztd_snapshot_release(s);
     /* replaced: a new entry for the new version */
     ztd_entry *c0 = find(c, "c.zt");
