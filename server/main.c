@@ -107,6 +107,13 @@ static void rescan(ztd_server *srv, ztd_watch *w)
         ztd_watch_refresh(w);
 }
 
+/* An event named one file: its entry alone is made again (O(1) files; a
+ * rescan stats the whole root). */
+static void update_one(void *srv, const char *rel)
+{
+    ztd_catalog_update(((ztd_server *)srv)->catalog, rel, NULL);
+}
+
 /* Rescan while files or directories wait for a retry (see ztd_entry.retry),
  * backing off. */
 static void retry_tick(ztd_server *srv, ztd_watch *w, uint64_t *at, uint64_t *gap)
@@ -187,7 +194,8 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         ztd_conns_sweep(srv->conns, changes > 0 && (changes & ZTD_WATCH_WRITTEN));
         if (due && ztd_now_ms() >= due) {
             due = 0;
-            rescan(srv, w);
+            if (ztd_watch_take(w, update_one, srv))
+                rescan(srv, w);
         }
         retry_tick(srv, w, &retry_at, &retry_gap);
         check_fd_budget(srv, &fd_warned);
