@@ -708,11 +708,38 @@ static void consider_one(ztd_catalog *c, const ztd_snapshot *old, const char *re
     consider_file(c, old, rel, abs, S_ISLNK(lsb.st_mode), v);
 }
 
+/* Is rel's entry in old still the file on disk? Then an update has nothing to
+ * do (the inotify event of a file the server itself just published): no new
+ * snapshot, whose index costs O(n) memory work. Digests the server verified
+ * are settled on the entry as it is. */
+static bool still_current(ztd_catalog *c, const ztd_snapshot *old, const char *rel,
+                          const struct stat *verified)
+{
+    char abs[PATH_MAX];
+    struct stat lsb, sb;
+    ztd_entry *prev = ztd_snapshot_find(old, rel, strlen(rel));
+    if (!prev || !scannable(rel) ||
+        (size_t)snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= sizeof(abs) ||
+        lstat(abs, &lsb) != 0 || S_ISLNK(lsb.st_mode) || !S_ISREG(lsb.st_mode))
+        return false;
+    sb = lsb;
+    if (!reusable(prev, &sb))
+        return false;
+    if (verified && same_inode(verified, &sb))
+        ztd_digest_settle_all_verified(&prev->digests);
+    return true;
+}
+
 int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verified)
 {
     pthread_mutex_lock(&c->scan_mu);
     ztd_snapshot *old = ztd_catalog_acquire(c);
     if (!old) { /* no first scan yet: it will find the file */
+        pthread_mutex_unlock(&c->scan_mu);
+        return 0;
+    }
+    if (still_current(c, old, rel, verified)) {
+        ztd_snapshot_release(old);
         pthread_mutex_unlock(&c->scan_mu);
         return 0;
     }

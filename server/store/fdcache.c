@@ -79,7 +79,7 @@ static void evict(ztd_fdcache *fc)
     while (fc->open > fc->max && fc->tail) {
         ztd_fdslot *s = fc->tail;
         unlink_slot(fc, s);
-        zt_file_detach(s->file, NULL); /* cannot fail: add() checked it can detach */
+        zt_file_detach(s->file, NULL); /* cannot fail: add() took only files that can */
         s->open = false;
         fc->open--;
         fc->evictions++;
@@ -96,23 +96,10 @@ void ztd_fdcache_set_max(ztd_fdcache *fc, size_t max)
 
 void ztd_fdcache_add(ztd_fdcache *fc, ztd_fdslot *s)
 {
-    /* Only files whose fd and mapping are all they hold open can be detached
-     * (not v2 roots with shards): try once now, attach again at once. */
-    int fd = zt_file_fd(s->file);
-    int again = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-    zt_open_options opt = {.size = sizeof(opt), .max_manifest_size = fc->max_manifest};
-    if (again < 0 || zt_file_detach(s->file, NULL) != ZT_OK) {
-        if (again >= 0)
-            close(again);
+    /* Only files whose fd and mapping are all they hold open can be detached:
+     * not v2 roots with shards (nor files opened from memory). */
+    if (zt_file_fd(s->file) < 0 || zt_file_shard_count(s->file))
         return;
-    }
-    if (zt_file_attach_fd(s->file, again, &opt, NULL) != ZT_OK) {
-        close(again); /* left detached: the first pin opens it */
-        pthread_mutex_lock(&fc->mu);
-        s->cache = fc;
-        pthread_mutex_unlock(&fc->mu);
-        return;
-    }
     pthread_mutex_lock(&fc->mu);
     s->cache = fc;
     s->open = true;

@@ -5,7 +5,8 @@
 # bytes, each with its own bytes and sha256 (tests/bench/scale_gen.py), in one directory.
 # Each of SCALE_ROUNDS (default 3) rounds starts ztensord on that root (ZTD_ARGS added to its
 # command line) and measures; the medians of the rounds are printed last.
-#   1. start-up: seconds from exec until /readyz answers 200 (polled every 20 ms)
+#   1. start-up: seconds from exec until /readyz answers 200 (polled every 20 ms), and the CPU
+#      seconds (user + system) ztensord used until then
 #   2. files served (ztensord_catalog_files{state="valid"}), and the last file's bytes
 #      fetched and compared
 #   3. VmHWM and VmRSS, open fds (/proc/PID/fd) and mappings (/proc/PID/maps) after start-up
@@ -69,6 +70,8 @@ for round in $(seq "$R"); do
     sleep 0.02
   done
   up=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  # its CPU time (user + system) until then: what start-up costs whatever else the machine does
+  cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$zpid/stat")
   Z="http://127.0.0.1:$zport/v1/files"
   valid=$(curl -s "http://127.0.0.1:$zport/metrics" | awk -F' ' '/^ztensord_catalog_files\{state="valid"\}/ { print $2 }')
   if curl -s "$Z/$last/objects/w/data" | cmp -s - scale-last.bin; then same=yes; else same=NO; fi
@@ -95,19 +98,19 @@ for round in $(seq "$R"); do
   tput2=$(awk -v t="$tput2" 'BEGIN { printf "%.1f", t * 1000 }')
   hwm2=$(status_kb VmHWM)
   stop_ztd
-  printf 'round %s: ready in %s s; %s files valid, last file byte-exact: %s; VmHWM %s MiB, VmRSS %s MiB, %s fds, %s maps\n' \
-    "$round" "$up" "$valid" "$same" $((hwm / 1024)) $((rss / 1024)) "$fds" "$maps"
+  printf 'round %s: ready in %s s (%s s of CPU); %s files valid, last file byte-exact: %s; VmHWM %s MiB, VmRSS %s MiB, %s fds, %s maps\n' \
+    "$round" "$up" "$cpu" "$valid" "$same" $((hwm / 1024)) $((rss / 1024)) "$fds" "$maps"
   printf '  pages (ms): first %s, middle %s, last %s, prefix f-05 %s\n' "$p1" "$pm" "$pl" "$pp"
   printf '  PUT (%s): %s ms (under strace), %s ms (without); during it: %s opens, %s stats, %s getdents64, %s mmaps; VmHWM after %s MiB\n' \
     "$putst" "$tput" "$tput2" "$opens" "$stats" "$dents" "$mmaps" $((hwm2 / 1024))
-  keep up "$up"; keep hwm $((hwm / 1024)); keep rss $((rss / 1024)); keep fds "$fds"
+  keep up "$up"; keep cpu "$cpu"; keep hwm $((hwm / 1024)); keep rss $((rss / 1024)); keep fds "$fds"
   keep p1 "$p1"; keep pm "$pm"; keep pl "$pl"; keep pp "$pp"; keep put "$tput2"; keep opens "$opens"
   keep stats "$stats"
   find "$root" -maxdepth 1 -name 'new-*' -delete
 done
 md() { echo "${all[$1]}" | xargs | median; }
 echo
-echo "medians of $R rounds: start-up $(md up) s, VmHWM $(md hwm) MiB, VmRSS $(md rss) MiB, $(md fds) fds;" \
+echo "medians of $R rounds: start-up $(md up) s ($(md cpu) s of CPU), VmHWM $(md hwm) MiB, VmRSS $(md rss) MiB, $(md fds) fds;" \
   "pages first $(md p1) ms, middle $(md pm) ms, last $(md pl) ms, prefix $(md pp) ms;" \
   "PUT $(md put) ms, $(md opens) opens and $(md stats) stats during it"
 
