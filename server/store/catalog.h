@@ -67,8 +67,9 @@ typedef struct ztd_snapshot {
     size_t n, nvalid;
     ztd_blob *blobs; /* open addressing on the first 8 bytes of sha256; several
                         components may claim one digest (up to ZTD_BLOB_CLAIMS) */
-    size_t blob_cap;
-    char *list_json; /* GET /v1/files body: ztd_snapshot_list_json() makes it on first use */
+    size_t blob_cap, nblobs;
+    size_t nv2, nretry; /* entries with v2 shards state (e->v2), and to retry */
+    char *list_json;    /* GET /v1/files body: ztd_snapshot_list_json() makes it on first use */
     size_t list_json_len;
     pthread_mutex_t list_mu;
     uint64_t generation;
