@@ -73,6 +73,18 @@ static int open_logs(const ztd_config *cfg)
 #define VERIFIER_STOP_MS 2000
 #define PUBLISH_THREADS 2
 
+/* max_open_files, but at most half of RLIMIT_NOFILE: the other half is for
+ * connections, their dup()ed fds and uploads (a root of more files than the
+ * limit then serves them all, in turns, instead of failing with EMFILE). */
+static size_t open_files_budget(const ztd_config *cfg)
+{
+    struct rlimit rl;
+    size_t n = cfg->max_open_files;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < n)
+        n = rl.rlim_cur / 2 ? (size_t)(rl.rlim_cur / 2) : 1;
+    return n;
+}
+
 /* Each open file (at most max_open_files) holds an fd; each connection a socket and, while
  * a file span is sent, a dup of the file's fd; each upload its staging file.
  * Warn once when that adds up to more than RLIMIT_NOFILE (again after it fits). */
@@ -85,8 +97,8 @@ static void check_fd_budget(const ztd_server *srv, bool *warned)
     ztd_catalog_get_stats(srv->catalog, &cs);
     const ztd_config *cfg = srv->cfg;
     unsigned long long files = cs.files_valid + cs.files_invalid;
-    if (files > cfg->max_open_files) /* the rest wait closed (store/fdcache.h) */
-        files = cfg->max_open_files;
+    if (files > open_files_budget(cfg)) /* the rest wait closed (store/fdcache.h) */
+        files = open_files_budget(cfg);
     unsigned long long need = files + 2ull * cfg->connection_limit + cfg->max_uploads + FD_SLACK;
     bool over = need > (unsigned long long)rl.rlim_cur;
     if (over && !*warned)
@@ -240,7 +252,13 @@ static int setup_store(ztd_server *srv)
         ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg->root, strerror(errno));
         return -1;
     }
-    ztd_catalog_set_max_open(srv->catalog, cfg->max_open_files);
+    size_t budget = open_files_budget(cfg);
+    if (budget < cfg->max_open_files)
+        ztd_log(ZTD_LOG_INFO,
+                "max_open_files %u is more than half of RLIMIT_NOFILE: at most %zu files are "
+                "kept open",
+                cfg->max_open_files, budget);
+    ztd_catalog_set_max_open(srv->catalog, budget);
     srv->sessions = ztd_sessions_new(srv->uploads);
     srv->publisher = ztd_publisher_new(cfg->root, srv->staging, srv->catalog);
     /* Verify, fsync and publish uploads; each verification runs on all cores

@@ -63,14 +63,14 @@ typedef enum ztd_cache_state {
 } ztd_cache_state;
 
 typedef struct ztd_cache_stats {
-    uint64_t bytes;        /* sum of item sizes, complete and filling */
-    uint64_t max_bytes;    /* the limit */
-    uint64_t items;        /* complete items */
-    uint64_t filling;      /* fills in progress */
-    uint64_t hits;         /* acquires that found a complete item */
-    uint64_t waits;        /* acquires that joined a fill in progress */
-    uint64_t misses;       /* acquires that started a fill */
-    uint64_t evictions;    /* items removed to make room */
+    uint64_t bytes;     /* sum of item sizes, complete and filling */
+    uint64_t max_bytes; /* the limit */
+    uint64_t items;     /* complete items */
+    uint64_t filling;   /* fills in progress */
+    uint64_t hits;      /* acquires that found a complete item */
+    uint64_t waits;     /* acquires that joined a fill in progress */
+    uint64_t misses;    /* acquires that started a fill */
+    uint64_t evictions; /* items removed to make room */
     uint64_t evicted_bytes;
     uint64_t fill_failures; /* fills ended with ok = false */
     uint64_t filled_bytes;  /* bytes written by fills that completed */
@@ -110,8 +110,7 @@ ztd_cache_state ztd_cache_fill_done(ztd_cache_item *it, bool ok);
 /* Wait until at least `want` bytes are readable, the fill ends, or
  * timeout_ms passes. Returns the state (COMPLETE, FILLING on timeout, or
  * FAILED) and the bytes readable now in *ready. */
-ztd_cache_state ztd_cache_wait(ztd_cache_item *it, uint64_t want, int timeout_ms,
-                               uint64_t *ready);
+ztd_cache_state ztd_cache_wait(ztd_cache_item *it, uint64_t want, int timeout_ms, uint64_t *ready);
 /* The state and readable bytes now, without waiting. */
 ztd_cache_state ztd_cache_item_state(const ztd_cache_item *it, uint64_t *ready);
 

@@ -203,6 +203,9 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
     zt_open_options opt = {.max_manifest_size = c->max_manifest};
     zt_error err;
     zt_status st = zt_open(abs, &opt, &e->file, &err);
+    if (st == ZT_E_IO && (errno == EMFILE || errno == ENFILE || errno == ENOMEM) &&
+        ztd_fdcache_shed(c->fdc, 8)) /* out of fds: the least recently used files wait closed */
+        st = zt_open(abs, &opt, &e->file, &err);
     if (!st && !(e->manifest_json = zt_file_manifest_json(e->file, ZT_JSON_COMPACT, &err)))
         st = err.code;
     if (!st && ztd_digest_checks_init(&e->digests, e->file) != 0) {

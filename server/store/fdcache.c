@@ -109,6 +109,33 @@ void ztd_fdcache_add(ztd_fdcache *fc, ztd_fdslot *s)
     pthread_mutex_unlock(&fc->mu);
 }
 
+static size_t shed_locked(ztd_fdcache *fc, size_t n)
+{
+    size_t done = 0;
+    for (; done < n && fc->tail; done++) {
+        ztd_fdslot *s = fc->tail;
+        unlink_slot(fc, s);
+        zt_file_detach(s->file, NULL);
+        s->open = false;
+        fc->open--;
+        fc->evictions++;
+    }
+    return done;
+}
+
+size_t ztd_fdcache_shed(ztd_fdcache *fc, size_t n)
+{
+    pthread_mutex_lock(&fc->mu);
+    size_t done = shed_locked(fc, n);
+    pthread_mutex_unlock(&fc->mu);
+    return done;
+}
+
+static bool out_of_fds(int e)
+{
+    return e == EMFILE || e == ENFILE || e == ENOMEM;
+}
+
 /* Open s's file again; under the mutex. */
 static bool reopen(ztd_fdcache *fc, ztd_fdslot *s)
 {
@@ -117,14 +144,19 @@ static bool reopen(ztd_fdcache *fc, ztd_fdslot *s)
     zt_error err = {0};
     zt_open_options opt = {.size = sizeof(opt), .max_manifest_size = fc->max_manifest};
     int fd = -1;
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s", fc->root, s->name) >= sizeof(path) ||
-        (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &sb) != 0) {
+    bool long_path =
+        (size_t)snprintf(path, sizeof(path), "%s/%s", fc->root, s->name) >= sizeof(path);
+    if (!long_path && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && out_of_fds(errno) &&
+        shed_locked(fc, 8)) /* others' turn to wait closed */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (long_path || fd < 0 || fstat(fd, &sb) != 0) {
         snprintf(err.message, sizeof(err.message), "%s", strerror(errno));
     } else if (sb.st_dev != s->dev || sb.st_ino != s->ino || (uint64_t)sb.st_size != s->size ||
                (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != s->mtime_ns) {
         snprintf(err.message, sizeof(err.message), "the file was replaced or written");
         __atomic_store_n(s->stale, true, __ATOMIC_RELAXED);
-    } else if (zt_file_attach_fd(s->file, fd, &opt, &err) == ZT_OK) {
+    } else if (zt_file_attach_fd(s->file, fd, &opt, &err) == ZT_OK ||
+               (shed_locked(fc, 8) && zt_file_attach_fd(s->file, fd, &opt, &err) == ZT_OK)) {
         s->open = true;
         fc->open++;
         fc->reopens++;

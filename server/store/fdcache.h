@@ -49,6 +49,9 @@ void ztd_fdcache_add(ztd_fdcache *fc, ztd_fdslot *s);
  * file replaced or gone: then *stale is set): its data calls then fail. */
 bool ztd_fdcache_pin(ztd_fdslot *s);
 void ztd_fdcache_unpin(ztd_fdslot *s);
+/* Out of fds (EMFILE) or address space: close up to n least recently used
+ * unpinned files, so that an open can be tried again. The number closed. */
+size_t ztd_fdcache_shed(ztd_fdcache *fc, size_t n);
 /* Before the slot's memory goes (its entry is freed). */
 void ztd_fdcache_forget(ztd_fdslot *s);
 
