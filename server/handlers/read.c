@@ -257,8 +257,12 @@ enum MHD_Result ztd_read_file(ztd_server *s, struct MHD_Connection *c, ztd_req *
     if (!e->file)
         return ztd_error(c, r, ZTD_ERR_FILE_INVALID, "file \"%s\" is not served: %s", m->file,
                          e->error ? e->error : "invalid");
-    if (m->route == ZTD_ROUTE_MANIFEST)
-        return send_json_repr(s, c, r, e, e->manifest_json, e->manifest_json_len, "manifest");
+    if (m->route == ZTD_ROUTE_MANIFEST) {
+        size_t len;
+        const char *json = ztd_entry_manifest_json(e, &len);
+        return json ? send_json_repr(s, c, r, e, json, len, "manifest")
+                    : ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    }
     if (m->route == ZTD_ROUTE_RAW) {
         ztd_body b;
         init_body(&b, s, e);

@@ -42,7 +42,7 @@ typedef struct ztd_entry {
     int64_t ctime_ns; /* with mode: chmod and in-place rewrites make a new entry */
     mode_t mode;
     ztd_digest_checks digests; /* which sha256 claims are checked (see digests.h) */
-    char *manifest_json;       /* cached, compact */
+    char *manifest_json;       /* cached, compact: read it with ztd_entry_manifest_json() */
     size_t manifest_json_len;
     char file_etag[40];     /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
@@ -136,6 +136,9 @@ const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha2
  * calls fail (zt_file_fd() -1) and the caller answers an error. */
 void ztd_entry_retain(ztd_entry *e);
 void ztd_entry_release(ztd_entry *e);
+/* The file's manifest as compact JSON, made on first use and kept with the
+ * entry; *len its length. NULL for an invalid file or out of memory. */
+const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len);
 
 /* Does the open file still have the size, mtime and ctime it was opened with?
  * False after an in-place write even with its mtime put back: what was
