@@ -911,11 +911,13 @@ int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verif
         pthread_mutex_unlock(&c->scan_mu);
         return -1;
     }
-    memcpy(v.v, old->entries, at * sizeof(*v.v));
+    if (at) /* an empty snapshot's entries are NULL, which memcpy must not get */
+        memcpy(v.v, old->entries, at * sizeof(*v.v));
     v.n = at;
     if (added)
         v.v[v.n++] = added;
-    memcpy(v.v + v.n, old->entries + at + (gone != NULL), after * sizeof(*v.v));
+    if (after)
+        memcpy(v.v + v.n, old->entries + at + (gone != NULL), after * sizeof(*v.v));
     v.n += after;
     for (size_t i = 0; i < v.n; i++)
         if (v.v[i] != added)
