@@ -73,7 +73,19 @@ static int open_logs(const ztd_config *cfg)
 #define VERIFIER_STOP_MS 2000
 #define PUBLISH_THREADS 2
 
-/* Each file holds an fd while it is served; each connection a socket and, while
+/* max_open_files, but at most half of RLIMIT_NOFILE: the other half is for
+ * connections, their dup()ed fds and uploads (a root of more files than the
+ * limit then serves them all, in turns, instead of failing with EMFILE). */
+static size_t open_files_budget(const ztd_config *cfg)
+{
+    struct rlimit rl;
+    size_t n = cfg->max_open_files;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < n)
+        n = rl.rlim_cur / 2 ? (size_t)(rl.rlim_cur / 2) : 1;
+    return n;
+}
+
+/* Each open file (at most max_open_files) holds an fd; each connection a socket and, while
  * a file span is sent, a dup of the file's fd; each upload its staging file.
  * Warn once when that adds up to more than RLIMIT_NOFILE (again after it fits). */
 static void check_fd_budget(const ztd_server *srv, bool *warned)
@@ -84,15 +96,17 @@ static void check_fd_budget(const ztd_server *srv, bool *warned)
         return;
     ztd_catalog_get_stats(srv->catalog, &cs);
     const ztd_config *cfg = srv->cfg;
-    unsigned long long files = cs.files_valid + cs.files_invalid,
-                       need = files + 2ull * cfg->connection_limit + cfg->max_uploads + FD_SLACK;
+    unsigned long long files = cs.files_valid + cs.files_invalid;
+    if (files > open_files_budget(cfg)) /* the rest wait closed (store/fdcache.h) */
+        files = open_files_budget(cfg);
+    unsigned long long need = files + 2ull * cfg->connection_limit + cfg->max_uploads + FD_SLACK;
     bool over = need > (unsigned long long)rl.rlim_cur;
     if (over && !*warned)
         ztd_log(ZTD_LOG_WARN,
-                "RLIMIT_NOFILE is %llu (hard limit %llu), but %llu files + 2 x %u connections + "
-                "%u uploads + %d may need %llu file descriptors: past the limit, files are not "
-                "served (EMFILE) and connections are refused. Raise the limit (LimitNOFILE=, "
-                "ulimit -n) or lower connection_limit",
+                "RLIMIT_NOFILE is %llu (hard limit %llu), but %llu open files + 2 x %u "
+                "connections + %u uploads + %d may need %llu file descriptors: past the limit, "
+                "files are not served (EMFILE) and connections are refused. Raise the limit "
+                "(LimitNOFILE=, ulimit -n) or lower max_open_files or connection_limit",
                 (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, files,
                 cfg->connection_limit, cfg->max_uploads, FD_SLACK, need);
     *warned = over;
@@ -103,6 +117,13 @@ static void rescan(ztd_server *srv, ztd_watch *w)
     ztd_catalog_rescan(srv->catalog);
     if (w)
         ztd_watch_refresh(w);
+}
+
+/* An event named one file: its entry alone is made again (O(1) files; a
+ * rescan stats the whole root). */
+static void update_one(void *srv, const char *rel)
+{
+    ztd_catalog_update(((ztd_server *)srv)->catalog, rel, NULL);
 }
 
 /* Rescan while files or directories wait for a retry (see ztd_entry.retry),
@@ -185,7 +206,8 @@ static void run(ztd_server *srv, int sfd, ztd_watch *w)
         ztd_conns_sweep(srv->conns, changes > 0 && (changes & ZTD_WATCH_WRITTEN));
         if (due && ztd_now_ms() >= due) {
             due = 0;
-            rescan(srv, w);
+            if (ztd_watch_take(w, update_one, srv))
+                rescan(srv, w);
         }
         retry_tick(srv, w, &retry_at, &retry_gap);
         check_fd_budget(srv, &fd_warned);
@@ -230,6 +252,13 @@ static int setup_store(ztd_server *srv)
         ztd_log(ZTD_LOG_ERROR, "root %s: %s", cfg->root, strerror(errno));
         return -1;
     }
+    size_t budget = open_files_budget(cfg);
+    if (budget < cfg->max_open_files)
+        ztd_log(ZTD_LOG_INFO,
+                "max_open_files %u is more than half of RLIMIT_NOFILE: at most %zu files are "
+                "kept open",
+                cfg->max_open_files, budget);
+    ztd_catalog_set_max_open(srv->catalog, budget);
     srv->sessions = ztd_sessions_new(srv->uploads);
     srv->publisher = ztd_publisher_new(cfg->root, srv->staging, srv->catalog);
     /* Verify, fsync and publish uploads; each verification runs on all cores

@@ -240,6 +240,63 @@ void zt_close(zt_file *f)
     zt__free(f);
 }
 
+/* ---- detach and attach (for servers holding many files) */
+
+static void release_bytes(zt_file *f)
+{
+    if (f->mapped)
+        munmap((void *)f->data, (size_t)f->size);
+    if (f->owned_buf)
+        zt__free((void *)f->data);
+    if (f->fd >= 0)
+        close(f->fd);
+    f->mapped = f->owned_buf = false;
+    f->fd = -1;
+}
+
+zt_status zt_file_detach(zt_file *f, zt_error *err)
+{
+    if (!f)
+        return ZT_FAIL(err, ZT_E_ARG, "NULL argument");
+    if (f->no_data) /* detached already, or opened from its manifest */
+        return ZT_OK;
+    if (f->fd < 0 || (f->model.v2 && f->model.v2->nshards))
+        return ZT_FAIL(err, ZT_E_UNSUPPORTED,
+                       f->fd < 0 ? "a file opened from memory cannot be detached"
+                                 : "a file with shards cannot be detached");
+    release_bytes(f);
+    f->data = NULL;
+    f->no_data = true;
+    return ZT_OK;
+}
+
+zt_status zt_file_attach_fd(zt_file *f, int fd, const zt_open_options *opt, zt_error *err)
+{
+    if (!f || fd < 0)
+        return ZT_FAIL(err, ZT_E_ARG, "bad argument");
+    if (!f->no_data || f->fd >= 0 || f->win_head || f->win_tail)
+        return ZT_FAIL(err, ZT_E_ARG, "the file is not detached");
+    uint64_t want = f->size;
+    f->fd = fd;
+    zt_status st = map_fd(f, opt, err);
+    if (!st && f->size != want)
+        st = ZT_FAIL(err, ZT_E_IO, "the file is %llu bytes now, %llu when it was opened",
+                     (unsigned long long)f->size, (unsigned long long)want);
+    if (st) {
+        f->fd = -1; /* the caller's again */
+        if (f->mapped)
+            munmap((void *)f->data, (size_t)f->size);
+        if (f->owned_buf)
+            zt__free((void *)f->data);
+        f->mapped = f->owned_buf = false;
+        f->data = NULL;
+        f->size = want;
+        return st;
+    }
+    f->no_data = false;
+    return ZT_OK;
+}
+
 /* ---- file accessors */
 zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_component *c,
                               int *checked, zt_error *err)

@@ -67,6 +67,7 @@ typedef struct ztd_config {
     bool allow_anonymous_writes;
     uint64_t max_upload_size;
     unsigned max_uploads;
+    unsigned max_open_files; /* catalog files with an open fd at once (store/fdcache.h) */
     uint64_t disk_reserve;
     unsigned max_session_components;
     uint64_t session_idle_timeout_ms;

@@ -262,6 +262,21 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         put(&o, "ztensord_digest_components{state=\"%s\"} %zu\n",
             ztd_digest_state_name((ztd_digest_state)i), g->digests[i]);
     put(&o,
+        "# HELP ztensord_open_files Catalog files holding an open descriptor and mapping "
+        "now, and the most allowed (max_open_files).\n# TYPE ztensord_open_files gauge\n"
+        "ztensord_open_files{state=\"open\"} %zu\nztensord_open_files{state=\"limit\"} %zu\n",
+        g->open_files, g->max_open_files);
+    put(&o,
+        "# HELP ztensord_file_reopens_total Catalog files opened again on use after being "
+        "closed to stay within max_open_files.\n# TYPE ztensord_file_reopens_total counter\n"
+        "ztensord_file_reopens_total %llu\n",
+        (unsigned long long)g->file_reopens);
+    put(&o,
+        "# HELP ztensord_file_closes_total Catalog files closed (least recently used) to stay "
+        "within max_open_files.\n# TYPE ztensord_file_closes_total counter\n"
+        "ztensord_file_closes_total %llu\n",
+        (unsigned long long)g->file_closes);
+    put(&o,
         "# HELP ztensord_catalog_reloads_total Completed catalog scans.\n"
         "# TYPE ztensord_catalog_reloads_total counter\nztensord_catalog_reloads_total %llu\n",
         (unsigned long long)g->reloads);

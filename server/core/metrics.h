@@ -40,6 +40,8 @@ typedef struct ztd_metrics_gauges {
     size_t conns_waiting, conns_busy;
     uint64_t reloads;
     size_t digests[ZTD_DIGEST_STATES]; /* sha256 components by ztd_digest_state */
+    size_t open_files, max_open_files; /* the open-file budget (store/fdcache.h) */
+    uint64_t file_reopens, file_closes;
 } ztd_metrics_gauges;
 
 /* The exposition text; malloc'ed, *len set. NULL on out of memory. */

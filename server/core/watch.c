@@ -1,10 +1,12 @@
 /*
  * inotify watches for catalog rescans (see watch.h). Events are only a hint:
- * the rescan itself decides what changed, so lost or merged events are
- * harmless as long as one arrives.
+ * the rescan (or the update of the one file an event names) decides what
+ * changed, so lost or merged events are harmless as long as one arrives; a
+ * lost event (queue overflow) asks for a whole rescan.
  */
 #include "core/watch.h"
 #include "core/log.h"
+#include "core/utf8.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,18 +23,74 @@
     (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_MODIFY |            \
      IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
 
+/* The directory each watch descriptor is on, relative to the root ("" for it). */
+typedef struct watched {
+    int wd;
+    char *rel;
+} watched;
+
 struct ztd_watch {
     int fd;
     char *root;
+    watched *dirs;
+    size_t ndirs, capdirs;
+    /* Since the last take: the files named, or a rescan needed. */
+    char *names[ZTD_WATCH_MAX_NAMES];
+    size_t nnames;
+    bool rescan;
 };
+
+static watched *find_wd(ztd_watch *w, int wd)
+{
+    for (size_t i = 0; i < w->ndirs; i++)
+        if (w->dirs[i].wd == wd)
+            return &w->dirs[i];
+    return NULL;
+}
+
+/* Remember where wd is; a failure (no memory) makes its events ask for rescans. */
+static void remember(ztd_watch *w, int wd, const char *rel)
+{
+    watched *d = find_wd(w, wd);
+    if (d) { /* the same directory again, or a new one reusing a dropped wd */
+        char *r = strdup(rel);
+        if (r) {
+            free(d->rel);
+            d->rel = r;
+        }
+        return;
+    }
+    if (w->ndirs == w->capdirs) {
+        size_t cap = w->capdirs ? 2 * w->capdirs : 16;
+        watched *nd = realloc(w->dirs, cap * sizeof(*nd));
+        if (!nd)
+            return;
+        w->dirs = nd;
+        w->capdirs = cap;
+    }
+    if ((w->dirs[w->ndirs].rel = strdup(rel)))
+        w->dirs[w->ndirs++].wd = wd;
+}
+
+static void forget(ztd_watch *w, int wd)
+{
+    watched *d = find_wd(w, wd);
+    if (!d)
+        return;
+    free(d->rel);
+    *d = w->dirs[--w->ndirs];
+}
 
 static void add_tree(ztd_watch *w, const char *dir, int depth)
 {
-    if (inotify_add_watch(w->fd, dir, MASK | IN_ONLYDIR) < 0) {
+    int wd = inotify_add_watch(w->fd, dir, MASK | IN_ONLYDIR);
+    if (wd < 0) {
         if (errno == ENOSPC)
             ztd_log(ZTD_LOG_WARN, "watch: inotify watch limit reached at %s", dir);
         return;
     }
+    size_t n = strlen(w->root);
+    remember(w, wd, dir[n] == '/' ? dir + n + 1 : "");
     if (depth >= 32)
         return;
     DIR *d = opendir(dir);
@@ -74,6 +132,11 @@ void ztd_watch_free(ztd_watch *w)
         return;
     if (w->fd >= 0)
         close(w->fd);
+    for (size_t i = 0; i < w->ndirs; i++)
+        free(w->dirs[i].rel);
+    for (size_t i = 0; i < w->nnames; i++)
+        free(w->names[i]);
+    free(w->dirs);
     free(w->root);
     free(w);
 }
@@ -81,6 +144,44 @@ void ztd_watch_free(ztd_watch *w)
 int ztd_watch_fd(const ztd_watch *w)
 {
     return w->fd;
+}
+
+/* The file an event names, for the next take; or a rescan, when the event is
+ * about a directory (created, moved, gone), was lost, or names no file. */
+static void note(ztd_watch *w, const struct inotify_event *ev)
+{
+    if (ev->mask & IN_IGNORED) /* the directory's watch is gone (so is it) */
+        forget(w, ev->wd);
+    watched *d = find_wd(w, ev->wd);
+    char rel[PATH_MAX];
+    if (w->rescan || !d || !ev->len ||
+        (ev->mask & (IN_ISDIR | IN_Q_OVERFLOW | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) ||
+        !ztd_utf8_valid(ev->name, strlen(ev->name)) ||
+        (size_t)snprintf(rel, sizeof(rel), "%s%s%s", d->rel, d->rel[0] ? "/" : "", ev->name) >=
+            sizeof(rel)) {
+        w->rescan = true;
+        return;
+    }
+    for (size_t i = 0; i < w->nnames; i++)
+        if (!strcmp(w->names[i], rel))
+            return;
+    if (w->nnames == ZTD_WATCH_MAX_NAMES || !(w->names[w->nnames] = strdup(rel)))
+        w->rescan = true;
+    else
+        w->nnames++;
+}
+
+int ztd_watch_take(ztd_watch *w, void (*fn)(void *ud, const char *rel), void *ud)
+{
+    int rc = w->rescan;
+    for (size_t i = 0; i < w->nnames; i++) {
+        if (!rc)
+            fn(ud, w->names[i]);
+        free(w->names[i]);
+    }
+    w->nnames = 0;
+    w->rescan = false;
+    return rc;
 }
 
 int ztd_watch_drain(ztd_watch *w)
@@ -100,6 +201,8 @@ int ztd_watch_drain(ztd_watch *w)
             bool lost = ev->mask & IN_Q_OVERFLOW;
             if (visible || lost)
                 relevant |= ZTD_WATCH_RESCAN;
+            if (visible || lost)
+                note(w, ev);
             if ((visible && (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB))) || lost)
                 relevant |= ZTD_WATCH_WRITTEN;
             p += sizeof(*ev) + ev->len;

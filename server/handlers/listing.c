@@ -209,12 +209,13 @@ enum MHD_Result ztd_listing_route(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (!snap) {
         ret = ztd_fail(c, r, ZTD_ERR_NOT_READY);
     } else if (!q->paged) {
-        ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
+        size_t len;
+        const char *json = ztd_snapshot_list_json(snap, &len);
+        ret = json ? ztd_json(c, r, 200, json, len, 1) : ztd_fail(c, r, ZTD_ERR_INTERNAL);
     } else {
         size_t len;
         char *json = ztd_listing_json(snap, q, &len);
-        ret = json ? ztd_json(c, r, 200, json, len, 1)
-                   : ztd_fail(c, r, ZTD_ERR_INTERNAL);
+        ret = json ? ztd_json(c, r, 200, json, len, 1) : ztd_fail(c, r, ZTD_ERR_INTERNAL);
         free(json);
     }
     ztd_snapshot_release(snap);

@@ -32,6 +32,12 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
                             .sessions = ztd_sessions_count(s->sessions),
                             .reloads = cs.reloads};
     ztd_catalog_digest_counts(s->catalog, g.digests);
+    ztd_fdcache_stats fs;
+    ztd_catalog_fd_stats(s->catalog, &fs);
+    g.open_files = fs.open;
+    g.max_open_files = fs.max;
+    g.file_reopens = fs.reopens;
+    g.file_closes = fs.evictions;
     ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy);
     size_t len;
     char *text = ztd_metrics_render(&g, &len);

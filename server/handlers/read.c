@@ -211,20 +211,23 @@ static void entry_retain(void *e)
 static enum MHD_Result send_manifest(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                      ztd_entry *e)
 {
+    size_t json_len;
+    const char *json = ztd_entry_manifest_json(e, &json_len);
+    if (!json)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     const char *ae = ztd_header(c, "Accept-Encoding");
     double qz = ztd_accept_q(ae, "zstd"), qg = ztd_accept_q(ae, "gzip");
     const ztd_coded *cd = NULL;
     ztd_coding k = qz > 0 && qz >= qg ? ZTD_CODING_ZSTD : ZTD_CODING_GZIP;
     if (qz > 0 || qg > 0) {
         ztd_coded_owner owner = {e, entry_retain, release_entry};
-        cd = ztd_coded_get(&e->manifest_coded, k, e->manifest_json, e->manifest_json_len, s->workq,
-                           &owner);
+        cd = ztd_coded_get(&e->manifest_coded, k, json, json_len, s->workq, &owner);
     }
     ztd_body b;
     init_body(&b, s, e);
     b.kind = ZTD_BODY_MEM;
-    b.mem = cd ? cd->bytes : e->manifest_json;
-    b.len = cd ? cd->len : e->manifest_json_len;
+    b.mem = cd ? cd->bytes : json;
+    b.len = cd ? cd->len : json_len;
     b.content_type = "application/json";
     b.content_encoding = cd ? ztd_coding_name(k) : NULL;
     b.vary_accept_encoding = true;

@@ -4,10 +4,18 @@
  * not change) and swaps it in atomically; requests keep the snapshot or entry
  * they pinned, so a replaced file's old fd and mapping live until the last
  * response using them ends.
+ *
+ * Open files are bounded (store/fdcache.h): an entry's zt_file keeps its
+ * parsed manifest for the entry's life, but its fd and mapping only while the
+ * file is among the max_open_files most recently used or pinned. Pinning is
+ * ztd_entry_retain(): it opens the file again if it was let go, so whoever
+ * reads e->file's bytes or fd holds a retained entry (a snapshot's reference
+ * is not a pin). Digests are verified once per entry, open or not.
  */
 #ifndef ZTD_CATALOG_H
 #define ZTD_CATALOG_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +25,7 @@
 
 #include "store/coded.h"
 #include "store/digests.h"
+#include "store/fdcache.h"
 
 typedef struct ztd_entry {
     int refs;   /* atomic */
@@ -34,13 +43,14 @@ typedef struct ztd_entry {
     int64_t ctime_ns; /* with mode: chmod and in-place rewrites make a new entry */
     mode_t mode;
     ztd_digest_checks digests; /* which sha256 claims are checked (see digests.h) */
-    char *manifest_json;       /* cached, compact */
+    char *manifest_json;       /* cached, compact: read it with ztd_entry_manifest_json() */
     size_t manifest_json_len;
     char file_etag[40];     /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
     bool stale;             /* atomic: the file changed in place since it was opened */
     struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
-    struct ztd_v2_entry *v2; /* zTensor v2 files only (catalog_v2.h), else NULL */
+    struct ztd_v2_entry *v2;               /* zTensor v2 files only (catalog_v2.h), else NULL */
+    ztd_fdslot fds;                        /* e->file's place in the open-file budget (fdcache.h) */
 
     ztd_coded_set manifest_coded; /* manifest_json in zstd and gzip, made on demand */
 } ztd_entry;
@@ -60,9 +70,11 @@ typedef struct ztd_snapshot {
     size_t n, nvalid;
     ztd_blob *blobs; /* open addressing on the first 8 bytes of sha256; several
                         components may claim one digest (up to ZTD_BLOB_CLAIMS) */
-    size_t blob_cap;
-    char *list_json; /* GET /v1/files body */
+    size_t blob_cap, nblobs;
+    size_t nv2, nretry; /* entries with v2 shards state (e->v2), and to retry */
+    char *list_json;    /* GET /v1/files body: ztd_snapshot_list_json() makes it on first use */
     size_t list_json_len;
+    pthread_mutex_t list_mu;
     uint64_t generation;
 } ztd_snapshot;
 
@@ -81,6 +93,10 @@ typedef struct ztd_catalog_stats {
 
 ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size);
 void ztd_catalog_free(ztd_catalog *c);
+/* Most files with an open fd at once (ZTD_CATALOG_MAX_OPEN until set); see fdcache.h. */
+#define ZTD_CATALOG_MAX_OPEN 4096
+void ztd_catalog_set_max_open(ztd_catalog *c, size_t max);
+void ztd_catalog_fd_stats(ztd_catalog *c, ztd_fdcache_stats *out);
 /* Scan the root and swap in the new view. Returns 0, or -1 if the root cannot be read. */
 int ztd_catalog_rescan(ztd_catalog *c);
 /* After a write to ROOT/rel: a new snapshot with rel's entry made again (added,
@@ -108,13 +124,24 @@ void ztd_catalog_digest_counts(ztd_catalog *c, size_t out[ZTD_DIGEST_STATES]);
 ztd_snapshot *ztd_catalog_acquire(ztd_catalog *c);
 void ztd_snapshot_release(ztd_snapshot *s);
 ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len);
+/* The unpaged listing's body (GET /v1/files), made once per snapshot when first
+ * asked for, not by every update: with 100,000 files it is megabytes of JSON.
+ * Owned by s; NULL when out of memory. */
+const char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len);
 /* The component to answer for a digest: a verified one if any, else one not
  * checked yet, else one found not to match (the caller must not serve its
  * bytes under the digest's name). NULL when no component claims it. */
 const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha256[32]);
 
+/* A reference that pins the entry's file open (see above): its fd and bytes
+ * are there until the matching release. When the file cannot be opened again
+ * (no fd left, or it was replaced: then the entry is marked stale), its data
+ * calls fail (zt_file_fd() -1) and the caller answers an error. */
 void ztd_entry_retain(ztd_entry *e);
 void ztd_entry_release(ztd_entry *e);
+/* The file's manifest as compact JSON, made on first use and kept with the
+ * entry; *len its length. NULL for an invalid file or out of memory. */
+const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len);
 
 /* Does the open file still have the size, mtime and ctime it was opened with?
  * False after an in-place write even with its mtime put back: what was

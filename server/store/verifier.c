@@ -79,20 +79,43 @@ static void check_one(ztd_verifier *v, ztd_entry *e, ztd_digest_check *k)
     }
 }
 
-/* Every pending component of s; false when stopped or s is no longer current. */
+/* Every pending component of e; false when stopped or s is no longer current. */
+static bool check_entry(ztd_verifier *v, const ztd_snapshot *s, ztd_entry *e)
+{
+    for (size_t j = 0; j < e->digests.n; j++) {
+        ztd_digest_check *k = &e->digests.v[j];
+        if (ztd_digest_check_state(k) != ZTD_DIGEST_PENDING)
+            continue;
+        if (__atomic_load_n(&v->stop, __ATOMIC_ACQUIRE) ||
+            ztd_catalog_generation(v->c) != s->generation)
+            return false;
+        check_one(v, e, k);
+    }
+    return true;
+}
+
+static bool any_pending(const ztd_entry *e)
+{
+    for (size_t j = 0; j < e->digests.n; j++)
+        if (ztd_digest_check_state(&e->digests.v[j]) == ZTD_DIGEST_PENDING)
+            return true;
+    return false;
+}
+
+/* Every pending component of s; false when stopped or s is no longer current.
+ * Each file is pinned open while it is hashed (catalog.h); one that cannot be
+ * opened now (no fd left) stays pending for the next pass. */
 static bool check_snapshot(ztd_verifier *v, const ztd_snapshot *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         ztd_entry *e = s->entries[i];
-        for (size_t j = 0; j < e->digests.n; j++) {
-            ztd_digest_check *k = &e->digests.v[j];
-            if (ztd_digest_check_state(k) != ZTD_DIGEST_PENDING)
-                continue;
-            if (__atomic_load_n(&v->stop, __ATOMIC_ACQUIRE) ||
-                ztd_catalog_generation(v->c) != s->generation)
-                return false;
-            check_one(v, e, k);
-        }
+        if (!any_pending(e))
+            continue;
+        ztd_entry_retain(e);
+        bool go = zt_file_fd(e->file) < 0 || check_entry(v, s, e);
+        ztd_entry_release(e);
+        if (!go)
+            return false;
     }
     return true;
 }

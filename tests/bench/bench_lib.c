@@ -18,6 +18,9 @@
  *     Variants: sha256, crc32c, no digest, and zstd level 1 on compressible data.
  *
  *   bench_lib DIR [--objects N] [--runs R] [--mib M] [--keep]
+ *   bench_lib DIR --open FILE [--runs R]
+ * --open: only figure 1's zt_open + zt_close, of an existing FILE (any
+ * format: a v2 file made by `zt convert --format v2`, say).
  * DIR must be on a real disk (not tmpfs) with room for about 2 x M MiB.
  */
 #include <errno.h>
@@ -89,6 +92,28 @@ static uint64_t file_size(const char *path)
 }
 
 /* ---- 1. open + validate */
+
+static void bench_open_file(const char *path, int runs)
+{
+    double *t = calloc((size_t)runs, sizeof(double));
+    zt_error err;
+    zt_file *f;
+    size_t nobj = 0;
+    if (!t)
+        die("out of memory", NULL);
+    for (int r = 0; r < runs; r++) {
+        double t0 = now();
+        if (zt_open(path, NULL, &f, &err))
+            die(path, &err);
+        nobj = zt_file_object_count(f);
+        zt_close(f);
+        t[r] = now() - t0;
+    }
+    printf("[1] open + validate %s (%zu objects, %.1f MB): zt_open + zt_close median %.1f ms "
+           "over %d runs\n",
+           path, nobj, file_size(path) / 1e6, median(t, runs) * 1e3, runs);
+    free(t);
+}
 
 static void make_many(const char *path, int nobj)
 {
@@ -363,6 +388,7 @@ int main(int argc, char **argv)
 {
     int nobj = 100000, runs = 7;
     uint64_t mib = 1024;
+    const char *open_only = NULL;
     if (argc < 2) {
         fprintf(stderr, "usage: bench_lib DIR [--objects N] [--runs R] [--mib M] [--keep]\n");
         return 2;
@@ -380,15 +406,20 @@ int main(int argc, char **argv)
             runs = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--mib"))
             mib = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--open"))
+            open_only = argv[i + 1];
     }
     if (nobj < 1 || runs < 1 || mib < 1)
         return 2;
+    if (open_only) {
+        bench_open_file(open_only, runs);
+        return 0;
+    }
     struct statfs sf;
     if (statfs(g_dir, &sf) != 0)
         die(g_dir, NULL);
     if (sf.f_type == TMPFS_MAGIC_)
-        fprintf(stderr, "bench_lib: warning: %s is on tmpfs, fsync figures mean nothing\n",
-                g_dir);
+        fprintf(stderr, "bench_lib: warning: %s is on tmpfs, fsync figures mean nothing\n", g_dir);
     printf("libztensor %s bench, dir %s\n", ZT_VERSION_STRING, g_dir);
     bench_open(nobj, runs);
     bench_write(mib);

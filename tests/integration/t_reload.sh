@@ -1,6 +1,8 @@
 #!/bin/bash
 # Live reload: files added, replaced by rename (under load) and removed are seen within
-# 2 s through inotify, or on SIGHUP with --no-watch. Every response during replacements is
+# 2 s through inotify, or on SIGHUP with --no-watch; an inotify event naming one file updates
+# its entry without a rescan (ztensord_catalog_reloads_total), a directory moved in rescans.
+# Every response during replacements is
 # one whole version with the ETag of its bytes (its sha256 once verified, before that an
 # identity ETag: never the digest of the other version).
 . "$(dirname "$0")/lib.sh" "$@"
@@ -185,6 +187,28 @@ rm -rf "$R/d1"
 if wait_for 2 not_listed d1/d2/deep.zt; then ok "removed directory's files unlisted within 2 s"; else bad "removed directory's files unlisted within 2 s"; fi
 check_eq "other files still listed" "$(listed keep.zt)" ok
 daemon_alive "daemon alive after the reload tests"
+
+# ---- an event naming one file updates its entry alone; a new directory rescans the root
+# (a fresh daemon: none of the files above waits for a retry, which would rescan)
+start_daemon "$R" || finish
+reloads() { curl -s "$URL/metrics" | sed -n 's/^ztensord_catalog_reloads_total //p'; }
+R0=$(reloads)
+check_eq "a fresh daemon: one scan" "$R0" 1
+cp "$R/keep.zt" "$R/.one.tmp"
+mv "$R/.one.tmp" "$R/one.zt"
+if wait_for 2 is_listed one.zt; then ok "a file renamed in: listed within 2 s"; else bad "a file renamed in: listed within 2 s"; fi
+req "a file renamed in: served" 200 "$URL/v1/files/one.zt/objects/k/data"
+check_same "a file renamed in: bytes" "$LAST.body" "$T/k.raw"
+check_eq "a file renamed in: its entry updated, the root not rescanned" "$(reloads)" "$R0"
+rm -f "$R/one.zt"
+if wait_for 2 not_listed one.zt; then ok "the file removed: unlisted within 2 s"; else bad "the file removed: unlisted within 2 s"; fi
+check_eq "the file removed: no rescan either" "$(reloads)" "$R0"
+mkdir -p "$S/dir"
+cp "$R/keep.zt" "$S/dir/in.zt"
+mv "$S/dir" "$R/dir"
+if wait_for 2 is_listed dir/in.zt; then ok "a directory moved in: its file listed within 2 s"; else bad "a directory moved in: its file listed within 2 s"; fi
+check_ne "a directory moved in: the root rescanned" "$(reloads)" "$R0"
+rm -rf "$R/dir"
 
 # ---- SIGHUP with --no-watch
 start_daemon "$R" --no-watch || finish

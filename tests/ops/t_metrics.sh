@@ -62,6 +62,8 @@ for fam in "ztensord_requests_total counter" "ztensord_response_bytes_total coun
     "ztensord_request_duration_seconds histogram" "ztensord_requests_in_flight gauge" \
     "ztensord_upload_bytes_total counter" "ztensord_uploads_total counter" \
     "ztensord_catalog_files gauge" "ztensord_catalog_reloads_total counter" \
+    "ztensord_open_files gauge" "ztensord_file_reopens_total counter" \
+    "ztensord_file_closes_total counter" \
     "ztensord_build_info gauge" "process_cpu_seconds_total counter" \
     "process_resident_memory_bytes gauge" "process_virtual_memory_bytes gauge" \
     "process_open_fds gauge" "process_max_fds gauge" "process_start_time_seconds gauge"; do
@@ -73,6 +75,8 @@ for o in published rejected failed aborted; do
 done
 check_eq "catalog files valid" "$(val "$S0" 'ztensord_catalog_files{state="valid"}')" 2
 check_eq "catalog files invalid" "$(val "$S0" 'ztensord_catalog_files{state="invalid"}')" 1
+check_eq "open files: the 2 valid ones" "$(val "$S0" 'ztensord_open_files{state="open"}')" 2
+check_ge "open files limit" "$(val "$S0" 'ztensord_open_files{state="limit"}')" 1
 check_ge "catalog reloads >= 1 after the first scan" "$(val "$S0" ztensord_catalog_reloads_total)" 1
 VER=$("$ZTENSORD" --version | awk '{print $2}')
 check_match "build_info carries the version of --version ($VER)" "$(grep '^ztensord_build_info{' "$S0")" "version=\"$VER\".*\} 1$"

@@ -2,7 +2,8 @@
  * test_catalog.c: the catalog (server/store/catalog.c) on a real directory:
  * what a scan serves and skips, snapshots that outlive a rescan, one entry
  * made again by ztd_catalog_update (added, replaced, dropped) without
- * touching the others or counting a reload, and blobs by sha256.
+ * touching the others or counting a reload, blobs by sha256, and the
+ * open-file budget.
  */
 #include "tmpfiles.h"
 
@@ -106,8 +107,11 @@ static void update_one_entry(void **state)
     assert_string_equal(s->entries[1]->name, "c.zt");
     assert_string_equal(s->entries[2]->name, "d.zt");
     assert_ptr_equal(s->entries[2], d0); /* the others are carried as they are */
-    assert_non_null(strstr(s->list_json, "\"c.zt\""));
-    assert_null(strstr(s->list_json, "other.zt"));
+    size_t len;
+    const char *list = ztd_snapshot_list_json(s, &len);
+    assert_non_null(strstr(list, "\"c.zt\""));
+    assert_null(strstr(list, "other.zt"));
+    assert_int_equal(len, strlen(list));
     ztd_snapshot_release(s);
     /* replaced: a new entry for the new version */
     ztd_entry *c0 = find(c, "c.zt");
@@ -167,13 +171,87 @@ static void update_verified(void **state)
     rm_tree(root);
 }
 
+/* Reads e's one component ("w", "data", n bytes of fill) through its open file. */
+static void reads(ztd_entry *e, size_t n, unsigned char fill)
+{
+    const zt_component *comp =
+        zt_object_find_component(zt_file_find_object(e->file, "w", 1), "data");
+    uint8_t buf[256];
+    size_t got = 0;
+    zt_error err;
+    assert_true(zt_file_fd(e->file) >= 0);
+    assert_int_equal(zt_component_read(e->file, comp, buf, sizeof(buf), &got, &err), ZT_OK);
+    assert_int_equal(got, n);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(buf[i], fill);
+}
+
+static size_t open_files(ztd_catalog *c)
+{
+    ztd_fdcache_stats st;
+    ztd_catalog_fd_stats(c, &st);
+    return st.open;
+}
+
+/* The open-file budget (fdcache.c): 6 files, 2 open at most; a retained
+ * (pinned) entry is opened again and stays open, even past the budget while
+ * more are pinned at once; a file replaced while closed is not reopened. */
+static void open_file_budget(void **state)
+{
+    (void)state;
+    const char *root = tmp_dir("catalog");
+    char name[16];
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof(name), "f%d.zt", i);
+        write_zt(join(root, name), 100, (unsigned char)(i + 1));
+    }
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    ztd_catalog_set_max_open(c, 2);
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    assert_int_equal(open_files(c), 2);
+    ztd_entry *e[6];
+    for (int i = 0; i < 6; i++) { /* each pinned in turn, released at once */
+        snprintf(name, sizeof(name), "f%d.zt", i);
+        e[i] = find(c, name);
+        reads(e[i], 100, (unsigned char)(i + 1));
+        ztd_entry_release(e[i]);
+        assert_true(open_files(c) <= 2);
+    }
+    for (int i = 0; i < 4; i++) { /* four pinned at once: all open */
+        snprintf(name, sizeof(name), "f%d.zt", i);
+        e[i] = find(c, name);
+    }
+    assert_int_equal(open_files(c), 4);
+    for (int i = 0; i < 4; i++)
+        reads(e[i], 100, (unsigned char)(i + 1));
+    for (int i = 0; i < 4; i++)
+        ztd_entry_release(e[i]);
+    assert_int_equal(open_files(c), 2);
+    ztd_fdcache_stats st;
+    ztd_catalog_fd_stats(c, &st);
+    assert_true(st.reopens >= 6);
+    assert_true(st.evictions >= 6);
+    /* f5 was opened last and f0 first: f0 is closed now. Replace it (rename). */
+    write_zt(join(root, ".new"), 100, 9);
+    assert_int_equal(rename(join(root, ".new"), join(root, "f0.zt")), 0);
+    e[0] = find(c, "f0.zt"); /* the old entry: no update has run */
+    assert_int_equal(zt_file_fd(e[0]->file), -1);
+    assert_true(ztd_entry_stale(e[0]));
+    ztd_entry_release(e[0]);
+    assert_int_equal(ztd_catalog_update(c, "f0.zt", NULL), 0);
+    e[0] = find(c, "f0.zt");
+    reads(e[0], 100, 9);
+    ztd_entry_release(e[0]);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scan_rules),
-        cmocka_unit_test(snapshots_outlive_rescans),
-        cmocka_unit_test(update_one_entry),
-        cmocka_unit_test(update_verified),
+        cmocka_unit_test(scan_rules),       cmocka_unit_test(snapshots_outlive_rescans),
+        cmocka_unit_test(update_one_entry), cmocka_unit_test(update_verified),
+        cmocka_unit_test(open_file_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

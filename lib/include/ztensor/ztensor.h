@@ -257,6 +257,22 @@ ZT_API zt_status zt_open_memory(const void *data, size_t len, const zt_open_opti
                                 zt_file **out, zt_error *err);
 ZT_API void zt_close(zt_file *f);
 
+/* Let go of an open file's fd and mapping (or read buffer), keeping all that
+ * was parsed from its manifest: a server holding many files open this way
+ * needs no fd for the ones not in use. Until zt_file_attach_fd(), the file
+ * behaves as one from zt_open_manifest(): accessors work, zt_file_fd() is -1
+ * and the calls that read data return ZT_E_UNSUPPORTED. ZT_E_UNSUPPORTED for
+ * a file opened from memory or whose data lies in shards (v2 Appendix B);
+ * detaching a detached file does nothing. Not thread-safe: no other call on
+ * f may run meanwhile. */
+ZT_API zt_status zt_file_detach(zt_file *f, zt_error *err);
+/* Give a detached file its bytes again, from fd (taken on success, left to
+ * the caller on failure). fd must be the same file version (the caller
+ * checks identity: device, inode, mtime); a size other than the one opened is
+ * ZT_E_IO. The mapping follows opt's ZT_OPEN_NO_MMAP as zt_open() does.
+ * Attaching an attached file is ZT_E_ARG. Not thread-safe, as detach. */
+ZT_API zt_status zt_file_attach_fd(zt_file *f, int fd, const zt_open_options *opt, zt_error *err);
+
 /* A file known only by its manifest, for a reader whose data bytes are
  * elsewhere (libztensor-remote reads them over HTTP).
  *
