@@ -58,6 +58,8 @@ static const char k_help[] =
     "    that kept changing; 4 no space left on the device.\n";
 
 #define ZT_EXIT_NOSPACE 4
+/* Bytes landed ahead of the hashing, in all: the data's share of memory. */
+#define PULL_WINDOW (32u << 20)
 
 typedef struct job {
     char *url, *dest, *etag; /* etag: from the listing, or NULL */
@@ -73,6 +75,7 @@ typedef struct run {
     pthread_mutex_t mu;
     zt_remote_options ropt;
     unsigned conns_each;
+    size_t window_each; /* PULL_WINDOW shared by the files pulled at once */
     tool_globs globs;
     int progress;
     double t0, last_draw;
@@ -301,6 +304,7 @@ static void *worker(void *ud)
         zt_remote_pull_options po;
         zt_remote_pull_options_init(&po);
         po.expect_etag = j->etag;
+        po.window_bytes = R->window_each;
         prog_ctx pc = {R, j};
         po.progress = on_progress;
         po.progress_ud = &pc;
@@ -495,6 +499,7 @@ int cmd_pull(int argc, char **argv)
     if (rc == ZT_EXIT_OK && R.n) {
         unsigned nw = jobs < R.n ? jobs : (unsigned)R.n;
         R.conns_each = conns / nw ? conns / nw : 1;
+        R.window_each = PULL_WINDOW / nw;
         pthread_t th[256];
         unsigned started = 0;
         for (; started < nw; started++)

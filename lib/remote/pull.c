@@ -55,6 +55,7 @@ void zt_remote_pull_options_init(zt_remote_pull_options *o)
     o->digest_retries = ZT_REMOTE_PULL_DEFAULT_DIGEST_RETRIES;
     o->restarts = ZT_REMOTE_PULL_DEFAULT_RESTARTS;
     o->batch_bytes = ZT_REMOTE_PULL_DEFAULT_BATCH;
+    o->window_bytes = ZT_REMOTE_PULL_DEFAULT_WINDOW;
 }
 
 static zt_status sys_fail(pull *p, zt_error *err, const char *what, const char *path, int e)
@@ -229,7 +230,8 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
                                           .cap = (size_t)c->len};
             p->stats->fetched += c->len;
         }
-        st = ztr__read_spans(p->rf, reqs, left, spans, ns, p->map, 0, p->opt->connections, err);
+        st = ztr__read_spans(p->rf, reqs, left, spans, ns, p->map, 0, p->opt->connections,
+                             p->opt->window_bytes ? p->opt->window_bytes : 1, err);
         if (st != ZT_E_DIGEST_MISMATCH || attempt >= p->opt->digest_retries)
             break;
         p->stats->digest_retries++;
@@ -363,7 +365,8 @@ static int second_opinion(pull *p, zt_error *err)
         uint8_t *scratch = malloc((size_t)(hi - lo));
         if (!scratch)
             return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory"), -1;
-        zt_status st = ztr__read_spans(p->rf, NULL, 0, g, n, scratch, lo, p->opt->connections, err);
+        zt_status st =
+            ztr__read_spans(p->rf, NULL, 0, g, n, scratch, lo, p->opt->connections, 0, err);
         bool same = !st;
         for (size_t j = 0; same && j < n; j++)
             same = compare_written(p, g[j].start, g[j].len, scratch + (g[j].start - lo)) == 0;

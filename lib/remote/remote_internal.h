@@ -143,6 +143,13 @@ typedef struct ztr_batch {
      * (may be NULL: x->obj and x->comp are used). */
     void (*where)(void *ud, const ztr_xfer *x, uint64_t at, const char **obj, const char **comp);
     void *where_ud;
+    /* Flow control (may be NULL): a new request (not a retry) starts only
+     * when gate says so; inflight is the bytes the running requests have yet
+     * to deliver. A closed gate must open once nothing runs and the hashing
+     * lanes are idle, or the batch would wait forever. */
+    bool (*gate)(void *ud, const ztr_xfer *x, uint64_t inflight);
+    void *gate_ud;
+    bool gated; /* the gate held a request back in this round */
     bool failed;
     double now; /* ztr__now() at the top of the engine's loop */
     zt_error *err;
@@ -171,6 +178,8 @@ double ztr__deadline(const zt_remote *r);
 typedef struct ztr_lanes ztr_lanes;
 ztr_lanes *ztr__lanes_new(unsigned n);
 bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n, bool drop);
+/* Bytes hashed by the lanes so far (any thread; a pull's flow control). */
+uint64_t ztr__lanes_hashed(ztr_lanes *L);
 /* drop: p is in a shared file mapping (a pull): its whole pages are released
  * (madvise MADV_DONTNEED) once hashed, so memory stays near the bytes in
  * flight instead of the component's size. */
@@ -203,9 +212,14 @@ struct zt_remote_file {
 typedef struct ztr_span {
     uint64_t start, len;
 } ztr_span;
+/* window > 0 (a pull into a file mapping): the requests' pages are released
+ * as soon as they are hashed (or at once, without a digest), and at most
+ * about `window` bytes are landed but not yet hashed, or in flight: requests
+ * that would run further ahead of the hashing wait, and chunks are cut to
+ * window / connections. Memory then stays near the window, not the file. */
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                           const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
-                          unsigned connections, zt_error *err);
+                          unsigned connections, uint64_t window, zt_error *err);
 
 /* ---- pulls (pull_state.c): the state file beside a partial file */
 typedef struct ztr_pull_state {

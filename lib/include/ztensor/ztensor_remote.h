@@ -208,7 +208,8 @@ ZT_REMOTE_API zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_
  * starts over. Both files are removed once PATH is published. */
 #define ZT_REMOTE_PULL_DEFAULT_DIGEST_RETRIES 3
 #define ZT_REMOTE_PULL_DEFAULT_RESTARTS 3
-#define ZT_REMOTE_PULL_DEFAULT_BATCH (64u << 20) /* bytes made durable at once */
+#define ZT_REMOTE_PULL_DEFAULT_BATCH (64u << 20)  /* bytes made durable at once */
+#define ZT_REMOTE_PULL_DEFAULT_WINDOW (32u << 20) /* bytes landed ahead of the hashing */
 
 typedef struct zt_remote_pull_options {
     size_t size;             /* sizeof(zt_remote_pull_options): set by the init call */
@@ -222,6 +223,11 @@ typedef struct zt_remote_pull_options {
     /* Called after each batch from the pulling thread; may be NULL. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
+    /* Flow control: at most about this many bytes landed but not yet hashed
+     * or still in flight (the process's memory for the data); requests that
+     * would run further ahead wait, and chunks are cut to window /
+     * connections (256 KiB at least). */
+    size_t window_bytes;
 } zt_remote_pull_options;
 
 typedef struct zt_remote_pull_stats {
