@@ -7,7 +7,8 @@
  * padding, footer), all written straight into PATH.ztpart through a shared
  * mapping, in batches of file offsets. After each batch the data is made
  * durable, then PATH.ztpull records the batch's verified components and
- * spans; a later pull with the same validator skips them. The spans carry no
+ * spans (on a thread of its own, pull_sync.c, while the next batch is
+ * fetched); a later pull with the same validator skips them. The spans carry no
  * digest of their own: at the end the partial file is opened like any local
  * file and its manifest must equal the one pinned at open, before fsync,
  * rename and fsync of the directory.
@@ -46,6 +47,7 @@ typedef struct pull {
     size_t nspans;
     uint8_t *done;  /* ncomp + nspans flags: components first, then spans */
     bool spans_bad; /* check_spans failed: the spans are pending again */
+    ztr_syncer *syncer;
 } pull;
 
 void zt_remote_pull_options_init(zt_remote_pull_options *o)
@@ -178,16 +180,25 @@ static zt_status open_files(pull *p, bool resume, zt_error *err)
         p->map = NULL;
         return sys_fail(p, err, "cannot map", p->part, errno);
     }
+    if (!(p->syncer = ztr__syncer_new(p->fd, p->sfd, p->map)))
+        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
     return ZT_OK;
 }
 
-/* Durable data first, then the records that name it. */
+/* The syncer's verdict on a batch: 0 or a failure in *err. */
+static zt_status synced(pull *p, int r, zt_error *err)
+{
+    if (!r)
+        return ZT_OK;
+    return r > 0 ? sys_fail(p, err, "cannot write", p->part, r)
+                 : sys_fail(p, err, "cannot write", p->state, -r);
+}
+
+/* The batch [lo, hi) to the syncer: made durable, then its records appended
+ * to the state file, while the next batch is fetched. */
 static zt_status record(pull *p, uint64_t lo, uint64_t hi, const size_t *comps, size_t nc,
                         const size_t *spans, size_t ns, zt_error *err)
 {
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), a = lo / page * page;
-    if (msync(p->map + a, (size_t)(hi - a), MS_SYNC) != 0 || fdatasync(p->fd) != 0)
-        return sys_fail(p, err, "cannot write", p->part, errno);
     size_t cap = (nc + ns) * 24 + 1, len = 0;
     char *text = malloc(cap);
     if (!text)
@@ -196,13 +207,7 @@ static zt_status record(pull *p, uint64_t lo, uint64_t hi, const size_t *comps, 
         len += (size_t)snprintf(text + len, cap - len, "c %zu\n", comps[i]);
     for (size_t i = 0; i < ns; i++)
         len += (size_t)snprintf(text + len, cap - len, "c %zu\n", p->ncomp + spans[i]);
-    ssize_t w = write(p->sfd, text, len);
-    free(text);
-    if (w != (ssize_t)len || fdatasync(p->sfd) != 0)
-        return sys_fail(p, err, "cannot write", p->state, w < 0 ? errno : ENOSPC);
-    /* The pages are on disk: let them go, so memory stays near one batch. */
-    madvise(p->map + a, (size_t)(hi - a), MADV_DONTNEED);
-    return ZT_OK;
+    return synced(p, ztr__syncer_push(p->syncer, lo, hi, text, len), err);
 }
 
 /* One batch: its pending components and spans, fetched again (up to
@@ -309,7 +314,8 @@ static zt_status fetch_all(pull *p, zt_error *err)
     }
     free(ci);
     free(si);
-    return st;
+    int r = ztr__syncer_wait(p->syncer); /* the last batch is durable */
+    return st ? st : synced(p, r, err);
 }
 
 #define SECOND_GROUP (8u << 20) /* bytes of spans fetched again at once */
@@ -439,6 +445,8 @@ static zt_status fsync_dir(pull *p, zt_error *err)
 
 static zt_status publish(pull *p, zt_error *err)
 {
+    ztr__syncer_free(p->syncer);
+    p->syncer = NULL;
     munmap(p->map, (size_t)p->size);
     p->map = NULL;
     if (fsync(p->fd) != 0)
@@ -452,6 +460,7 @@ static zt_status publish(pull *p, zt_error *err)
 
 static void pull_free(pull *p)
 {
+    ztr__syncer_free(p->syncer); /* first: it uses the map and both files */
     if (p->map)
         munmap(p->map, (size_t)p->size);
     if (p->fd >= 0)

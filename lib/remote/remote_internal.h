@@ -235,6 +235,19 @@ int ztr__pull_state_parse(const char *buf, size_t len, ztr_pull_state *st, uint8
 /* The state file's first lines into out; their length, or -1 when cap is short. */
 int ztr__pull_state_header(char *out, size_t cap, const ztr_pull_state *st, size_t ncomp);
 
+/* ---- pulls (pull_sync.c): a thread that makes each batch durable (msync of
+ * [lo, hi) of map, fdatasync of fd) and then appends its records (text,
+ * owned by the syncer once handed) to the state file sfd, fdatasynced, while
+ * the pull fetches the next batch. push() first waits for the batch before.
+ * push() and wait() return 0, the errno of the data file, or minus the errno
+ * of the state file, for the batch before (push) or the last one (wait).
+ * free() finishes the batch in hand. Without a thread, push() does the work. */
+typedef struct ztr_syncer ztr_syncer;
+ztr_syncer *ztr__syncer_new(int fd, int sfd, uint8_t *map);
+int ztr__syncer_push(ztr_syncer *s, uint64_t lo, uint64_t hi, char *text, size_t len);
+int ztr__syncer_wait(ztr_syncer *s);
+void ztr__syncer_free(ztr_syncer *s);
+
 /* ---- listings (listing.c): one page of GET /v1/files?prefix=… . Calls fn
  * for each entry; cursor (cap bytes) gets next_cursor, or "" on the last
  * page. 0; 1 when fn stopped; -1 when the body is not a listing. */
