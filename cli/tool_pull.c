@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,6 +59,19 @@ static const char k_help[] =
     "    that kept changing; 4 no space left on the device.\n";
 
 #define ZT_EXIT_NOSPACE 4
+#define ZT_EXIT_INTERRUPTED 130 /* 128 + SIGINT, as shells report it */
+
+/* Set by SIGINT or SIGTERM: every pull stops at its next chunk of bytes,
+ * finishes making durable what it has, and the command exits 130. */
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (g_stop) /* a second one: the user will not wait (a stalled request) */
+        _exit(ZT_EXIT_INTERRUPTED);
+    g_stop = 1;
+}
 /* Bytes landed ahead of the hashing, in all: the data's share of memory. */
 #define PULL_WINDOW (32u << 20)
 
@@ -286,7 +300,7 @@ static void *worker(void *ud)
     zt_status st0 = zt_remote_new(&o, &session, &err);
     for (;;) {
         pthread_mutex_lock(&R->mu);
-        job *j = R->next < R->n ? &R->jobs[R->next++] : NULL;
+        job *j = R->next < R->n && !g_stop ? &R->jobs[R->next++] : NULL;
         pthread_mutex_unlock(&R->mu);
         if (!j)
             break;
@@ -305,6 +319,7 @@ static void *worker(void *ud)
         zt_remote_pull_options_init(&po);
         po.expect_etag = j->etag;
         po.window_bytes = R->window_each;
+        po.cancel = &g_stop;
         prog_ctx pc = {R, j};
         po.progress = on_progress;
         po.progress_ud = &pc;
@@ -348,7 +363,17 @@ static void json_str(const char *s)
 static int summarize(run *R, int json, int quiet, double seconds)
 {
     uint64_t bytes = 0, fetched = 0, resumed = 0;
-    size_t ok = 0, ver = 0, unver = 0, objs_unver = 0;
+    size_t ok = 0, ver = 0, unver = 0, objs_unver = 0, skipped = 0;
+    if (g_stop) {
+        size_t left = 0;
+        for (size_t i = 0; i < R->n; i++)
+            left += R->jobs[i].st != ZT_OK || i >= R->next;
+        fprintf(stderr,
+                "zt pull: interrupted: %zu of %zu files not finished; what is verified is kept "
+                "(NAME.ztpart, NAME.ztpull): run the same command to continue\n",
+                left, R->n);
+        return ZT_EXIT_INTERRUPTED;
+    }
     unsigned retries = 0, restarts = 0;
     int rc = ZT_EXIT_OK;
     for (size_t i = 0; i < R->n; i++) {
@@ -372,15 +397,17 @@ static int summarize(run *R, int json, int quiet, double seconds)
         ok++;
         bytes += j->stats.size;
         resumed += j->stats.resumed;
+        skipped += j->stats.skipped != 0;
         ver += j->stats.verified;
         unver += j->stats.unverified;
         objs_unver += j->stats.objects_unverified;
     }
     if (json) {
-        printf("{\"files\":%zu,\"failed\":%zu,\"bytes\":%llu,\"fetched\":%llu,\"resumed\":%llu,"
+        printf("{\"files\":%zu,\"failed\":%zu,\"skipped\":%zu,\"bytes\":%llu,\"fetched\":%llu,"
+               "\"resumed\":%llu,"
                "\"seconds\":%.3f,\"retries\":%u,\"restarts\":%u,\"components_verified\":%zu,"
                "\"components_unverified\":%zu,\"objects_unverified\":%zu,\"changed\":[",
-               ok, R->n - ok, (unsigned long long)bytes, (unsigned long long)fetched,
+               ok, R->n - ok, skipped, (unsigned long long)bytes, (unsigned long long)fetched,
                (unsigned long long)resumed, seconds, retries, restarts, ver, unver, objs_unver);
         for (size_t i = 0, k = 0; i < R->n; i++)
             if (R->jobs[i].stats.changed) {
@@ -391,9 +418,11 @@ static int summarize(run *R, int json, int quiet, double seconds)
         printf("]}\n");
     } else if (!quiet) {
         fprintf(stderr,
-                "zt pull: %zu of %zu files, %.1f MiB in %.2f s; %zu components verified, %zu "
-                "without a digest (%zu objects not checked); %u retries\n",
-                ok, R->n, (double)bytes / 1048576, seconds, ver, unver, objs_unver, retries);
+                "zt pull: %zu of %zu files (%zu already complete), %.1f MiB in %.2f s; %zu "
+                "components verified, %zu without a digest (%zu objects not checked); %u "
+                "retries\n",
+                ok, R->n, skipped, (double)bytes / 1048576, seconds, ver, unver, objs_unver,
+                retries);
     }
     return rc;
 }
@@ -497,6 +526,10 @@ int cmd_pull(int argc, char **argv)
         rc = plan_url(&R, session, urls[i], dir);
     zt_remote_free(session);
     if (rc == ZT_EXIT_OK && R.n) {
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
         unsigned nw = jobs < R.n ? jobs : (unsigned)R.n;
         R.conns_each = conns / nw ? conns / nw : 1;
         R.window_each = PULL_WINDOW / nw;

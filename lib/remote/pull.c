@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define STATE_MAX (64u << 20) /* a larger state file is not ours: start over */
@@ -48,6 +49,8 @@ typedef struct pull {
     uint8_t *done;  /* ncomp + nspans flags: components first, then spans */
     bool spans_bad; /* check_spans failed: the spans are pending again */
     ztr_syncer *syncer;
+    uint64_t *prefix; /* by manifest index: bytes on disk of a component begun */
+    uint64_t step;    /* bytes between two records of a component's prefix */
 } pull;
 
 void zt_remote_pull_options_init(zt_remote_pull_options *o)
@@ -83,7 +86,8 @@ static zt_status layout(pull *p, zt_error *err)
     p->comps = calloc(n ? n : 1, sizeof(*p->comps));
     p->spans = calloc(n + 1, sizeof(*p->spans));
     p->done = calloc(2 * n + 1, 1);
-    if (!p->comps || !p->spans || !p->done)
+    p->prefix = calloc(2 * n + 1, sizeof(*p->prefix)); /* the state file numbers spans too */
+    if (!p->comps || !p->spans || !p->done || !p->prefix)
         return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
     for (size_t i = 0, k = 0; i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
@@ -125,8 +129,8 @@ static bool load_state(pull *p)
         (buf = malloc((size_t)sb.st_size)) &&
         read(fd, buf, (size_t)sb.st_size) == (ssize_t)sb.st_size) {
         ztr_pull_state st;
-        ok = ztr__pull_state_parse(buf, (size_t)sb.st_size, &st, p->done, p->ncomp + p->nspans) ==
-                 0 &&
+        ok = ztr__pull_state_parse(buf, (size_t)sb.st_size, &st, p->done, p->prefix,
+                                   p->ncomp + p->nspans) == 0 &&
              st.size == p->size && !strcmp(st.etag, p->rf->pin.etag) &&
              !strcmp(st.lm, p->rf->pin.lm) && (p->rf->pin.etag[0] || p->rf->pin.lm[0]);
     }
@@ -137,6 +141,11 @@ static bool load_state(pull *p)
         ok = false;
     if (!ok)
         memset(p->done, 0, p->ncomp + p->nspans);
+    for (size_t i = 0; i < p->ncomp; i++) { /* p->comps is by offset */
+        uint64_t *pre = &p->prefix[p->comps[i].index];
+        if (!ok || p->done[p->comps[i].index] || *pre >= p->comps[i].len)
+            *pre = 0;
+    }
     return ok;
 }
 
@@ -210,15 +219,44 @@ static zt_status record(pull *p, uint64_t lo, uint64_t hi, const size_t *comps, 
     return synced(p, ztr__syncer_push(p->syncer, lo, hi, text, len), err);
 }
 
+typedef struct batch_ctx {
+    pull *p;
+    const size_t *map; /* reqs[k] is comps[map[k]] */
+} batch_ctx;
+
+/* A large component's landed prefix has grown: once on disk, the state file
+ * records it, so a kill loses at most a step of it. When the syncer still
+ * has the batch before in hand, this step is left to the next one (waiting
+ * would idle the connections). */
+static int on_prefix(void *ud, size_t k, uint64_t bytes, zt_error *err)
+{
+    batch_ctx *b = ud;
+    pull *p = b->p;
+    const comp_ref *c = &p->comps[b->map[k]];
+    if (ztr__syncer_busy(p->syncer))
+        return 0;
+    char *text = malloc(48);
+    if (!text)
+        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory"), -1;
+    int n = snprintf(text, 48, "p %zu %llu\n", c->index, (unsigned long long)bytes);
+    uint64_t lo = c->off + p->prefix[c->index];
+    p->prefix[c->index] = bytes;
+    return synced(p, ztr__syncer_push(p->syncer, lo, c->off + bytes, text, (size_t)n), err) ? -1
+                                                                                            : 0;
+}
+
 /* One batch: its pending components and spans, fetched again (up to
- * digest_retries times) while a digest fails; what passed is kept. */
+ * digest_retries times) while a digest fails; what passed is kept. A
+ * component begun by an earlier pull continues from its recorded prefix
+ * (hashed from the disk); fetched again after a mismatch, it starts over. */
 static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t *si, size_t ns,
                              zt_error *err)
 {
     zt_remote_request *reqs = calloc(nc ? nc : 1, sizeof(*reqs));
     ztr_span *spans = calloc(ns ? ns : 1, sizeof(*spans));
     size_t *map = calloc(nc ? nc : 1, sizeof(*map)); /* reqs[k] is comps[map[k]] */
-    zt_status st = reqs && spans && map
+    uint64_t *from = calloc(nc ? nc : 1, sizeof(*from));
+    zt_status st = reqs && spans && map && from
                        ? ZT_OK
                        : ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
     for (size_t k = 0; !st && k < ns; k++)
@@ -226,6 +264,13 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
     size_t left = nc;
     for (size_t k = 0; k < nc && !st; k++)
         map[k] = ci[k];
+    batch_ctx bc = {p, map};
+    ztr_pull_io io = {.window = p->opt->window_bytes ? p->opt->window_bytes : 1,
+                      .cancel = p->opt->cancel,
+                      .from = from,
+                      .on_prefix = on_prefix,
+                      .ud = &bc,
+                      .prefix_step = p->step};
     for (unsigned attempt = 0; !st; attempt++) {
         for (size_t k = 0; k < left; k++) {
             const comp_ref *c = &p->comps[map[k]];
@@ -233,10 +278,14 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
                                           .flags = ZT_REMOTE_STORED,
                                           .buf = p->map + c->off,
                                           .cap = (size_t)c->len};
-            p->stats->fetched += c->len;
+            from[k] = attempt ? 0 : p->prefix[c->index];
+            if (attempt)
+                p->prefix[c->index] = 0;
+            p->stats->fetched += c->len - from[k];
+            p->stats->resumed += from[k];
         }
-        st = ztr__read_spans(p->rf, reqs, left, spans, ns, p->map, 0, p->opt->connections,
-                             p->opt->window_bytes ? p->opt->window_bytes : 1, err);
+        st =
+            ztr__read_spans(p->rf, reqs, left, spans, ns, p->map, 0, p->opt->connections, &io, err);
         if (st != ZT_E_DIGEST_MISMATCH || attempt >= p->opt->digest_retries)
             break;
         p->stats->digest_retries++;
@@ -252,6 +301,7 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
     free(reqs);
     free(spans);
     free(map);
+    free(from);
     return st;
 }
 
@@ -271,6 +321,7 @@ static zt_status fetch_all(pull *p, zt_error *err)
     uint64_t batch = p->opt->batch_bytes;
     if (p->size / 8 < batch)
         batch = p->size / 8 > (1u << 20) ? p->size / 8 : (1u << 20);
+    p->step = batch;
     for (size_t i = 0; i < p->ncomp; i++)
         if (p->done[p->comps[i].index]) {
             p->stats->resumed += p->comps[i].len;
@@ -303,6 +354,10 @@ static zt_status fetch_all(pull *p, zt_error *err)
         }
         if (!nc && !ns)
             continue;
+        if (p->opt->cancel && *p->opt->cancel) {
+            st = ztr__fail(err, ZT_E_IO, p->rf->url, NULL, NULL, 0, 0, "interrupted");
+            break;
+        }
         st = fetch_batch(p, ci, nc, si, ns, err);
         for (size_t k = 0; !st && k < nc; k++)
             ci[k] = p->comps[ci[k]].index;
@@ -371,8 +426,9 @@ static int second_opinion(pull *p, zt_error *err)
         uint8_t *scratch = malloc((size_t)(hi - lo));
         if (!scratch)
             return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory"), -1;
+        ztr_pull_io io = {.cancel = p->opt->cancel};
         zt_status st =
-            ztr__read_spans(p->rf, NULL, 0, g, n, scratch, lo, p->opt->connections, 0, err);
+            ztr__read_spans(p->rf, NULL, 0, g, n, scratch, lo, p->opt->connections, &io, err);
         bool same = !st;
         for (size_t j = 0; same && j < n; j++)
             same = compare_written(p, g[j].start, g[j].len, scratch + (g[j].start - lo)) == 0;
@@ -443,6 +499,31 @@ static zt_status fsync_dir(pull *p, zt_error *err)
     return st;
 }
 
+#define DONE_XATTR "user.ztensor.pull"
+
+/* "VALIDATOR\nMTIME" of a file published from this version, mtime as
+ * seconds.nanoseconds: a local write to the file changes it. */
+static int done_mark(const pull *p, const struct stat *sb, char *out, size_t cap)
+{
+    const ztr_pin *pin = &p->rf->pin;
+    return snprintf(out, cap, "%s\n%s\n%lld.%09ld", pin->etag, pin->lm,
+                    (long long)sb->st_mtim.tv_sec, sb->st_mtim.tv_nsec);
+}
+
+/* PATH is this version already, complete (published by an earlier pull and
+ * not written since)? */
+static bool already_done(const pull *p)
+{
+    struct stat sb;
+    char want[400], got[400];
+    if (stat(p->path, &sb) != 0 || (uint64_t)sb.st_size != p->size ||
+        !(p->rf->pin.etag[0] || p->rf->pin.lm[0]))
+        return false;
+    int n = done_mark(p, &sb, want, sizeof(want));
+    ssize_t g = getxattr(p->path, DONE_XATTR, got, sizeof(got));
+    return n > 0 && g == n && !memcmp(got, want, (size_t)n);
+}
+
 static zt_status publish(pull *p, zt_error *err)
 {
     ztr__syncer_free(p->syncer);
@@ -451,6 +532,11 @@ static zt_status publish(pull *p, zt_error *err)
     p->map = NULL;
     if (fsync(p->fd) != 0)
         return sys_fail(p, err, "cannot write", p->part, errno);
+    struct stat sb;
+    char mark[400];
+    int n = fstat(p->fd, &sb) == 0 ? done_mark(p, &sb, mark, sizeof(mark)) : -1;
+    if (n > 0 && (size_t)n < sizeof(mark)) /* best effort: without it, a later pull fetches again */
+        (void)fsetxattr(p->fd, DONE_XATTR, mark, (size_t)n, 0);
     if (rename(p->part, p->path) != 0)
         return sys_fail(p, err, "cannot rename to", p->path, errno);
     zt_status st = fsync_dir(p, err);
@@ -472,6 +558,7 @@ static void pull_free(pull *p)
     free(p->comps);
     free(p->spans);
     free(p->done);
+    free(p->prefix);
     zt_remote_close(p->rf);
 }
 
@@ -505,6 +592,11 @@ static zt_status pull_once(zt_remote *r, const char *url, const char *path,
     p.state = suffixed(path, ".ztpull");
     if (!p.part || !p.state)
         st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
+    if (!st && already_done(&p)) {
+        stats->skipped = 1;
+        pull_free(&p);
+        return ZT_OK;
+    }
     if (!st)
         st = layout(&p, err);
     if (!st)

@@ -123,6 +123,14 @@ int ztr__syncer_push(ztr_syncer *s, uint64_t lo, uint64_t hi, char *text, size_t
     return 0;
 }
 
+bool ztr__syncer_busy(ztr_syncer *s)
+{
+    pthread_mutex_lock(&s->mu);
+    bool busy = s->has_job;
+    pthread_mutex_unlock(&s->mu);
+    return busy;
+}
+
 void ztr__syncer_free(ztr_syncer *s)
 {
     if (!s)

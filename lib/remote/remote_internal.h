@@ -12,6 +12,7 @@
 #include "ztensor/ztensor_remote.h"
 
 #include <curl/curl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -212,14 +213,32 @@ struct zt_remote_file {
 typedef struct ztr_span {
     uint64_t start, len;
 } ztr_span;
-/* window > 0 (a pull into a file mapping): the requests' pages are released
- * as soon as they are hashed (or at once, without a digest), and at most
- * about `window` bytes are landed but not yet hashed, or in flight: requests
- * that would run further ahead of the hashing wait, and chunks are cut to
- * window / connections. Memory then stays near the window, not the file. */
+/* What a pull adds to a read (all may be 0/NULL). */
+typedef struct ztr_pull_io {
+    /* window > 0 (a pull into a file mapping): the requests' pages are
+     * released as soon as they are hashed (or at once, without a digest),
+     * and at most about `window` bytes are landed but not yet hashed, or in
+     * flight: requests that would run further ahead of the hashing wait, and
+     * chunks are cut to window / connections. Memory then stays near the
+     * window, not the file. */
+    uint64_t window;
+    /* Nonzero (a signal handler sets it): the read stops with ZT_E_IO. */
+    const volatile sig_atomic_t *cancel;
+    /* Resume inside a component: from[k] bytes of reqs[k] are in its buffer
+     * already (on disk, not verified): they are hashed from there (a local
+     * read), and only the rest is fetched. NULL: none. Honoured for
+     * components split in chunks only (larger than a chunk). */
+    const uint64_t *from;
+    /* Called on the reading thread each time the landed prefix of reqs[k]
+     * (bytes in order from its start) has grown by prefix_step or more;
+     * nonzero stops the read with *err set. */
+    int (*on_prefix)(void *ud, size_t k, uint64_t bytes, zt_error *err);
+    void *ud;
+    uint64_t prefix_step;
+} ztr_pull_io;
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                           const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
-                          unsigned connections, uint64_t window, zt_error *err);
+                          unsigned connections, const ztr_pull_io *io, zt_error *err);
 
 /* ---- pulls (pull_state.c): the state file beside a partial file */
 typedef struct ztr_pull_state {
@@ -228,10 +247,12 @@ typedef struct ztr_pull_state {
     size_t ndone;           /* components recorded verified */
 } ztr_pull_state;
 /* Parses a state file; done (ncomp bytes) gets 1 for each component recorded
- * verified. 0, or -1 when the file is not a state of a file of ncomp
- * components (start over). A last line without '\n' is ignored. */
+ * verified, prefix (ncomp counts; may be NULL) the largest prefix recorded
+ * on disk of each ("p" records; their sizes are checked by the caller). 0,
+ * or -1 when the file is not a state of a file of ncomp components (start
+ * over). A last line without '\n' is ignored. */
 int ztr__pull_state_parse(const char *buf, size_t len, ztr_pull_state *st, uint8_t *done,
-                          size_t ncomp);
+                          uint64_t *prefix, size_t ncomp);
 /* The state file's first lines into out; their length, or -1 when cap is short. */
 int ztr__pull_state_header(char *out, size_t cap, const ztr_pull_state *st, size_t ncomp);
 
@@ -246,6 +267,8 @@ typedef struct ztr_syncer ztr_syncer;
 ztr_syncer *ztr__syncer_new(int fd, int sfd, uint8_t *map);
 int ztr__syncer_push(ztr_syncer *s, uint64_t lo, uint64_t hi, char *text, size_t len);
 int ztr__syncer_wait(ztr_syncer *s);
+/* A batch is in hand (push() would wait for it). */
+bool ztr__syncer_busy(ztr_syncer *s);
 void ztr__syncer_free(ztr_syncer *s);
 
 /* ---- listings (listing.c): one page of GET /v1/files?prefix=… . Calls fn

@@ -28,6 +28,8 @@ typedef struct consumer {
     uint8_t *buf;
     size_t cap;
     uint64_t landed;  /* bytes delivered */
+    uint64_t from;    /* C_POS: bytes in buf before the read (a resumed pull) */
+    uint64_t told;    /* C_POS: landed prefix last passed to io->on_prefix */
     zt_hasher *h;     /* whole component with a digest */
     uint64_t hashed;  /* C_POS: bytes of buf landed in order (the hash frontier) */
     uint64_t queued;  /* C_POS: bytes of buf handed to the hasher */
@@ -60,6 +62,8 @@ struct reader {
     /* Flow control of a pull (window > 0): bytes of hashed consumers landed,
      * handed to the lanes, and hashed on this thread (ztr__read_spans). */
     uint64_t window, landed, queued, hashed_here;
+    const ztr_pull_io *io; /* a pull's additions, or NULL */
+    zt_remote_request *reqs;
 };
 
 #define HASH_BATCH (1u << 20)   /* bytes handed to a lane at once */
@@ -182,11 +186,11 @@ static const uint8_t *page_floor(const uint8_t *p)
 
 /* Hash buf's bytes from the frontier on, as far as they have landed: in
  * part k they have up to `cur_end` when k is the part being fed now. */
-static void advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end)
+static int advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end, zt_error *err)
 {
     uint64_t size = c->ce - c->cs;
     while (c->hashed < size) {
-        size_t k = c->np > 1 ? (size_t)(c->hashed / rd->chunk) : 0;
+        size_t k = c->np > 1 ? (size_t)((c->hashed - c->from) / rd->chunk) : 0;
         size_t pi = c->part0 + k;
         const ztr_xfer *p = &rd->parts[pi];
         uint64_t end = pi == cur ? cur_end : p->start + p->got;
@@ -196,6 +200,13 @@ static void advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end)
             break;
         c->hashed = end - c->cs;
     }
+    const ztr_pull_io *io = rd->io;
+    if (io && io->on_prefix && c->req && c->hashed < size &&
+        c->hashed - c->told >= io->prefix_step) {
+        c->told = c->hashed;
+        if (io->on_prefix(io->ud, (size_t)(c->req - rd->reqs), c->hashed, err))
+            return -1;
+    }
     uint64_t upto = c->hashed;
     if (c->drop && upto < size) { /* whole pages, so that each is released once hashed */
         const uint8_t *edge = page_floor(c->buf + upto);
@@ -203,6 +214,7 @@ static void advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end)
     }
     if (upto > c->queued && (!rd->lanes || upto == size || upto - c->queued >= HASH_BATCH))
         hash_more(rd, c, upto);
+    return 0;
 }
 
 static int decoded_sink(void *ud, const void *data, size_t n)
@@ -230,8 +242,8 @@ static int feed(reader *rd, consumer *c, size_t cur, uint64_t lo, const uint8_t 
             rd->landed += n;
         else if (c->drop) /* nothing to hash: the pages may go now */
             ztr__drop_pages(c->buf + (lo - c->cs), n);
-        if (c->h)
-            advance_hash(rd, c, cur, lo + n);
+        if (c->h && advance_hash(rd, c, cur, lo + n, err))
+            return -1;
         return last && complete(rd, c, err) ? -1 : 0;
     }
     if (c->h)
@@ -261,6 +273,10 @@ static int part_body(void *ud, uint64_t at, const uint8_t *p, size_t n, zt_error
     part_ctx *pc = ud;
     reader *rd = pc->rd;
     uint64_t end = at + n;
+    if (rd->io && rd->io->cancel && *rd->io->cancel) {
+        ztr__fail(err, ZT_E_IO, rd->rf->url, NULL, NULL, 0, 0, "interrupted");
+        return -1;
+    }
     consumer *cons = rd->cons + pc->first;
     while (pc->cursor < pc->count && cons[pc->cursor].ce <= at)
         pc->cursor++;
@@ -334,7 +350,7 @@ static zt_status plan(reader *rd, zt_error *err)
         if (alone(rd, c)) {
             c->part0 = rd->nparts;
             uint64_t step = c->kind == C_POS ? rd->chunk : c->ce - c->cs;
-            for (uint64_t s = c->cs; s < c->ce; s += step)
+            for (uint64_t s = c->cs + c->from; s < c->ce; s += step)
                 add_part(rd, s, c->ce - s < step ? c->ce : s + step, i, 1);
             c->np = rd->nparts - c->part0;
             i++;
@@ -553,15 +569,39 @@ zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_
     return st;
 }
 
+/* c's first `from` bytes are in its buffer (a resumed pull): hash them from
+ * there, releasing the pages as it goes, and fetch the rest. Only for a
+ * component split in chunks: a smaller one shares its request. */
+static void resume_at(reader *rd, consumer *c, uint64_t from)
+{
+    uint64_t size = c->ce - c->cs;
+    if (c->kind != C_POS || size <= rd->chunk || from >= size)
+        return;
+    for (uint64_t at = 0; c->h && at < from;) {
+        size_t k = from - at < HASH_BATCH ? (size_t)(from - at) : HASH_BATCH;
+        zt_hasher_update(c->h, c->buf + at, k);
+        if (c->drop)
+            ztr__drop_pages(c->buf + at, k);
+        at += k;
+    }
+    c->from = c->landed = c->hashed = c->queued = c->told = from;
+}
+
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                           const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
-                          unsigned connections, uint64_t window, zt_error *err)
+                          unsigned connections, const ztr_pull_io *io, zt_error *err)
 {
+    uint64_t window = io ? io->window : 0;
     for (size_t i = 0; i < n; i++) {
         reqs[i].len = 0;
         reqs[i].status = ZT_E_STATE;
     }
-    reader rd = {.rf = rf, .chunk = rf->r->opt.chunk_size, .ncons = n + nspans, .window = window};
+    reader rd = {.rf = rf,
+                 .chunk = rf->r->opt.chunk_size,
+                 .ncons = n + nspans,
+                 .window = window,
+                 .io = io,
+                 .reqs = reqs};
     unsigned conns = connections ? connections : rf->r->opt.connections;
     if (window && rd.chunk > window / conns) /* every connection busy inside the window */
         rd.chunk = window / conns > MIN_CHUNK ? (size_t)(window / conns) : MIN_CHUNK;
@@ -573,6 +613,8 @@ zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                    reqs[i].cap, err);
         rd.cons[i].req = &reqs[i];
         rd.cons[i].drop = window > 0;
+        if (!st && io && io->from && io->from[i])
+            resume_at(&rd, &rd.cons[i], io->from[i]);
     }
     for (size_t i = 0; i < nspans && !st; i++) {
         consumer *c = &rd.cons[n + i];
