@@ -33,16 +33,22 @@ static const char k_help[] =
     "    their names relative to the prefix, byte-identical to the origin's:\n"
     "    each through NAME.ztpart, renamed only once every component digest and\n"
     "    the manifest are checked. NAME.ztpull beside it records what is\n"
-    "    verified: after Ctrl-C, kill, a dropped network or a full disk, the\n"
-    "    same command continues where it stopped (or starts that file over if\n"
-    "    it changed at the origin). A file changed at the origin during the\n"
-    "    pull is fetched again at its new version, and the pull says so.\n"
+    "    verified (and the prefix on disk of a large component): after\n"
+    "    Ctrl-C, kill, a dropped network or a full disk, the same command\n"
+    "    continues where it stopped (or starts that file over if it changed at\n"
+    "    the origin). A file changed at the origin during the pull is fetched\n"
+    "    again at its new version, and the pull says so. A file pulled complete\n"
+    "    earlier (same validator, size and mtime, kept in the extended\n"
+    "    attribute user.ztensor.pull) is skipped. Bytes landed ahead of the\n"
+    "    hashing are bounded (32 MiB in all): memory stays near that plus the\n"
+    "    manifests.\n"
     "\n"
     "OPTIONS\n"
     "    -o DIR             output directory (created if missing)\n"
     "    --connections N    connections in all (default 8)\n"
     "    --chunk-size B     bytes per range request of large components\n"
-    "                       (default 16M; K, M, G suffixes)\n"
+    "                       (default 16M, cut to 32M / connections; K, M,\n"
+    "                       G suffixes)\n"
     "    --jobs N           files pulled at once (default 4)\n"
     "    --include GLOB     keep only objects whose name matches (repeatable)\n"
     "    --exclude GLOB     drop objects whose name matches (repeatable)\n"
@@ -56,7 +62,9 @@ static const char k_help[] =
     "EXIT STATUS\n"
     "    0 every file pulled; 1 a digest still failed after retries, or an\n"
     "    invalid file; 2 usage error; 3 network, HTTP or I/O error, or a file\n"
-    "    that kept changing; 4 no space left on the device.\n";
+    "    that kept changing; 4 no space left on the device; 130 interrupted\n"
+    "    by SIGINT or SIGTERM (what is verified is kept; a second signal exits\n"
+    "    at once).\n";
 
 #define ZT_EXIT_NOSPACE 4
 #define ZT_EXIT_INTERRUPTED 130 /* 128 + SIGINT, as shells report it */
