@@ -54,7 +54,8 @@ static const char k_help[] =
     "    --exclude GLOB     drop objects whose name matches (repeatable)\n"
     "                       With either, each .zt is written anew with only\n"
     "                       those objects and the file's attributes (each\n"
-    "                       component's digest checked; not resumable).\n"
+    "                       component's digest checked; resumable: checked\n"
+    "                       components are kept in NAME.ztsel/ until the end).\n"
     "    --token T          bearer token (default: $ZT_TOKEN)\n"
     "    --quiet            no progress display\n"
     "    --json             a JSON summary on stdout\n"
@@ -333,8 +334,10 @@ static void *worker(void *ud)
         po.progress_ud = &pc;
         if (R->globs.ninclude || R->globs.nexclude) {
             tool_select_stats ss;
-            j->st = tool_pull_select(session, j->url, j->dest, &R->globs, &ss, &j->err);
-            j->stats.size = j->stats.fetched = ss.bytes;
+            j->st = tool_pull_select(session, j->url, j->dest, &R->globs, &g_stop, &ss, &j->err);
+            j->stats.size = ss.bytes;
+            j->stats.fetched = ss.bytes - ss.resumed;
+            j->stats.resumed = ss.resumed;
             j->stats.verified = ss.verified;
             j->stats.unverified = ss.unverified;
             j->stats.objects_unverified = ss.objects_unverified;

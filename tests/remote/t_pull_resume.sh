@@ -11,7 +11,10 @@
 #     finishes it byte-exact without asking again for what was recorded;
 #   - a second pull of files already complete fetches no byte of any
 #     component (--json "skipped"); after a local write to one of them (its
-#     mtime changes) that one is pulled again.
+#     mtime changes) that one is pulled again;
+#   - --include: kill -9 once some chosen components are kept in
+#     NAME.ztsel/, then the same command: the kept components are not asked
+#     for again, and the result holds exactly the chosen objects.
 . "$(dirname "$0")/lib.sh" "$@"
 PC="$PY $(dirname "$0")/pullcheck.py"
 
@@ -21,7 +24,12 @@ MiB=$((1 << 20))
 rand "$T/w.raw" $((96 * MiB))
 rand "$T/s.raw" 4096
 pack "$root/big.zt" w=u8:$((96 * MiB)):"$T/w.raw" s=u8:4096:"$T/s.raw" || rfinish
-rm -f "$T/w.raw"
+head -c $((8 * MiB)) "$T/w.raw" >"$T/e.raw"
+specs=()
+for i in $(seq 1 12); do specs+=("a$i=u8:$((8 * MiB)):$T/e.raw" "b$i=u8:4096:$T/s.raw"); done
+pack "$root/sel.zt" "${specs[@]}" || rfinish # 12 chosen objects of 8 MiB, 12 others
+"$ZT" info --json "$root/sel.zt" >"$T/sel.json"
+rm -f "$T/w.raw" "$T/e.raw"
 "$ZT" info --json "$root/big.zt" >"$T/big.json"
 start_daemon "$root" || rfinish
 start_relay "$PORT" pass || rfinish
@@ -109,4 +117,44 @@ from=$(wc -l <"$RLOG")
 check_eq "after a local change it is pulled again" "$($PC json "$T/again2.json" skipped)" 0
 check_ge "its components asked for again" "$($PC fetched "$T/big.json" "$RLOG" "$from")" $((96 * MiB))
 check "byte-exact" cmp -s "$root/big.zt" "$T/o2/big.zt"
+
+note "--include: kill -9, then the same command"
+sel=http://127.0.0.1:$RPORT/v1/files/sel.zt
+rm -rf "$T/o3"
+"$ZT" pull --quiet --include 'a*' "$sel" -o "$T/o3" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 6000); do # up to 60 s for two kept components
+    [ "$(ls "$T/o3/sel.zt.ztsel" 2>/dev/null | grep -c '^[0-9]*$')" -ge 2 ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.01
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+check "no final file after kill -9" test ! -e "$T/o3/sel.zt"
+# The kept components, as "c" records of a state file for pullcheck.py.
+{
+    printf 'ztpull 1\nsize 0\netag -\nlm -\ncomponents 0\n'
+    ls "$T/o3/sel.zt.ztsel" | grep '^[0-9]*$' | sed 's/^/c /'
+    echo
+} >"$T/state3"
+nkept=$(grep -c '^c ' "$T/state3")
+check_ge "components kept by the killed run" "$nkept" 2
+from=$(wc -l <"$RLOG")
+if "$ZT" pull --quiet --json --include 'a*' "$sel" -o "$T/o3" >"$T/sel.out" 2>"$T/sel.err"; then
+    ok "--include pull resumed"
+else
+    bad "--include pull resumed" "$(cat "$T/sel.err")"
+fi
+check "the kept components are not asked for again" $PC refetch "$T/state3" "$T/sel.json" "$RLOG" "$from"
+check_eq "--json counts them as resumed" "$($PC json "$T/sel.out" resumed)" $((nkept * 8 * MiB))
+check "a valid file" zverify "$T/o3/sel.zt"
+check_eq "exactly the chosen objects" "$("$ZT" info --json "$T/o3/sel.zt" | $PY -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["objects"])))')" \
+    "$(printf 'a%s\n' $(seq 1 12) | sort | tr '\n' ' ' | sed 's/ $//')"
+check "the kept components are gone once published" test ! -e "$T/o3/sel.zt.ztsel"
+for i in 1 5 12; do
+    "$ZT" get "$root/sel.zt" "a$i" -o "$T/want.bin" && "$ZT" get "$T/o3/sel.zt" "a$i" -o "$T/got.bin"
+    check_eq "a$i: 8 MiB" "$(stat -c %s "$T/got.bin" 2>/dev/null)" $((8 * MiB))
+    check "a$i byte-exact" cmp -s "$T/want.bin" "$T/got.bin"
+    rm -f "$T/want.bin" "$T/got.bin"
+done
 rfinish
