@@ -185,6 +185,14 @@ uint64_t ztr__lanes_hashed(ztr_lanes *L);
  * (madvise MADV_DONTNEED) once hashed, so memory stays near the bytes in
  * flight instead of the component's size. */
 void ztr__drop_pages(const uint8_t *p, size_t n);
+/* Ranges to drop, gathered while they are neighbours (a pull's many small
+ * components): add() releases the gathered range once it is not a
+ * neighbour of the new one or has grown to a MiB; flush() releases it. */
+typedef struct ztr_drop {
+    uintptr_t lo, hi;
+} ztr_drop;
+void ztr__drop_add(ztr_drop *d, const uint8_t *p, size_t n);
+void ztr__drop_flush(ztr_drop *d);
 void ztr__lanes_wait(ztr_lanes *L);
 void ztr__lanes_free(ztr_lanes *L);
 

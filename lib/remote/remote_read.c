@@ -63,6 +63,7 @@ struct reader {
      * handed to the lanes, and hashed on this thread (ztr__read_spans). */
     uint64_t window, landed, queued, hashed_here;
     const ztr_pull_io *io; /* a pull's additions, or NULL */
+    ztr_drop drop;         /* pages of this thread to release (a pull) */
     zt_remote_request *reqs;
 };
 
@@ -70,6 +71,7 @@ struct reader {
 #define LANES_FROM (4ull << 20) /* bytes to hash before threads are worth it */
 #define MAX_LANES 4
 #define MIN_CHUNK (256u << 10) /* a pull's chunks cut to fit its window */
+#define PAGE_MIN 4096          /* bytes worth a release of their own */
 
 static const char *object_of(const zt_file *f, const zt_component *c)
 {
@@ -172,7 +174,7 @@ static void hash_more(reader *rd, consumer *c, uint64_t upto)
         ztr__lanes_wait(rd->lanes); /* out of memory: what was queued goes first */
         zt_hasher_update(c->h, p, n);
         if (c->drop)
-            ztr__drop_pages(p, n);
+            ztr__drop_add(&rd->drop, p, n);
         rd->hashed_here += n;
     }
     c->queued = upto;
@@ -240,8 +242,10 @@ static int feed(reader *rd, consumer *c, size_t cur, uint64_t lo, const uint8_t 
         memcpy(c->buf + (lo - c->cs), p, n);
         if (c->h && c->drop)
             rd->landed += n;
-        else if (c->drop) /* nothing to hash: the pages may go now */
-            ztr__drop_pages(c->buf + (lo - c->cs), n);
+        else if (c->drop && n >= PAGE_MIN) /* nothing to hash: the pages may go now */
+            ztr__drop_add(&rd->drop, c->buf + (lo - c->cs), n);
+        /* (a few bytes of padding between components: their page goes with
+         * a neighbour's, or at the end of the batch) */
         if (c->h && advance_hash(rd, c, cur, lo + n, err))
             return -1;
         return last && complete(rd, c, err) ? -1 : 0;
@@ -423,6 +427,7 @@ static zt_status setup(reader *rd, consumer *c, const zt_component *comp, unsign
 
 static void reader_free(reader *rd)
 {
+    ztr__drop_flush(&rd->drop);
     ztr__lanes_free(rd->lanes); /* first: its threads may still use the hashers */
     for (size_t i = 0; i < rd->ncons; i++) {
         zt_hasher_free(rd->cons[i].h);
