@@ -281,11 +281,13 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
             from[k] = attempt ? 0 : p->prefix[c->index];
             if (attempt)
                 p->prefix[c->index] = 0;
-            p->stats->fetched += c->len - from[k];
-            p->stats->resumed += from[k];
         }
         st =
             ztr__read_spans(p->rf, reqs, left, spans, ns, p->map, 0, p->opt->connections, &io, err);
+        for (size_t k = 0; k < left; k++) { /* from[k]: what was resumed (0: fetched whole) */
+            p->stats->fetched += p->comps[map[k]].len - from[k];
+            p->stats->resumed += from[k];
+        }
         if (st != ZT_E_DIGEST_MISMATCH || attempt >= p->opt->digest_retries)
             break;
         p->stats->digest_retries++;

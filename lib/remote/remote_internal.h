@@ -235,11 +235,12 @@ typedef struct ztr_pull_io {
     /* Resume inside a component: from[k] bytes of reqs[k] are in its buffer
      * already (on disk, not verified): they are hashed from there (a local
      * read), and only the rest is fetched. NULL: none. Honoured for
-     * components split in chunks only (larger than a chunk). */
-    const uint64_t *from;
+     * components split in chunks only (larger than a chunk); set to 0 where
+     * it is not (the component is fetched whole). */
+    uint64_t *from;
     /* Called on the reading thread each time the landed prefix of reqs[k]
-     * (bytes in order from its start) has grown by prefix_step or more;
-     * nonzero stops the read with *err set. */
+     * (bytes in order from its start) has grown by prefix_step or more, for
+     * components split in chunks; nonzero stops the read with *err set. */
     int (*on_prefix)(void *ud, size_t k, uint64_t bytes, zt_error *err);
     void *ud;
     uint64_t prefix_step;

@@ -203,8 +203,8 @@ static int advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end, z
         c->hashed = end - c->cs;
     }
     const ztr_pull_io *io = rd->io;
-    if (io && io->on_prefix && c->req && c->hashed < size &&
-        c->hashed - c->told >= io->prefix_step) {
+    if (io && io->on_prefix && c->req && c->np > 1 && c->hashed < size &&
+        c->hashed - c->told >= io->prefix_step) { /* (only a split one can resume inside) */
         c->told = c->hashed;
         if (io->on_prefix(io->ud, (size_t)(c->req - rd->reqs), c->hashed, err))
             return -1;
@@ -577,11 +577,11 @@ zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_
 /* c's first `from` bytes are in its buffer (a resumed pull): hash them from
  * there, releasing the pages as it goes, and fetch the rest. Only for a
  * component split in chunks: a smaller one shares its request. */
-static void resume_at(reader *rd, consumer *c, uint64_t from)
+static bool resume_at(reader *rd, consumer *c, uint64_t from)
 {
     uint64_t size = c->ce - c->cs;
     if (c->kind != C_POS || size <= rd->chunk || from >= size)
-        return;
+        return false;
     for (uint64_t at = 0; c->h && at < from;) {
         size_t k = from - at < HASH_BATCH ? (size_t)(from - at) : HASH_BATCH;
         zt_hasher_update(c->h, c->buf + at, k);
@@ -590,6 +590,7 @@ static void resume_at(reader *rd, consumer *c, uint64_t from)
         at += k;
     }
     c->from = c->landed = c->hashed = c->queued = c->told = from;
+    return true;
 }
 
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
@@ -618,8 +619,8 @@ zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                    reqs[i].cap, err);
         rd.cons[i].req = &reqs[i];
         rd.cons[i].drop = window > 0;
-        if (!st && io && io->from && io->from[i])
-            resume_at(&rd, &rd.cons[i], io->from[i]);
+        if (!st && io && io->from && io->from[i] && !resume_at(&rd, &rd.cons[i], io->from[i]))
+            io->from[i] = 0; /* fetched whole */
     }
     for (size_t i = 0; i < nspans && !st; i++) {
         consumer *c = &rd.cons[n + i];
