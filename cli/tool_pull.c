@@ -375,10 +375,10 @@ static int summarize(run *R, int json, int quiet, double seconds)
 {
     uint64_t bytes = 0, fetched = 0, resumed = 0;
     size_t ok = 0, ver = 0, unver = 0, objs_unver = 0, skipped = 0;
-    if (g_stop) {
-        size_t left = 0;
-        for (size_t i = 0; i < R->n; i++)
-            left += R->jobs[i].st != ZT_OK || i >= R->next;
+    size_t left = 0; /* files not pulled: failed, or never started */
+    for (size_t i = 0; g_stop && i < R->n; i++)
+        left += R->jobs[i].st != ZT_OK || i >= R->next;
+    if (left) { /* a signal that came after the last file is no interruption */
         fprintf(stderr,
                 "zt pull: interrupted: %zu of %zu files not finished; what is verified is kept "
                 "(NAME.ztpart, NAME.ztpull): run the same command to continue\n",
