@@ -265,7 +265,8 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
     for (size_t k = 0; k < nc && !st; k++)
         map[k] = ci[k];
     batch_ctx bc = {p, map};
-    ztr_pull_io io = {.window = p->opt->window_bytes ? p->opt->window_bytes : 1,
+    ztr_pull_io io = {.window = p->opt->window_bytes ? p->opt->window_bytes
+                                                     : ZT_REMOTE_PULL_DEFAULT_WINDOW,
                       .cancel = p->opt->cancel,
                       .from = from,
                       .on_prefix = on_prefix,

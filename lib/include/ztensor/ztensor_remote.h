@@ -234,7 +234,7 @@ typedef struct zt_remote_pull_options {
     /* Flow control: at most about this many bytes landed but not yet hashed
      * or still in flight (the process's memory for the data); requests that
      * would run further ahead wait, and chunks are cut to window /
-     * connections (256 KiB at least). */
+     * connections (256 KiB at least). 0: the default. */
     size_t window_bytes;
     /* Set to nonzero from anywhere (a SIGINT handler) to stop the pull soon:
      * it returns ZT_E_IO ("interrupted"), with everything made durable so
