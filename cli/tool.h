@@ -55,16 +55,18 @@ typedef struct tool_globs {
 } tool_globs;
 typedef struct tool_select_stats {
     size_t objects, verified, unverified, objects_unverified;
-    uint64_t bytes;
+    uint64_t bytes, resumed; /* resumed: read from DEST.ztsel, kept by an earlier run */
     unsigned retries;
 } tool_select_stats;
 /* 1 when an object named `name` is chosen: it matches an --include (or there
  * is none) and no --exclude (fnmatch). */
 int tool_pull_selected(const char *name, const tool_globs *g);
 /* The chosen objects of the remote file at url, with the file's attributes,
- * as a new .zt at dest (published by the writer). */
+ * as a new .zt at dest (published by the writer). Resumable through
+ * dest.ztsel/; stops with ZT_E_IO between objects once *cancel is set. */
 zt_status tool_pull_select(zt_remote *r, const char *url, const char *dest, const tool_globs *g,
-                           tool_select_stats *s, zt_error *err);
+                           const volatile sig_atomic_t *cancel, tool_select_stats *s,
+                           zt_error *err);
 
 /* ---- zt pack's arguments (tool_pack_spec.c) */
 typedef struct tool_pack_spec {

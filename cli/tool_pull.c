@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,22 +33,29 @@ static const char k_help[] =
     "    their names relative to the prefix, byte-identical to the origin's:\n"
     "    each through NAME.ztpart, renamed only once every component digest and\n"
     "    the manifest are checked. NAME.ztpull beside it records what is\n"
-    "    verified: after Ctrl-C, kill, a dropped network or a full disk, the\n"
-    "    same command continues where it stopped (or starts that file over if\n"
-    "    it changed at the origin). A file changed at the origin during the\n"
-    "    pull is fetched again at its new version, and the pull says so.\n"
+    "    verified (and the prefix on disk of a large component): after\n"
+    "    Ctrl-C, kill, a dropped network or a full disk, the same command\n"
+    "    continues where it stopped (or starts that file over if it changed at\n"
+    "    the origin). A file changed at the origin during the pull is fetched\n"
+    "    again at its new version, and the pull says so. A file pulled complete\n"
+    "    earlier (same validator, size and mtime, kept in the extended\n"
+    "    attribute user.ztensor.pull) is skipped. Bytes landed ahead of the\n"
+    "    hashing are bounded (32 MiB in all): memory stays near that plus the\n"
+    "    manifests.\n"
     "\n"
     "OPTIONS\n"
     "    -o DIR             output directory (created if missing)\n"
     "    --connections N    connections in all (default 8)\n"
     "    --chunk-size B     bytes per range request of large components\n"
-    "                       (default 16M; K, M, G suffixes)\n"
+    "                       (default 16M, cut to 32M / connections; K, M,\n"
+    "                       G suffixes)\n"
     "    --jobs N           files pulled at once (default 4)\n"
     "    --include GLOB     keep only objects whose name matches (repeatable)\n"
     "    --exclude GLOB     drop objects whose name matches (repeatable)\n"
     "                       With either, each .zt is written anew with only\n"
     "                       those objects and the file's attributes (each\n"
-    "                       component's digest checked; not resumable).\n"
+    "                       component's digest checked; resumable: checked\n"
+    "                       components are kept in NAME.ztsel/ until the end).\n"
     "    --token T          bearer token (default: $ZT_TOKEN)\n"
     "    --quiet            no progress display\n"
     "    --json             a JSON summary on stdout\n"
@@ -55,9 +63,26 @@ static const char k_help[] =
     "EXIT STATUS\n"
     "    0 every file pulled; 1 a digest still failed after retries, or an\n"
     "    invalid file; 2 usage error; 3 network, HTTP or I/O error, or a file\n"
-    "    that kept changing; 4 no space left on the device.\n";
+    "    that kept changing; 4 no space left on the device; 130 interrupted\n"
+    "    by SIGINT or SIGTERM (what is verified is kept; a second signal exits\n"
+    "    at once).\n";
 
 #define ZT_EXIT_NOSPACE 4
+#define ZT_EXIT_INTERRUPTED 130 /* 128 + SIGINT, as shells report it */
+
+/* Set by SIGINT or SIGTERM: every pull stops at its next chunk of bytes,
+ * finishes making durable what it has, and the command exits 130. */
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (g_stop) /* a second one: the user will not wait (a stalled request) */
+        _exit(ZT_EXIT_INTERRUPTED);
+    g_stop = 1;
+}
+/* Bytes landed ahead of the hashing, in all: the data's share of memory. */
+#define PULL_WINDOW (32u << 20)
 
 typedef struct job {
     char *url, *dest, *etag; /* etag: from the listing, or NULL */
@@ -73,6 +98,7 @@ typedef struct run {
     pthread_mutex_t mu;
     zt_remote_options ropt;
     unsigned conns_each;
+    size_t window_each; /* PULL_WINDOW shared by the files pulled at once */
     tool_globs globs;
     int progress;
     double t0, last_draw;
@@ -239,7 +265,7 @@ static void *worker(void *ud)
     zt_status st0 = zt_remote_new(&o, &session, &err);
     for (;;) {
         pthread_mutex_lock(&R->mu);
-        job *j = R->next < R->n ? &R->jobs[R->next++] : NULL;
+        job *j = R->next < R->n && !g_stop ? &R->jobs[R->next++] : NULL;
         pthread_mutex_unlock(&R->mu);
         if (!j)
             break;
@@ -257,13 +283,17 @@ static void *worker(void *ud)
         zt_remote_pull_options po;
         zt_remote_pull_options_init(&po);
         po.expect_etag = j->etag;
+        po.window_bytes = R->window_each;
+        po.cancel = &g_stop;
         prog_ctx pc = {R, j};
         po.progress = on_progress;
         po.progress_ud = &pc;
         if (R->globs.ninclude || R->globs.nexclude) {
             tool_select_stats ss;
-            j->st = tool_pull_select(session, j->url, j->dest, &R->globs, &ss, &j->err);
-            j->stats.size = j->stats.fetched = ss.bytes;
+            j->st = tool_pull_select(session, j->url, j->dest, &R->globs, &g_stop, &ss, &j->err);
+            j->stats.size = ss.bytes;
+            j->stats.fetched = ss.bytes - ss.resumed;
+            j->stats.resumed = ss.resumed;
             j->stats.verified = ss.verified;
             j->stats.unverified = ss.unverified;
             j->stats.objects_unverified = ss.objects_unverified;
@@ -300,7 +330,17 @@ static void json_str(const char *s)
 static int summarize(run *R, int json, int quiet, double seconds)
 {
     uint64_t bytes = 0, fetched = 0, resumed = 0;
-    size_t ok = 0, ver = 0, unver = 0, objs_unver = 0;
+    size_t ok = 0, ver = 0, unver = 0, objs_unver = 0, skipped = 0;
+    size_t left = 0; /* files not pulled: failed, or never started */
+    for (size_t i = 0; g_stop && i < R->n; i++)
+        left += R->jobs[i].st != ZT_OK || i >= R->next;
+    if (left) { /* a signal that came after the last file is no interruption */
+        fprintf(stderr,
+                "zt pull: interrupted: %zu of %zu files not finished; what is verified is kept "
+                "(NAME.ztpart, NAME.ztpull): run the same command to continue\n",
+                left, R->n);
+        return ZT_EXIT_INTERRUPTED;
+    }
     unsigned retries = 0, restarts = 0;
     int rc = ZT_EXIT_OK;
     for (size_t i = 0; i < R->n; i++) {
@@ -324,15 +364,17 @@ static int summarize(run *R, int json, int quiet, double seconds)
         ok++;
         bytes += j->stats.size;
         resumed += j->stats.resumed;
+        skipped += j->stats.skipped != 0;
         ver += j->stats.verified;
         unver += j->stats.unverified;
         objs_unver += j->stats.objects_unverified;
     }
     if (json) {
-        printf("{\"files\":%zu,\"failed\":%zu,\"bytes\":%llu,\"fetched\":%llu,\"resumed\":%llu,"
+        printf("{\"files\":%zu,\"failed\":%zu,\"skipped\":%zu,\"bytes\":%llu,\"fetched\":%llu,"
+               "\"resumed\":%llu,"
                "\"seconds\":%.3f,\"retries\":%u,\"restarts\":%u,\"components_verified\":%zu,"
                "\"components_unverified\":%zu,\"objects_unverified\":%zu,\"changed\":[",
-               ok, R->n - ok, (unsigned long long)bytes, (unsigned long long)fetched,
+               ok, R->n - ok, skipped, (unsigned long long)bytes, (unsigned long long)fetched,
                (unsigned long long)resumed, seconds, retries, restarts, ver, unver, objs_unver);
         for (size_t i = 0, k = 0; i < R->n; i++)
             if (R->jobs[i].stats.changed) {
@@ -343,9 +385,11 @@ static int summarize(run *R, int json, int quiet, double seconds)
         printf("]}\n");
     } else if (!quiet) {
         fprintf(stderr,
-                "zt pull: %zu of %zu files, %.1f MiB in %.2f s; %zu components verified, %zu "
-                "without a digest (%zu objects not checked); %u retries\n",
-                ok, R->n, (double)bytes / 1048576, seconds, ver, unver, objs_unver, retries);
+                "zt pull: %zu of %zu files (%zu already complete), %.1f MiB in %.2f s; %zu "
+                "components verified, %zu without a digest (%zu objects not checked); %u "
+                "retries\n",
+                ok, R->n, skipped, (double)bytes / 1048576, seconds, ver, unver, objs_unver,
+                retries);
     }
     return rc;
 }
@@ -449,8 +493,13 @@ int cmd_pull(int argc, char **argv)
         rc = plan_url(&R, session, urls[i], dir);
     zt_remote_free(session);
     if (rc == ZT_EXIT_OK && R.n) {
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
         unsigned nw = jobs < R.n ? jobs : (unsigned)R.n;
         R.conns_each = conns / nw ? conns / nw : 1;
+        R.window_each = PULL_WINDOW / nw;
         pthread_t th[256];
         unsigned started = 0;
         for (; started < nw; started++)

@@ -7,7 +7,8 @@
  * padding, footer), all written straight into PATH.ztpart through a shared
  * mapping, in batches of file offsets. After each batch the data is made
  * durable, then PATH.ztpull records the batch's verified components and
- * spans; a later pull with the same validator skips them. The spans carry no
+ * spans (on a thread of its own, pull_sync.c, while the next batch is
+ * fetched); a later pull with the same validator skips them. The spans carry no
  * digest of their own: at the end the partial file is opened like any local
  * file and its manifest must equal the one pinned at open, before fsync,
  * rename and fsync of the directory.
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define STATE_MAX (64u << 20) /* a larger state file is not ours: start over */
@@ -46,6 +48,9 @@ typedef struct pull {
     size_t nspans;
     uint8_t *done;  /* ncomp + nspans flags: components first, then spans */
     bool spans_bad; /* check_spans failed: the spans are pending again */
+    ztr_syncer *syncer;
+    uint64_t *prefix; /* by manifest index: bytes on disk of a component begun */
+    uint64_t step;    /* bytes between two records of a component's prefix */
 } pull;
 
 void zt_remote_pull_options_init(zt_remote_pull_options *o)
@@ -55,6 +60,7 @@ void zt_remote_pull_options_init(zt_remote_pull_options *o)
     o->digest_retries = ZT_REMOTE_PULL_DEFAULT_DIGEST_RETRIES;
     o->restarts = ZT_REMOTE_PULL_DEFAULT_RESTARTS;
     o->batch_bytes = ZT_REMOTE_PULL_DEFAULT_BATCH;
+    o->window_bytes = ZT_REMOTE_PULL_DEFAULT_WINDOW;
 }
 
 static zt_status sys_fail(pull *p, zt_error *err, const char *what, const char *path, int e)
@@ -80,7 +86,8 @@ static zt_status layout(pull *p, zt_error *err)
     p->comps = calloc(n ? n : 1, sizeof(*p->comps));
     p->spans = calloc(n + 1, sizeof(*p->spans));
     p->done = calloc(2 * n + 1, 1);
-    if (!p->comps || !p->spans || !p->done)
+    p->prefix = calloc(2 * n + 1, sizeof(*p->prefix)); /* the state file numbers spans too */
+    if (!p->comps || !p->spans || !p->done || !p->prefix)
         return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
     for (size_t i = 0, k = 0; i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
@@ -122,8 +129,8 @@ static bool load_state(pull *p)
         (buf = malloc((size_t)sb.st_size)) &&
         read(fd, buf, (size_t)sb.st_size) == (ssize_t)sb.st_size) {
         ztr_pull_state st;
-        ok = ztr__pull_state_parse(buf, (size_t)sb.st_size, &st, p->done, p->ncomp + p->nspans) ==
-                 0 &&
+        ok = ztr__pull_state_parse(buf, (size_t)sb.st_size, &st, p->done, p->prefix,
+                                   p->ncomp + p->nspans) == 0 &&
              st.size == p->size && !strcmp(st.etag, p->rf->pin.etag) &&
              !strcmp(st.lm, p->rf->pin.lm) && (p->rf->pin.etag[0] || p->rf->pin.lm[0]);
     }
@@ -134,6 +141,11 @@ static bool load_state(pull *p)
         ok = false;
     if (!ok)
         memset(p->done, 0, p->ncomp + p->nspans);
+    for (size_t i = 0; i < p->ncomp; i++) { /* p->comps is by offset */
+        uint64_t *pre = &p->prefix[p->comps[i].index];
+        if (!ok || p->done[p->comps[i].index] || *pre >= p->comps[i].len)
+            *pre = 0;
+    }
     return ok;
 }
 
@@ -177,16 +189,25 @@ static zt_status open_files(pull *p, bool resume, zt_error *err)
         p->map = NULL;
         return sys_fail(p, err, "cannot map", p->part, errno);
     }
+    if (!(p->syncer = ztr__syncer_new(p->fd, p->sfd, p->map)))
+        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
     return ZT_OK;
 }
 
-/* Durable data first, then the records that name it. */
+/* The syncer's verdict on a batch: 0 or a failure in *err. */
+static zt_status synced(pull *p, int r, zt_error *err)
+{
+    if (!r)
+        return ZT_OK;
+    return r > 0 ? sys_fail(p, err, "cannot write", p->part, r)
+                 : sys_fail(p, err, "cannot write", p->state, -r);
+}
+
+/* The batch [lo, hi) to the syncer: made durable, then its records appended
+ * to the state file, while the next batch is fetched. */
 static zt_status record(pull *p, uint64_t lo, uint64_t hi, const size_t *comps, size_t nc,
                         const size_t *spans, size_t ns, zt_error *err)
 {
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), a = lo / page * page;
-    if (msync(p->map + a, (size_t)(hi - a), MS_SYNC) != 0 || fdatasync(p->fd) != 0)
-        return sys_fail(p, err, "cannot write", p->part, errno);
     size_t cap = (nc + ns) * 24 + 1, len = 0;
     char *text = malloc(cap);
     if (!text)
@@ -195,24 +216,47 @@ static zt_status record(pull *p, uint64_t lo, uint64_t hi, const size_t *comps, 
         len += (size_t)snprintf(text + len, cap - len, "c %zu\n", comps[i]);
     for (size_t i = 0; i < ns; i++)
         len += (size_t)snprintf(text + len, cap - len, "c %zu\n", p->ncomp + spans[i]);
-    ssize_t w = write(p->sfd, text, len);
-    free(text);
-    if (w != (ssize_t)len || fdatasync(p->sfd) != 0)
-        return sys_fail(p, err, "cannot write", p->state, w < 0 ? errno : ENOSPC);
-    /* The pages are on disk: let them go, so memory stays near one batch. */
-    madvise(p->map + a, (size_t)(hi - a), MADV_DONTNEED);
-    return ZT_OK;
+    return synced(p, ztr__syncer_push(p->syncer, lo, hi, text, len), err);
+}
+
+typedef struct batch_ctx {
+    pull *p;
+    const size_t *map; /* reqs[k] is comps[map[k]] */
+} batch_ctx;
+
+/* A large component's landed prefix has grown: once on disk, the state file
+ * records it, so a kill loses at most a step of it. When the syncer still
+ * has the batch before in hand, this step is left to the next one (waiting
+ * would idle the connections). */
+static int on_prefix(void *ud, size_t k, uint64_t bytes, zt_error *err)
+{
+    batch_ctx *b = ud;
+    pull *p = b->p;
+    const comp_ref *c = &p->comps[b->map[k]];
+    if (ztr__syncer_busy(p->syncer))
+        return 0;
+    char *text = malloc(48);
+    if (!text)
+        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory"), -1;
+    int n = snprintf(text, 48, "p %zu %llu\n", c->index, (unsigned long long)bytes);
+    uint64_t lo = c->off + p->prefix[c->index];
+    p->prefix[c->index] = bytes;
+    return synced(p, ztr__syncer_push(p->syncer, lo, c->off + bytes, text, (size_t)n), err) ? -1
+                                                                                            : 0;
 }
 
 /* One batch: its pending components and spans, fetched again (up to
- * digest_retries times) while a digest fails; what passed is kept. */
+ * digest_retries times) while a digest fails; what passed is kept. A
+ * component begun by an earlier pull continues from its recorded prefix
+ * (hashed from the disk); fetched again after a mismatch, it starts over. */
 static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t *si, size_t ns,
                              zt_error *err)
 {
     zt_remote_request *reqs = calloc(nc ? nc : 1, sizeof(*reqs));
     ztr_span *spans = calloc(ns ? ns : 1, sizeof(*spans));
     size_t *map = calloc(nc ? nc : 1, sizeof(*map)); /* reqs[k] is comps[map[k]] */
-    zt_status st = reqs && spans && map
+    uint64_t *from = calloc(nc ? nc : 1, sizeof(*from));
+    zt_status st = reqs && spans && map && from
                        ? ZT_OK
                        : ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
     for (size_t k = 0; !st && k < ns; k++)
@@ -220,6 +264,14 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
     size_t left = nc;
     for (size_t k = 0; k < nc && !st; k++)
         map[k] = ci[k];
+    batch_ctx bc = {p, map};
+    ztr_pull_io io = {.window = p->opt->window_bytes ? p->opt->window_bytes
+                                                     : ZT_REMOTE_PULL_DEFAULT_WINDOW,
+                      .cancel = p->opt->cancel,
+                      .from = from,
+                      .on_prefix = on_prefix,
+                      .ud = &bc,
+                      .prefix_step = p->step};
     for (unsigned attempt = 0; !st; attempt++) {
         for (size_t k = 0; k < left; k++) {
             const comp_ref *c = &p->comps[map[k]];
@@ -227,9 +279,16 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
                                           .flags = ZT_REMOTE_STORED,
                                           .buf = p->map + c->off,
                                           .cap = (size_t)c->len};
-            p->stats->fetched += c->len;
+            from[k] = attempt ? 0 : p->prefix[c->index];
+            if (attempt)
+                p->prefix[c->index] = 0;
         }
-        st = ztr__read_spans(p->rf, reqs, left, spans, ns, p->map, 0, p->opt->connections, err);
+        st =
+            ztr__read_spans(p->rf, reqs, left, spans, ns, p->map, 0, p->opt->connections, &io, err);
+        for (size_t k = 0; k < left; k++) { /* from[k]: what was resumed (0: fetched whole) */
+            p->stats->fetched += p->comps[map[k]].len - from[k];
+            p->stats->resumed += from[k];
+        }
         if (st != ZT_E_DIGEST_MISMATCH || attempt >= p->opt->digest_retries)
             break;
         p->stats->digest_retries++;
@@ -245,6 +304,7 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
     free(reqs);
     free(spans);
     free(map);
+    free(from);
     return st;
 }
 
@@ -264,6 +324,7 @@ static zt_status fetch_all(pull *p, zt_error *err)
     uint64_t batch = p->opt->batch_bytes;
     if (p->size / 8 < batch)
         batch = p->size / 8 > (1u << 20) ? p->size / 8 : (1u << 20);
+    p->step = batch;
     for (size_t i = 0; i < p->ncomp; i++)
         if (p->done[p->comps[i].index]) {
             p->stats->resumed += p->comps[i].len;
@@ -296,6 +357,10 @@ static zt_status fetch_all(pull *p, zt_error *err)
         }
         if (!nc && !ns)
             continue;
+        if (p->opt->cancel && *p->opt->cancel) {
+            st = ztr__fail(err, ZT_E_IO, p->rf->url, NULL, NULL, 0, 0, "interrupted");
+            break;
+        }
         st = fetch_batch(p, ci, nc, si, ns, err);
         for (size_t k = 0; !st && k < nc; k++)
             ci[k] = p->comps[ci[k]].index;
@@ -307,7 +372,8 @@ static zt_status fetch_all(pull *p, zt_error *err)
     }
     free(ci);
     free(si);
-    return st;
+    int r = ztr__syncer_wait(p->syncer); /* the last batch is durable */
+    return st ? st : synced(p, r, err);
 }
 
 #define SECOND_GROUP (8u << 20) /* bytes of spans fetched again at once */
@@ -363,7 +429,9 @@ static int second_opinion(pull *p, zt_error *err)
         uint8_t *scratch = malloc((size_t)(hi - lo));
         if (!scratch)
             return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory"), -1;
-        zt_status st = ztr__read_spans(p->rf, NULL, 0, g, n, scratch, lo, p->opt->connections, err);
+        ztr_pull_io io = {.cancel = p->opt->cancel};
+        zt_status st =
+            ztr__read_spans(p->rf, NULL, 0, g, n, scratch, lo, p->opt->connections, &io, err);
         bool same = !st;
         for (size_t j = 0; same && j < n; j++)
             same = compare_written(p, g[j].start, g[j].len, scratch + (g[j].start - lo)) == 0;
@@ -434,12 +502,44 @@ static zt_status fsync_dir(pull *p, zt_error *err)
     return st;
 }
 
+#define DONE_XATTR "user.ztensor.pull"
+
+/* "VALIDATOR\nMTIME" of a file published from this version, mtime as
+ * seconds.nanoseconds: a local write to the file changes it. */
+static int done_mark(const pull *p, const struct stat *sb, char *out, size_t cap)
+{
+    const ztr_pin *pin = &p->rf->pin;
+    return snprintf(out, cap, "%s\n%s\n%lld.%09ld", pin->etag, pin->lm,
+                    (long long)sb->st_mtim.tv_sec, sb->st_mtim.tv_nsec);
+}
+
+/* PATH is this version already, complete (published by an earlier pull and
+ * not written since)? */
+static bool already_done(const pull *p)
+{
+    struct stat sb;
+    char want[400], got[400];
+    if (stat(p->path, &sb) != 0 || (uint64_t)sb.st_size != p->size ||
+        !(p->rf->pin.etag[0] || p->rf->pin.lm[0]))
+        return false;
+    int n = done_mark(p, &sb, want, sizeof(want));
+    ssize_t g = getxattr(p->path, DONE_XATTR, got, sizeof(got));
+    return n > 0 && g == n && !memcmp(got, want, (size_t)n);
+}
+
 static zt_status publish(pull *p, zt_error *err)
 {
+    ztr__syncer_free(p->syncer);
+    p->syncer = NULL;
     munmap(p->map, (size_t)p->size);
     p->map = NULL;
     if (fsync(p->fd) != 0)
         return sys_fail(p, err, "cannot write", p->part, errno);
+    struct stat sb;
+    char mark[400];
+    int n = fstat(p->fd, &sb) == 0 ? done_mark(p, &sb, mark, sizeof(mark)) : -1;
+    if (n > 0 && (size_t)n < sizeof(mark)) /* best effort: without it, a later pull fetches again */
+        (void)fsetxattr(p->fd, DONE_XATTR, mark, (size_t)n, 0);
     if (rename(p->part, p->path) != 0)
         return sys_fail(p, err, "cannot rename to", p->path, errno);
     zt_status st = fsync_dir(p, err);
@@ -449,6 +549,7 @@ static zt_status publish(pull *p, zt_error *err)
 
 static void pull_free(pull *p)
 {
+    ztr__syncer_free(p->syncer); /* first: it uses the map and both files */
     if (p->map)
         munmap(p->map, (size_t)p->size);
     if (p->fd >= 0)
@@ -460,6 +561,7 @@ static void pull_free(pull *p)
     free(p->comps);
     free(p->spans);
     free(p->done);
+    free(p->prefix);
     zt_remote_close(p->rf);
 }
 
@@ -493,6 +595,11 @@ static zt_status pull_once(zt_remote *r, const char *url, const char *path,
     p.state = suffixed(path, ".ztpull");
     if (!p.part || !p.state)
         st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
+    if (!st && already_done(&p)) {
+        stats->skipped = 1;
+        pull_free(&p);
+        return ZT_OK;
+    }
     if (!st)
         st = layout(&p, err);
     if (!st)

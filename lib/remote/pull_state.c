@@ -8,6 +8,9 @@
  *     lm Mon, 23 Nov 2026 10:00:00 GMT   ("-" when none)
  *     components 42
  *     c 7               (component 7, in file order, is on disk and verified)
+ *     p 3 67108864      (the first 64 MiB of component 3 are on disk, not yet
+ *                        verified: a resume hashes them from the disk and
+ *                        fetches the rest; the largest such record counts)
  *
  * The "c" lines are appended after the data they name is made durable, so a
  * kill at any point leaves a prefix of true lines (a cut last line is
@@ -64,7 +67,7 @@ static bool field(const char *line, size_t n, const char *key, char *out, size_t
 }
 
 int ztr__pull_state_parse(const char *buf, size_t len, ztr_pull_state *st, uint8_t *done,
-                          size_t ncomp)
+                          uint64_t *prefix, size_t ncomp)
 {
     const char *p = buf, *end = buf + len, *line;
     size_t n;
@@ -84,8 +87,19 @@ int ztr__pull_state_parse(const char *buf, size_t len, ztr_pull_state *st, uint8
         !parse_u64(num, strlen(num), &comps) || comps != ncomp)
         return -1;
     memset(done, 0, ncomp);
+    if (prefix)
+        memset(prefix, 0, ncomp * sizeof(*prefix));
     while (next_line(&p, end, &line, &n)) {
-        uint64_t i;
+        uint64_t i, bytes;
+        if (n >= 5 && line[0] == 'p' && line[1] == ' ') {
+            const char *sp = memchr(line + 2, ' ', n - 2);
+            if (!sp || !parse_u64(line + 2, (size_t)(sp - line - 2), &i) || i >= ncomp ||
+                !parse_u64(sp + 1, (size_t)(line + n - sp - 1), &bytes))
+                return -1;
+            if (prefix && bytes > prefix[i])
+                prefix[i] = bytes;
+            continue;
+        }
         if (n < 3 || line[0] != 'c' || line[1] != ' ' || !parse_u64(line + 2, n - 2, &i) ||
             i >= ncomp)
             return -1;

@@ -13,6 +13,7 @@
 #include "ztensor/ztensor_remote.h"
 
 #include <curl/curl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -144,6 +145,13 @@ typedef struct ztr_batch {
      * (may be NULL: x->obj and x->comp are used). */
     void (*where)(void *ud, const ztr_xfer *x, uint64_t at, const char **obj, const char **comp);
     void *where_ud;
+    /* Flow control (may be NULL): a new request (not a retry) starts only
+     * when gate says so; inflight is the bytes the running requests have yet
+     * to deliver. A closed gate must open once nothing runs and the hashing
+     * lanes are idle, or the batch would wait forever. */
+    bool (*gate)(void *ud, const ztr_xfer *x, uint64_t inflight);
+    void *gate_ud;
+    bool gated; /* the gate held a request back in this round */
     bool failed;
     double now; /* ztr__now() at the top of the engine's loop */
     zt_error *err;
@@ -172,10 +180,20 @@ double ztr__deadline(const zt_remote *r);
 typedef struct ztr_lanes ztr_lanes;
 ztr_lanes *ztr__lanes_new(unsigned n);
 bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n, bool drop);
+/* Bytes hashed by the lanes so far (any thread; a pull's flow control). */
+uint64_t ztr__lanes_hashed(ztr_lanes *L);
 /* drop: p is in a shared file mapping (a pull): its whole pages are released
  * (madvise MADV_DONTNEED) once hashed, so memory stays near the bytes in
  * flight instead of the component's size. */
 void ztr__drop_pages(const uint8_t *p, size_t n);
+/* Ranges to drop, gathered while they are neighbours (a pull's many small
+ * components): add() releases the gathered range once it is not a
+ * neighbour of the new one or has grown to a MiB; flush() releases it. */
+typedef struct ztr_drop {
+    uintptr_t lo, hi;
+} ztr_drop;
+void ztr__drop_add(ztr_drop *d, const uint8_t *p, size_t n);
+void ztr__drop_flush(ztr_drop *d);
 void ztr__lanes_wait(ztr_lanes *L);
 void ztr__lanes_free(ztr_lanes *L);
 
@@ -204,9 +222,33 @@ struct zt_remote_file {
 typedef struct ztr_span {
     uint64_t start, len;
 } ztr_span;
+/* What a pull adds to a read (all may be 0/NULL). */
+typedef struct ztr_pull_io {
+    /* window > 0 (a pull into a file mapping): the requests' pages are
+     * released as soon as they are hashed (or at once, without a digest),
+     * and at most about `window` bytes are landed but not yet hashed, or in
+     * flight: requests that would run further ahead of the hashing wait, and
+     * chunks are cut to window / connections. Memory then stays near the
+     * window, not the file. */
+    uint64_t window;
+    /* Nonzero (a signal handler sets it): the read stops with ZT_E_IO. */
+    const volatile sig_atomic_t *cancel;
+    /* Resume inside a component: from[k] bytes of reqs[k] are in its buffer
+     * already (on disk, not verified): they are hashed from there (a local
+     * read), and only the rest is fetched. NULL: none. Honoured for
+     * components split in chunks only (larger than a chunk); set to 0 where
+     * it is not (the component is fetched whole). */
+    uint64_t *from;
+    /* Called on the reading thread each time the landed prefix of reqs[k]
+     * (bytes in order from its start) has grown by prefix_step or more, for
+     * components split in chunks; nonzero stops the read with *err set. */
+    int (*on_prefix)(void *ud, size_t k, uint64_t bytes, zt_error *err);
+    void *ud;
+    uint64_t prefix_step;
+} ztr_pull_io;
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                           const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
-                          unsigned connections, zt_error *err);
+                          unsigned connections, const ztr_pull_io *io, zt_error *err);
 
 /* ---- pulls (pull_state.c): the state file beside a partial file */
 typedef struct ztr_pull_state {
@@ -215,12 +257,29 @@ typedef struct ztr_pull_state {
     size_t ndone;           /* components recorded verified */
 } ztr_pull_state;
 /* Parses a state file; done (ncomp bytes) gets 1 for each component recorded
- * verified. 0, or -1 when the file is not a state of a file of ncomp
- * components (start over). A last line without '\n' is ignored. */
+ * verified, prefix (ncomp counts; may be NULL) the largest prefix recorded
+ * on disk of each ("p" records; their sizes are checked by the caller). 0,
+ * or -1 when the file is not a state of a file of ncomp components (start
+ * over). A last line without '\n' is ignored. */
 int ztr__pull_state_parse(const char *buf, size_t len, ztr_pull_state *st, uint8_t *done,
-                          size_t ncomp);
+                          uint64_t *prefix, size_t ncomp);
 /* The state file's first lines into out; their length, or -1 when cap is short. */
 int ztr__pull_state_header(char *out, size_t cap, const ztr_pull_state *st, size_t ncomp);
+
+/* ---- pulls (pull_sync.c): a thread that makes each batch durable (msync of
+ * [lo, hi) of map, fdatasync of fd) and then appends its records (text,
+ * owned by the syncer once handed) to the state file sfd, fdatasynced, while
+ * the pull fetches the next batch. push() first waits for the batch before.
+ * push() and wait() return 0, the errno of the data file, or minus the errno
+ * of the state file, for the batch before (push) or the last one (wait).
+ * free() finishes the batch in hand. Without a thread, push() does the work. */
+typedef struct ztr_syncer ztr_syncer;
+ztr_syncer *ztr__syncer_new(int fd, int sfd, uint8_t *map);
+int ztr__syncer_push(ztr_syncer *s, uint64_t lo, uint64_t hi, char *text, size_t len);
+int ztr__syncer_wait(ztr_syncer *s);
+/* A batch is in hand (push() would wait for it). */
+bool ztr__syncer_busy(ztr_syncer *s);
+void ztr__syncer_free(ztr_syncer *s);
 
 /* ---- listings (listing.c): one page of GET /v1/files?prefix=… . Calls fn
  * for each entry; cursor (cap bytes) gets next_cursor, or "" on the last

@@ -28,6 +28,8 @@ typedef struct consumer {
     uint8_t *buf;
     size_t cap;
     uint64_t landed;  /* bytes delivered */
+    uint64_t from;    /* C_POS: bytes in buf before the read (a resumed pull) */
+    uint64_t told;    /* C_POS: landed prefix last passed to io->on_prefix */
     zt_hasher *h;     /* whole component with a digest */
     uint64_t hashed;  /* C_POS: bytes of buf landed in order (the hash frontier) */
     uint64_t queued;  /* C_POS: bytes of buf handed to the hasher */
@@ -35,8 +37,8 @@ typedef struct consumer {
     bool drop;        /* buf is a file mapping (a pull): release pages once hashed */
     size_t part0, np; /* its parts: np > 1 when split in chunks */
     zt_decoder *dec;
-    zt_status dec_st; /* first decode error, reported after the digest */
-    zt_error dec_err;
+    zt_status dec_st;             /* first decode error, reported after the digest */
+    zt_error *dec_err;            /* with dec only: a pull has thousands of consumers */
     uint64_t out_pos, skip, take; /* decoded bytes: drop `skip`, keep `take` */
     bool done;
     zt_remote_request *req;
@@ -57,11 +59,19 @@ struct reader {
     part_ctx *pctx;
     size_t nparts, chunk;
     ztr_lanes *lanes; /* hashing threads, or NULL: hash on this thread */
+    /* Flow control of a pull (window > 0): bytes of hashed consumers landed,
+     * handed to the lanes, and hashed on this thread (ztr__read_spans). */
+    uint64_t window, landed, queued, hashed_here;
+    const ztr_pull_io *io; /* a pull's additions, or NULL */
+    ztr_drop drop;         /* pages of this thread to release (a pull) */
+    zt_remote_request *reqs;
 };
 
 #define HASH_BATCH (1u << 20)   /* bytes handed to a lane at once */
 #define LANES_FROM (4ull << 20) /* bytes to hash before threads are worth it */
 #define MAX_LANES 4
+#define MIN_CHUNK (256u << 10) /* a pull's chunks cut to fit its window */
+#define PAGE_MIN 4096          /* bytes worth a release of their own */
 
 static const char *object_of(const zt_file *f, const zt_component *c)
 {
@@ -130,7 +140,7 @@ static zt_status settle(reader *rd, consumer *c, zt_error *err)
         }
     }
     if (c->dec_st) {
-        *err = c->dec_err;
+        *err = *c->dec_err;
         ztr__add_url(err, rd->rf->url);
         return c->dec_st;
     }
@@ -158,22 +168,31 @@ static void hash_more(reader *rd, consumer *c, uint64_t upto)
 {
     const uint8_t *p = c->buf + c->queued;
     size_t n = (size_t)(upto - c->queued);
-    if (!rd->lanes || !ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n, c->drop)) {
+    if (rd->lanes && ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n, c->drop)) {
+        rd->queued += n;
+    } else {
         ztr__lanes_wait(rd->lanes); /* out of memory: what was queued goes first */
         zt_hasher_update(c->h, p, n);
         if (c->drop)
-            ztr__drop_pages(p, n);
+            ztr__drop_add(&rd->drop, p, n);
+        rd->hashed_here += n;
     }
     c->queued = upto;
 }
 
+static const uint8_t *page_floor(const uint8_t *p)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    return (const uint8_t *)((uintptr_t)p / page * page);
+}
+
 /* Hash buf's bytes from the frontier on, as far as they have landed: in
  * part k they have up to `cur_end` when k is the part being fed now. */
-static void advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end)
+static int advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end, zt_error *err)
 {
     uint64_t size = c->ce - c->cs;
     while (c->hashed < size) {
-        size_t k = c->np > 1 ? (size_t)(c->hashed / rd->chunk) : 0;
+        size_t k = c->np > 1 ? (size_t)((c->hashed - c->from) / rd->chunk) : 0;
         size_t pi = c->part0 + k;
         const ztr_xfer *p = &rd->parts[pi];
         uint64_t end = pi == cur ? cur_end : p->start + p->got;
@@ -183,9 +202,21 @@ static void advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end)
             break;
         c->hashed = end - c->cs;
     }
-    if (c->hashed > c->queued &&
-        (!rd->lanes || c->hashed == size || c->hashed - c->queued >= HASH_BATCH))
-        hash_more(rd, c, c->hashed);
+    const ztr_pull_io *io = rd->io;
+    if (io && io->on_prefix && c->req && c->np > 1 && c->hashed < size &&
+        c->hashed - c->told >= io->prefix_step) { /* (only a split one can resume inside) */
+        c->told = c->hashed;
+        if (io->on_prefix(io->ud, (size_t)(c->req - rd->reqs), c->hashed, err))
+            return -1;
+    }
+    uint64_t upto = c->hashed;
+    if (c->drop && upto < size) { /* whole pages, so that each is released once hashed */
+        const uint8_t *edge = page_floor(c->buf + upto);
+        upto = edge > c->buf ? (uint64_t)(edge - c->buf) : 0;
+    }
+    if (upto > c->queued && (!rd->lanes || upto == size || upto - c->queued >= HASH_BATCH))
+        hash_more(rd, c, upto);
+    return 0;
 }
 
 static int decoded_sink(void *ud, const void *data, size_t n)
@@ -209,19 +240,25 @@ static int feed(reader *rd, consumer *c, size_t cur, uint64_t lo, const uint8_t 
     bool last = c->landed == c->ce - c->cs;
     if (c->kind == C_POS) {
         memcpy(c->buf + (lo - c->cs), p, n);
-        if (c->h)
-            advance_hash(rd, c, cur, lo + n);
+        if (c->h && c->drop)
+            rd->landed += n;
+        else if (c->drop && n >= PAGE_MIN) /* nothing to hash: the pages may go now */
+            ztr__drop_add(&rd->drop, c->buf + (lo - c->cs), n);
+        /* (a few bytes of padding between components: their page goes with
+         * a neighbour's, or at the end of the batch) */
+        if (c->h && advance_hash(rd, c, cur, lo + n, err))
+            return -1;
         return last && complete(rd, c, err) ? -1 : 0;
     }
     if (c->h)
         zt_hasher_update(c->h, p, n);
     if (!c->dec_st) {
-        c->dec_st = zt_decoder_push(c->dec, p, n, decoded_sink, c, &c->dec_err);
+        c->dec_st = zt_decoder_push(c->dec, p, n, decoded_sink, c, c->dec_err);
         if (!c->dec_st && last)
-            c->dec_st = zt_decoder_push_end(c->dec, decoded_sink, c, &c->dec_err);
+            c->dec_st = zt_decoder_push_end(c->dec, decoded_sink, c, c->dec_err);
         /* Without a digest to tell a corrupt transfer apart, fail at once. */
         if (c->dec_st && !c->h && !last) {
-            *err = c->dec_err;
+            *err = *c->dec_err;
             ztr__add_url(err, rd->rf->url);
             return -1;
         }
@@ -240,6 +277,10 @@ static int part_body(void *ud, uint64_t at, const uint8_t *p, size_t n, zt_error
     part_ctx *pc = ud;
     reader *rd = pc->rd;
     uint64_t end = at + n;
+    if (rd->io && rd->io->cancel && *rd->io->cancel) {
+        ztr__fail(err, ZT_E_IO, rd->rf->url, NULL, NULL, 0, 0, "interrupted");
+        return -1;
+    }
     consumer *cons = rd->cons + pc->first;
     while (pc->cursor < pc->count && cons[pc->cursor].ce <= at)
         pc->cursor++;
@@ -253,6 +294,21 @@ static int part_body(void *ud, uint64_t at, const uint8_t *p, size_t n, zt_error
             return rc; /* a decoded range has its own part: stopping it stops nobody else */
     }
     return 0;
+}
+
+/* ---- flow control of a pull */
+
+/* May part x start? Bytes landed but not hashed, plus those in flight, stay
+ * within the window; when nothing is in flight and the lanes' queues are
+ * empty, the next part always may (what is landed then is waiting for it). */
+static bool part_gate(void *ud, const ztr_xfer *x, uint64_t inflight)
+{
+    reader *rd = ud;
+    uint64_t hashed = ztr__lanes_hashed(rd->lanes);
+    uint64_t pending = rd->landed - rd->hashed_here - hashed;
+    if (pending + inflight + x->len <= rd->window)
+        return true;
+    return inflight == 0 && rd->queued == hashed;
 }
 
 /* ---- planning */
@@ -298,7 +354,7 @@ static zt_status plan(reader *rd, zt_error *err)
         if (alone(rd, c)) {
             c->part0 = rd->nparts;
             uint64_t step = c->kind == C_POS ? rd->chunk : c->ce - c->cs;
-            for (uint64_t s = c->cs; s < c->ce; s += step)
+            for (uint64_t s = c->cs + c->from; s < c->ce; s += step)
                 add_part(rd, s, c->ce - s < step ? c->ce : s + step, i, 1);
             c->np = rd->nparts - c->part0;
             i++;
@@ -357,6 +413,8 @@ static zt_status setup(reader *rd, consumer *c, const zt_component *comp, unsign
         c->ce = start + zt_component_length(comp);
         c->skip = off;
         c->take = len;
+        if (!(c->dec_err = calloc(1, sizeof(*c->dec_err))))
+            return ztr__fail(err, ZT_E_NOMEM, rd->rf->url, NULL, NULL, 0, 0, "out of memory");
         zt_status st = zt_decoder_new(rd->rf->zf, comp, &c->dec, err);
         if (st)
             return st;
@@ -369,10 +427,12 @@ static zt_status setup(reader *rd, consumer *c, const zt_component *comp, unsign
 
 static void reader_free(reader *rd)
 {
+    ztr__drop_flush(&rd->drop);
     ztr__lanes_free(rd->lanes); /* first: its threads may still use the hashers */
     for (size_t i = 0; i < rd->ncons; i++) {
         zt_hasher_free(rd->cons[i].h);
         zt_decoder_free(rd->cons[i].dec);
+        free(rd->cons[i].dec_err);
     }
     free(rd->cons);
     free(rd->parts);
@@ -402,7 +462,7 @@ static zt_status run(reader *rd, unsigned conns, zt_error *err)
         consumer *c = &rd->cons[i];
         if (c->cs == c->ce && !c->done) {
             if (c->dec && !c->dec_st)
-                c->dec_st = zt_decoder_push_end(c->dec, decoded_sink, c, &c->dec_err);
+                c->dec_st = zt_decoder_push_end(c->dec, decoded_sink, c, c->dec_err);
             st = complete(rd, c, err);
         }
     }
@@ -426,7 +486,9 @@ static zt_status run(reader *rd, unsigned conns, zt_error *err)
                    .deadline = ztr__deadline(r),
                    .err = err,
                    .where = part_where,
-                   .where_ud = rd};
+                   .where_ud = rd,
+                   .gate = rd->window ? part_gate : NULL,
+                   .gate_ud = rd};
     if ((st = ztr__run(&b)))
         return st;
     ztr__lanes_wait(rd->lanes);
@@ -512,15 +574,43 @@ zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_
     return st;
 }
 
+/* c's first `from` bytes are in its buffer (a resumed pull): hash them from
+ * there, releasing the pages as it goes, and fetch the rest. Only for a
+ * component split in chunks: a smaller one shares its request. */
+static bool resume_at(reader *rd, consumer *c, uint64_t from)
+{
+    uint64_t size = c->ce - c->cs;
+    if (c->kind != C_POS || size <= rd->chunk || from >= size)
+        return false;
+    for (uint64_t at = 0; c->h && at < from;) {
+        size_t k = from - at < HASH_BATCH ? (size_t)(from - at) : HASH_BATCH;
+        zt_hasher_update(c->h, c->buf + at, k);
+        if (c->drop)
+            ztr__drop_pages(c->buf + at, k);
+        at += k;
+    }
+    c->from = c->landed = c->hashed = c->queued = c->told = from;
+    return true;
+}
+
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                           const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
-                          unsigned connections, zt_error *err)
+                          unsigned connections, const ztr_pull_io *io, zt_error *err)
 {
+    uint64_t window = io ? io->window : 0;
     for (size_t i = 0; i < n; i++) {
         reqs[i].len = 0;
         reqs[i].status = ZT_E_STATE;
     }
-    reader rd = {.rf = rf, .chunk = rf->r->opt.chunk_size, .ncons = n + nspans};
+    reader rd = {.rf = rf,
+                 .chunk = rf->r->opt.chunk_size,
+                 .ncons = n + nspans,
+                 .window = window,
+                 .io = io,
+                 .reqs = reqs};
+    unsigned conns = connections ? connections : rf->r->opt.connections;
+    if (window && rd.chunk > window / conns) /* every connection busy inside the window */
+        rd.chunk = window / conns > MIN_CHUNK ? (size_t)(window / conns) : MIN_CHUNK;
     if (!(rd.cons = calloc(rd.ncons ? rd.ncons : 1, sizeof(*rd.cons))))
         return ztr__fail(err, ZT_E_NOMEM, rf->url, NULL, NULL, 0, 0, "out of memory");
     zt_status st = ZT_OK;
@@ -528,7 +618,9 @@ zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
         st = setup(&rd, &rd.cons[i], reqs[i].component, reqs[i].flags, 0, 0, true, reqs[i].buf,
                    reqs[i].cap, err);
         rd.cons[i].req = &reqs[i];
-        rd.cons[i].drop = true;
+        rd.cons[i].drop = window > 0;
+        if (!st && io && io->from && io->from[i] && !resume_at(&rd, &rd.cons[i], io->from[i]))
+            io->from[i] = 0; /* fetched whole */
     }
     for (size_t i = 0; i < nspans && !st; i++) {
         consumer *c = &rd.cons[n + i];
@@ -541,7 +633,8 @@ zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                         .cs = spans[i].start,
                         .ce = spans[i].start + spans[i].len,
                         .buf = base + (spans[i].start - base_off),
-                        .cap = (size_t)spans[i].len};
+                        .cap = (size_t)spans[i].len,
+                        .drop = window > 0};
     }
     if (!st)
         st = run(&rd, connections, err);

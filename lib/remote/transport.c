@@ -454,6 +454,10 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
     fail(b, x, ZT_E_NETWORK, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
 }
 
+/* How often a closed gate is looked at again: the lanes that open it do not
+ * wake the poll. */
+#define GATE_POLL_MS 2
+
 /* The running requests, at most b->conns of them. */
 typedef struct running {
     ztr_xfer **x;
@@ -483,8 +487,19 @@ static double start_some(ztr_batch *b, size_t *cursor, running *run, size_t *wai
         (*waiting)--;
         launch(b, run, x);
     }
-    while (*cursor < b->n && run->n < b->conns && !b->failed)
+    b->gated = false;
+    while (*cursor < b->n && run->n < b->conns && !b->failed) {
+        if (b->gate) {
+            uint64_t inflight = 0;
+            for (size_t i = 0; i < run->n; i++)
+                inflight += run->x[i]->len - run->x[i]->got;
+            if (!b->gate(b->gate_ud, &b->x[*cursor], inflight)) {
+                b->gated = true;
+                break;
+            }
+        }
         launch(b, run, &b->x[(*cursor)++]);
+    }
     return next;
 }
 
@@ -541,6 +556,10 @@ zt_status ztr__run(ztr_batch *b)
         if (!run.n) {
             if (!waiting && cursor == b->n)
                 break;
+            if (b->gated && !waiting) { /* the hashing lanes are catching up */
+                curl_multi_poll(b->r->multi, NULL, 0, GATE_POLL_MS, NULL);
+                continue;
+            }
             double until = next - b->now;
             if (b->deadline > 0 && b->deadline - b->now < until)
                 until = b->deadline - b->now;
@@ -567,6 +586,8 @@ zt_status ztr__run(ztr_batch *b)
         int wait_ms = tick_ms;
         if (waiting && next > 0 && (next - b->now) * 1000 < wait_ms)
             wait_ms = (int)((next - b->now) * 1000) + 1;
+        if (b->gated && wait_ms > GATE_POLL_MS)
+            wait_ms = GATE_POLL_MS; /* look at the gate again soon */
         if (still)
             curl_multi_poll(b->r->multi, NULL, 0, wait_ms, NULL);
     }

@@ -42,7 +42,7 @@ fi
 zpid=$!
 trap 'kill $zpid 2>/dev/null; wait $zpid 2>/dev/null; rm -rf "$data/out"' EXIT
 for _ in $(seq 100); do
-  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$data/ztd.log")
+  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$data/ztd.log" 2>/dev/null || true) # the log may not exist yet
   [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
   sleep 0.1
 done

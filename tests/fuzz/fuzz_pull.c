@@ -47,10 +47,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     size_t ncomp = data[1];
     uint8_t *done = malloc(ncomp + 1);
-    if (!done)
+    uint64_t *prefix = malloc((ncomp + 1) * sizeof(*prefix));
+    if (!done || !prefix) {
+        free(done);
+        free(prefix);
         return 0;
+    }
     ztr_pull_state st;
-    if (ztr__pull_state_parse((const char *)data + 2, size - 2, &st, done, ncomp) == 0) {
+    if (ztr__pull_state_parse((const char *)data + 2, size - 2, &st, done, prefix, ncomp) == 0) {
         size_t n = 0;
         for (size_t i = 0; i < ncomp; i++)
             n += done[i] == 1;
@@ -60,5 +64,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(ztr__pull_state_header(head, sizeof(head), &st, ncomp) > 0);
     }
     free(done);
+    free(prefix);
     return 0;
 }

@@ -243,7 +243,7 @@ if [ -x "${ZT_GEN_MANY:-}" ]; then
     rm -rf "$T/o10"
     pull "100,000 objects" "http://127.0.0.1:$RPORT/v1/files/many.zt" -o "$T/o10" --json
     cmp -s "$T/o10/many.zt" "$root/many.zt" && ok "100,000 objects: byte-exact" || bad "100,000 objects: byte-exact"
-    S=$(stat -c %s "$root/many.zt") C=$((16 << 20))
+    S=$(stat -c %s "$root/many.zt") C=$(((32 << 20) / 8)) # the chunk: the window over 8 connections
     B=$((S / 8 > (1 << 20) ? S / 8 : (1 << 20)))
     [ $B -gt $((64 << 20)) ] && B=$((64 << 20))
     bound=$(((S + C - 1) / C + 2 * ((S + B - 1) / B) + 3))

@@ -42,6 +42,8 @@
 
 #include "ztensor.h"
 
+#include <signal.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -204,11 +206,18 @@ ZT_REMOTE_API zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_
  * Resumable: PATH.ztpull (a small text file) records the pinned validator and
  * every verified component, durably (after an fdatasync of the data) once
  * per batch. A later pull of the same URL to the same PATH whose validator
- * still matches fetches only the components not recorded; otherwise it
- * starts over. Both files are removed once PATH is published. */
+ * still matches fetches only the components not recorded, and continues a
+ * large component from its recorded prefix (hashed again from the disk);
+ * otherwise it starts over. Both files are removed once PATH is published.
+ *
+ * Complete files are not fetched again: PATH carries an extended attribute
+ * (user.ztensor.pull: the validator and PATH's mtime) once published, and a
+ * later pull whose validator, size and mtime still match returns at once
+ * with stats->skipped set (a filesystem without user xattrs pulls again). */
 #define ZT_REMOTE_PULL_DEFAULT_DIGEST_RETRIES 3
 #define ZT_REMOTE_PULL_DEFAULT_RESTARTS 3
-#define ZT_REMOTE_PULL_DEFAULT_BATCH (64u << 20) /* bytes made durable at once */
+#define ZT_REMOTE_PULL_DEFAULT_BATCH (64u << 20)  /* bytes made durable at once */
+#define ZT_REMOTE_PULL_DEFAULT_WINDOW (32u << 20) /* bytes landed ahead of the hashing */
 
 typedef struct zt_remote_pull_options {
     size_t size;             /* sizeof(zt_remote_pull_options): set by the init call */
@@ -222,6 +231,15 @@ typedef struct zt_remote_pull_options {
     /* Called after each batch from the pulling thread; may be NULL. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
+    /* Flow control: at most about this many bytes landed but not yet hashed
+     * or still in flight (the process's memory for the data); requests that
+     * would run further ahead wait, and chunks are cut to window /
+     * connections (256 KiB at least). 0: the default. */
+    size_t window_bytes;
+    /* Set to nonzero from anywhere (a SIGINT handler) to stop the pull soon:
+     * it returns ZT_E_IO ("interrupted"), with everything made durable so
+     * far recorded for a later pull. May be NULL. */
+    const volatile sig_atomic_t *cancel;
 } zt_remote_pull_options;
 
 typedef struct zt_remote_pull_stats {
@@ -235,6 +253,7 @@ typedef struct zt_remote_pull_stats {
     unsigned restarts;         /* starts over because the origin changed the file */
     int changed;               /* the file was not at expect_etag, or changed during the pull */
     char etag[256];            /* the validator of the version written */
+    int skipped; /* PATH was already this version, pulled complete earlier: nothing fetched */
 } zt_remote_pull_stats;
 
 ZT_REMOTE_API void zt_remote_pull_options_init(zt_remote_pull_options *o);
