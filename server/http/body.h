@@ -7,10 +7,26 @@
 #ifndef ZTD_BODY_H
 #define ZTD_BODY_H
 
+#include "http/range.h"
 #include "http/request.h"
+#include "store/cache.h"
 #include "store/catalog.h"
 
-typedef enum ztd_body_kind { ZTD_BODY_FD, ZTD_BODY_MEM, ZTD_BODY_DECODE } ztd_body_kind;
+typedef enum ztd_body_kind {
+    ZTD_BODY_FD,
+    ZTD_BODY_MEM,
+    ZTD_BODY_DECODE,
+    ZTD_BODY_CACHE
+} ztd_body_kind;
+
+/* CACHE: one piece of the representation, in order: bytes of a cache item
+ * (store/cache.h; complete, or still filling) or bytes in memory. */
+typedef struct ztd_body_seg {
+    uint64_t len;
+    ztd_cache_item *item; /* [item_off, item_off + len) of it; held by the caller's pin */
+    uint64_t item_off;
+    const uint8_t *mem; /* or len bytes here, alive while the pin is */
+} ztd_body_seg;
 
 typedef struct ztd_body {
     ztd_body_kind kind;
@@ -19,6 +35,8 @@ typedef struct ztd_body {
     const char *mem;   /* MEM: len bytes, alive while r->pin is */
     const zt_file *zf; /* DECODE: decode this component; len is its decoded length */
     const zt_component *zc;
+    const ztd_body_seg *segs; /* CACHE: the representation is their bytes, len in all */
+    size_t nsegs;
     ztd_entry *entry; /* the pinned entry the bytes belong to */
     const char *content_type;
     const char *content_encoding; /* "zstd" when sending stored zstd bytes */
@@ -37,5 +55,9 @@ typedef struct ztd_body {
 } ztd_body;
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b);
+/* What ztd_send_body will answer to the request's Range and conditionals for
+ * b (its etag, last_modified, len and max_ranges are used): lets a caller
+ * prepare only the bytes the answer needs. */
+void ztd_body_plan(struct MHD_Connection *c, const ztd_body *b, ztd_plan *plan);
 
 #endif
