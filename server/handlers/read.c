@@ -115,8 +115,8 @@ static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
     b->tls = s->tls_cert != NULL;
 }
 
-static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connection *c,
-                                               ztd_req *r, ztd_entry *e, const zt_object *o,
+static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                               ztd_entry *e, const zt_object *o,
                                                const zt_component *comp, bool blob);
 
 /* A component's bytes. Its sha256 names them (ETag, Repr-Digest, and for a
@@ -320,7 +320,7 @@ static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd
 }
 
 static enum MHD_Result read_upstream_blob(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                         const uint8_t sha[32]);
+                                          const uint8_t sha[32]);
 
 enum MHD_Result ztd_read_blob(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
@@ -433,8 +433,8 @@ static void segs_job(ztd_offload *o)
 {
     up_req *x = (up_req *)o;
     x->msg[0] = 0;
-    x->err = ztd_upstream_segments(x->s->upstream, x->e, &x->useg, &x->nsegs, x->msg,
-                                   sizeof(x->msg));
+    x->err =
+        ztd_upstream_segments(x->s->upstream, x->e, &x->useg, &x->nsegs, x->msg, sizeof(x->msg));
 }
 
 /* Wait (bounded) for the first byte a response needs, so that an upstream
@@ -453,7 +453,8 @@ static void wait_job(ztd_offload *o)
         waited += 500;
     }
     x->err = ZTD_ERR_NONE;
-    if (st == ZTD_CACHE_FAILED && !(x->err = ztd_upstream_fill_error(x->e, x->msg, sizeof(x->msg)))) {
+    if (st == ZTD_CACHE_FAILED &&
+        !(x->err = ztd_upstream_fill_error(x->e, x->msg, sizeof(x->msg)))) {
         x->err = ZTD_ERR_UPSTREAM_FAILED;
         snprintf(x->msg, sizeof(x->msg), "upstream %s: the fetch failed",
                  ztd_upstream_url(x->s->upstream));
@@ -521,8 +522,8 @@ static bool needed_span(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
     return plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL;
 }
 
-static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connection *c,
-                                               ztd_req *r, ztd_entry *e, const zt_object *o,
+static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                               ztd_entry *e, const zt_object *o,
                                                const zt_component *comp, bool blob)
 {
     up_req *x = up_req_of(s, r);
@@ -662,7 +663,7 @@ static const zt_object *object_of(const zt_file *f, const zt_component *comp)
 /* A blob no local file has: a component of an upstream file opened here, or
  * bytes still in the cache under the digest. */
 static enum MHD_Result read_upstream_blob(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                         const uint8_t sha[32])
+                                          const uint8_t sha[32])
 {
     up_req *x = up_req_of(s, r);
     if (!x)
@@ -699,7 +700,8 @@ static enum MHD_Result read_upstream_blob(ztd_server *s, struct MHD_Connection *
     b.segs = &x->one;
     b.nsegs = 1;
     b.content_type = "application/octet-stream";
-    b.cache_control = s->cfg->require_read_token ? "private, max-age=31536000, immutable" : IMMUTABLE;
+    b.cache_control =
+        s->cfg->require_read_token ? "private, max-age=31536000, immutable" : IMMUTABLE;
     b.max_ranges = s->cfg->max_ranges;
     b.tls = s->tls_cert != NULL;
     b.sha256 = sha;

@@ -47,8 +47,7 @@ static void cstream_free(void *cls)
 
 static ssize_t cut(cstream *s, const char *why)
 {
-    ztd_log(ZTD_LOG_WARN, "\"%s\": response cut short: %s", s->entry ? s->entry->name : "",
-            why);
+    ztd_log(ZTD_LOG_WARN, "\"%s\": response cut short: %s", s->entry ? s->entry->name : "", why);
     if (s->sock >= 0)
         shutdown(s->sock, SHUT_RDWR);
     return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -65,7 +64,7 @@ static int all_complete(cstream *s)
         uint64_t ready;
         ztd_cache_state st = ztd_cache_item_state(it, &ready);
         if (st == ZTD_CACHE_FILLING)
-            st = ztd_cache_wait(it, ztd_cache_item_size(it), WAIT_MS, &ready);
+            st = ztd_cache_wait(it, ztd_cache_item_size(it) + 1, WAIT_MS, &ready);
         if (st == ZTD_CACHE_FAILED)
             return -1;
         if (st != ZTD_CACHE_COMPLETE)

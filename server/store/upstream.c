@@ -30,12 +30,12 @@
 struct ztd_upstream_entry {
     ztd_upstream *u;
     zt_remote_file *rf;
-    char *url;             /* the file's URL as opened */
-    char validator[256];   /* the pinned ETag, or Last-Modified */
-    pthread_mutex_t mu;    /* the fields below */
-    ztd_err fill_err;      /* the last failed fill's error */
+    char *url;           /* the file's URL as opened */
+    char validator[256]; /* the pinned ETag, or Last-Modified */
+    pthread_mutex_t mu;  /* the fields below */
+    ztd_err fill_err;    /* the last failed fill's error */
     char fill_msg[400];
-    bool segs_ready;       /* atomic once set */
+    bool segs_ready; /* atomic once set */
     ztd_upstream_seg *segs;
     size_t nsegs;
     uint8_t *gaps; /* the bytes between components */
@@ -75,8 +75,7 @@ static char *read_token(const char *path, char *err, size_t cap)
     FILE *f = fopen(path, "re");
     char line[4096];
     if (!f || !fgets(line, sizeof(line), f)) {
-        snprintf(err, cap, "upstream_token_file %s: %s", path,
-                 f ? "empty" : strerror(errno));
+        snprintf(err, cap, "upstream_token_file %s: %s", path, f ? "empty" : strerror(errno));
         if (f)
             fclose(f);
         return NULL;
@@ -122,8 +121,7 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
     pthread_key_create(&u->fill_session, free_session);
     if (!(u->slots = calloc(MAX_ENTRIES, sizeof(*u->slots))))
         goto fail;
-    if (cfg->upstream_token_file[0] &&
-        !(u->token = read_token(cfg->upstream_token_file, err, cap)))
+    if (cfg->upstream_token_file[0] && !(u->token = read_token(cfg->upstream_token_file, err, cap)))
         goto fail_quiet;
     options_of(u, cfg);
     zt_error ze;
@@ -186,7 +184,10 @@ void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out)
     pthread_mutex_lock(&u->mu);
     __atomic_store_n(&u->st.entries, (uint64_t)u->n, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&u->mu);
-    __atomic_load(&u->st, out, __ATOMIC_RELAXED);
+    const uint64_t *from = (const uint64_t *)&u->st; /* a struct of uint64_t counters */
+    uint64_t *to = (uint64_t *)out;
+    for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+        to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }
 
 /* The kind, probed once it is needed (an upstream down at start-up is
@@ -195,8 +196,7 @@ static void tell_kind(ztd_upstream *u)
 {
     if (__atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) != ZTD_UPSTREAM_AUTO)
         return;
-    int k = ztd_upstream_probe(u->base, u->token, u->opt.connect_timeout,
-                               u->opt.stall_timeout);
+    int k = ztd_upstream_probe(u->base, u->token, u->opt.connect_timeout, u->opt.stall_timeout);
     if (k == ZTD_UPSTREAM_AUTO)
         return;
     ztd_log(ZTD_LOG_INFO, "upstream %s is %s", u->base,
@@ -208,8 +208,8 @@ static void tell_kind(ztd_upstream *u)
 
 /* What a libztensor-remote failure is to a client, with a message naming
  * the upstream. */
-static ztd_err err_of_remote(const ztd_upstream *u, const char *what, const zt_error *ze,
-                             char *msg, size_t cap)
+static ztd_err err_of_remote(const ztd_upstream *u, const char *what, const zt_error *ze, char *msg,
+                             size_t cap)
 {
     ztd_err e;
     switch (ze->code) {
@@ -328,14 +328,15 @@ static void file_url(const ztd_upstream *u, const char *name, char *out, size_t 
 }
 
 /* Open name at upstream: a new entry, or the error. */
-static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, char *msg,
-                          size_t cap)
+static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
 {
     tell_kind(u);
     if (__atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) == ZTD_UPSTREAM_AUTO) {
         COUNT(u, errors, 1);
-        snprintf(msg, cap, "upstream %s cannot be reached (upstream_kind auto could not tell "
-                 "what it is)", u->base);
+        snprintf(msg, cap,
+                 "upstream %s cannot be reached (upstream_kind auto could not tell "
+                 "what it is)",
+                 u->base);
         return ZTD_ERR_UPSTREAM_FAILED;
     }
     char url[NAME_URL_MAX];
@@ -435,8 +436,7 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
 /* Same version? The validator and size pin it. */
 static bool same_version(const ztd_entry *a, const ztd_entry *b)
 {
-    return a->size == b->size && !strcmp(a->up->validator, b->up->validator) &&
-           a->up->validator[0];
+    return a->size == b->size && !strcmp(a->up->validator, b->up->validator) && a->up->validator[0];
 }
 
 /* The slot's new state after an open (or a revalidation) that gave (got, e). */
@@ -466,8 +466,7 @@ static void settle_slot(ztd_upstream *u, slot *s, ztd_err got, ztd_entry *e, ztd
     }
 }
 
-ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg,
-                         size_t cap)
+ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
 {
     *out = NULL;
     pthread_mutex_lock(&u->mu);
@@ -632,8 +631,8 @@ static void fill_run(ztd_job *job)
     uint64_t off = zt_component_offset(c), len = zt_component_length(c);
     zt_remote *s = thread_session(u);
     zt_error ze = {0};
-    zt_status st = s ? zt_remote_read_stream(s, f->e->up->rf, off, len, fill_bytes, f, &ze)
-                     : ZT_E_NOMEM;
+    zt_status st =
+        s ? zt_remote_read_stream(s, f->e->up->rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
     bool ok = false;
     if (f->write_errno) {
         fill_failed(f, f->write_errno == ENOSPC ? ZTD_ERR_INSUFFICIENT_STORAGE : ZTD_ERR_INTERNAL,
@@ -647,9 +646,9 @@ static void fill_run(ztd_job *job)
             expire(u, f->e);
         fill_failed(f, e == ZTD_ERR_FILE_INVALID ? ZTD_ERR_UPSTREAM_FAILED : e, "%s", m);
     } else if (f->got != len) {
-        fill_failed(f, ZTD_ERR_UPSTREAM_FAILED, "upstream %s: %s: %" PRIu64 " of %" PRIu64
-                    " bytes of component \"%s\" came", u->base, f->e->name, f->got, len,
-                    zt_component_role(c));
+        fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
+                    "upstream %s: %s: %" PRIu64 " of %" PRIu64 " bytes of component \"%s\" came",
+                    u->base, f->e->name, f->got, len, zt_component_role(c));
     } else if (!digest_ok(f)) {
         COUNT(u, digest_failures, 1);
         fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
@@ -687,8 +686,7 @@ static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k
     ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
 }
 
-static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c,
-                          ztd_cache_item *it)
+static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
 {
     fill *f = calloc(1, sizeof(*f));
     if (!f)
@@ -827,8 +825,7 @@ static int plan_segments(ztd_entry *e, const zt_component **v, size_t nc, uint64
 
 /* The gaps' bytes: from the ends fetched at open when they hold them, the
  * rest from upstream in one batch of requests. */
-static ztd_err fill_gaps(ztd_upstream *u, ztd_entry *e, uint64_t gap_bytes, char *msg,
-                         size_t cap)
+static ztd_err fill_gaps(ztd_upstream *u, ztd_entry *e, uint64_t gap_bytes, char *msg, size_t cap)
 {
     struct ztd_upstream_entry *up = e->up;
     const uint8_t *head, *tail;

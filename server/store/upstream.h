@@ -39,14 +39,14 @@ typedef struct ztd_upstream ztd_upstream;
 
 /* What the store counts, for /metrics. */
 typedef struct ztd_upstream_stats {
-    uint64_t opens;          /* files opened (or reopened) from upstream */
-    uint64_t open_failures;  /* opens that failed (404 included) */
-    uint64_t fills;          /* fills started */
-    uint64_t fill_failures;  /* fills that failed: upstream, digest or disk */
+    uint64_t opens;         /* files opened (or reopened) from upstream */
+    uint64_t open_failures; /* opens that failed (404 included) */
+    uint64_t fills;         /* fills started */
+    uint64_t fill_failures; /* fills that failed: upstream, digest or disk */
     uint64_t digest_failures;
-    uint64_t bytes;          /* bytes received from upstream by fills and gap reads */
-    uint64_t errors;         /* upstream requests that failed (network, HTTP, timeout) */
-    uint64_t entries;        /* upstream files in the table */
+    uint64_t bytes;   /* bytes received from upstream by fills and gap reads */
+    uint64_t errors;  /* upstream requests that failed (network, HTTP, timeout) */
+    uint64_t entries; /* upstream files in the table */
     uint64_t fills_running;
 } ztd_upstream_stats;
 
@@ -71,8 +71,7 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name);
  * libmicrohttpd's threads). ZTD_ERR_NONE with *out set (a new reference), or
  * the error to answer (FILE_NOT_FOUND, FILE_INVALID, UPSTREAM_FAILED,
  * UPSTREAM_TIMEOUT, ...) with a message naming the upstream in msg. */
-ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg,
-                         size_t cap);
+ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap);
 
 /* ---- component bytes */
 

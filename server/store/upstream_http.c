@@ -98,8 +98,7 @@ int ztd_upstream_http_get(const char *url, const char *token, const char *if_non
     return 0;
 }
 
-int ztd_upstream_probe(const char *base, const char *token, double connect_timeout,
-                       double timeout)
+int ztd_upstream_probe(const char *base, const char *token, double connect_timeout, double timeout)
 {
     char url[4200], etag[256];
     snprintf(url, sizeof(url), "%s/v1/files?limit=1", base);

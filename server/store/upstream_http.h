@@ -11,8 +11,7 @@
 /* ZTD_UPSTREAM_ZTENSORD when BASE/v1/files?limit=1 answers 200 with a JSON
  * listing, ZTD_UPSTREAM_PLAIN when it answers anything else, and
  * ZTD_UPSTREAM_AUTO when it cannot be reached. token may be NULL. */
-int ztd_upstream_probe(const char *base, const char *token, double connect_timeout,
-                       double timeout);
+int ztd_upstream_probe(const char *base, const char *token, double connect_timeout, double timeout);
 
 /* A GET of url. *status gets the HTTP status (0 when unreachable: *timed_out
  * says whether a timeout was why), *body the body (malloc'ed, NUL-terminated,
