@@ -10,7 +10,6 @@
  * connection at once.
  */
 #include "http/body.h"
-#include "http/body_cache.h"
 #include "http/conns.h"
 #include "store/decode.h"
 #include "core/log.h"
@@ -544,11 +543,14 @@ static struct MHD_Response *span_response(const ztd_req *r, const ztd_body *b, u
     case ZTD_BODY_DECODE:
         return decode_response(r, b, start, len, sock, f);
     case ZTD_BODY_CACHE: {
-        ztd_body fb;
+        ztd_body fb = *b;
         uint64_t at = start;
-        if (ztd_cache_span_as_fd(b, &at, len, &fb)) /* complete: as a local file */
+        if (ztd_cache_span_in_item(b->segs, b->nsegs, &at, len, &fb.fd, &fb.off, &fb.len)) {
+            fb.kind = ZTD_BODY_FD; /* complete: sent as a local file is */
             return span_response(r, &fb, at, len, sock, f);
-        return ztd_cache_stream_response(b, start, len, sock, !strcmp(r->method, "HEAD"));
+        }
+        return ztd_cache_stream_response(b->segs, b->nsegs, b->entry, start, len, sock,
+                                         !strcmp(r->method, "HEAD"));
     }
     }
     return NULL;

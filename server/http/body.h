@@ -9,7 +9,7 @@
 
 #include "http/range.h"
 #include "http/request.h"
-#include "store/cache.h"
+#include "http/body_cache.h"
 #include "store/catalog.h"
 
 typedef enum ztd_body_kind {
@@ -18,15 +18,6 @@ typedef enum ztd_body_kind {
     ZTD_BODY_DECODE,
     ZTD_BODY_CACHE
 } ztd_body_kind;
-
-/* CACHE: one piece of the representation, in order: bytes of a cache item
- * (store/cache.h; complete, or still filling) or bytes in memory. */
-typedef struct ztd_body_seg {
-    uint64_t len;
-    ztd_cache_item *item; /* [item_off, item_off + len) of it; held by the caller's pin */
-    uint64_t item_off;
-    const uint8_t *mem; /* or len bytes here, alive while the pin is */
-} ztd_body_seg;
 
 typedef struct ztd_body {
     ztd_body_kind kind;

@@ -16,6 +16,8 @@
 #include "http/body_cache.h"
 #include "core/log.h"
 
+#include <sys/types.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -139,45 +141,43 @@ static ssize_t no_read(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /* The first segment that ends after `at`, and its representation offset. */
-static size_t seg_of(const ztd_body *b, uint64_t at, uint64_t *seg_at)
+static size_t seg_of(const ztd_body_seg *segs, size_t nsegs, uint64_t at, uint64_t *seg_at)
 {
     uint64_t o = 0;
     size_t i = 0;
-    while (i + 1 < b->nsegs && o + b->segs[i].len <= at)
-        o += b->segs[i++].len;
+    while (i + 1 < nsegs && o + segs[i].len <= at)
+        o += segs[i++].len;
     *seg_at = o;
     return i;
 }
 
-bool ztd_cache_span_as_fd(const ztd_body *b, uint64_t *startp, uint64_t len, ztd_body *fd)
+bool ztd_cache_span_in_item(const ztd_body_seg *segs, size_t n, uint64_t *startp, uint64_t len,
+                            int *fd, uint64_t *off, uint64_t *seg_len)
 {
-    uint64_t at, start = *startp;
-    size_t i = seg_of(b, start, &at);
-    const ztd_body_seg *g = &b->segs[i];
-    uint64_t ready;
+    uint64_t at, start = *startp, ready;
+    const ztd_body_seg *g = &segs[seg_of(segs, n, start, &at)];
     if (!g->item || start + len > at + g->len ||
         ztd_cache_item_state(g->item, &ready) != ZTD_CACHE_COMPLETE)
         return false;
-    *fd = *b;
-    fd->kind = ZTD_BODY_FD;
-    fd->fd = ztd_cache_item_fd(g->item);
-    fd->off = g->item_off;
-    fd->len = g->len;
+    *fd = ztd_cache_item_fd(g->item);
+    *off = g->item_off;
+    *seg_len = g->len;
     *startp = start - at;
     return true;
 }
 
-struct MHD_Response *ztd_cache_stream_response(const ztd_body *b, uint64_t start, uint64_t len,
+struct MHD_Response *ztd_cache_stream_response(const ztd_body_seg *segs, size_t nsegs,
+                                               ztd_entry *entry, uint64_t start, uint64_t len,
                                                int sock, bool head)
 {
     if (head)
         return MHD_create_response_from_callback(len, BLOCK, no_read, NULL, NULL);
     cstream *s = calloc(1, sizeof(*s));
     uint64_t first_at;
-    size_t first = seg_of(b, start, &first_at), last = first;
+    size_t first = seg_of(segs, nsegs, start, &first_at), last = first;
     uint64_t o = first_at;
-    while (last + 1 < b->nsegs && o + b->segs[last].len < start + len)
-        o += b->segs[last++].len;
+    while (last + 1 < nsegs && o + segs[last].len < start + len)
+        o += segs[last++].len;
     size_t n = last - first + 1;
     if (!s || !(s->segs = calloc(n, sizeof(*s->segs))) ||
         !(s->seg_at = calloc(n, sizeof(*s->seg_at)))) {
@@ -188,7 +188,7 @@ struct MHD_Response *ztd_cache_stream_response(const ztd_body *b, uint64_t start
     }
     o = first_at;
     for (size_t i = 0; i < n; i++) {
-        s->segs[i] = b->segs[first + i];
+        s->segs[i] = segs[first + i];
         s->seg_at[i] = o;
         o += s->segs[i].len;
         if (s->segs[i].item)
@@ -198,8 +198,9 @@ struct MHD_Response *ztd_cache_stream_response(const ztd_body *b, uint64_t start
     s->start = start;
     s->len = len;
     s->sock = sock;
-    s->entry = b->entry;
-    ztd_entry_retain(s->entry);
+    s->entry = entry;
+    if (entry)
+        ztd_entry_retain(entry);
     struct MHD_Response *resp =
         MHD_create_response_from_callback(len, BLOCK, cstream_read, s, cstream_free);
     if (!resp)

@@ -9,15 +9,32 @@
 #ifndef ZTD_BODY_CACHE_H
 #define ZTD_BODY_CACHE_H
 
-#include "http/body.h"
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-/* When [*start, *start + len) of b lies in one complete item: true, with *fd
- * set to a body of kind FD over that item's segment and *start made relative
- * to it (for the FD path: sendfile, or memory for a small span). */
-bool ztd_cache_span_as_fd(const ztd_body *b, uint64_t *start, uint64_t len, ztd_body *fd);
-/* A content-reader response for [start, start + len) of b (HEAD: one that
- * never reads). NULL when out of memory. */
-struct MHD_Response *ztd_cache_stream_response(const ztd_body *b, uint64_t start, uint64_t len,
-                                               int sock, bool head);
+#include "store/cache.h"
+#include "store/catalog.h"
+
+/* One piece of a representation, in order: bytes of a cache item
+ * (store/cache.h; complete, or still filling) or bytes in memory. */
+typedef struct ztd_body_seg {
+    uint64_t len;
+    ztd_cache_item *item; /* [item_off, item_off + len) of it; held by the caller's pin */
+    uint64_t item_off;
+    const uint8_t *mem; /* or len bytes here, alive while the pin is */
+} ztd_body_seg;
+
+/* When [*start, *start + len) of the representation lies in one complete
+ * item: true, with *fd (the item's, not to be closed), *off and *seg_len (the
+ * segment's place in it) set and *start made relative to the segment. */
+bool ztd_cache_span_in_item(const ztd_body_seg *segs, size_t n, uint64_t *start, uint64_t len,
+                            int *fd, uint64_t *off, uint64_t *seg_len);
+/* A content-reader response for [start, start + len) of the representation
+ * (HEAD: one that never reads); entry is pinned by it. NULL when out of
+ * memory. */
+struct MHD_Response *ztd_cache_stream_response(const ztd_body_seg *segs, size_t n, ztd_entry *entry,
+                                               uint64_t start, uint64_t len, int sock, bool head);
 
 #endif
