@@ -491,15 +491,19 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
     return answer_entry(s, c, r, x->e);
 }
 
-/* Has the first byte at `first` of item it landed (or should we wait)? */
-static bool must_wait(up_req *x, ztd_cache_item *it, uint64_t first)
+/* Has the item's first byte landed, or should we wait for it (off the
+ * workers)? Only the first: it shows the upstream answers, so that a fetch
+ * that fails at once is answered 502/504, not a 200 cut short; the bytes a
+ * range needs further on are waited for by the response's reader
+ * (http/body_cache.h), which holds no thread meanwhile. */
+static bool must_wait(up_req *x, ztd_cache_item *it)
 {
     uint64_t ready;
     if (x->phase == UP_WAITED || ztd_cache_item_state(it, &ready) != ZTD_CACHE_FILLING ||
-        ready > first)
+        ready > 0)
         return false;
     x->wait_item = it;
-    x->wait_for = first + 1;
+    x->wait_for = 1;
     return true;
 }
 
@@ -579,7 +583,7 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         }
         x->one.item = it;
-        if (must_wait(x, it, lo) && offload(s, c, x, UP_WAIT, wait_job))
+        if (must_wait(x, it) && offload(s, c, x, UP_WAIT, wait_job))
             return MHD_YES;
         if (x->phase == UP_WAIT && x->err)
             return ztd_error(c, r, x->err, "%s", x->msg);
@@ -621,7 +625,6 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
     uint64_t lo = 0, hi = 0;
     bool reads = needed_span(c, r, &b, &lo, &hi);
     ztd_cache_item *first = NULL;
-    uint64_t first_at = 0;
     for (size_t i = 0; i < x->nsegs; i++) {
         const ztd_upstream_seg *u = &x->useg[i];
         x->segs[i] = (ztd_body_seg){.len = u->len, .mem = u->mem};
@@ -637,12 +640,10 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         }
         x->segs[i].item = it;
-        if (!first) {
+        if (!first)
             first = it;
-            first_at = lo > u->at ? lo - u->at : 0;
-        }
     }
-    if (first && must_wait(x, first, first_at) && offload(s, c, x, UP_WAIT, wait_job))
+    if (first && must_wait(x, first) && offload(s, c, x, UP_WAIT, wait_job))
         return MHD_YES;
     if (x->phase == UP_WAIT && x->err)
         return ztd_error(c, r, x->err, "%s", x->msg);
