@@ -437,6 +437,16 @@ static void segs_job(ztd_offload *o)
         ztd_upstream_segments(x->s->upstream, x->e, &x->useg, &x->nsegs, x->msg, sizeof(x->msg));
 }
 
+/* The error of the fill that failed, for the answer. */
+static void fill_failed(up_req *x)
+{
+    if (!(x->err = ztd_upstream_fill_error(x->e, x->msg, sizeof(x->msg)))) {
+        x->err = ZTD_ERR_UPSTREAM_FAILED;
+        snprintf(x->msg, sizeof(x->msg), "upstream %s: the fetch failed",
+                 ztd_upstream_url(x->s->upstream));
+    }
+}
+
 /* Wait (bounded) for the first byte a response needs, so that an upstream
  * that fails is answered with an error, not a 200 cut short. */
 static void wait_job(ztd_offload *o)
@@ -453,12 +463,8 @@ static void wait_job(ztd_offload *o)
         waited += 500;
     }
     x->err = ZTD_ERR_NONE;
-    if (st == ZTD_CACHE_FAILED &&
-        !(x->err = ztd_upstream_fill_error(x->e, x->msg, sizeof(x->msg)))) {
-        x->err = ZTD_ERR_UPSTREAM_FAILED;
-        snprintf(x->msg, sizeof(x->msg), "upstream %s: the fetch failed",
-                 ztd_upstream_url(x->s->upstream));
-    }
+    if (st == ZTD_CACHE_FAILED)
+        fill_failed(x);
 }
 
 /* Runs fn off the workers: MHD_YES to return now (the handler is called
@@ -499,8 +505,12 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
 static bool must_wait(up_req *x, ztd_cache_item *it)
 {
     uint64_t ready;
-    if (x->phase == UP_WAITED || ztd_cache_item_state(it, &ready) != ZTD_CACHE_FILLING ||
-        ready > 0)
+    ztd_cache_state st = ztd_cache_item_state(it, &ready);
+    if (st == ZTD_CACHE_FAILED) { /* failed already: its error, not a 200 cut short */
+        fill_failed(x);
+        return false;
+    }
+    if (x->phase == UP_WAITED || st != ZTD_CACHE_FILLING || ready > 0)
         return false;
     x->wait_item = it;
     x->wait_for = 1;
@@ -583,9 +593,10 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         }
         x->one.item = it;
+        x->err = ZTD_ERR_NONE;
         if (must_wait(x, it) && offload(s, c, x, UP_WAIT, wait_job))
             return MHD_YES;
-        if (x->phase == UP_WAIT && x->err)
+        if (x->err)
             return ztd_error(c, r, x->err, "%s", x->msg);
     }
     return ztd_send_body(c, r, &b);
@@ -643,9 +654,10 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
         if (!first)
             first = it;
     }
+    x->err = ZTD_ERR_NONE;
     if (first && must_wait(x, first) && offload(s, c, x, UP_WAIT, wait_job))
         return MHD_YES;
-    if (x->phase == UP_WAIT && x->err)
+    if (x->err)
         return ztd_error(c, r, x->err, "%s", x->msg);
     return ztd_send_body(c, r, &b);
 }
