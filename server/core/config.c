@@ -463,6 +463,16 @@ static const option options[] = {
      .min = 1,
      .max = 256,
      .help = "Upstream fetches run at once (threads of the fill queue); more wait in line."},
+    {.name = "prefetch",
+     .type = T_STRING,
+     .offset = FIELD(prefetch, char *),
+     .def = "",
+     .metavar = "NAMES",
+     .allowed = "comma-separated file names and prefixes, or empty for none",
+     .help = "With upstream: fetch these into the cache at start-up (a name ending in .zt, "
+             ".safetensors or .alt is a file; anything else a prefix, expanded with a ztensord "
+             "upstream's listing). /readyz answers 503 until it is done, so it can gate an "
+             "inference pod's readiness; progress in GET /v1/prefetch and /metrics."},
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -1379,6 +1389,10 @@ int ztd_config_load(ztd_config *out, int argc, char **argv, char **envp, char *e
         apply_env(&c, envp, err, errlen) < 0 || apply_flags(&c, fa, nflags, err, errlen) < 0 ||
         check_required(&c, err, errlen) < 0)
         goto fail;
+    if (c.prefetch[0] && !c.upstream[0]) {
+        snprintf(err, errlen, "option prefetch needs upstream (see --help)");
+        goto fail;
+    }
     if (c.upstream[0] && !c.cache_dir[0]) {
         snprintf(err, errlen,
                  "option cache_dir is required with upstream: set --cache-dir DIR, "
