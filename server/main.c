@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -305,6 +306,27 @@ static int start(ztd_server *srv, int sfd)
     return ZTD_EXIT_OK;
 }
 
+/* With upstream and no root: serve an empty directory (cache_dir/root), so
+ * that the catalog, and everything built on it, stays as it is. */
+static int default_root(ztd_config *cfg)
+{
+    if (cfg->root)
+        return 0;
+    size_t n = strlen(cfg->cache_dir) + 6;
+    char *root = malloc(n);
+    if (!root)
+        return -1;
+    snprintf(root, n, "%s/root", cfg->cache_dir);
+    if ((mkdir(cfg->cache_dir, 0700) != 0 && errno != EEXIST) ||
+        (mkdir(root, 0700) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "ztensord: cannot make the empty root %s: %s\n", root, strerror(errno));
+        free(root);
+        return -1;
+    }
+    cfg->root = root;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     ztd_config cfg;
@@ -316,6 +338,10 @@ int main(int argc, char **argv)
     if (handle_action(&cfg, argv[0])) {
         ztd_config_free(&cfg);
         return ZTD_EXIT_OK;
+    }
+    if (default_root(&cfg) != 0) {
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_FAILURE;
     }
     if (open_logs(&cfg) != 0) {
         ztd_config_free(&cfg);

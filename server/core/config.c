@@ -90,7 +90,9 @@ static const option options[] = {
      .metavar = "DIR",
      .check = check_nonempty,
      .allowed = "a directory path",
-     .help = "Directory whose zTensor files are served. Required."},
+     .help = "Directory whose zTensor files are served. Required, unless upstream is set: "
+             "then an empty directory `root` inside cache_dir is made and served, and only "
+             "upstream files are."},
     {.name = "listen",
      .type = T_STRING,
      .offset = FIELD(listen, char *),
@@ -1350,6 +1352,9 @@ static int check_required(const ztd_config *c, char *err, size_t errlen)
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const option *o = &options[i];
         if (!(o->flags & F_REQUIRED) || *(char *const *)((const char *)c + o->offset))
+            continue;
+        /* A pure cache needs no root of its own: main.c makes an empty one. */
+        if (o->offset == offsetof(ztd_config, root) && c->upstream && c->upstream[0])
             continue;
         char flag[NAME_MAX_LEN + 4], env[NAME_MAX_LEN + 16];
         flag_name(flag, sizeof flag, o);
