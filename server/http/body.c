@@ -549,6 +549,12 @@ static struct MHD_Response *span_response(const ztd_req *r, const ztd_body *b, u
             fb.kind = ZTD_BODY_FD; /* complete: sent as a local file is */
             return span_response(r, &fb, at, len, sock, f);
         }
+        struct MHD_Response *mapped =
+            b->tls || !strcmp(r->method, "HEAD")
+                ? NULL
+                : ztd_cache_mapped_response(b->segs, b->nsegs, b->entry, start, len);
+        if (mapped)
+            return mapped;
         return ztd_cache_stream_response(b->segs, b->nsegs, b->entry, start, len, sock,
                                          !strcmp(r->method, "HEAD"));
     }

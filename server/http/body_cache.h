@@ -31,6 +31,11 @@ typedef struct ztd_body_seg {
  * segment's place in it) set and *start made relative to the segment. */
 bool ztd_cache_span_in_item(const ztd_body_seg *segs, size_t n, uint64_t *start, uint64_t len,
                             int *fd, uint64_t *off, uint64_t *seg_len);
+/* A response for [start, start + len) when every item it covers is complete:
+ * their mappings and the bytes between them as one iovec (sendmsg). NULL
+ * when an item is not complete (or a mapping fails): use the reader. */
+struct MHD_Response *ztd_cache_mapped_response(const ztd_body_seg *segs, size_t n, ztd_entry *entry,
+                                               uint64_t start, uint64_t len);
 /* A content-reader response for [start, start + len) of the representation
  * (HEAD: one that never reads); entry is pinned by it. NULL when out of
  * memory. */
