@@ -10,7 +10,9 @@ mkdir -p "$T/origin/d" "$T/side" "$T/cache"
 rand "$T/v1.bin" $((8 << 20))
 rand "$T/v2.bin" $((8 << 20))
 rand "$T/s.bin" 1000
-pack "$T/origin/a.zt" w=u8:$((8 << 20)):"$T/v1.bin" || finish
+rand "$T/x1.bin" 300000
+rand "$T/x2.bin" 300000
+pack "$T/origin/a.zt" w=u8:$((8 << 20)):"$T/v1.bin" x=u8:300000:"$T/x1.bin" || finish
 pack "$T/origin/d/b.zt" s=u8:1000:"$T/s.bin" || finish
 pack "$T/origin/c.zt" s=u8:1000:"$T/s.bin" || finish
 pack "$T/side/c.zt" w=u8:1000:"$T/s.bin" || finish # the local c.zt wins
@@ -58,14 +60,21 @@ curl -s --limit-rate 3M -o "$T/slow" -w '%{http_code} %{size_download}' \
     "$URL/v1/files/a.zt/objects/w/data" >"$T/slow.st" &
 slow=$!
 sleep 0.3
-pack "$T/a2.zt" w=u8:$((8 << 20)):"$T/v2.bin" || finish
+pack "$T/a2.zt" w=u8:$((8 << 20)):"$T/v2.bin" x=u8:300000:"$T/x2.bin" || finish
 mv "$T/a2.zt" "$T/origin/a.zt"
 sleep 0.3 # the origin's rescan
 http "$T/r" "$URL/v1/files/a.zt/objects/w/data"
 check_same "within the TTL: still version 1, whole" "$T/r.body" "$T/v1.bin"
-sleep 3.2
+# x of version 1 was never fetched: its fetch, pinned to version 1, is refused by the
+# origin (If-Match): 502, nothing cached, and the file is opened again at once
+http "$T/r" "$URL/v1/files/a.zt/objects/x/data"
+check_code "within the TTL, an uncached component of the old version: 502" 502
+check_match "it says the file changed" "$(cat "$T/r.body")" '"upstream_failed".*(changed|ETag|412|precondition)'
+http "$T/r" "$URL/v1/files/a.zt/objects/x/data"
+check_code "the next request: the new version" 200
+check_same "the next request: the new version's bytes, not a mix" "$T/r.body" "$T/x2.bin"
 http "$T/r" "$URL/v1/files/a.zt/objects/w/data"
-check_same "after the TTL: version 2" "$T/r.body" "$T/v2.bin"
+check_same "then: w of version 2" "$T/r.body" "$T/v2.bin"
 check_eq "after the TTL: the manifest is version 2's" "$(curl -s "$URL/v1/files/a.zt")" \
     "$(curl -s "$O_URL/v1/files/a.zt")"
 http "$T/r" "$URL/v1/files/a.zt/raw"
