@@ -114,8 +114,11 @@ static void failed(job *j, const char *msg)
 {
     ztd_log(ZTD_LOG_WARN, "prefetch %" PRIu64 ": %s", j->id, msg);
     pthread_mutex_lock(&j->p->mu);
-    if (!j->error[0])
-        snprintf(j->error, sizeof(j->error), "%s", msg);
+    if (!j->error[0]) { /* cut to fit */
+        size_t n = strnlen(msg, sizeof(j->error) - 1);
+        memcpy(j->error, msg, n);
+        j->error[n] = 0;
+    }
     pthread_mutex_unlock(&j->p->mu);
 }
 

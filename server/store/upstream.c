@@ -248,7 +248,11 @@ static ztd_err err_of_remote(const ztd_upstream *u, const char *what, const zt_e
     default: /* the bytes came, and are not a file the server would serve */
         e = ZTD_ERR_FILE_INVALID;
     }
-    snprintf(msg, cap, "upstream %s: %s: %s", u->base, what, ze->message);
+    /* A message cut to cap says so (and gcc's -Wformat-truncation, an error in
+     * Release builds, sees the length checked). */
+    if (snprintf(msg, cap, "upstream %s: %s: %s", u->base, what, ze->message) >= (int)cap &&
+        cap > 4)
+        memcpy(msg + cap - 4, "...", 4);
     return e;
 }
 
@@ -350,14 +354,14 @@ static void encode_name(const char *name, char *out, size_t cap)
     out[n] = 0;
 }
 
-static void file_url(const ztd_upstream *u, const char *name, char *out, size_t cap)
+/* false when the URL does not fit in cap (a cut URL names another file). */
+static bool file_url(const ztd_upstream *u, const char *name, char *out, size_t cap)
 {
     char enc[NAME_URL_MAX];
     encode_name(name, enc, sizeof(enc));
-    if (ztd_upstream_is_ztensord(u))
-        snprintf(out, cap, "%s/v1/files/%s", u->base, enc);
-    else
-        snprintf(out, cap, "%s/%s", u->base, enc);
+    int n = ztd_upstream_is_ztensord(u) ? snprintf(out, cap, "%s/v1/files/%s", u->base, enc)
+                                        : snprintf(out, cap, "%s/%s", u->base, enc);
+    return n >= 0 && (size_t)n < cap;
 }
 
 /* Open name at upstream: a new entry, or the error. */
@@ -373,7 +377,10 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
         return ZTD_ERR_UPSTREAM_FAILED;
     }
     char url[NAME_URL_MAX];
-    file_url(u, name, url, sizeof(url));
+    if (!file_url(u, name, url, sizeof(url))) {
+        snprintf(msg, cap, "the URL of \"%.200s...\" at upstream %s is too long", name, u->base);
+        return ZTD_ERR_URI_TOO_LONG;
+    }
     zt_remote_file *rf = NULL;
     zt_error ze;
     pthread_mutex_lock(&u->session_mu);
