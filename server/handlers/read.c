@@ -471,38 +471,49 @@ static void wait_job(ztd_offload *o)
         fill_failed(x);
 }
 
-/* The cache had no room for some components: everything in it is being
- * sent. Wait (bounded by upstream_timeout) for responses to end and release
- * theirs, acquiring each as room appears; the items are held by the request,
- * so that its handler, called again, finds them. */
+/* Release what the request holds (before waiting for room: a request that
+ * holds some items while it waits for others could wait for another that
+ * does the same). */
+static void release_items(up_req *x)
+{
+    for (size_t i = 0; i < x->nitems; i++)
+        ztd_cache_item_release(x->items[i]);
+    x->nitems = 0;
+}
+
+/* Acquire every component of x->room, all or none. ZTD_ERR_CACHE_FULL when
+ * one has no room (none is kept then). */
+static ztd_err acquire_all(up_req *x)
+{
+    for (size_t i = 0; i < x->nroom; i++) {
+        ztd_cache_item *it;
+        ztd_err err =
+            ztd_upstream_item(x->s->upstream, x->e, x->room[i], &it, x->msg, sizeof(x->msg));
+        if (err == ZTD_ERR_NONE && !hold_item(x, it)) {
+            ztd_cache_item_release(it);
+            err = ZTD_ERR_INTERNAL;
+            snprintf(x->msg, sizeof(x->msg), "out of memory");
+        }
+        if (err) {
+            release_items(x);
+            return err;
+        }
+    }
+    return ZTD_ERR_NONE;
+}
+
+/* The cache had no room: everything in it is being sent. Wait (bounded by
+ * upstream_timeout) for responses to end and release theirs, then take every
+ * component the answer needs at once (all or none, so that two requests never
+ * each hold what the other waits for); the items are held by the request, so
+ * that its handler, called again, finds them. */
 static void room_job(ztd_offload *o)
 {
     up_req *x = (up_req *)o;
     uint64_t limit = x->s->cfg->upstream_timeout_ms, waited = 0;
-    size_t left = x->nroom;
-    x->err = ZTD_ERR_NONE;
-    while (left && !x->err) {
-        for (size_t i = 0; i < x->nroom && !x->err; i++) {
-            ztd_cache_item *it;
-            if (!x->room[i])
-                continue;
-            ztd_err err =
-                ztd_upstream_item(x->s->upstream, x->e, x->room[i], &it, x->msg, sizeof(x->msg));
-            if (err == ZTD_ERR_CACHE_FULL && waited < limit)
-                continue;
-            if (err == ZTD_ERR_NONE && !hold_item(x, it)) {
-                ztd_cache_item_release(it);
-                err = ZTD_ERR_INTERNAL;
-                snprintf(x->msg, sizeof(x->msg), "out of memory");
-            }
-            x->err = err;
-            x->room[i] = NULL;
-            left--;
-        }
-        if (left && !x->err) {
-            nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
-            waited += 20;
-        }
+    while ((x->err = acquire_all(x)) == ZTD_ERR_CACHE_FULL && waited < limit) {
+        nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+        waited += 20;
     }
 }
 
@@ -628,9 +639,14 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
         ztd_cache_item *it;
         char msg[600];
         ztd_err err = ztd_upstream_item(s->upstream, e, comp, &it, msg, sizeof(msg));
-        if (err == ZTD_ERR_CACHE_FULL && x->phase < UP_ROOM && wait_for_room(x, &comp, 1) &&
-            offload(s, c, x, UP_ROOM, room_job))
-            return MHD_YES;
+        if (err == ZTD_ERR_CACHE_FULL && x->phase < UP_ROOM && wait_for_room(x, &comp, 1)) {
+            release_items(x);
+            if (offload(s, c, x, UP_ROOM, room_job))
+                return MHD_YES;
+            if (x->err)
+                return ztd_error(c, r, x->err, "%s", x->msg);
+            return send_upstream_component(s, c, r, e, o, comp, blob); /* ran here */
+        }
         if (err)
             return ztd_error(c, r, err, "%s", msg);
         if (!hold_item(x, it)) {
@@ -702,29 +718,34 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
         char msg[600];
         ztd_cache_item *it;
         ztd_err err = ztd_upstream_item(s->upstream, e, u->comp, &it, msg, sizeof(msg));
-        if (err == ZTD_ERR_CACHE_FULL && x->phase < UP_ROOM &&
-            (full || (full = calloc(x->nsegs, sizeof(*full))))) {
-            full[nfull++] = u->comp; /* waited for below */
+        if (err == ZTD_ERR_CACHE_FULL && x->phase < UP_ROOM) {
+            nfull++; /* waited for below, with the others */
             continue;
         }
-        if (err) {
-            free(full);
+        if (err)
             return ztd_error(c, r, err, "%s", msg);
-        }
         if (!hold_item(x, it)) {
             ztd_cache_item_release(it);
-            free(full);
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         }
         x->segs[i].item = it;
         if (!first)
             first = it;
     }
-    if (nfull) {
+    if (nfull) { /* all the components the answer reads, at once */
+        if (!(full = calloc(x->nsegs, sizeof(*full))))
+            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+        nfull = 0;
+        for (size_t i = 0; i < x->nsegs; i++) {
+            const ztd_upstream_seg *u = &x->useg[i];
+            if (u->comp && u->at + u->len > lo && u->at < hi)
+                full[nfull++] = u->comp;
+        }
         bool ok = wait_for_room(x, full, nfull);
         free(full);
         if (!ok)
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+        release_items(x);
         if (offload(s, c, x, UP_ROOM, room_job))
             return MHD_YES;
         if (x->err)
