@@ -102,16 +102,21 @@ typedef struct option {
 static int check_nonempty(const char *v, char *why, size_t whylen);
 static int check_listen(const char *v, char *why, size_t whylen);
 static int check_header_value(const char *v, char *why, size_t whylen);
+static int check_upstream(const char *v, char *why, size_t whylen);
 
 static const char *const access_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
+static const char *const upstream_kinds[] = {"auto", "ztensord", "plain", NULL};
 
 static const option options[] = {
     OPT_STRING("config", config_path, F_NOFILE, NULL, "FILE", check_nonempty, "a file path",
                "Read options from this JSON file: one object whose keys are the option names "
                "below. Flags and environment variables override it; an unknown key is an error."),
-    OPT_REQUIRED_STRING("root", root, "/srv/models", "DIR", check_nonempty, "a directory path",
-                        "Directory whose zTensor files are served. Required."),
+    OPT_REQUIRED_STRING(
+        "root", root, "/srv/models", "DIR", check_nonempty, "a directory path",
+        "Directory whose zTensor files are served. Required, unless upstream is set: "
+        "then an empty directory `root` inside cache_dir is made and served, and only "
+        "upstream files are."),
     OPT_STRING("listen", listen, 0, "127.0.0.1:7070", "HOST:PORT", check_listen,
                "HOST:PORT or [IPv6]:PORT with a port from 0 to 65535",
                "Address to listen on: HOST:PORT with a host name or IPv4 address, or [IPv6]:PORT. "
@@ -231,6 +236,50 @@ static const option options[] = {
                "copied through the TLS library instead of sent with sendfile."),
     OPT_STRING("tls_key", tls_key, 0, "", "PATH", NULL, "a PEM file path, or empty for plain HTTP",
                "The PEM private key of tls_cert."),
+    OPT_STRING("upstream", upstream, 0, "", "URL", check_upstream,
+               "an http:// or https:// base URL, or empty for none",
+               "Serve, besides root, the files of this upstream, fetched on first use into "
+               "cache_dir (a pull-through cache; OPERATIONS.md). Either another ztensord "
+               "(`http://host:7070`, in any mode, so that tiers chain) or the base URL of .zt "
+               "and .safetensors files on a server that answers Range requests (nginx, an "
+               "S3-compatible store), where /v1/files/NAME is BASE/NAME: see upstream_kind. A "
+               "file under root wins over an upstream one of the same name."),
+    OPT_ENUM("upstream_kind", upstream_kind, "auto", "KIND", upstream_kinds,
+             "What upstream is: `ztensord`, `plain` (files by URL), or `auto`: a ztensord "
+             "when BASE/healthz answers 200 and BASE/v1/files answers a JSON listing at "
+             "start-up, else plain."),
+    OPT_STRING("cache_dir", cache_dir, 0, "", "DIR", NULL, "a directory path",
+               "Where upstream bytes are cached (created, mode 0700); required with upstream. "
+               "It survives restarts: its index is rebuilt at start-up and partial fills are "
+               "removed."),
+    OPT_SIZE("cache_size", cache_size, "10G", MIB, 1024 * TIB,
+             "Most bytes kept in cache_dir; the least recently used components are evicted "
+             "to make room, never one a response is still sending."),
+    OPT_STRING("upstream_token_file", upstream_token_file, 0, "", "PATH", NULL,
+               "a file path, or empty for none",
+               "A file holding the bearer token sent to upstream (its first line), for an "
+               "upstream that requires a read token."),
+    OPT_DURATION("upstream_ttl", upstream_ttl_ms, "10s", 0, 24 * HOUR,
+                 "How long an upstream file's manifest and the upstream listing are used before "
+                 "they are revalidated. A file replaced upstream is seen after at most this long; "
+                 "a response already started finishes with the version it started with."),
+    OPT_DURATION("upstream_connect_timeout", upstream_connect_timeout_ms, "5s", 100 * MSEC,
+                 10 * MINUTE, "Time allowed for one TCP (and TLS) connect to upstream."),
+    OPT_DURATION("upstream_timeout", upstream_timeout_ms, "30s", SEC, HOUR,
+                 "Time allowed for an upstream request to make progress: opening a file "
+                 "(retries included), or a fill receiving no byte for this long (it is then "
+                 "resumed, up to the retries, before it fails with 504)."),
+    OPT_UINT("upstream_retries", upstream_retries, "4", 0, 100,
+             "Consecutive failures (connection errors, 408, 429, 5xx) of one upstream request "
+             "retried with exponential backoff before the request fails."),
+    OPT_UINT("upstream_fills", upstream_fills, "4", 1, 256,
+             "Upstream fetches run at once (threads of the fill queue); more wait in line."),
+    OPT_STRING("prefetch", prefetch, 0, "", "NAMES", NULL,
+               "comma-separated file names and prefixes, or empty for none",
+               "With upstream: fetch these into the cache at start-up (a name ending in .zt, "
+               ".safetensors or .alt is a file; anything else a prefix, expanded with a ztensord "
+               "upstream's listing). /readyz answers 503 until it is done, so it can gate an "
+               "inference pod's readiness; progress in GET /v1/prefetch and /metrics."),
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -606,6 +655,22 @@ static int check_listen(const char *v, char *why, size_t whylen)
 }
 
 /* It goes into a response header: no CR, LF or other control bytes. */
+/* An upstream base URL: http(s)://, no query or fragment (paths are appended). */
+static int check_upstream(const char *v, char *why, size_t whylen)
+{
+    if (!v[0])
+        return 0;
+    if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) {
+        snprintf(why, whylen, "does not start with http:// or https://");
+        return -1;
+    }
+    if (strpbrk(v, "?# \t\r\n")) {
+        snprintf(why, whylen, "holds a query, a fragment or a blank");
+        return -1;
+    }
+    return 0;
+}
+
 static int check_header_value(const char *v, char *why, size_t whylen)
 {
     for (const char *p = v; *p; p++) {
@@ -1093,6 +1158,9 @@ static int check_required(const ztd_config *c, char *err, size_t errlen)
         const option *o = &options[i];
         if (!(o->flags & F_REQUIRED) || *(char *const *)((const char *)c + o->offset))
             continue;
+        /* A pure cache needs no root of its own: main.c makes an empty one. */
+        if (o->offset == offsetof(ztd_config, root) && c->upstream && c->upstream[0])
+            continue;
         char flag[NAME_MAX_LEN + 4], env[NAME_MAX_LEN + 16];
         flag_name(flag, sizeof flag, o);
         env_name(env, sizeof env, o);
@@ -1131,6 +1199,16 @@ int ztd_config_load(ztd_config *out, int argc, char **argv, char **envp, char *e
         apply_env(&c, envp, err, errlen) < 0 || apply_flags(&c, fa, nflags, err, errlen) < 0 ||
         check_required(&c, err, errlen) < 0)
         goto fail;
+    if (c.prefetch[0] && !c.upstream[0]) {
+        snprintf(err, errlen, "option prefetch needs upstream (see --help)");
+        goto fail;
+    }
+    if (c.upstream[0] && !c.cache_dir[0]) {
+        snprintf(err, errlen,
+                 "option cache_dir is required with upstream: set --cache-dir DIR, "
+                 "ZTENSORD_CACHE_DIR, or \"cache_dir\" in the config file (see --help)");
+        goto fail;
+    }
     free(fa);
     *out = c;
     return 0;

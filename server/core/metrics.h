@@ -42,6 +42,10 @@ typedef struct ztd_metrics_gauges {
     size_t digests[ZTD_DIGEST_STATES]; /* sha256 components by ztd_digest_state */
     size_t open_files, max_open_files; /* the open-file budget (store/fdcache.h) */
     uint64_t file_reopens, file_closes;
+    /* --upstream only, else NULL (store/cache.h, store/upstream.h) */
+    const struct ztd_cache_stats *cache;
+    const struct ztd_upstream_stats *upstream;
+    const struct ztd_prefetch_totals *prefetch;
 } ztd_metrics_gauges;
 
 /* The exposition text; malloc'ed, *len set. NULL on out of memory. */

@@ -24,6 +24,8 @@
  *   DELETE   /v1/uploads/{id}                               UPLOAD_ABORT
  *   PUT      /v1/uploads/{id}/components/{key}              UPLOAD_COMPONENT
  *   POST     /v1/uploads/{id}/commit                        UPLOAD_COMMIT
+ *   POST     /v1/prefetch                                   PREFETCH
+ *   GET|HEAD /v1/prefetch                                   PREFETCH_STATUS
  * Literal parts match byte for byte (case-sensitive, not percent-decoded); no trailing slash.
  *
  * {file}: the relative path of a .zt, .safetensors or .alt file (case-sensitive extensions).
@@ -91,7 +93,9 @@ extern "C" {
     X(UPLOAD_STATUS, upload_status)                                                                \
     X(UPLOAD_ABORT, upload_abort)                                                                  \
     X(UPLOAD_COMPONENT, upload_component)                                                          \
-    X(UPLOAD_COMMIT, upload_commit)
+    X(UPLOAD_COMMIT, upload_commit)                                                                \
+    X(PREFETCH, prefetch)                                                                          \
+    X(PREFETCH_STATUS, prefetch_status)
 
 typedef enum ztd_route_id {
 #define ZTD__ROUTE_ID(id, name) ZTD_ROUTE_##id,

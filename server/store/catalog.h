@@ -53,6 +53,10 @@ typedef struct ztd_entry {
     ztd_fdslot fds;                        /* e->file's place in the open-file budget (fdcache.h) */
 
     ztd_coded_set manifest_coded; /* manifest_json in zstd and gzip, made on demand */
+    /* A file of the upstream (store/upstream.h), else NULL: file is then its
+     * remote model (no fd), and up_free releases both. */
+    struct ztd_upstream_entry *up;
+    void (*up_free)(struct ztd_upstream_entry *up);
 } ztd_entry;
 
 /* A component found by its sha256 digest. */

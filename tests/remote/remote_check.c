@@ -14,6 +14,10 @@
  *     --after-open CMD     run CMD (sh -c) between the open and the reads
  *     --expect CODE        the run must fail with this status name (ZT_E_…);
  *                          exit 0 when it does
+ *     --spans              also zt_remote_read_stream over the whole file (its
+ *                          bytes in order, against LOCAL's) and zt_remote_read_spans
+ *                          of its first, middle and last bytes, in a session of
+ *                          their own; a span past the end must be ZT_E_ARG
  * Prints "ok: N components, B bytes" on success; every error's message goes to
  * stderr. Exit 0 success, 1 mismatch or unexpected status, 2 usage.
  */
@@ -25,6 +29,7 @@
 #include <string.h>
 
 static const char *g_expect;
+static int g_spans;
 static unsigned g_conns;
 static int g_many_only;
 
@@ -141,6 +146,83 @@ static int check_many(zt_remote_file *rf, const zt_file *lf, const char *only, s
     return bad;
 }
 
+/* ---- --spans: the byte-span reads a caching server uses */
+
+typedef struct stream_check {
+    const uint8_t *want;
+    uint64_t next, size;
+    int bad;
+} stream_check;
+
+static int on_stream(void *ud, uint64_t pos, const uint8_t *p, size_t n)
+{
+    stream_check *c = ud;
+    if (pos != c->next || pos + n > c->size || memcmp(c->want + pos, p, n) != 0)
+        c->bad = 1;
+    c->next = pos + n;
+    return c->bad;
+}
+
+static uint8_t *slurp(const char *path, uint64_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *p = NULL;
+    long n;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (p = malloc((size_t)n + 1)) && fread(p, 1, (size_t)n, f) == (size_t)n)
+        *size = (uint64_t)n;
+    else {
+        free(p);
+        p = NULL;
+    }
+    if (f)
+        fclose(f);
+    return p;
+}
+
+static int check_spans(zt_remote_file *rf, const char *local, const zt_remote_options *opt,
+                       zt_status *st, zt_error *err)
+{
+    uint64_t size = 0;
+    uint8_t *want = slurp(local, &size);
+    zt_remote *s = NULL;
+    int bad = 0;
+    if (!want || (*st = zt_remote_new(opt, &s, err))) {
+        free(want);
+        return want ? 0 : 1;
+    }
+    stream_check c = {want, 0, size, 0};
+    if (!(*st = zt_remote_read_stream(s, rf, 0, size, on_stream, &c, err)) &&
+        (c.bad || c.next != size)) {
+        fprintf(stderr, "remote_check: MISMATCH stream (%llu of %llu bytes in order)\n",
+                (unsigned long long)c.next, (unsigned long long)size);
+        bad = 1;
+    }
+    uint64_t mid = size / 2, tail = size > 7 ? size - 7 : 0;
+    uint8_t a[16], b[100], t[7];
+    zt_remote_span sp[3] = {
+        {0, sizeof(a), a}, {mid, size - mid < 100 ? size - mid : 100, b}, {tail, size - tail, t}};
+    if (!bad && !*st && !(*st = zt_remote_read_spans(s, rf, sp, 3, 2, err)))
+        for (int i = 0; i < 3; i++)
+            if (memcmp(sp[i].buf, want + sp[i].offset, (size_t)sp[i].len)) {
+                fprintf(stderr, "remote_check: MISMATCH span %d\n", i);
+                bad = 1;
+            }
+    zt_error e2;
+    zt_remote_span past = {size - 1, 2, b};
+    if (!bad && !*st && zt_remote_read_spans(s, rf, &past, 1, 1, &e2) != ZT_E_ARG) {
+        fprintf(stderr, "remote_check: a span past the end was not ZT_E_ARG\n");
+        bad = 1;
+    }
+    if (!bad && !*st && zt_remote_file_size(rf) != size) {
+        fprintf(stderr, "remote_check: MISMATCH zt_remote_file_size\n");
+        bad = 1;
+    }
+    zt_remote_free(s);
+    free(want);
+    return bad;
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: remote_check [OPTIONS] URL LOCAL (see the source)\n");
@@ -161,6 +243,8 @@ int main(int argc, char **argv)
             opt.flags |= ZT_REMOTE_PLAIN_URL;
         else if (!strcmp(a, "--many-only"))
             g_many_only = 1;
+        else if (!strcmp(a, "--spans"))
+            g_spans = 1;
         else if (a[0] == '-' && a[1] == '-' && !v)
             return usage();
         else if (!strcmp(a, "--connections") && ++i)
@@ -231,6 +315,8 @@ int main(int argc, char **argv)
     }
     if (!rc && !st)
         rc = check_many(rf, lf, only, &comps, &bytes, &st, &err);
+    if (!rc && !st && g_spans)
+        rc = check_spans(rf, pos[1], &opt, &st, &err);
     if (st)
         rc = report(st, &err);
     else if (!rc && g_expect) {
