@@ -735,6 +735,7 @@ static void test_small_error_buffer(void **state)
 static const char *const option_names[] = {"config",
                                            "root",
                                            "listen",
+                                           "listen_mode",
                                            "threads",
                                            "max_manifest_size",
                                            "max_ranges",
