@@ -16,6 +16,7 @@
 #include "store/verifier.h"
 #include "core/watch.h"
 #include "core/workq.h"
+#include "store/upstream.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -235,6 +236,15 @@ static int setup_store(ztd_server *srv)
     /* Verify, fsync and publish uploads; each verification runs on all cores
      * itself, so two at a time is plenty. Without it they run on the workers. */
     srv->workq = ztd_workq_new(PUBLISH_THREADS, "ztd-publish");
+    if (cfg->upstream[0]) {
+        char err[1024];
+        if (!(srv->upstream = ztd_upstream_new(cfg, err, sizeof(err)))) {
+            ztd_log(ZTD_LOG_ERROR, "%s", err);
+            return -1;
+        }
+        ztd_log(ZTD_LOG_INFO, "upstream %s, cache %s (%llu bytes at most)", cfg->upstream,
+                cfg->cache_dir, (unsigned long long)cfg->cache_size);
+    }
     return srv->sessions && srv->publisher ? 0 : -1;
 }
 
@@ -242,6 +252,7 @@ static int setup_store(ztd_server *srv)
 static void teardown(ztd_server *srv, bool free_catalog)
 {
     ztd_workq_free(srv->workq); /* drained by ztd_http_stop already */
+    ztd_upstream_free(srv->upstream); /* after the requests that held its entries */
     ztd_publisher_free(srv->publisher);
     ztd_sessions_free(srv->sessions);
     ztd_staging_free(srv->staging); /* after the sessions: their files are in it */

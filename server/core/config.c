@@ -68,9 +68,11 @@ static int check_nonempty(const char *v, char *why, size_t whylen);
 static int check_listen(const char *v, char *why, size_t whylen);
 static int check_mode(const char *v, char *why, size_t whylen);
 static int check_header_value(const char *v, char *why, size_t whylen);
+static int check_upstream(const char *v, char *why, size_t whylen);
 
 static const char *const access_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
+static const char *const upstream_kinds[] = {"auto", "ztensord", "plain", NULL};
 
 static const option options[] = {
     {.name = "config",
@@ -385,6 +387,98 @@ static const option options[] = {
      .metavar = "PATH",
      .allowed = "a PEM file path, or empty for plain HTTP",
      .help = "The PEM private key of tls_cert."},
+    {.name = "upstream",
+     .type = T_STRING,
+     .offset = FIELD(upstream, char *),
+     .def = "",
+     .metavar = "URL",
+     .check = check_upstream,
+     .allowed = "an http:// or https:// base URL, or empty for none",
+     .help = "Serve, besides root, the files of this upstream, fetched on first use into "
+             "cache_dir (a pull-through cache; OPERATIONS.md). Either another ztensord "
+             "(`http://host:7070`, in any mode, so that tiers chain) or the base URL of .zt "
+             "and .safetensors files on a server that answers Range requests (nginx, an "
+             "S3-compatible store), where /v1/files/NAME is BASE/NAME: see upstream_kind. A "
+             "file under root wins over an upstream one of the same name."},
+    {.name = "upstream_kind",
+     .type = T_ENUM,
+     .offset = ENUM_FIELD(upstream_kind),
+     .def = "auto",
+     .values = upstream_kinds,
+     .help = "What upstream is: `ztensord`, `plain` (files by URL), or `auto`: a ztensord "
+             "when BASE/healthz answers 200 and BASE/v1/files answers a JSON listing at "
+             "start-up, else plain."},
+    {.name = "cache_dir",
+     .type = T_STRING,
+     .offset = FIELD(cache_dir, char *),
+     .def = "",
+     .metavar = "DIR",
+     .allowed = "a directory path",
+     .help = "Where upstream bytes are cached (created, mode 0700); required with upstream. "
+             "It survives restarts: its index is rebuilt at start-up and partial fills are "
+             "removed."},
+    {.name = "cache_size",
+     .type = T_SIZE,
+     .offset = FIELD(cache_size, uint64_t),
+     .def = "10G",
+     .metavar = "SIZE",
+     .min = MIB,
+     .max = 1024 * TIB,
+     .help = "Most bytes kept in cache_dir; the least recently used components are evicted "
+             "to make room, never one a response is still sending."},
+    {.name = "upstream_token_file",
+     .type = T_STRING,
+     .offset = FIELD(upstream_token_file, char *),
+     .def = "",
+     .metavar = "PATH",
+     .allowed = "a file path, or empty for none",
+     .help = "A file holding the bearer token sent to upstream (its first line), for an "
+             "upstream that requires a read token."},
+    {.name = "upstream_ttl",
+     .type = T_DURATION,
+     .offset = FIELD(upstream_ttl_ms, uint64_t),
+     .def = "10s",
+     .metavar = "DURATION",
+     .min = 0,
+     .max = 24 * HOUR,
+     .help = "How long an upstream file's manifest and the upstream listing are used before "
+             "they are revalidated. A file replaced upstream is seen after at most this long; "
+             "a response already started finishes with the version it started with."},
+    {.name = "upstream_connect_timeout",
+     .type = T_DURATION,
+     .offset = FIELD(upstream_connect_timeout_ms, uint64_t),
+     .def = "5s",
+     .metavar = "DURATION",
+     .min = 100 * MSEC,
+     .max = 10 * MINUTE,
+     .help = "Time allowed for one TCP (and TLS) connect to upstream."},
+    {.name = "upstream_timeout",
+     .type = T_DURATION,
+     .offset = FIELD(upstream_timeout_ms, uint64_t),
+     .def = "30s",
+     .metavar = "DURATION",
+     .min = SEC,
+     .max = HOUR,
+     .help = "Time allowed for an upstream request to make progress: opening a file "
+             "(retries included), or a fill receiving no byte for this long (it is then "
+             "resumed, up to the retries, before it fails with 504)."},
+    {.name = "upstream_retries",
+     .type = T_UINT,
+     .offset = FIELD(upstream_retries, unsigned),
+     .def = "4",
+     .metavar = "N",
+     .min = 0,
+     .max = 100,
+     .help = "Consecutive failures (connection errors, 408, 429, 5xx) of one upstream request "
+             "retried with exponential backoff before the request fails."},
+    {.name = "upstream_fills",
+     .type = T_UINT,
+     .offset = FIELD(upstream_fills, unsigned),
+     .def = "4",
+     .metavar = "N",
+     .min = 1,
+     .max = 256,
+     .help = "Upstream fetches run at once (threads of the fill queue); more wait in line."},
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -800,6 +894,22 @@ unsigned ztd_listen_mode(const char *mode)
 }
 
 /* It goes into a response header: no CR, LF or other control bytes. */
+/* An upstream base URL: http(s)://, no query or fragment (paths are appended). */
+static int check_upstream(const char *v, char *why, size_t whylen)
+{
+    if (!v[0])
+        return 0;
+    if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) {
+        snprintf(why, whylen, "does not start with http:// or https://");
+        return -1;
+    }
+    if (strpbrk(v, "?# \t\r\n")) {
+        snprintf(why, whylen, "holds a query, a fragment or a blank");
+        return -1;
+    }
+    return 0;
+}
+
 static int check_header_value(const char *v, char *why, size_t whylen)
 {
     for (const char *p = v; *p; p++) {
@@ -1325,6 +1435,12 @@ int ztd_config_load(ztd_config *out, int argc, char **argv, char **envp, char *e
         apply_env(&c, envp, err, errlen) < 0 || apply_flags(&c, fa, nflags, err, errlen) < 0 ||
         check_required(&c, err, errlen) < 0)
         goto fail;
+    if (c.upstream[0] && !c.cache_dir[0]) {
+        snprintf(err, errlen,
+                 "option cache_dir is required with upstream: set --cache-dir DIR, "
+                 "ZTENSORD_CACHE_DIR, or \"cache_dir\" in the config file (see --help)");
+        goto fail;
+    }
     free(fa);
     *out = c;
     return 0;

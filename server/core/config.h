@@ -37,6 +37,12 @@ typedef enum ztd_action {
     ZTD_ACTION_DUMP_CONFIG_JSON      /* --dump-config-json (hidden): ztd_config_dump_json() */
 } ztd_action;
 
+typedef enum ztd_upstream_kind {
+    ZTD_UPSTREAM_AUTO = 0,
+    ZTD_UPSTREAM_ZTENSORD,
+    ZTD_UPSTREAM_PLAIN
+} ztd_upstream_kind;
+
 /* Strings are owned by the struct (released by ztd_config_free) and never
  * NULL once loaded, except config_path (NULL = no file) and root (NULL only
  * when action != ZTD_ACTION_RUN). Durations are in milliseconds. */
@@ -77,6 +83,17 @@ typedef struct ztd_config {
     uint64_t header_timeout_ms; /* request headers complete within this */
     uint64_t min_body_rate;     /* request body bytes per second */
     unsigned max_connections_per_address;
+    /* Pull-through cache (store/upstream.h); upstream "" = none. */
+    char *upstream;
+    ztd_upstream_kind upstream_kind;
+    char *cache_dir;
+    uint64_t cache_size;
+    char *upstream_token_file;
+    uint64_t upstream_ttl_ms;
+    uint64_t upstream_connect_timeout_ms;
+    uint64_t upstream_timeout_ms;
+    unsigned upstream_retries;
+    unsigned upstream_fills;
 } ztd_config;
 
 /* Fills *c with the defaults (root NULL). Returns 0, or -1 when out of

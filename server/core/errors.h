@@ -97,6 +97,10 @@
       "the part is stored in an encoding this server cannot decode")                               \
     X(NOT_IMPLEMENTED, 501, "not_implemented", 0,                                                  \
       "not implemented")                                                                           \
+    X(UPSTREAM_UNSUPPORTED, 501, "upstream_unsupported", 0,                                        \
+      "this representation of an upstream file is not served through the cache")                   \
+    X(UPSTREAM_FAILED, 502, "upstream_failed", 0,                                                  \
+      "the upstream could not be reached or answered wrongly")                                     \
     X(NOT_READY, 503, "not_ready", 0,                                                              \
       "the first catalog scan has not finished")                                                   \
     X(DRAINING, 503, "draining", 0,                                                                \
@@ -117,8 +121,12 @@
       "a zTensor v2 part's shard file is missing, wrong or outside the root")                      \
     X(TOO_MANY_DECODERS, 503, "too_many_decoders", 1,                                              \
       "max_decode_streams zstd components are being decoded already")                              \
+    X(UPSTREAM_TIMEOUT, 504, "upstream_timeout", 0,                                                \
+      "the upstream did not answer in time")                                                       \
     X(INSUFFICIENT_STORAGE, 507, "insufficient_storage", 0,                                        \
-      "not enough free disk")
+      "not enough free disk")                                                                      \
+    X(CACHE_FULL, 507, "cache_full", 0,                                                            \
+      "the upstream cache cannot make room: everything in it is being sent")
 /* clang-format on */
 
 typedef enum ztd_err {

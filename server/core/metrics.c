@@ -7,6 +7,8 @@
  */
 #include "core/metrics.h"
 #include "core/procstat.h"
+#include "store/cache.h"
+#include "store/upstream.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -222,6 +224,50 @@ static void put_counters(out *o, const char *name, const char *help, const char 
             (unsigned long long)LOAD(&counts[i]));
 }
 
+/* One unlabelled sample with its HELP and TYPE. */
+static void put_one(out *o, const char *name, const char *type, const char *help, uint64_t v)
+{
+    put(o, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name,
+        (unsigned long long)v);
+}
+
+/* The pull-through cache (--upstream). */
+static void render_upstream(out *o, const ztd_cache_stats *c, const ztd_upstream_stats *u)
+{
+    put_one(o, "ztensord_cache_hits_total", "counter",
+            "Upstream components found complete in the cache.", c->hits);
+    put_one(o, "ztensord_cache_misses_total", "counter",
+            "Upstream components not in the cache: a fill was started.", c->misses);
+    put_one(o, "ztensord_cache_waits_total", "counter",
+            "Requests that joined a fill already running (single flight).", c->waits);
+    put_one(o, "ztensord_cache_evictions_total", "counter",
+            "Cache items evicted to make room (least recently used).", c->evictions);
+    put_one(o, "ztensord_cache_evicted_bytes_total", "counter", "Bytes of the evicted items.",
+            c->evicted_bytes);
+    put_one(o, "ztensord_cache_bytes", "gauge", "Bytes in the cache, complete and filling.",
+            c->bytes);
+    put_one(o, "ztensord_cache_limit_bytes", "gauge", "The cache's size bound (cache_size).",
+            c->max_bytes);
+    put_one(o, "ztensord_cache_items", "gauge", "Complete items in the cache.", c->items);
+    put_one(o, "ztensord_upstream_fills_total", "counter",
+            "Fetches of a whole component from upstream into the cache.", u->fills);
+    put_one(o, "ztensord_upstream_fills_in_flight", "gauge", "Fetches from upstream running.",
+            u->fills_running);
+    put_one(o, "ztensord_upstream_fill_failures_total", "counter",
+            "Fetches that failed (upstream, digest, disk): nothing was cached.", u->fill_failures);
+    put_one(o, "ztensord_upstream_digest_failures_total", "counter",
+            "Fetched components whose bytes did not match the manifest's digest.",
+            u->digest_failures);
+    put_one(o, "ztensord_upstream_bytes_total", "counter", "Bytes received from upstream.",
+            u->bytes);
+    put_one(o, "ztensord_upstream_errors_total", "counter",
+            "Upstream requests that failed (network, HTTP status, timeout).", u->errors);
+    put_one(o, "ztensord_upstream_opens_total", "counter",
+            "Upstream files opened or revalidated (footer and manifest).", u->opens);
+    put_one(o, "ztensord_upstream_files", "gauge", "Upstream files known (opened) here.",
+            u->entries);
+}
+
 char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
 {
     out o = {0};
@@ -269,6 +315,8 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "# HELP ztensord_build_info Build information.\n# TYPE ztensord_build_info gauge\n"
         "ztensord_build_info{version=\"%s\",format_version=\"%s\"} 1\n",
         ZT_VERSION_STRING, ZT_FORMAT_VERSION);
+    if (g->cache && g->upstream)
+        render_upstream(&o, g->cache, g->upstream);
     render_process(&o);
     if (o.oom) {
         free(o.p);

@@ -40,6 +40,9 @@ typedef struct ztd_metrics_gauges {
     size_t conns_waiting, conns_busy;
     uint64_t reloads;
     size_t digests[ZTD_DIGEST_STATES]; /* sha256 components by ztd_digest_state */
+    /* --upstream only, else NULL (store/cache.h, store/upstream.h) */
+    const struct ztd_cache_stats *cache;
+    const struct ztd_upstream_stats *upstream;
 } ztd_metrics_gauges;
 
 /* The exposition text; malloc'ed, *len set. NULL on out of memory. */

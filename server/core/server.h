@@ -18,6 +18,7 @@ struct ztd_uploads;
 struct ztd_publisher;
 struct ztd_workq;
 struct ztd_unix_id;
+struct ztd_upstream;
 struct MHD_Daemon;
 
 typedef struct ztd_server {
@@ -29,6 +30,7 @@ typedef struct ztd_server {
     struct ztd_sessions *sessions;   /* component upload sessions */
     struct ztd_publisher *publisher; /* preconditions, rename, catalog update */
     struct ztd_workq *workq;         /* blocking work, off libmicrohttpd's threads (NULL: none) */
+    struct ztd_upstream *upstream;   /* --upstream (store/upstream.h), or NULL */
     /* Set by ztd_http_start: */
     struct MHD_Daemon *daemon;
     struct ztd_conns *conns; /* every open connection (http/conns.h) */

@@ -5,6 +5,7 @@
 #include "http/response.h"
 #include "store/catalog.h"
 #include "store/sessions.h"
+#include "store/upstream.h"
 
 #include <stdlib.h>
 
@@ -33,6 +34,14 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
                             .reloads = cs.reloads};
     ztd_catalog_digest_counts(s->catalog, g.digests);
     ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy);
+    ztd_cache_stats cst;
+    ztd_upstream_stats ust;
+    if (s->upstream) {
+        ztd_cache_get_stats(ztd_upstream_cache(s->upstream), &cst);
+        ztd_upstream_get_stats(s->upstream, &ust);
+        g.cache = &cst;
+        g.upstream = &ust;
+    }
     size_t len;
     char *text = ztd_metrics_render(&g, &len);
     if (!text)

@@ -542,6 +542,16 @@ static struct MHD_Response *span_response(const ztd_req *r, const ztd_body *b, u
                                                MHD_RESPMEM_PERSISTENT);
     case ZTD_BODY_DECODE:
         return decode_response(r, b, start, len, sock, f);
+    case ZTD_BODY_CACHE: {
+        ztd_body fb = *b;
+        uint64_t at = start;
+        if (ztd_cache_span_in_item(b->segs, b->nsegs, &at, len, &fb.fd, &fb.off, &fb.len)) {
+            fb.kind = ZTD_BODY_FD; /* complete: sent as a local file is */
+            return span_response(r, &fb, at, len, sock, f);
+        }
+        return ztd_cache_stream_response(b->segs, b->nsegs, b->entry, start, len, sock,
+                                         !strcmp(r->method, "HEAD"));
+    }
     }
     return NULL;
 }
@@ -608,7 +618,7 @@ static enum MHD_Result span_failed(struct MHD_Connection *c, ztd_req *r, const z
  * the connection sweep sets. */
 static bool file_changed(const ztd_body *b)
 {
-    if (b->kind == ZTD_BODY_MEM)
+    if (b->kind == ZTD_BODY_MEM || b->kind == ZTD_BODY_CACHE) /* cache items never change */
         return false;
     if (b->kind == ZTD_BODY_FD && b->len <= ZTD_SMALL_BODY)
         return ztd_entry_stale(b->entry);
@@ -621,6 +631,8 @@ static bool reads_while_sending(const ztd_body *b, const ztd_plan *p)
 {
     if (b->kind == ZTD_BODY_MEM || (p->status != ZTD_PLAN_PARTIAL && p->status != ZTD_PLAN_FULL))
         return false;
+    if (b->kind == ZTD_BODY_CACHE)
+        return false; /* its items never change; the pin holds them */
     if (b->kind == ZTD_BODY_DECODE || b->tls || (p->status == ZTD_PLAN_PARTIAL && p->nspans > 1))
         return true;
     uint64_t len = p->status == ZTD_PLAN_FULL ? b->len : p->spans[0].len;
@@ -636,13 +648,8 @@ static const char *future_date(const char *v)
     return v;
 }
 
-enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
+void ztd_body_plan(struct MHD_Connection *c, const ztd_body *b, ztd_plan *plan)
 {
-    if (file_changed(b))
-        return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
-                         "\"%s\" changed on disk since it was opened (written or truncated "
-                         "in place?); retry once it has been rescanned",
-                         b->entry->name);
     /* The lists and Range read with every line of them (a Range sent twice is invalid). */
     char *own[3];
     ztd_request_headers h = {
@@ -655,14 +662,26 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
         .is_get_or_head = 1,
     };
     ztd_validators v = {b->etag[0] ? b->etag : NULL, b->last_modified};
-    ztd_plan plan;
-    ztd_plan_request(&h, &v, b->len, b->max_ranges, &plan);
+    ztd_plan_request(&h, &v, b->len, b->max_ranges, plan);
     for (int i = 0; i < 3; i++)
         free(own[i]);
+}
+
+enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
+{
+    if (file_changed(b))
+        return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
+                         "\"%s\" changed on disk since it was opened (written or truncated "
+                         "in place?); retry once it has been rescanned",
+                         b->entry->name);
+    ztd_plan plan;
+    ztd_body_plan(c, b, &plan);
     if (reads_while_sending(b, &plan))
         ztd_conns_pin(c, b->entry); /* a change to the file aborts it: ztd_conns_sweep */
-    /* Ranges of a stream decoded on the fly: one span (decode and skip), not several. */
-    if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1 && b->kind == ZTD_BODY_DECODE)
+    /* Ranges of a stream decoded on the fly: one span (decode and skip), not several;
+     * so for the cache's segments (RFC 9110 lets a server ignore Range). */
+    if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1 &&
+        (b->kind == ZTD_BODY_DECODE || b->kind == ZTD_BODY_CACHE))
         plan.status = ZTD_PLAN_FULL;
     char cr[96];
     int sock = conn_socket(c);

@@ -7,10 +7,17 @@
 #ifndef ZTD_BODY_H
 #define ZTD_BODY_H
 
+#include "http/range.h"
 #include "http/request.h"
+#include "http/body_cache.h"
 #include "store/catalog.h"
 
-typedef enum ztd_body_kind { ZTD_BODY_FD, ZTD_BODY_MEM, ZTD_BODY_DECODE } ztd_body_kind;
+typedef enum ztd_body_kind {
+    ZTD_BODY_FD,
+    ZTD_BODY_MEM,
+    ZTD_BODY_DECODE,
+    ZTD_BODY_CACHE
+} ztd_body_kind;
 
 typedef struct ztd_body {
     ztd_body_kind kind;
@@ -19,6 +26,8 @@ typedef struct ztd_body {
     const char *mem;   /* MEM: len bytes, alive while r->pin is */
     const zt_file *zf; /* DECODE: decode this component; len is its decoded length */
     const zt_component *zc;
+    const ztd_body_seg *segs; /* CACHE: the representation is their bytes, len in all */
+    size_t nsegs;
     ztd_entry *entry; /* the pinned entry the bytes belong to */
     const char *content_type;
     const char *content_encoding; /* "zstd" when sending stored zstd bytes */
@@ -37,5 +46,9 @@ typedef struct ztd_body {
 } ztd_body;
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b);
+/* What ztd_send_body will answer to the request's Range and conditionals for
+ * b (its etag, last_modified, len and max_ranges are used): lets a caller
+ * prepare only the bytes the answer needs. */
+void ztd_body_plan(struct MHD_Connection *c, const ztd_body *b, ztd_plan *plan);
 
 #endif

@@ -63,14 +63,14 @@ typedef enum ztd_cache_state {
 } ztd_cache_state;
 
 typedef struct ztd_cache_stats {
-    uint64_t bytes;        /* sum of item sizes, complete and filling */
-    uint64_t max_bytes;    /* the limit */
-    uint64_t items;        /* complete items */
-    uint64_t filling;      /* fills in progress */
-    uint64_t hits;         /* acquires that found a complete item */
-    uint64_t waits;        /* acquires that joined a fill in progress */
-    uint64_t misses;       /* acquires that started a fill */
-    uint64_t evictions;    /* items removed to make room */
+    uint64_t bytes;     /* sum of item sizes, complete and filling */
+    uint64_t max_bytes; /* the limit */
+    uint64_t items;     /* complete items */
+    uint64_t filling;   /* fills in progress */
+    uint64_t hits;      /* acquires (and lookups) that found a complete item */
+    uint64_t waits;     /* acquires that joined a fill in progress */
+    uint64_t misses;    /* acquires that started a fill */
+    uint64_t evictions; /* items removed to make room */
     uint64_t evicted_bytes;
     uint64_t fill_failures; /* fills ended with ok = false */
     uint64_t filled_bytes;  /* bytes written by fills that completed */
@@ -85,7 +85,10 @@ void ztd_cache_close(ztd_cache *c);
 
 /* Get or start the item for key, of `size` stored bytes, with a reference.
  * Returns the state; *out is set (with a reference) for COMPLETE, FILLING and
- * FILL, else NULL. A key already held with another size is FAILED. */
+ * FILL, else NULL. A key already held with another size is FAILED, unless
+ * it is a complete item nobody holds: that file is stale, it goes and the
+ * caller fills the key again (FILL). IOERR also when a fill file cannot be
+ * created. */
 ztd_cache_state ztd_cache_acquire(ztd_cache *c, const ztd_cache_key *key, uint64_t size,
                                   ztd_cache_item **out, int *err_no);
 /* A complete item only, or NULL (no fill is started). */
@@ -109,9 +112,11 @@ ztd_cache_state ztd_cache_fill_done(ztd_cache_item *it, bool ok);
 
 /* Wait until at least `want` bytes are readable, the fill ends, or
  * timeout_ms passes. Returns the state (COMPLETE, FILLING on timeout, or
- * FAILED) and the bytes readable now in *ready. */
-ztd_cache_state ztd_cache_wait(ztd_cache_item *it, uint64_t want, int timeout_ms,
-                               uint64_t *ready);
+ * FAILED) and the bytes readable now in *ready. FILLING with *ready == size
+ * means every byte is in but not yet checked: a response must hold back its
+ * last byte until COMPLETE (so that a FAILED fill can still cut it short);
+ * want = size + 1 waits for the end of the fill. */
+ztd_cache_state ztd_cache_wait(ztd_cache_item *it, uint64_t want, int timeout_ms, uint64_t *ready);
 /* The state and readable bytes now, without waiting. */
 ztd_cache_state ztd_cache_item_state(const ztd_cache_item *it, uint64_t *ready);
 

@@ -72,7 +72,10 @@ void ztd_entry_release(ztd_entry *e)
     ztd_digest_checks_free(&e->digests);
     ztd_decode_marks_free(e->decode_marks);
     ztd_v2_entry_free(e->v2);
-    zt_close(e->file);
+    if (e->up)
+        e->up_free(e->up); /* its file is the remote file's model */
+    else
+        zt_close(e->file);
     free(e->name);
     free(e->error);
     zt_free(e->manifest_json);
@@ -121,6 +124,8 @@ void ztd_identity_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[
 
 bool ztd_entry_unchanged(const ztd_entry *e)
 {
+    if (e->up) /* an upstream version never changes: a new one is a new entry */
+        return true;
     struct stat sb;
     return e->file && fstat(zt_file_fd(e->file), &sb) == 0 && (uint64_t)sb.st_size == e->size &&
            ns_of(sb.st_mtim) == e->mtime_ns && ns_of(sb.st_ctim) == e->ctime_ns;

@@ -40,6 +40,10 @@ typedef struct ztd_entry {
     bool stale;             /* atomic: the file changed in place since it was opened */
     struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
     struct ztd_v2_entry *v2; /* zTensor v2 files only (catalog_v2.h), else NULL */
+    /* A file of the upstream (store/upstream.h), else NULL: file is then its
+     * remote model (no fd), and up_free releases both. */
+    struct ztd_upstream_entry *up;
+    void (*up_free)(struct ztd_upstream_entry *up);
 } ztd_entry;
 
 /* A component found by its sha256 digest. */

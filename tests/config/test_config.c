@@ -765,7 +765,17 @@ static const char *const option_names[] = {"config",
                                            "max_session_components",
                                            "session_idle_timeout",
                                            "tls_cert",
-                                           "tls_key"};
+                                           "tls_key",
+                                           "upstream",
+                                           "upstream_kind",
+                                           "cache_dir",
+                                           "cache_size",
+                                           "upstream_token_file",
+                                           "upstream_ttl",
+                                           "upstream_connect_timeout",
+                                           "upstream_timeout",
+                                           "upstream_retries",
+                                           "upstream_fills"};
 
 static void test_help(void **state)
 {

@@ -9,6 +9,7 @@ MODE (SKIP = requests passed through untouched first; the open of a small
 file makes two):
     pass                      forward every request
     flip SKIP                 flip one byte (the middle one) of every later body
+    flipone SKIP              flip one byte (the middle one) of the next body only
     status SKIP K CODE RA     answer the K requests after SKIP with CODE and,
                               unless RA is "-", Retry-After: RA; then forward
     stall SKIP SECONDS        the request after SKIP gets half its body, then
@@ -147,8 +148,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         desc = "%d GET %s | %s | %s | %s | %s | %s" % (
             n, self.path, h.get("Range", "-"), h.get("If-Match", "-"), h.get("If-Range", "-"),
             h.get("If-Unmodified-Since", "-"), h.get("Authorization", "-"))
-        skip = int(ARGS[0]) if ARGS and MODE in ("flip", "status", "stall", "cut", "nofinal",
-                                                 "encoding") else 0
+        skip = int(ARGS[0]) if ARGS and MODE in ("flip", "flipone", "status", "stall", "cut",
+                                                 "nofinal", "encoding") else 0
         if MODE == "chaos" and self.chaos(n, desc):
             return
         if MODE == "hang":
@@ -167,10 +168,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         status, hdrs, body = self.fetch(MODE == "full")
         log(desc + " -> %d" % status)
-        if n <= skip or status >= 300 or MODE not in ("flip", "stall", "cut", "status",
+        if n <= skip or status >= 300 or MODE not in ("flip", "flipone", "stall", "cut", "status",
                                                       "nofinal", "encoding"):
             self.send(status, hdrs, body)
-        elif MODE == "flip":
+        elif MODE == "flip" or (MODE == "flipone" and n == skip + 1):
             b = bytearray(body)
             if b:
                 b[len(b) // 2] ^= 0x01

@@ -175,6 +175,39 @@ typedef struct zt_remote_request {
 ZT_REMOTE_API zt_status zt_remote_read_many(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                                             unsigned connections, zt_error *err);
 
+/* ------------------------------------------- spans, for a caching server */
+
+/* Byte spans of the file, as a server that caches them needs (ztensord's
+ * --upstream). r: the session the requests run in (NULL: the file's own);
+ * it may be another session than the file's, so that several threads read
+ * one file, each in a session of its own. The pinned validator, retries and
+ * resumption apply as to every read; no digest is checked (the caller hashes
+ * what it needs). */
+
+/* Called with the span's bytes in order, as they arrive: pos is the offset
+ * of p within the span. Non-zero stops the read (ZT_E_IO). */
+typedef int (*zt_remote_stream_fn)(void *ud, uint64_t pos, const uint8_t *p, size_t n);
+/* len bytes of the file at offset, streamed to fn. */
+ZT_REMOTE_API zt_status zt_remote_read_stream(zt_remote *r, zt_remote_file *rf, uint64_t offset,
+                                              uint64_t len, zt_remote_stream_fn fn, void *ud,
+                                              zt_error *err);
+typedef struct zt_remote_span {
+    uint64_t offset, len; /* bytes of the file */
+    void *buf;            /* the caller's, len bytes */
+} zt_remote_span;
+/* Several spans into their buffers, over `connections` connections (0: the
+ * session's default). */
+ZT_REMOTE_API zt_status zt_remote_read_spans(zt_remote *r, zt_remote_file *rf,
+                                             zt_remote_span *spans, size_t n,
+                                             unsigned connections, zt_error *err);
+/* The file's size, as pinned at open. */
+ZT_REMOTE_API uint64_t zt_remote_file_size(const zt_remote_file *rf);
+/* The bytes at the file's two ends fetched at open (the model was built from
+ * them): [0, head_len) and [tail_at, tail_at + tail_len); owned by rf. */
+ZT_REMOTE_API zt_status zt_remote_file_ends(const zt_remote_file *rf, const uint8_t **head,
+                                            size_t *head_len, const uint8_t **tail,
+                                            uint64_t *tail_at, size_t *tail_len);
+
 /* ---------------------------------------------------------------- listings */
 
 /* Every file under a ztensord prefix: url is http(s)://HOST/v1/files/PREFIX

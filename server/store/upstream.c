@@ -1,0 +1,920 @@
+/*
+ * The upstream store (see upstream.h): the table of upstream files, their
+ * opening and revalidation, and the fills of their components into the
+ * cache. Opens run in one libztensor-remote session under a mutex (a session
+ * is used by one thread at a time); fills run on the store's own threads,
+ * each with a session of its own, so a 1 GiB fill never waits for another
+ * and never occupies the server's publish queue.
+ */
+#include "store/upstream.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/dates.h"
+#include "core/log.h"
+#include "core/workq.h"
+#include "store/upstream_http.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ztensor/ztensor_remote.h>
+
+#define MAX_ENTRIES 4096 /* upstream files kept open at once */
+#define NAME_URL_MAX 4096
+
+struct ztd_upstream_entry {
+    ztd_upstream *u;
+    zt_remote_file *rf;
+    char *url;           /* the file's URL as opened */
+    char validator[256]; /* the pinned ETag, or Last-Modified */
+    pthread_mutex_t mu;  /* the fields below */
+    ztd_err fill_err;    /* the last failed fill's error */
+    char fill_msg[400];
+    bool segs_ready; /* atomic once set */
+    ztd_upstream_seg *segs;
+    size_t nsegs;
+    uint8_t *gaps; /* the bytes between components */
+};
+
+typedef struct slot {
+    char *name;
+    ztd_entry *e;     /* NULL while first opening */
+    uint64_t checked; /* ztd_now_ms() of the last open or revalidation */
+    bool opening;     /* someone is opening it: wait on cv */
+} slot;
+
+struct ztd_upstream {
+    char *base;
+    int kind; /* ztd_upstream_kind; AUTO until told */
+    uint64_t ttl_ms;
+    ztd_cache *cache;
+    zt_remote_options opt;
+    char *token;
+    pthread_mutex_t session_mu;
+    zt_remote *session; /* opens */
+    pthread_key_t fill_session;
+    ztd_workq *fills;
+    pthread_mutex_t mu; /* the table */
+    pthread_cond_t cv;
+    slot *slots;
+    size_t n;
+    ztd_upstream_stats st; /* atomics */
+};
+
+#define COUNT(u, f, d) __atomic_add_fetch(&(u)->st.f, (d), __ATOMIC_RELAXED)
+
+/* ---- set-up */
+
+static char *read_token(const char *path, char *err, size_t cap)
+{
+    FILE *f = fopen(path, "re");
+    char line[4096];
+    if (!f || !fgets(line, sizeof(line), f)) {
+        snprintf(err, cap, "upstream_token_file %s: %s", path, f ? "empty" : strerror(errno));
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    line[strcspn(line, "\r\n")] = 0;
+    return strdup(line);
+}
+
+static void free_session(void *p)
+{
+    zt_remote_free(p);
+}
+
+static void options_of(ztd_upstream *u, const ztd_config *cfg)
+{
+    zt_remote_options_init(&u->opt);
+    u->opt.bearer_token = u->token;
+    u->opt.connect_timeout = (double)cfg->upstream_connect_timeout_ms / 1000.0;
+    u->opt.stall_timeout = (double)cfg->upstream_timeout_ms / 1000.0;
+    u->opt.total_timeout = 0; /* a fill of 1 GiB takes as long as it takes; stalls are cut */
+    u->opt.max_retries = cfg->upstream_retries;
+    u->opt.max_backoff = 5.0;
+    u->opt.open.max_manifest_size = cfg->max_manifest_size;
+}
+
+ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
+{
+    ztd_upstream *u = calloc(1, sizeof(*u));
+    if (!u || !(u->base = strdup(cfg->upstream))) {
+        free(u);
+        snprintf(err, cap, "out of memory");
+        return NULL;
+    }
+    size_t bl = strlen(u->base);
+    while (bl > 0 && u->base[bl - 1] == '/') /* BASE/NAME: one slash between */
+        u->base[--bl] = 0;
+    u->kind = (int)cfg->upstream_kind;
+    u->ttl_ms = cfg->upstream_ttl_ms;
+    pthread_mutex_init(&u->mu, NULL);
+    pthread_mutex_init(&u->session_mu, NULL);
+    pthread_cond_init(&u->cv, NULL);
+    pthread_key_create(&u->fill_session, free_session);
+    if (!(u->slots = calloc(MAX_ENTRIES, sizeof(*u->slots))))
+        goto fail;
+    if (cfg->upstream_token_file[0] && !(u->token = read_token(cfg->upstream_token_file, err, cap)))
+        goto fail_quiet;
+    options_of(u, cfg);
+    zt_error ze;
+    zt_remote *probe; /* the options are checked now, the session made at the first open */
+    if (zt_remote_new(&u->opt, &probe, &ze)) {
+        snprintf(err, cap, "upstream %s: %s", u->base, ze.message);
+        goto fail_quiet;
+    }
+    zt_remote_free(probe);
+    if (!(u->cache = ztd_cache_open(cfg->cache_dir, cfg->cache_size, err, cap)))
+        goto fail_quiet;
+    if (!(u->fills = ztd_workq_new(cfg->upstream_fills, "ztd-fill")))
+        goto fail;
+    return u;
+fail:
+    snprintf(err, cap, "upstream %s: out of memory or threads", u->base);
+fail_quiet:
+    ztd_upstream_free(u);
+    return NULL;
+}
+
+void ztd_upstream_free(ztd_upstream *u)
+{
+    if (!u)
+        return;
+    ztd_workq_free(u->fills); /* fills end first: they hold entries and items */
+    for (size_t i = 0; u->slots && i < u->n; i++) {
+        ztd_entry_release(u->slots[i].e);
+        free(u->slots[i].name);
+    }
+    free(u->slots);
+    ztd_cache_close(u->cache);
+    zt_remote_free(u->session);
+    pthread_key_delete(u->fill_session);
+    pthread_mutex_destroy(&u->mu);
+    pthread_mutex_destroy(&u->session_mu);
+    pthread_cond_destroy(&u->cv);
+    free(u->token);
+    free(u->base);
+    free(u);
+}
+
+const char *ztd_upstream_url(const ztd_upstream *u)
+{
+    return u->base;
+}
+
+bool ztd_upstream_is_ztensord(const ztd_upstream *u)
+{
+    return __atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) == ZTD_UPSTREAM_ZTENSORD;
+}
+
+ztd_cache *ztd_upstream_cache(ztd_upstream *u)
+{
+    return u->cache;
+}
+
+void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out)
+{
+    pthread_mutex_lock(&u->mu);
+    __atomic_store_n(&u->st.entries, (uint64_t)u->n, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&u->mu);
+    const uint64_t *from = (const uint64_t *)&u->st; /* a struct of uint64_t counters */
+    uint64_t *to = (uint64_t *)out;
+    for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+        to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
+}
+
+/* The kind, probed once it is needed (an upstream down at start-up is
+ * probed again at the next open). */
+static void tell_kind(ztd_upstream *u)
+{
+    if (__atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) != ZTD_UPSTREAM_AUTO)
+        return;
+    int k = ztd_upstream_probe(u->base, u->token, u->opt.connect_timeout, u->opt.stall_timeout);
+    if (k == ZTD_UPSTREAM_AUTO)
+        return;
+    ztd_log(ZTD_LOG_INFO, "upstream %s is %s", u->base,
+            k == ZTD_UPSTREAM_ZTENSORD ? "a ztensord" : "a plain HTTP server");
+    __atomic_store_n(&u->kind, k, __ATOMIC_RELEASE);
+}
+
+/* ---- errors */
+
+/* What a libztensor-remote failure is to a client, with a message naming
+ * the upstream. */
+static ztd_err err_of_remote(const ztd_upstream *u, const char *what, const zt_error *ze, char *msg,
+                             size_t cap)
+{
+    ztd_err e;
+    switch (ze->code) {
+    case ZT_E_NOT_FOUND:
+        e = ZTD_ERR_FILE_NOT_FOUND;
+        break;
+    case ZT_E_NETWORK:
+        e = strstr(ze->message, "timeout") || strstr(ze->message, "timed out") ||
+                    strstr(ze->message, "stall")
+                ? ZTD_ERR_UPSTREAM_TIMEOUT
+                : ZTD_ERR_UPSTREAM_FAILED;
+        break;
+    case ZT_E_HTTP:
+    case ZT_E_CHANGED:
+        e = ZTD_ERR_UPSTREAM_FAILED;
+        break;
+    case ZT_E_NOMEM:
+        e = ZTD_ERR_INTERNAL;
+        break;
+    default: /* the bytes came, and are not a file the server would serve */
+        e = ZTD_ERR_FILE_INVALID;
+    }
+    snprintf(msg, cap, "upstream %s: %s: %s", u->base, what, ze->message);
+    return e;
+}
+
+/* ---- entries */
+
+static void up_free(struct ztd_upstream_entry *up)
+{
+    zt_remote_close(up->rf); /* the entry's file is its model */
+    free(up->url);
+    free(up->segs);
+    free(up->gaps);
+    pthread_mutex_destroy(&up->mu);
+    free(up);
+}
+
+/* "\"<32 hex>\"" for the entry: the upstream's ETag when it has that shape
+ * (every ztensord's does, so tiers and zt pull pin one validator end to
+ * end), else 128 bits of the sha256 of the validator (entries' validators
+ * are 32 hex digits, read.c derives JSON validators from them). */
+static void file_etag_of(const char *validator, char out[40])
+{
+    size_t n = strlen(validator);
+    bool hex = n == 34 && validator[0] == '"' && validator[33] == '"';
+    for (size_t i = 1; hex && i < 33; i++)
+        hex = strchr("0123456789abcdef", validator[i]) != NULL;
+    if (hex) {
+        memcpy(out, validator, 35);
+        return;
+    }
+    unsigned char md[32];
+    unsigned int ml = 0;
+    EVP_Digest(validator, n, md, &ml, EVP_sha256(), NULL);
+    out[0] = '"';
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 1 + 2 * i, 3, "%02x", md[i]);
+    out[33] = '"';
+    out[34] = 0;
+}
+
+static ztd_entry *entry_new(const char *name, const char *url, zt_remote_file *rf, char *msg,
+                            size_t cap)
+{
+    ztd_entry *e = calloc(1, sizeof(*e));
+    struct ztd_upstream_entry *up = calloc(1, sizeof(*up));
+    zt_error ze;
+    if (!e || !up || !(e->name = strdup(name)) || !(up->url = strdup(url))) {
+        snprintf(msg, cap, "out of memory");
+        goto fail;
+    }
+    pthread_mutex_init(&up->mu, NULL);
+    up->rf = rf;
+    e->up = up;
+    e->up_free = up_free;
+    e->refs = 1;
+    e->name_len = strlen(name);
+    e->file = (zt_file *)zt_remote_file_zt(rf); /* owned by rf; read-only here */
+    e->size = zt_remote_file_size(rf);
+    e->mode = 0100444;
+    const char *etag = zt_remote_file_etag(rf), *lm = zt_remote_file_last_modified(rf);
+    snprintf(up->validator, sizeof(up->validator), "%s", etag[0] ? etag : lm);
+    file_etag_of(up->validator, e->file_etag);
+    int64_t t = 0;
+    if (lm[0] && ztd_http_date_parse(lm, &t) == 0)
+        e->mtime_ns = t * 1000000000;
+    ztd_http_date_format(t, e->last_modified);
+    if (!(e->manifest_json = zt_file_manifest_json(e->file, ZT_JSON_COMPACT, &ze))) {
+        snprintf(msg, cap, "%s", ze.message);
+        goto fail;
+    }
+    e->manifest_json_len = strlen(e->manifest_json);
+    return e;
+fail:
+    if (e && e->up) {
+        ztd_entry_release(e); /* closes rf */
+        return NULL;
+    }
+    zt_remote_close(rf);
+    if (up)
+        free(up->url);
+    free(up);
+    if (e)
+        free(e->name);
+    free(e);
+    return NULL;
+}
+
+static void file_url(const ztd_upstream *u, const char *name, char *out, size_t cap)
+{
+    if (ztd_upstream_is_ztensord(u))
+        snprintf(out, cap, "%s/v1/files/%s", u->base, name);
+    else
+        snprintf(out, cap, "%s/%s", u->base, name);
+}
+
+/* Open name at upstream: a new entry, or the error. */
+static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
+{
+    tell_kind(u);
+    if (__atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) == ZTD_UPSTREAM_AUTO) {
+        COUNT(u, errors, 1);
+        snprintf(msg, cap,
+                 "upstream %s cannot be reached (upstream_kind auto could not tell "
+                 "what it is)",
+                 u->base);
+        return ZTD_ERR_UPSTREAM_FAILED;
+    }
+    char url[NAME_URL_MAX];
+    file_url(u, name, url, sizeof(url));
+    zt_remote_file *rf = NULL;
+    zt_error ze;
+    pthread_mutex_lock(&u->session_mu);
+    zt_status st = ZT_OK;
+    if (!u->session) { /* made once the kind is known: it says how URLs are read */
+        zt_remote_options o = u->opt;
+        o.flags = ztd_upstream_is_ztensord(u) ? 0 : ZT_REMOTE_PLAIN_URL;
+        st = zt_remote_new(&o, &u->session, &ze);
+    }
+    if (!st)
+        st = zt_remote_open_in(u->session, url, &rf, &ze);
+    pthread_mutex_unlock(&u->session_mu);
+    COUNT(u, opens, 1);
+    if (st) {
+        COUNT(u, open_failures, 1);
+        if (st != ZT_E_NOT_FOUND)
+            COUNT(u, errors, 1);
+        ztd_err e = err_of_remote(u, name, &ze, msg, cap);
+        if (e == ZTD_ERR_FILE_NOT_FOUND)
+            snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
+        return e;
+    }
+    const char *ver = zt_file_version(zt_remote_file_zt(rf));
+    if (ver && ver[0] == '2') {
+        zt_remote_close(rf);
+        snprintf(msg, cap,
+                 "\"%s\" at upstream %s is a zTensor v2 file, which is not served through the "
+                 "cache yet; read it from the upstream",
+                 name, u->base);
+        return ZTD_ERR_UPSTREAM_UNSUPPORTED;
+    }
+    if (!(*out = entry_new(name, url, rf, msg, cap)))
+        return ZTD_ERR_INTERNAL;
+    return ZTD_ERR_NONE;
+}
+
+static slot *find_slot(ztd_upstream *u, const char *name)
+{
+    for (size_t i = 0; i < u->n; i++)
+        if (!strcmp(u->slots[i].name, name))
+            return &u->slots[i];
+    return NULL;
+}
+
+/* A slot for name, making room by dropping the entry checked longest ago. */
+static slot *new_slot(ztd_upstream *u, const char *name)
+{
+    char *copy = strdup(name);
+    if (!copy)
+        return NULL;
+    if (u->n == MAX_ENTRIES) {
+        size_t old = MAX_ENTRIES;
+        for (size_t i = 0; i < u->n; i++)
+            if (!u->slots[i].opening &&
+                (old == MAX_ENTRIES || u->slots[i].checked < u->slots[old].checked))
+                old = i;
+        if (old == MAX_ENTRIES) {
+            free(copy);
+            return NULL;
+        }
+        ztd_entry_release(u->slots[old].e);
+        free(u->slots[old].name);
+        u->slots[old] = u->slots[--u->n];
+    }
+    slot *s = &u->slots[u->n++];
+    *s = (slot){.name = copy};
+    return s;
+}
+
+static void drop_slot(ztd_upstream *u, slot *s)
+{
+    ztd_entry_release(s->e);
+    free(s->name);
+    *s = u->slots[--u->n];
+}
+
+static bool fresh(const ztd_upstream *u, const slot *s, uint64_t now)
+{
+    return s->e && now - s->checked < u->ttl_ms;
+}
+
+ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
+{
+    pthread_mutex_lock(&u->mu);
+    slot *s = find_slot(u, name);
+    ztd_entry *e = s && fresh(u, s, ztd_now_ms()) ? s->e : NULL;
+    if (e)
+        ztd_entry_retain(e);
+    pthread_mutex_unlock(&u->mu);
+    return e;
+}
+
+/* Same version? The validator and size pin it. */
+static bool same_version(const ztd_entry *a, const ztd_entry *b)
+{
+    return a->size == b->size && !strcmp(a->up->validator, b->up->validator) && a->up->validator[0];
+}
+
+/* The slot's new state after an open (or a revalidation) that gave (got, e). */
+static void settle_slot(ztd_upstream *u, slot *s, ztd_err got, ztd_entry *e, ztd_entry **out)
+{
+    s->opening = false;
+    if (got == ZTD_ERR_NONE) {
+        if (s->e && same_version(s->e, e)) {
+            ztd_entry_release(e); /* keep the entry, and what it learnt */
+        } else {
+            if (s->e)
+                ztd_log(ZTD_LOG_INFO, "upstream: %s changed (%s -> %s)", s->name,
+                        s->e->up->validator, e->up->validator);
+            ztd_entry_release(s->e);
+            s->e = e;
+        }
+        s->checked = ztd_now_ms();
+        ztd_entry_retain(s->e);
+        *out = s->e;
+    } else if (s->e && got != ZTD_ERR_FILE_NOT_FOUND && got != ZTD_ERR_FILE_INVALID) {
+        /* Upstream unreachable: what was opened stays served, checked again later. */
+        s->checked = ztd_now_ms();
+        ztd_entry_retain(s->e);
+        *out = s->e;
+    } else {
+        drop_slot(u, s);
+    }
+}
+
+ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
+{
+    *out = NULL;
+    pthread_mutex_lock(&u->mu);
+    slot *s;
+    for (;;) {
+        s = find_slot(u, name);
+        if (!s || !s->opening)
+            break;
+        pthread_cond_wait(&u->cv, &u->mu); /* single flight: one open per name */
+    }
+    if (s && fresh(u, s, ztd_now_ms())) {
+        *out = s->e;
+        ztd_entry_retain(*out);
+        pthread_mutex_unlock(&u->mu);
+        return ZTD_ERR_NONE;
+    }
+    if (!s && !(s = new_slot(u, name))) {
+        pthread_mutex_unlock(&u->mu);
+        snprintf(msg, cap, "too many upstream files are being opened at once");
+        return ZTD_ERR_INTERNAL;
+    }
+    s->opening = true;
+    pthread_mutex_unlock(&u->mu);
+    ztd_entry *e = NULL;
+    ztd_err got = open_entry(u, name, &e, msg, cap);
+    pthread_mutex_lock(&u->mu);
+    s = find_slot(u, name); /* the table may have moved */
+    settle_slot(u, s, got, e, out);
+    pthread_cond_broadcast(&u->cv);
+    pthread_mutex_unlock(&u->mu);
+    if (*out && got != ZTD_ERR_NONE)
+        ztd_log(ZTD_LOG_WARN, "%s; serving the version opened before", msg);
+    return *out ? ZTD_ERR_NONE : got;
+}
+
+/* A fill saw the file change upstream: the next request opens it again. */
+static void expire(ztd_upstream *u, const ztd_entry *e)
+{
+    pthread_mutex_lock(&u->mu);
+    slot *s = find_slot(u, e->name);
+    if (s && s->e == e)
+        s->checked = 0;
+    pthread_mutex_unlock(&u->mu);
+}
+
+bool ztd_upstream_find_blob_in(const ztd_entry *e, const uint8_t sha256[32],
+                               const zt_component **comp)
+{
+    for (size_t k = 0; k < zt_file_object_count(e->file); k++) {
+        const zt_object *o = zt_file_object_at(e->file, k);
+        for (size_t j = 0; j < zt_object_component_count(o); j++) {
+            const zt_component *c = zt_object_component_at(o, j);
+            size_t n;
+            const uint8_t *d = zt_component_digest_bytes(c, &n);
+            if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32 &&
+                !memcmp(d, sha256, 32)) {
+                *comp = c;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+ztd_entry *ztd_upstream_find_blob(ztd_upstream *u, const uint8_t sha256[32],
+                                  const zt_component **comp)
+{
+    ztd_entry *found = NULL;
+    pthread_mutex_lock(&u->mu);
+    for (size_t i = 0; i < u->n && !found; i++)
+        if (u->slots[i].e && ztd_upstream_find_blob_in(u->slots[i].e, sha256, comp))
+            found = u->slots[i].e;
+    if (found)
+        ztd_entry_retain(found);
+    pthread_mutex_unlock(&u->mu);
+    return found;
+}
+
+void ztd_upstream_span_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40])
+{
+    char text[128];
+    int n = snprintf(text, sizeof(text), "%s@%" PRIu64 "+%" PRIu64, e->file_etag, off, len);
+    unsigned char md[32];
+    unsigned int ml = 0;
+    EVP_Digest(text, (size_t)n, md, &ml, EVP_sha256(), NULL);
+    out[0] = '"';
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 1 + 2 * i, 3, "%02x", md[i]);
+    out[33] = '"';
+    out[34] = 0;
+}
+
+/* ---- fills */
+
+typedef struct fill {
+    ztd_job job;
+    ztd_upstream *u;
+    ztd_entry *e;
+    const zt_component *c;
+    ztd_cache_item *it;
+    zt_hasher *h;
+    uint64_t got;
+    int write_errno;
+} fill;
+
+static zt_remote *thread_session(ztd_upstream *u)
+{
+    zt_remote *s = pthread_getspecific(u->fill_session);
+    if (!s && zt_remote_new(&u->opt, &s, NULL) == ZT_OK) /* reads only: flags do not matter */
+        pthread_setspecific(u->fill_session, s);
+    return s;
+}
+
+static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
+{
+    fill *f = ud;
+    (void)pos; /* in order: pos == f->got */
+    if (ztd_cache_write(f->it, p, n) != 0) {
+        f->write_errno = errno ? errno : EIO;
+        return -1;
+    }
+    if (f->h)
+        zt_hasher_update(f->h, p, n);
+    f->got += n;
+    COUNT(f->u, bytes, n);
+    return 0;
+}
+
+static void fill_failed(fill *f, ztd_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fill_failed(fill *f, ztd_err err, const char *fmt, ...)
+{
+    struct ztd_upstream_entry *up = f->e->up;
+    char m[sizeof(up->fill_msg)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof(m), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&up->mu);
+    up->fill_err = err;
+    memcpy(up->fill_msg, m, sizeof(m));
+    pthread_mutex_unlock(&up->mu);
+    ztd_log(ZTD_LOG_WARN, "%s", m);
+}
+
+/* Did the bytes hash to the manifest's digest? */
+static bool digest_ok(fill *f)
+{
+    if (!f->h)
+        return true;
+    uint8_t got[32];
+    size_t n = zt_hasher_final(f->h, got), want_n = 0;
+    const uint8_t *want = zt_component_digest_bytes(f->c, &want_n);
+    return want && n == want_n && !memcmp(got, want, n);
+}
+
+static void fill_run(ztd_job *job)
+{
+    fill *f = (fill *)job;
+    ztd_upstream *u = f->u;
+    const zt_component *c = f->c;
+    uint64_t off = zt_component_offset(c), len = zt_component_length(c);
+    zt_remote *s = thread_session(u);
+    zt_error ze = {0};
+    zt_status st =
+        s ? zt_remote_read_stream(s, f->e->up->rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
+    bool ok = false;
+    if (f->write_errno) {
+        fill_failed(f, f->write_errno == ENOSPC ? ZTD_ERR_INSUFFICIENT_STORAGE : ZTD_ERR_INTERNAL,
+                    "upstream cache: writing component \"%s\" of \"%s\" failed: %s",
+                    zt_component_role(c), f->e->name, strerror(f->write_errno));
+    } else if (st) {
+        COUNT(u, errors, 1);
+        char m[400];
+        ztd_err e = err_of_remote(u, f->e->name, &ze, m, sizeof(m));
+        if (st == ZT_E_CHANGED)
+            expire(u, f->e);
+        fill_failed(f, e == ZTD_ERR_FILE_INVALID ? ZTD_ERR_UPSTREAM_FAILED : e, "%s", m);
+    } else if (f->got != len) {
+        fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
+                    "upstream %s: %s: %" PRIu64 " of %" PRIu64 " bytes of component \"%s\" came",
+                    u->base, f->e->name, f->got, len, zt_component_role(c));
+    } else if (!digest_ok(f)) {
+        COUNT(u, digest_failures, 1);
+        fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
+                    "upstream %s: the bytes of component \"%s\" of \"%s\" do not hash to %s; "
+                    "nothing was cached",
+                    u->base, zt_component_role(c), f->e->name, zt_component_digest(c));
+    } else {
+        ok = true;
+    }
+    ztd_cache_state end = ztd_cache_fill_done(f->it, ok);
+    if (ok && end != ZTD_CACHE_COMPLETE)
+        fill_failed(f, ZTD_ERR_INSUFFICIENT_STORAGE,
+                    "upstream cache: component \"%s\" of \"%s\" could not be made durable",
+                    zt_component_role(c), f->e->name);
+    if (!ok || end != ZTD_CACHE_COMPLETE)
+        COUNT(u, fill_failures, 1);
+    COUNT(u, fills_running, (uint64_t)-1);
+    zt_hasher_free(f->h);
+    ztd_cache_item_release(f->it);
+    ztd_entry_release(f->e);
+    free(f);
+}
+
+static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k)
+{
+    size_t n = 0;
+    const uint8_t *d = zt_component_digest_bytes(c, &n);
+    if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32) {
+        k->kind = ZTD_CACHE_BLOB;
+        memcpy(k->id, d, 32);
+        return;
+    }
+    char where[64];
+    snprintf(where, sizeof(where), "@%" PRIu64, zt_component_offset(c));
+    ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
+}
+
+static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
+{
+    fill *f = calloc(1, sizeof(*f));
+    if (!f)
+        return ZTD_ERR_INTERNAL;
+    zt_digest_kind dk = zt_component_digest_kind(c);
+    if (dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk))) {
+        free(f);
+        return ZTD_ERR_INTERNAL;
+    }
+    f->job.run = fill_run;
+    f->u = u;
+    f->e = e;
+    ztd_entry_retain(e);
+    f->c = c;
+    f->it = it;
+    ztd_cache_item_retain(it);
+    COUNT(u, fills, 1);
+    COUNT(u, fills_running, 1);
+    ztd_workq_submit(u->fills, &f->job);
+    return ZTD_ERR_NONE;
+}
+
+ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
+                          ztd_cache_item **out, char *msg, size_t cap)
+{
+    ztd_cache_key k;
+    item_key(e, c, &k);
+    int eno = 0;
+    ztd_cache_state st = ztd_cache_acquire(u->cache, &k, zt_component_length(c), out, &eno);
+    switch (st) {
+    case ZTD_CACHE_COMPLETE:
+    case ZTD_CACHE_FILLING:
+        return ZTD_ERR_NONE;
+    case ZTD_CACHE_FILL:
+        if (start_fill(u, e, c, *out) == ZTD_ERR_NONE)
+            return ZTD_ERR_NONE;
+        ztd_cache_fill_done(*out, false);
+        ztd_cache_item_release(*out);
+        *out = NULL;
+        snprintf(msg, cap, "out of memory");
+        return ZTD_ERR_INTERNAL;
+    case ZTD_CACHE_FULL:
+        snprintf(msg, cap,
+                 "the upstream cache (cache_size) cannot make room for the %" PRIu64
+                 " bytes of component \"%s\" of \"%s\": everything in it is being sent",
+                 zt_component_length(c), zt_component_role(c), e->name);
+        return ZTD_ERR_CACHE_FULL;
+    case ZTD_CACHE_IOERR:
+        snprintf(msg, cap, "the upstream cache failed: %s", strerror(eno));
+        return ztd_err_of_errno(eno, ZTD_ERR_INTERNAL);
+    case ZTD_CACHE_FAILED:
+    default:
+        snprintf(msg, cap,
+                 "component \"%s\" of \"%s\" is cached with another size than the manifest "
+                 "says; retry",
+                 zt_component_role(c), e->name);
+        return ZTD_ERR_UPSTREAM_FAILED;
+    }
+}
+
+ztd_err ztd_upstream_fill_error(ztd_entry *e, char *msg, size_t cap)
+{
+    struct ztd_upstream_entry *up = e->up;
+    pthread_mutex_lock(&up->mu);
+    ztd_err err = up->fill_err;
+    snprintf(msg, cap, "%s", up->fill_msg);
+    pthread_mutex_unlock(&up->mu);
+    return err;
+}
+
+/* ---- the whole file: components and the bytes between them */
+
+static int by_offset(const void *a, const void *b)
+{
+    uint64_t x = zt_component_offset(*(const zt_component *const *)a),
+             y = zt_component_offset(*(const zt_component *const *)b);
+    return x < y ? -1 : x > y;
+}
+
+/* Every component in file order (aliases of one span once). NULL when out
+ * of memory; *n = 0 for a file without components. */
+static const zt_component **components_by_offset(const zt_file *f, size_t *n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < zt_file_object_count(f); i++)
+        total += zt_object_component_count(zt_file_object_at(f, i));
+    const zt_component **v = malloc((total ? total : 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < zt_file_object_count(f); i++) {
+        const zt_object *o = zt_file_object_at(f, i);
+        for (size_t j = 0; j < zt_object_component_count(o); j++)
+            v[k++] = zt_object_component_at(o, j);
+    }
+    qsort(v, k, sizeof(*v), by_offset);
+    *n = k;
+    return v;
+}
+
+/* Segments of the file: gaps (mem filled later) and components. -1 when
+ * components overlap (a layout /raw cannot be cut into), -2 out of memory. */
+static int plan_segments(ztd_entry *e, const zt_component **v, size_t nc, uint64_t *gap_bytes)
+{
+    struct ztd_upstream_entry *up = e->up;
+    ztd_upstream_seg *s = calloc(2 * nc + 1, sizeof(*s));
+    if (!s)
+        return -2;
+    size_t n = 0;
+    uint64_t at = 0, gaps = 0;
+    for (size_t i = 0; i < nc; i++) {
+        uint64_t off = zt_component_offset(v[i]), len = zt_component_length(v[i]);
+        if (i && off == zt_component_offset(v[i - 1]) && len == zt_component_length(v[i - 1]))
+            continue; /* an alias of the span before */
+        if (off < at || off + len > e->size) {
+            free(s);
+            return -1;
+        }
+        if (off > at) {
+            s[n++] = (ztd_upstream_seg){.at = at, .len = off - at};
+            gaps += off - at;
+        }
+        if (len)
+            s[n++] = (ztd_upstream_seg){.at = off, .len = len, .comp = v[i]};
+        at = off + len;
+    }
+    if (at < e->size) {
+        s[n++] = (ztd_upstream_seg){.at = at, .len = e->size - at};
+        gaps += e->size - at;
+    }
+    up->segs = s;
+    up->nsegs = n;
+    *gap_bytes = gaps;
+    return 0;
+}
+
+/* The gaps' bytes: from the ends fetched at open when they hold them, the
+ * rest from upstream in one batch of requests. */
+static ztd_err fill_gaps(ztd_upstream *u, ztd_entry *e, uint64_t gap_bytes, char *msg, size_t cap)
+{
+    struct ztd_upstream_entry *up = e->up;
+    const uint8_t *head, *tail;
+    size_t head_len, tail_len;
+    uint64_t tail_at;
+    zt_remote_file_ends(up->rf, &head, &head_len, &tail, &tail_at, &tail_len);
+    if (!(up->gaps = malloc(gap_bytes ? gap_bytes : 1)))
+        return ZTD_ERR_INTERNAL;
+    zt_remote_span *spans = calloc(up->nsegs, sizeof(*spans));
+    if (!spans)
+        return ZTD_ERR_INTERNAL;
+    size_t ns = 0;
+    uint8_t *w = up->gaps;
+    for (size_t i = 0; i < up->nsegs; i++) {
+        ztd_upstream_seg *s = &up->segs[i];
+        if (s->comp)
+            continue;
+        s->mem = w;
+        if (head && s->at + s->len <= head_len)
+            memcpy(w, head + s->at, s->len);
+        else if (tail && s->at >= tail_at && s->at + s->len <= tail_at + tail_len)
+            memcpy(w, tail + (s->at - tail_at), s->len);
+        else
+            spans[ns++] = (zt_remote_span){s->at, s->len, w};
+        w += s->len;
+    }
+    zt_error ze;
+    zt_status st = ZT_OK;
+    if (ns) {
+        zt_remote *sess = thread_session(u);
+        st = sess ? zt_remote_read_spans(sess, up->rf, spans, ns, 4, &ze) : ZT_E_NOMEM;
+        for (size_t i = 0; !st && i < ns; i++)
+            COUNT(u, bytes, spans[i].len);
+    }
+    free(spans);
+    if (st) {
+        COUNT(u, errors, 1);
+        if (st == ZT_E_CHANGED)
+            expire(u, e);
+        return err_of_remote(u, e->name, &ze, msg, cap);
+    }
+    return ZTD_ERR_NONE;
+}
+
+ztd_err ztd_upstream_segments(ztd_upstream *u, ztd_entry *e, const ztd_upstream_seg **segs,
+                              size_t *n, char *msg, size_t cap)
+{
+    struct ztd_upstream_entry *up = e->up;
+    if (ztd_upstream_segments_ready(e, segs, n))
+        return ZTD_ERR_NONE;
+    pthread_mutex_lock(&up->mu); /* one fetch of the gaps; the others wait for it */
+    ztd_err err = ZTD_ERR_NONE;
+    if (!up->segs_ready) {
+        size_t nc;
+        uint64_t gap_bytes = 0;
+        const zt_component **v = components_by_offset(e->file, &nc);
+        int rc = v ? plan_segments(e, v, nc, &gap_bytes) : -2;
+        free(v);
+        if (rc == -1) {
+            snprintf(msg, cap, "\"%s\": components overlap; /raw is not served through the cache",
+                     e->name);
+            err = ZTD_ERR_UPSTREAM_UNSUPPORTED;
+        } else if (rc == -2) {
+            err = ZTD_ERR_INTERNAL;
+        } else if ((err = fill_gaps(u, e, gap_bytes, msg, cap)) != ZTD_ERR_NONE) {
+            free(up->segs);
+            free(up->gaps);
+            up->segs = NULL;
+            up->gaps = NULL;
+        } else {
+            __atomic_store_n(&up->segs_ready, true, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&up->mu);
+    if (err == ZTD_ERR_INTERNAL && !msg[0])
+        snprintf(msg, cap, "out of memory");
+    if (err)
+        return err;
+    *segs = up->segs;
+    *n = up->nsegs;
+    return ZTD_ERR_NONE;
+}
+
+bool ztd_upstream_segments_ready(ztd_entry *e, const ztd_upstream_seg **segs, size_t *n)
+{
+    struct ztd_upstream_entry *up = e->up;
+    if (!__atomic_load_n(&up->segs_ready, __ATOMIC_ACQUIRE))
+        return false;
+    *segs = up->segs;
+    *n = up->nsegs;
+    return true;
+}

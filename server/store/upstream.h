@@ -1,0 +1,119 @@
+/*
+ * The upstream store (--upstream): files of another ztensord, or of a plain
+ * HTTP server of .zt and .safetensors files, made to look like catalog
+ * entries, with their bytes fetched into the cache (store/cache.h).
+ *
+ * A name the local catalog does not hold is asked of the upstream: the file
+ * is opened once with libztensor-remote (footer and manifest, its validator
+ * pinned; concurrent first requests wait for the one open), and becomes a
+ * ztd_entry whose `up` holds the remote file. The entry is kept in a bounded
+ * table for upstream_ttl, then revalidated by opening it again: the same
+ * validator keeps the entry, another one makes a new entry (responses pinned
+ * to the old one finish with the old one's bytes), a 404 drops it, and an
+ * upstream that cannot be reached leaves it served as it is.
+ *
+ * A component's bytes are a cache item: keyed by its sha256 when it has one,
+ * else by (URL, validator, object, component). The first request for it
+ * starts one fill, on the store's own threads: the component's stored bytes
+ * are streamed from upstream into the item in order while they are hashed,
+ * and the item is marked complete only once the manifest's digest matched
+ * (a component without a digest: once all its bytes came).
+ *
+ * The bytes of the file between components (header, padding, manifest,
+ * footer) are fetched once per entry, when /raw first needs them, and kept
+ * in memory.
+ */
+#ifndef ZTD_UPSTREAM_H
+#define ZTD_UPSTREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/errors.h"
+#include "store/cache.h"
+#include "store/catalog.h"
+
+struct ztd_config;
+typedef struct ztd_upstream ztd_upstream;
+
+/* What the store counts, for /metrics. */
+typedef struct ztd_upstream_stats {
+    uint64_t opens;         /* files opened (or reopened) from upstream */
+    uint64_t open_failures; /* opens that failed (404 included) */
+    uint64_t fills;         /* fills started */
+    uint64_t fill_failures; /* fills that failed: upstream, digest or disk */
+    uint64_t digest_failures;
+    uint64_t bytes;   /* bytes received from upstream by fills and gap reads */
+    uint64_t errors;  /* upstream requests that failed (network, HTTP, timeout) */
+    uint64_t entries; /* upstream files in the table */
+    uint64_t fills_running;
+} ztd_upstream_stats;
+
+/* The store for cfg->upstream, with its cache in cfg->cache_dir. NULL (logged,
+ * reason in err) when the cache cannot be opened or the kind not told. */
+ztd_upstream *ztd_upstream_new(const struct ztd_config *cfg, char *err, size_t cap);
+/* Waits for running fills to end. Accepts NULL. */
+void ztd_upstream_free(ztd_upstream *u);
+
+const char *ztd_upstream_url(const ztd_upstream *u);
+/* Is upstream another ztensord (it has a listing and blob URLs)? */
+bool ztd_upstream_is_ztensord(const ztd_upstream *u);
+ztd_cache *ztd_upstream_cache(ztd_upstream *u);
+void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out);
+
+/* ---- files */
+
+/* The entry of upstream file `name`, a new reference, when the table holds it
+ * and its TTL has not run out; else NULL. Never blocks on the network. */
+ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name);
+/* The same, opening or revalidating it first as needed: blocks (run it off
+ * libmicrohttpd's threads). ZTD_ERR_NONE with *out set (a new reference), or
+ * the error to answer (FILE_NOT_FOUND, FILE_INVALID, UPSTREAM_FAILED,
+ * UPSTREAM_TIMEOUT, ...) with a message naming the upstream in msg. */
+ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap);
+
+/* ---- component bytes */
+
+/* The cache item of component c of upstream entry e, with a reference,
+ * starting its fill when nobody has: never blocks on the network. *out is set
+ * on ZTD_ERR_NONE (the item may still be filling). */
+ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
+                          ztd_cache_item **out, char *msg, size_t cap);
+/* Why the last fill of an item of e failed (the error and its message), for
+ * an answer that has not started yet. ZTD_ERR_NONE when none is known. */
+ztd_err ztd_upstream_fill_error(ztd_entry *e, char *msg, size_t cap);
+
+/* ---- the whole file (/raw) */
+
+/* One piece of an upstream file's bytes, in file order: a component's stored
+ * bytes (comp set; its item comes from ztd_upstream_item) or bytes between
+ * components, in memory (mem). */
+typedef struct ztd_upstream_seg {
+    uint64_t at, len;
+    const zt_component *comp;
+    const uint8_t *mem;
+} ztd_upstream_seg;
+/* The file's segments, fetching the bytes between components first when
+ * they are not in memory yet: blocks (off the workers). ZTD_ERR_NONE with
+ * *segs (owned by e) and *n set. */
+ztd_err ztd_upstream_segments(ztd_upstream *u, ztd_entry *e, const ztd_upstream_seg **segs,
+                              size_t *n, char *msg, size_t cap);
+/* The segments when they are ready, without blocking; false otherwise. */
+bool ztd_upstream_segments_ready(ztd_entry *e, const ztd_upstream_seg **segs, size_t *n);
+
+/* ---- blobs */
+
+/* A known upstream entry with a component of this sha256 (a new reference to
+ * the entry; *comp set), or NULL. */
+ztd_entry *ztd_upstream_find_blob(ztd_upstream *u, const uint8_t sha256[32],
+                                  const zt_component **comp);
+/* The component of e with this sha256, or false. */
+bool ztd_upstream_find_blob_in(const ztd_entry *e, const uint8_t sha256[32],
+                               const zt_component **comp);
+
+/* "\"<32 hex>\"": the validator of a span of an upstream entry's file whose
+ * bytes have no sha256 to name them (from the file's ETag and the span). */
+void ztd_upstream_span_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40]);
+
+#endif
