@@ -3,9 +3,13 @@
  * sorted names (two binary searches), the cursor, and the page's JSON.
  */
 #include "handlers/listing.h"
+#include "http/offload.h"
 #include "http/response.h"
+#include "store/upstream.h"
+#include "store/upstream_listing.h"
 
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,32 +196,205 @@ static enum MHD_Result take_arg(void *cls, enum MHD_ValueKind kind, const char *
     return MHD_YES;
 }
 
+/* The listing's ETag: of its bytes, so that a tier revalidates it cheaply. */
+static void listing_etag(const char *json, size_t len, char out[48])
+{
+    unsigned char md[32];
+    unsigned int ml = 0;
+    EVP_Digest(json, len, md, &ml, EVP_sha256(), NULL);
+    memcpy(out, "\"list-", 6);
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 6 + 2 * i, 3, "%02x", md[i]);
+    memcpy(out + 38, "\"", 2);
+}
+
+static enum MHD_Result send_listing(struct MHD_Connection *c, ztd_req *r, const char *json,
+                                    size_t len)
+{
+    char etag[48];
+    listing_etag(json, len, etag);
+    const char *inm = ztd_header(c, "If-None-Match");
+    struct MHD_Response *resp;
+    unsigned status = 200;
+    if (inm && strstr(inm, etag)) { /* the whole list of tags, or ours alone */
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        status = 304;
+        len = 0;
+    } else {
+        char *copy = malloc(len ? len : 1);
+        if (copy)
+            memcpy(copy, json, len);
+        resp = copy ? ztd_response_owned(copy, len, "application/json") : NULL;
+    }
+    if (!resp)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    MHD_add_response_header(resp, "ETag", etag);
+    return ztd_queue(c, r, status, resp, len);
+}
+
+/* ---- with a ztensord upstream: its files and the root's, the root's winning */
+
+typedef struct merged {
+    json_t **v; /* borrowed from the snapshot's JSON and the upstream's listing */
+    size_t n;
+} merged;
+
+static const char *json_name(const void *entries, size_t i)
+{
+    return json_string_value(json_object_get(((json_t *const *)entries)[i], "name"));
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(json_name(a, 0), json_name(b, 0));
+}
+
+static char *merged_page(const ztd_snapshot *s, json_t *up, const ztd_listing_query *q, size_t *len)
+{
+    size_t nup = json_array_size(up), n = 0;
+    json_t *local = json_array();
+    json_t **v = malloc((s->n + nup + 1) * sizeof(*v));
+    char *out = NULL;
+    if (!local || !v)
+        goto done;
+    for (size_t i = 0; i < s->n; i++) {
+        json_t *e = ztd_entry_json(s->entries[i]);
+        if (!e || json_array_append_new(local, e))
+            goto done;
+        v[n++] = e;
+    }
+    for (size_t i = 0; i < nup; i++) {
+        json_t *e = json_array_get(up, i);
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (name && !ztd_snapshot_find(s, name, strlen(name)))
+            v[n++] = e;
+    }
+    qsort(v, n, sizeof(*v), by_name);
+    size_t first, count;
+    bool more;
+    ztd_listing_query all = *q;
+    if (!q->paged) /* no paging parameter: every file, as without an upstream */
+        all.limit = (size_t)-1;
+    ztd_listing_page(&all, v, n, json_name, &first, &count, &more);
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < count; i++)
+        json_array_append(arr, v[first + i]);
+    json_t *root = arr ? json_pack("{s:o, s:I}", "files", arr, "count", (json_int_t)count) : NULL;
+    if (root && more) {
+        const char *last = json_name(v, first + count - 1);
+        char *cur = malloc(2 * strlen(last) + 1);
+        if (cur) {
+            ztd_listing_cursor(last, cur);
+            json_object_set_new(root, "next_cursor", json_string(cur));
+            free(cur);
+        }
+    }
+    out = root ? json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(root);
+    if (out)
+        *len = strlen(out);
+done:
+    free(v);
+    json_decref(local);
+    return out;
+}
+
+typedef struct list_job {
+    ztd_offload off;
+    ztd_server *s;
+    json_t *files;
+    ztd_err err;
+    char msg[600];
+} list_job;
+
+static void list_job_free(void *p)
+{
+    list_job *j = p;
+    json_decref(j->files);
+    free(j);
+}
+
+static void fetch_listing(ztd_offload *o)
+{
+    list_job *j = (list_job *)o;
+    ztd_upstream_tell_kind(j->s->upstream);
+    ztd_uplist *l = ztd_upstream_listing(j->s->upstream);
+    j->err = l ? ztd_uplist_get(l, &j->files, j->msg, sizeof(j->msg)) : ZTD_ERR_NONE;
+}
+
+/* The upstream's files (a new reference), NULL for none (a plain upstream),
+ * or *wait when the handler must return and be called again. */
+static json_t *upstream_files(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool *wait,
+                              ztd_err *err, const char **msg)
+{
+    *wait = false;
+    *err = ZTD_ERR_NONE;
+    list_job *j = r->ctx_free == list_job_free ? r->ctx : NULL;
+    if (!j) {
+        ztd_uplist *l = ztd_upstream_listing(s->upstream);
+        json_t *f = l ? ztd_uplist_peek(l) : NULL;
+        if (f || (!l && ztd_upstream_kind_known(s->upstream)))
+            return f;
+        if (!(j = calloc(1, sizeof(*j)))) {
+            *err = ZTD_ERR_INTERNAL;
+            return NULL;
+        }
+        j->s = s;
+        ztd_req_set_ctx(r, j, list_job_free);
+        if (!ztd_offload_start(s, c, &j->off, fetch_listing)) {
+            *wait = true;
+            return NULL;
+        }
+    }
+    if (!ztd_offload_done(&j->off)) {
+        *wait = true;
+        return NULL;
+    }
+    *err = j->err;
+    *msg = j->msg;
+    return j->files ? json_incref(j->files) : NULL;
+}
+
 enum MHD_Result ztd_listing_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
+    json_t *up = NULL;
+    if (s->upstream) {
+        bool wait;
+        ztd_err err;
+        const char *msg = "";
+        up = upstream_files(s, c, r, &wait, &err, &msg);
+        if (wait)
+            return MHD_YES;
+        if (err)
+            return ztd_error(c, r, err, "%s", msg);
+    }
     ztd_listing_query *q = malloc(sizeof(*q));
-    if (!q)
+    if (!q) {
+        json_decref(up);
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    }
     ztd_listing_init(q);
     arg_ctx a = {q, NULL, false};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, take_arg, &a);
     if (a.bad) {
         free(q);
+        json_decref(up);
         return ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "%s", a.why);
     }
     ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
     enum MHD_Result ret;
     if (!snap) {
         ret = ztd_fail(c, r, ZTD_ERR_NOT_READY);
-    } else if (!q->paged) {
-        ret = ztd_json(c, r, 200, snap->list_json, snap->list_json_len, 1);
+    } else if (!q->paged && !up) {
+        ret = send_listing(c, r, snap->list_json, snap->list_json_len);
     } else {
         size_t len;
-        char *json = ztd_listing_json(snap, q, &len);
-        ret = json ? ztd_json(c, r, 200, json, len, 1)
-                   : ztd_fail(c, r, ZTD_ERR_INTERNAL);
+        char *json = up ? merged_page(snap, up, q, &len) : ztd_listing_json(snap, q, &len);
+        ret = json ? send_listing(c, r, json, len) : ztd_fail(c, r, ZTD_ERR_INTERNAL);
         free(json);
     }
     ztd_snapshot_release(snap);
+    json_decref(up);
     free(q);
     return ret;
 }

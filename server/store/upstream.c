@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/workq.h"
 #include "store/upstream_http.h"
+#include "store/upstream_listing.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -59,6 +60,7 @@ struct ztd_upstream {
     zt_remote *session; /* opens */
     pthread_key_t fill_session;
     ztd_workq *fills;
+    ztd_uplist *list;   /* a ztensord upstream's listing */
     pthread_mutex_t mu; /* the table */
     pthread_cond_t cv;
     slot *slots;
@@ -133,8 +135,11 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
     zt_remote_free(probe);
     if (!(u->cache = ztd_cache_open(cfg->cache_dir, cfg->cache_size, err, cap)))
         goto fail_quiet;
-    if (!(u->fills = ztd_workq_new(cfg->upstream_fills, "ztd-fill")))
+    if (!(u->fills = ztd_workq_new(cfg->upstream_fills, "ztd-fill")) ||
+        !(u->list = ztd_uplist_new(u->base, u->token, u->opt.connect_timeout, u->opt.stall_timeout,
+                                   u->ttl_ms)))
         goto fail;
+    ztd_upstream_tell_kind(u); /* an upstream down now is asked again at the first open */
     return u;
 fail:
     snprintf(err, cap, "upstream %s: out of memory or threads", u->base);
@@ -154,6 +159,7 @@ void ztd_upstream_free(ztd_upstream *u)
     }
     free(u->slots);
     ztd_cache_close(u->cache);
+    ztd_uplist_free(u->list);
     zt_remote_free(u->session);
     pthread_key_delete(u->fill_session);
     pthread_mutex_destroy(&u->mu);
@@ -179,6 +185,16 @@ ztd_cache *ztd_upstream_cache(ztd_upstream *u)
     return u->cache;
 }
 
+ztd_uplist *ztd_upstream_listing(ztd_upstream *u)
+{
+    return ztd_upstream_is_ztensord(u) ? u->list : NULL;
+}
+
+bool ztd_upstream_kind_known(const ztd_upstream *u)
+{
+    return __atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) != ZTD_UPSTREAM_AUTO;
+}
+
 void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out)
 {
     pthread_mutex_lock(&u->mu);
@@ -192,7 +208,7 @@ void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out)
 
 /* The kind, probed once it is needed (an upstream down at start-up is
  * probed again at the next open). */
-static void tell_kind(ztd_upstream *u)
+void ztd_upstream_tell_kind(ztd_upstream *u)
 {
     if (__atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) != ZTD_UPSTREAM_AUTO)
         return;
@@ -330,7 +346,7 @@ static void file_url(const ztd_upstream *u, const char *name, char *out, size_t 
 /* Open name at upstream: a new entry, or the error. */
 static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
 {
-    tell_kind(u);
+    ztd_upstream_tell_kind(u);
     if (__atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) == ZTD_UPSTREAM_AUTO) {
         COUNT(u, errors, 1);
         snprintf(msg, cap,

@@ -60,6 +60,12 @@ const char *ztd_upstream_url(const ztd_upstream *u);
 /* Is upstream another ztensord (it has a listing and blob URLs)? */
 bool ztd_upstream_is_ztensord(const ztd_upstream *u);
 ztd_cache *ztd_upstream_cache(ztd_upstream *u);
+/* With upstream_kind auto: ask the upstream what it is, unless known (blocks). */
+void ztd_upstream_tell_kind(ztd_upstream *u);
+bool ztd_upstream_kind_known(const ztd_upstream *u);
+/* A ztensord upstream's listing (store/upstream_listing.h); NULL for a plain
+ * upstream, or while the kind is not known. */
+struct ztd_uplist *ztd_upstream_listing(ztd_upstream *u);
 void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out);
 
 /* ---- files */

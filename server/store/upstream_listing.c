@@ -1,0 +1,152 @@
+/* The upstream's listing, cached and revalidated (see upstream_listing.h). */
+#include "store/upstream_listing.h"
+#include "core/clock.h"
+#include "store/upstream_http.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LISTING (1u << 30) /* bytes of a listing body */
+
+struct ztd_uplist {
+    char *base, *token;
+    double connect_timeout, timeout;
+    uint64_t ttl_ms;
+    pthread_mutex_t mu; /* one fetch at a time; the fields below */
+    json_t *files;      /* sorted by name, or NULL */
+    char etag[256];
+    uint64_t checked; /* ztd_now_ms() */
+};
+
+ztd_uplist *ztd_uplist_new(const char *base, const char *token, double connect_timeout,
+                           double timeout, uint64_t ttl_ms)
+{
+    ztd_uplist *l = calloc(1, sizeof(*l));
+    if (!l || !(l->base = strdup(base)) || (token && !(l->token = strdup(token)))) {
+        ztd_uplist_free(l);
+        return NULL;
+    }
+    l->connect_timeout = connect_timeout;
+    l->timeout = timeout;
+    l->ttl_ms = ttl_ms;
+    pthread_mutex_init(&l->mu, NULL);
+    return l;
+}
+
+void ztd_uplist_free(ztd_uplist *l)
+{
+    if (!l)
+        return;
+    json_decref(l->files);
+    if (l->base)
+        pthread_mutex_destroy(&l->mu);
+    free(l->base);
+    free(l->token);
+    free(l);
+}
+
+static json_t *fresh(ztd_uplist *l)
+{
+    if (!l->files || ztd_now_ms() - l->checked >= l->ttl_ms)
+        return NULL;
+    return json_incref(l->files);
+}
+
+json_t *ztd_uplist_peek(ztd_uplist *l)
+{
+    pthread_mutex_lock(&l->mu);
+    json_t *j = fresh(l);
+    pthread_mutex_unlock(&l->mu);
+    return j;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
+    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+/* The "files" array of a listing body, checked and sorted (a new reference). */
+static json_t *parse(const char *body, size_t len)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *files = json_object_get(root, "files");
+    if (!json_is_array(files)) {
+        json_decref(root);
+        return NULL;
+    }
+    size_t n = json_array_size(files);
+    json_t **v = malloc((n ? n : 1) * sizeof(*v));
+    json_t *out = v ? json_array() : NULL;
+    for (size_t i = 0; v && i < n; i++) {
+        v[i] = json_array_get(files, i);
+        if (!json_is_object(v[i]) || !json_is_string(json_object_get(v[i], "name"))) {
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+    }
+    if (out) {
+        qsort(v, n, sizeof(*v), by_name);
+        for (size_t i = 0; i < n; i++)
+            json_array_append(out, v[i]);
+    }
+    free(v);
+    json_decref(root);
+    return out;
+}
+
+/* Fetch (or revalidate) under l->mu. */
+static ztd_err refresh(ztd_uplist *l, char *msg, size_t cap)
+{
+    char url[4200], etag[256];
+    snprintf(url, sizeof(url), "%s/v1/files", l->base);
+    int status, timed_out;
+    char *body;
+    size_t len;
+    if (ztd_upstream_http_get(url, l->token, l->files ? l->etag : NULL, l->connect_timeout,
+                              l->timeout, MAX_LISTING, &status, &body, &len, etag,
+                              &timed_out) != 0) {
+        snprintf(msg, cap, "out of memory");
+        return ZTD_ERR_INTERNAL;
+    }
+    ztd_err err = ZTD_ERR_NONE;
+    json_t *files = NULL;
+    if (status == 304 && l->files) {
+        l->checked = ztd_now_ms();
+    } else if (status == 200 && (files = parse(body, len))) {
+        json_decref(l->files);
+        l->files = files;
+        snprintf(l->etag, sizeof(l->etag), "%s", etag);
+        l->checked = ztd_now_ms();
+    } else {
+        err = timed_out ? ZTD_ERR_UPSTREAM_TIMEOUT : ZTD_ERR_UPSTREAM_FAILED;
+        if (status == 0)
+            snprintf(msg, cap, "upstream %s: the listing could not be fetched (%s)", l->base,
+                     timed_out ? "timed out" : "cannot connect");
+        else
+            snprintf(msg, cap, "upstream %s: the listing answered HTTP %d%s", l->base, status,
+                     status == 200 ? " with something else than a listing" : "");
+    }
+    free(body);
+    return err;
+}
+
+ztd_err ztd_uplist_get(ztd_uplist *l, json_t **out, char *msg, size_t cap)
+{
+    pthread_mutex_lock(&l->mu);
+    ztd_err err = ZTD_ERR_NONE;
+    if (!(*out = fresh(l))) {
+        err = refresh(l, msg, cap);
+        if (err && l->files) { /* served as it was, tried again after ttl */
+            l->checked = ztd_now_ms();
+            err = ZTD_ERR_NONE;
+        }
+        *out = err ? NULL : json_incref(l->files);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return err;
+}

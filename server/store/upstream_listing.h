@@ -1,0 +1,32 @@
+/*
+ * The listing of a ztensord upstream (GET BASE/v1/files, every file), kept
+ * for upstream_ttl and then revalidated with If-None-Match on its ETag. A
+ * plain upstream has none. Thread safety: every function may be called from
+ * any thread; one fetch at a time, the other callers wait for it.
+ */
+#ifndef ZTD_UPSTREAM_LISTING_H
+#define ZTD_UPSTREAM_LISTING_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "core/errors.h"
+
+typedef struct ztd_uplist ztd_uplist;
+
+/* token may be NULL; timeouts in seconds. NULL when out of memory. */
+ztd_uplist *ztd_uplist_new(const char *base, const char *token, double connect_timeout,
+                           double timeout, uint64_t ttl_ms);
+void ztd_uplist_free(ztd_uplist *l);
+
+/* The files (a JSON array of listing objects, sorted by name; a new
+ * reference) when fetched less than ttl ago, else NULL. Never blocks on the
+ * network. */
+json_t *ztd_uplist_peek(ztd_uplist *l);
+/* The same, fetching or revalidating first as needed: blocks. An upstream
+ * that cannot be reached leaves the last listing served (checked again
+ * after ttl); with none yet, the error (UPSTREAM_FAILED, UPSTREAM_TIMEOUT)
+ * with a message naming the upstream. */
+ztd_err ztd_uplist_get(ztd_uplist *l, json_t **out, char *msg, size_t cap);
+
+#endif

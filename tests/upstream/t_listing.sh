@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# t_listing: with a ztensord upstream, /v1/files is the upstream's listing merged with the
+# sidecar's own root (a local file wins), paged like any listing, kept for upstream_ttl
+# and then revalidated by ETag (the origin answers 304). A file replaced upstream: within
+# the TTL the old version is served whole; after it the new one (manifest, components,
+# /raw, zt pull), and a response that started on the old version ends with its bytes.
+. "$(dirname "$0")/lib.sh" "$@"
+
+mkdir -p "$T/origin/d" "$T/side" "$T/cache"
+rand "$T/v1.bin" $((8 << 20))
+rand "$T/v2.bin" $((8 << 20))
+rand "$T/s.bin" 1000
+pack "$T/origin/a.zt" w=u8:$((8 << 20)):"$T/v1.bin" || finish
+pack "$T/origin/d/b.zt" s=u8:1000:"$T/s.bin" || finish
+pack "$T/origin/c.zt" s=u8:1000:"$T/s.bin" || finish
+pack "$T/side/c.zt" w=u8:1000:"$T/s.bin" || finish # the local c.zt wins
+pack "$T/side/e.zt" s=u8:1000:"$T/s.bin" || finish
+start_origin "$T/origin" || finish
+start_sidecar "$T/side" "$O_URL" "$T/cache" --upstream-ttl 3s || finish
+
+# ---- the merged listing
+http "$T/r" "$URL/v1/files"
+check_code "listing" 200
+check_eq "listing: the names of both, once each" "$($HELP names "$T/r.body" | tr '\n' ' ')" "a.zt c.zt d/b.zt e.zt "
+lc=$(curl -s "$URL/v1/files/c.zt" | tr -d ' ')
+check_match "the local c.zt wins (its object w)" "$lc" '"w":'
+cetag=$(curl -sI "$URL/v1/files/c.zt/raw" | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }')
+check_eq "listing: c.zt's ETag is the local file's" "$($HELP listing "$T/r.body" c.zt etag)" "$cetag"
+check_eq "listing: a.zt's ETag is the origin's" "$($HELP listing "$T/r.body" a.zt etag)" \
+    "$(curl -s "$O_URL/v1/files" | $HELP listing /dev/stdin a.zt etag)"
+http "$T/r" "$URL/v1/files?limit=2"
+check_eq "page 1" "$($HELP names "$T/r.body" | tr '\n' ' ')" "a.zt c.zt "
+cur=$(jget "$T/r.body" next_cursor)
+http "$T/r" "$URL/v1/files?limit=2&cursor=$cur"
+check_eq "page 2" "$($HELP names "$T/r.body" | tr '\n' ' ')" "d/b.zt e.zt "
+http "$T/r" "$URL/v1/files?prefix=d/"
+check_eq "prefix" "$($HELP names "$T/r.body" | tr '\n' ' ')" "d/b.zt "
+etag=$(hdr "$T/r.hdr" ETag)
+http "$T/r" "$URL/v1/files"
+letag=$(hdr "$T/r.hdr" ETag)
+check_match "listing: an ETag" "$letag" '^"list-[0-9a-f]{32}"$'
+http "$T/r" "$URL/v1/files" -H "If-None-Match: $letag"
+check_code "listing: If-None-Match: 304" 304
+
+# ---- revalidation after the TTL: a conditional request, answered 304
+n304=$(metric "$O_URL" '^ztensord_requests_total\{route="list",code="304"\}')
+sleep 3.2
+http "$T/r" "$URL/v1/files"
+check_code "listing after the TTL" 200
+check_eq "listing after the TTL: revalidated with 304" \
+    "$(($(metric "$O_URL" '^ztensord_requests_total\{route="list",code="304"\}') - n304))" 1
+
+# ---- a file replaced upstream
+http "$T/r" "$URL/v1/files/a.zt/objects/w/data"
+check_same "version 1" "$T/r.body" "$T/v1.bin"
+# a slow reader of version 1 (cached) across the replacement
+curl -s --limit-rate 3M -o "$T/slow" -w '%{http_code} %{size_download}' \
+    "$URL/v1/files/a.zt/objects/w/data" >"$T/slow.st" &
+slow=$!
+sleep 0.3
+pack "$T/a2.zt" w=u8:$((8 << 20)):"$T/v2.bin" || finish
+mv "$T/a2.zt" "$T/origin/a.zt"
+sleep 0.3 # the origin's rescan
+http "$T/r" "$URL/v1/files/a.zt/objects/w/data"
+check_same "within the TTL: still version 1, whole" "$T/r.body" "$T/v1.bin"
+sleep 3.2
+http "$T/r" "$URL/v1/files/a.zt/objects/w/data"
+check_same "after the TTL: version 2" "$T/r.body" "$T/v2.bin"
+check_eq "after the TTL: the manifest is version 2's" "$(curl -s "$URL/v1/files/a.zt")" \
+    "$(curl -s "$O_URL/v1/files/a.zt")"
+http "$T/r" "$URL/v1/files/a.zt/raw"
+check_same "after the TTL: /raw is version 2's file" "$T/r.body" "$T/origin/a.zt"
+mkdir -p "$T/pulled"
+"$ZT" pull --quiet -o "$T/pulled" "$URL/v1/files/a.zt" >"$T/pull.out" 2>&1
+check_same "after the TTL: zt pull gets version 2" "$T/pulled/a.zt" "$T/origin/a.zt"
+wait "$slow"
+check_eq "the slow reader: complete" "$(cat "$T/slow.st")" "200 $((8 << 20))"
+check_same "the slow reader: version 1 only" "$T/slow" "$T/v1.bin"
+stop_origin
+finish
