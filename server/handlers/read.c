@@ -437,6 +437,16 @@ static void segs_job(ztd_offload *o)
         ztd_upstream_segments(x->s->upstream, x->e, &x->useg, &x->nsegs, x->msg, sizeof(x->msg));
 }
 
+/* The error of the fill that failed, for the answer. */
+static void fill_failed(up_req *x)
+{
+    if (!(x->err = ztd_upstream_fill_error(x->e, x->msg, sizeof(x->msg)))) {
+        x->err = ZTD_ERR_UPSTREAM_FAILED;
+        snprintf(x->msg, sizeof(x->msg), "upstream %s: the fetch failed",
+                 ztd_upstream_url(x->s->upstream));
+    }
+}
+
 /* Wait (bounded) for the first byte a response needs, so that an upstream
  * that fails is answered with an error, not a 200 cut short. */
 static void wait_job(ztd_offload *o)
@@ -453,12 +463,8 @@ static void wait_job(ztd_offload *o)
         waited += 500;
     }
     x->err = ZTD_ERR_NONE;
-    if (st == ZTD_CACHE_FAILED &&
-        !(x->err = ztd_upstream_fill_error(x->e, x->msg, sizeof(x->msg)))) {
-        x->err = ZTD_ERR_UPSTREAM_FAILED;
-        snprintf(x->msg, sizeof(x->msg), "upstream %s: the fetch failed",
-                 ztd_upstream_url(x->s->upstream));
-    }
+    if (st == ZTD_CACHE_FAILED)
+        fill_failed(x);
 }
 
 /* Runs fn off the workers: MHD_YES to return now (the handler is called
@@ -491,15 +497,23 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
     return answer_entry(s, c, r, x->e);
 }
 
-/* Has the first byte at `first` of item it landed (or should we wait)? */
-static bool must_wait(up_req *x, ztd_cache_item *it, uint64_t first)
+/* Has the item's first byte landed, or should we wait for it (off the
+ * workers)? Only the first: it shows the upstream answers, so that a fetch
+ * that fails at once is answered 502/504, not a 200 cut short; the bytes a
+ * range needs further on are waited for by the response's reader
+ * (http/body_cache.h), which holds no thread meanwhile. */
+static bool must_wait(up_req *x, ztd_cache_item *it)
 {
     uint64_t ready;
-    if (x->phase == UP_WAITED || ztd_cache_item_state(it, &ready) != ZTD_CACHE_FILLING ||
-        ready > first)
+    ztd_cache_state st = ztd_cache_item_state(it, &ready);
+    if (st == ZTD_CACHE_FAILED) { /* failed already: its error, not a 200 cut short */
+        fill_failed(x);
+        return false;
+    }
+    if (x->phase == UP_WAITED || st != ZTD_CACHE_FILLING || ready > 0)
         return false;
     x->wait_item = it;
-    x->wait_for = first + 1;
+    x->wait_for = 1;
     return true;
 }
 
@@ -579,9 +593,10 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         }
         x->one.item = it;
-        if (must_wait(x, it, lo) && offload(s, c, x, UP_WAIT, wait_job))
+        x->err = ZTD_ERR_NONE;
+        if (must_wait(x, it) && offload(s, c, x, UP_WAIT, wait_job))
             return MHD_YES;
-        if (x->phase == UP_WAIT && x->err)
+        if (x->err)
             return ztd_error(c, r, x->err, "%s", x->msg);
     }
     return ztd_send_body(c, r, &b);
@@ -621,7 +636,6 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
     uint64_t lo = 0, hi = 0;
     bool reads = needed_span(c, r, &b, &lo, &hi);
     ztd_cache_item *first = NULL;
-    uint64_t first_at = 0;
     for (size_t i = 0; i < x->nsegs; i++) {
         const ztd_upstream_seg *u = &x->useg[i];
         x->segs[i] = (ztd_body_seg){.len = u->len, .mem = u->mem};
@@ -637,14 +651,13 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         }
         x->segs[i].item = it;
-        if (!first) {
+        if (!first)
             first = it;
-            first_at = lo > u->at ? lo - u->at : 0;
-        }
     }
-    if (first && must_wait(x, first, first_at) && offload(s, c, x, UP_WAIT, wait_job))
+    x->err = ZTD_ERR_NONE;
+    if (first && must_wait(x, first) && offload(s, c, x, UP_WAIT, wait_job))
         return MHD_YES;
-    if (x->phase == UP_WAIT && x->err)
+    if (x->err)
         return ztd_error(c, r, x->err, "%s", x->msg);
     return ztd_send_body(c, r, &b);
 }
