@@ -62,7 +62,7 @@ sent() {
   local m n prev=-1
   for _ in $(seq 100); do
     m=$(curl -s "$(url "$1")/metrics")
-    n=$(awk '/^ztensord_response_bytes_total/ && !/"(metrics|healthz|readyz|none)"/ {s += $2} END {printf "%d", s}' <<<"$m")
+    n=$(awk '/^ztensord_response_bytes_total/ && !/"(metrics|healthz|readyz|none)"/ {s += $2} END {printf "%.0f", s}' <<<"$m")
     grep -qx 'ztensord_requests_in_flight 1' <<<"$m" && [ "$n" = "$prev" ] && break
     prev=$n
     sleep 0.2

@@ -38,7 +38,7 @@ egress() {
     for i in $(seq 1 100); do
         m=$(curl -s --max-time 10 "$ORIGIN/metrics")
         n=$(awk '/^ztensord_response_bytes_total/ && !/route="(metrics|healthz|readyz)"/ \
-            {s += $2} END {printf "%d", s}' <<<"$m")
+            {s += $2} END {printf "%.0f", s}' <<<"$m")
         if grep -qx 'ztensord_requests_in_flight 1' <<<"$m" && [ "$n" = "$prev" ]; then break; fi
         prev=$n
         sleep 0.3

@@ -98,7 +98,7 @@ sent() {
     for i in $(seq 1 200); do
         m=$(curl -s --max-time 10 "$1/metrics")
         n=$(awk '/^ztensord_response_bytes_total/ && !/route="(metrics|healthz|readyz|none)"/ \
-            {s += $2} END {printf "%d", s}' <<<"$m")
+            {s += $2} END {printf "%.0f", s}' <<<"$m")
         if grep -qx 'ztensord_requests_in_flight 1' <<<"$m" && [ "$n" = "$prev" ]; then break; fi
         prev=$n
         sleep 0.3

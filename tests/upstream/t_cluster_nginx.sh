@@ -16,7 +16,7 @@ mkdir -p "$T/empty"
 start_nginx "$T/origin" || rfinish
 NG=http://127.0.0.1:$NPORT
 # nginx_sent: body bytes in nginx's access log (combined format: the 10th field).
-nginx_sent() { awk '{ s += $10 } END { printf "%d", s }' "$T/nginx/access.log"; }
+nginx_sent() { awk '{ s += $10 } END { printf "%.0f", s }' "$T/nginx/access.log"; }
 
 zd_start tier "$T/empty" --upstream "$NG" --upstream-kind plain --upstream-ttl 1s \
     --cache-dir "$T/cache.tier" || rfinish
