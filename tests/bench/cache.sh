@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pull-through cache (--upstream) against the local path, all figures from the same
 # run (not a test). Builds in Release (build-bench-cache/), makes a 1 GiB model in two
-# files (components from 1 MiB to 512 MiB, sha256 each), serves it from an origin
+# files (components from 4 MiB to 512 MiB, each of its own random bytes, sha256 each), serves it from an origin
 # ztensord on loopback, and measures, RUNS rounds interleaved so that load changes hit
 # every case alike:
 #   - direct: zt pull from the origin (a local root: the reference);
@@ -24,17 +24,23 @@ data=$build/bench-cache
 MiB=$((1 << 20))
 mkdir -p "$data/root/m" "$data/empty"
 if [ ! -s "$data/root/m/b.zt" ]; then
-  head -c $((512 * MiB)) /dev/urandom >"$data/r.raw"
-  head -c $((64 * MiB)) /dev/urandom >"$data/q.raw"
-  head -c $((4 * MiB)) /dev/urandom >"$data/s.raw"
+  # Every component has bytes of its own: the cache stores a sha256 once, so repeated
+  # bytes would be fetched once and the egress figures would flatter it.
   # a: 512 MiB + 4 x 64 MiB. b: 64 x 4 MiB.
-  "$zt" pack -o "$data/root/m/a.zt" "w=u8:$((512 * MiB)):$data/r.raw" \
-    "x0=u8:$((64 * MiB)):$data/q.raw" "x1=u8:$((64 * MiB)):$data/q.raw" \
-    "x2=u8:$((64 * MiB)):$data/q.raw" "x3=u8:$((64 * MiB)):$data/q.raw" >/dev/null
   args=()
-  for i in $(seq 64); do args+=("t$i=u8:$((4 * MiB)):$data/s.raw"); done
+  head -c $((512 * MiB)) /dev/urandom >"$data/w.raw"
+  for i in 0 1 2 3; do
+    head -c $((64 * MiB)) /dev/urandom >"$data/x$i.raw"
+    args+=("x$i=u8:$((64 * MiB)):$data/x$i.raw")
+  done
+  "$zt" pack -o "$data/root/m/a.zt" "w=u8:$((512 * MiB)):$data/w.raw" "${args[@]}" >/dev/null
+  args=()
+  for i in $(seq 64); do
+    head -c $((4 * MiB)) /dev/urandom >"$data/t$i.raw"
+    args+=("t$i=u8:$((4 * MiB)):$data/t$i.raw")
+  done
   "$zt" pack -o "$data/root/m/b.zt" "${args[@]}" >/dev/null
-  rm -f "$data/r.raw" "$data/q.raw" "$data/s.raw"
+  rm -f "$data"/*.raw
 fi
 files=(m/a.zt m/b.zt)
 model=$(cat "$data/root/m/a.zt" "$data/root/m/b.zt" | wc -c)
