@@ -16,6 +16,7 @@
 #include "store/verifier.h"
 #include "core/watch.h"
 #include "core/workq.h"
+#include "store/prefetch.h"
 #include "store/upstream.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,6 +225,26 @@ static int setup_writes(ztd_server *srv)
     return 0;
 }
 
+/* --prefetch: one start-up job of its comma-separated names. */
+static int start_prefetch(ztd_server *srv)
+{
+    char *list = strdup(srv->cfg->prefetch), *save = NULL;
+    const char *names[256];
+    size_t n = 0;
+    if (!list)
+        return -1;
+    for (char *t = strtok_r(list, ",", &save); t && n < 256; t = strtok_r(NULL, ",", &save))
+        if (*t)
+            names[n++] = t;
+    uint64_t id;
+    int rc = n ? ztd_prefetch_submit(srv->prefetch, names, n, true, &id) : 0;
+    if (n && !rc)
+        ztd_log(ZTD_LOG_INFO, "prefetch: start-up job %llu of %zu names; /readyz waits for it",
+                (unsigned long long)id, n);
+    free(list);
+    return rc;
+}
+
 /* The catalog of the root, the session table and the publisher. */
 static int setup_store(ztd_server *srv)
 {
@@ -244,6 +266,11 @@ static int setup_store(ztd_server *srv)
         }
         ztd_log(ZTD_LOG_INFO, "upstream %s, cache %s (%llu bytes at most)", cfg->upstream,
                 cfg->cache_dir, (unsigned long long)cfg->cache_size);
+        if (!(srv->prefetch = ztd_prefetch_new(srv->upstream, cfg->upstream_fills)) ||
+            start_prefetch(srv) != 0) {
+            ztd_log(ZTD_LOG_ERROR, "prefetch: out of memory or threads");
+            return -1;
+        }
     }
     return srv->sessions && srv->publisher ? 0 : -1;
 }
@@ -252,6 +279,7 @@ static int setup_store(ztd_server *srv)
 static void teardown(ztd_server *srv, bool free_catalog)
 {
     ztd_workq_free(srv->workq); /* drained by ztd_http_stop already */
+    ztd_prefetch_free(srv->prefetch);
     ztd_upstream_free(srv->upstream); /* after the requests that held its entries */
     ztd_publisher_free(srv->publisher);
     ztd_sessions_free(srv->sessions);
@@ -296,6 +324,27 @@ static int start(ztd_server *srv, int sfd)
     return ZTD_EXIT_OK;
 }
 
+/* With upstream and no root: serve an empty directory (cache_dir/root), so
+ * that the catalog, and everything built on it, stays as it is. */
+static int default_root(ztd_config *cfg)
+{
+    if (cfg->root)
+        return 0;
+    size_t n = strlen(cfg->cache_dir) + 6;
+    char *root = malloc(n);
+    if (!root)
+        return -1;
+    snprintf(root, n, "%s/root", cfg->cache_dir);
+    if ((mkdir(cfg->cache_dir, 0700) != 0 && errno != EEXIST) ||
+        (mkdir(root, 0700) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "ztensord: cannot make the empty root %s: %s\n", root, strerror(errno));
+        free(root);
+        return -1;
+    }
+    cfg->root = root;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     ztd_config cfg;
@@ -307,6 +356,10 @@ int main(int argc, char **argv)
     if (handle_action(&cfg, argv[0])) {
         ztd_config_free(&cfg);
         return ZTD_EXIT_OK;
+    }
+    if (default_root(&cfg) != 0) {
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_FAILURE;
     }
     if (open_logs(&cfg) != 0) {
         ztd_config_free(&cfg);

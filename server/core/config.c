@@ -92,7 +92,9 @@ static const option options[] = {
      .metavar = "DIR",
      .check = check_nonempty,
      .allowed = "a directory path",
-     .help = "Directory whose zTensor files are served. Required."},
+     .help = "Directory whose zTensor files are served. Required, unless upstream is set: "
+             "then an empty directory `root` inside cache_dir is made and served, and only "
+             "upstream files are."},
     {.name = "listen",
      .type = T_STRING,
      .offset = FIELD(listen, char *),
@@ -479,6 +481,16 @@ static const option options[] = {
      .min = 1,
      .max = 256,
      .help = "Upstream fetches run at once (threads of the fill queue); more wait in line."},
+    {.name = "prefetch",
+     .type = T_STRING,
+     .offset = FIELD(prefetch, char *),
+     .def = "",
+     .metavar = "NAMES",
+     .allowed = "comma-separated file names and prefixes, or empty for none",
+     .help = "With upstream: fetch these into the cache at start-up (a name ending in .zt, "
+             ".safetensors or .alt is a file; anything else a prefix, expanded with a ztensord "
+             "upstream's listing). /readyz answers 503 until it is done, so it can gate an "
+             "inference pod's readiness; progress in GET /v1/prefetch and /metrics."},
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -1397,6 +1409,9 @@ static int check_required(const ztd_config *c, char *err, size_t errlen)
         const option *o = &options[i];
         if (!(o->flags & F_REQUIRED) || *(char *const *)((const char *)c + o->offset))
             continue;
+        /* A pure cache needs no root of its own: main.c makes an empty one. */
+        if (o->offset == offsetof(ztd_config, root) && c->upstream && c->upstream[0])
+            continue;
         char flag[NAME_MAX_LEN + 4], env[NAME_MAX_LEN + 16];
         flag_name(flag, sizeof flag, o);
         env_name(env, sizeof env, o);
@@ -1435,6 +1450,10 @@ int ztd_config_load(ztd_config *out, int argc, char **argv, char **envp, char *e
         apply_env(&c, envp, err, errlen) < 0 || apply_flags(&c, fa, nflags, err, errlen) < 0 ||
         check_required(&c, err, errlen) < 0)
         goto fail;
+    if (c.prefetch[0] && !c.upstream[0]) {
+        snprintf(err, errlen, "option prefetch needs upstream (see --help)");
+        goto fail;
+    }
     if (c.upstream[0] && !c.cache_dir[0]) {
         snprintf(err, errlen,
                  "option cache_dir is required with upstream: set --cache-dir DIR, "

@@ -94,6 +94,7 @@ typedef struct ztd_config {
     uint64_t upstream_timeout_ms;
     unsigned upstream_retries;
     unsigned upstream_fills;
+    char *prefetch; /* comma-separated file names and prefixes; "" = none */
 } ztd_config;
 
 /* Fills *c with the defaults (root NULL). Returns 0, or -1 when out of

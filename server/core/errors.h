@@ -49,6 +49,8 @@
       "no such component")                                                                         \
     X(BLOB_NOT_FOUND, 404, "blob_not_found", 0,                                                    \
       "no component has this digest")                                                              \
+    X(NO_UPSTREAM, 404, "no_upstream", 0,                                                          \
+      "this server has no upstream: prefetch is for --upstream")                                   \
     X(UPLOAD_NOT_FOUND, 404, "upload_not_found", 0,                                                \
       "no such upload session")                                                                    \
     X(METHOD_NOT_ALLOWED, 405, "method_not_allowed", 0,                                            \

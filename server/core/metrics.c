@@ -8,6 +8,7 @@
 #include "core/metrics.h"
 #include "core/procstat.h"
 #include "store/cache.h"
+#include "store/prefetch.h"
 #include "store/upstream.h"
 
 #include <stdarg.h>
@@ -268,6 +269,34 @@ static void render_upstream(out *o, const ztd_cache_stats *c, const ztd_upstream
             u->entries);
 }
 
+/* Prefetch jobs (--prefetch, POST /v1/prefetch). */
+static void render_prefetch(out *o, const ztd_prefetch_totals *t)
+{
+    put(o,
+        "# HELP ztensord_prefetch_jobs Prefetch jobs by state.\n"
+        "# TYPE ztensord_prefetch_jobs gauge\n"
+        "ztensord_prefetch_jobs{state=\"queued\"} %llu\n"
+        "ztensord_prefetch_jobs{state=\"running\"} %llu\n"
+        "ztensord_prefetch_jobs{state=\"done\"} %llu\n"
+        "ztensord_prefetch_jobs{state=\"failed\"} %llu\n",
+        (unsigned long long)t->jobs_queued, (unsigned long long)t->jobs_running,
+        (unsigned long long)t->jobs_done, (unsigned long long)t->jobs_failed);
+    put(o,
+        "# HELP ztensord_prefetch_files Files of prefetch jobs: named (total), fetched, "
+        "failed.\n# TYPE ztensord_prefetch_files gauge\n"
+        "ztensord_prefetch_files{state=\"total\"} %llu\n"
+        "ztensord_prefetch_files{state=\"done\"} %llu\n"
+        "ztensord_prefetch_files{state=\"failed\"} %llu\n",
+        (unsigned long long)t->files_total, (unsigned long long)t->files_done,
+        (unsigned long long)t->files_failed);
+    put(o,
+        "# HELP ztensord_prefetch_bytes Component bytes of prefetch jobs: of the files opened "
+        "(total), and in the cache (done).\n# TYPE ztensord_prefetch_bytes gauge\n"
+        "ztensord_prefetch_bytes{state=\"total\"} %llu\n"
+        "ztensord_prefetch_bytes{state=\"done\"} %llu\n",
+        (unsigned long long)t->bytes_total, (unsigned long long)t->bytes_done);
+}
+
 char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
 {
     out o = {0};
@@ -317,6 +346,8 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         ZT_VERSION_STRING, ZT_FORMAT_VERSION);
     if (g->cache && g->upstream)
         render_upstream(&o, g->cache, g->upstream);
+    if (g->prefetch)
+        render_prefetch(&o, g->prefetch);
     render_process(&o);
     if (o.oom) {
         free(o.p);

@@ -43,6 +43,7 @@ typedef struct ztd_metrics_gauges {
     /* --upstream only, else NULL (store/cache.h, store/upstream.h) */
     const struct ztd_cache_stats *cache;
     const struct ztd_upstream_stats *upstream;
+    const struct ztd_prefetch_totals *prefetch;
 } ztd_metrics_gauges;
 
 /* The exposition text; malloc'ed, *len set. NULL on out of memory. */

@@ -19,6 +19,7 @@ struct ztd_publisher;
 struct ztd_workq;
 struct ztd_unix_id;
 struct ztd_upstream;
+struct ztd_prefetch;
 struct MHD_Daemon;
 
 typedef struct ztd_server {
@@ -31,6 +32,7 @@ typedef struct ztd_server {
     struct ztd_publisher *publisher; /* preconditions, rename, catalog update */
     struct ztd_workq *workq;         /* blocking work, off libmicrohttpd's threads (NULL: none) */
     struct ztd_upstream *upstream;   /* --upstream (store/upstream.h), or NULL */
+    struct ztd_prefetch *prefetch;   /* with upstream (store/prefetch.h), else NULL */
     /* Set by ztd_http_start: */
     struct MHD_Daemon *daemon;
     struct ztd_conns *conns; /* every open connection (http/conns.h) */

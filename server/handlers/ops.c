@@ -5,6 +5,7 @@
 #include "http/response.h"
 #include "store/catalog.h"
 #include "store/sessions.h"
+#include "store/prefetch.h"
 #include "store/upstream.h"
 
 #include <stdlib.h>
@@ -21,6 +22,15 @@ enum MHD_Result ztd_ops_readyz(ztd_server *s, struct MHD_Connection *c, ztd_req 
         return ztd_fail(c, r, ZTD_ERR_DRAINING);
     if (!ztd_catalog_ready(s->catalog))
         return ztd_fail(c, r, ZTD_ERR_NOT_READY);
+    if (s->prefetch && !ztd_prefetch_startup_done(s->prefetch)) {
+        ztd_prefetch_totals t;
+        ztd_prefetch_get_totals(s->prefetch, &t);
+        return ztd_error(c, r, ZTD_ERR_NOT_READY,
+                         "the start-up prefetch is running: %llu of %llu files, %llu of %llu "
+                         "bytes so far",
+                         (unsigned long long)t.files_done, (unsigned long long)t.files_total,
+                         (unsigned long long)t.bytes_done, (unsigned long long)t.bytes_total);
+    }
     return ztd_json(c, r, 200, "{\"status\":\"ready\"}", 18, 0);
 }
 
@@ -36,6 +46,11 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
     ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy);
     ztd_cache_stats cst;
     ztd_upstream_stats ust;
+    ztd_prefetch_totals pt;
+    if (s->prefetch) {
+        ztd_prefetch_get_totals(s->prefetch, &pt);
+        g.prefetch = &pt;
+    }
     if (s->upstream) {
         ztd_cache_get_stats(ztd_upstream_cache(s->upstream), &cst);
         ztd_upstream_get_stats(s->upstream, &ust);

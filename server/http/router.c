@@ -16,6 +16,7 @@ static const char ALLOW_FILE[] = "GET, HEAD, PUT, DELETE";
 static const char ALLOW_POST[] = "POST";
 static const char ALLOW_PUT[] = "PUT";
 static const char ALLOW_UPLOAD[] = "GET, HEAD, DELETE";
+static const char ALLOW_PREFETCH[] = "GET, HEAD, POST";
 
 static const char *const file_exts[] = {".zt", ".safetensors", ".alt"};
 
@@ -314,6 +315,9 @@ ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match
     static const method_route metrics[] = GET_ROUTE(ZTD_ROUTE_METRICS);
     static const method_route list[] = GET_ROUTE(ZTD_ROUTE_LIST);
     static const method_route upload_new[] = {{"POST", ZTD_ROUTE_UPLOAD_NEW}};
+    static const method_route prefetch[] = {{"GET", ZTD_ROUTE_PREFETCH_STATUS},
+                                            {"HEAD", ZTD_ROUTE_PREFETCH_STATUS},
+                                            {"POST", ZTD_ROUTE_PREFETCH}};
     size_t len;
 
     fail(out, ZTD_ROUTE_BAD_REQUEST, "no method or path");
@@ -345,6 +349,8 @@ ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match
         return DISPATCH(out, method, ALLOW_POST, upload_new);
     if (strncmp(path, "/v1/uploads/", 12) == 0)
         return route_upload(out, method, path + 12);
+    if (strcmp(path, "/v1/prefetch") == 0)
+        return DISPATCH(out, method, ALLOW_PREFETCH, prefetch);
     return fail(out, ZTD_ROUTE_NOT_FOUND, "no such route");
 }
 
@@ -368,6 +374,8 @@ const char *ztd_route_name(ztd_route_id route)
         [ZTD_ROUTE_UPLOAD_ABORT] = "upload_abort",
         [ZTD_ROUTE_UPLOAD_COMPONENT] = "upload_component",
         [ZTD_ROUTE_UPLOAD_COMMIT] = "upload_commit",
+        [ZTD_ROUTE_PREFETCH] = "prefetch",
+        [ZTD_ROUTE_PREFETCH_STATUS] = "prefetch_status",
     };
     if ((unsigned)route >= ZTD_ROUTE_COUNT || names[route] == NULL)
         return "none";

@@ -24,6 +24,8 @@
  *   DELETE   /v1/uploads/{id}                               UPLOAD_ABORT
  *   PUT      /v1/uploads/{id}/components/{key}              UPLOAD_COMPONENT
  *   POST     /v1/uploads/{id}/commit                        UPLOAD_COMMIT
+ *   POST     /v1/prefetch                                   PREFETCH
+ *   GET|HEAD /v1/prefetch                                   PREFETCH_STATUS
  * Literal parts match byte for byte (case-sensitive, not percent-decoded); no trailing slash.
  *
  * {file}: the relative path of a .zt, .safetensors or .alt file (case-sensitive extensions).
@@ -89,6 +91,8 @@ typedef enum ztd_route_id {
     ZTD_ROUTE_UPLOAD_ABORT,
     ZTD_ROUTE_UPLOAD_COMPONENT,
     ZTD_ROUTE_UPLOAD_COMMIT,
+    ZTD_ROUTE_PREFETCH,
+    ZTD_ROUTE_PREFETCH_STATUS,
     ZTD_ROUTE_COUNT
 } ztd_route_id;
 

@@ -35,6 +35,9 @@ static const ztd_route_def k_routes[ZTD_ROUTE_COUNT] = {
                                                         ztd_component_end, true),
     ROUTE(UPLOAD_COMMIT,    "POST",      WRITE, JSON,   NULL, ztd_json_body_data,
                                                         ztd_session_commit, true),
+    ROUTE(PREFETCH,         "POST",      WRITE, JSON,   NULL, ztd_json_body_data,
+                                                        ztd_prefetch_post, false),
+    ROUTE(PREFETCH_STATUS,  "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_prefetch_status, false),
 };
 /* clang-format on */
 

@@ -25,8 +25,8 @@
 #include <string.h>
 #include <ztensor/ztensor_remote.h>
 
-#define MAX_ENTRIES 4096 /* upstream files kept open at once */
-#define NAME_URL_MAX 4096
+#define MAX_ENTRIES 4096   /* upstream files kept open at once */
+#define NAME_URL_MAX 16384 /* a 4096-byte name, percent-encoded, and the base */
 
 struct ztd_upstream_entry {
     ztd_upstream *u;
@@ -339,12 +339,29 @@ fail:
     return NULL;
 }
 
+/* name percent-encoded for a URL path: all but unreserved characters and '/'
+ * (a name may hold spaces, '%', '?', '#' and UTF-8). */
+static void encode_name(const char *name, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p && n + 4 < cap; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~/", *p))
+            out[n++] = (char)*p;
+        else
+            n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
+    }
+    out[n] = 0;
+}
+
 static void file_url(const ztd_upstream *u, const char *name, char *out, size_t cap)
 {
+    char enc[NAME_URL_MAX];
+    encode_name(name, enc, sizeof(enc));
     if (ztd_upstream_is_ztensord(u))
-        snprintf(out, cap, "%s/v1/files/%s", u->base, name);
+        snprintf(out, cap, "%s/v1/files/%s", u->base, enc);
     else
-        snprintf(out, cap, "%s/%s", u->base, name);
+        snprintf(out, cap, "%s/%s", u->base, enc);
 }
 
 /* Open name at upstream: a new entry, or the error. */

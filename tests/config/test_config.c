@@ -775,7 +775,8 @@ static const char *const option_names[] = {"config",
                                            "upstream_connect_timeout",
                                            "upstream_timeout",
                                            "upstream_retries",
-                                           "upstream_fills"};
+                                           "upstream_fills",
+                                           "prefetch"};
 
 static void test_help(void **state)
 {

@@ -37,6 +37,8 @@ static const char *const k_paths[ZTD_ROUTE_COUNT] = {
     [ZTD_ROUTE_UPLOAD_ABORT] = "/v1/uploads/abc",
     [ZTD_ROUTE_UPLOAD_COMPONENT] = "/v1/uploads/abc/components/k",
     [ZTD_ROUTE_UPLOAD_COMMIT] = "/v1/uploads/abc/commit",
+    [ZTD_ROUTE_PREFETCH] = "/v1/prefetch",
+    [ZTD_ROUTE_PREFETCH_STATUS] = "/v1/prefetch",
 };
 
 static const char *const k_methods[] = {"GET", "HEAD", "PUT", "POST", "DELETE", "PATCH"};

@@ -3,7 +3,8 @@
 # files byte for byte, with the origin's validators: manifest, object JSON, components
 # (whole, ranges, HEAD, conditionals), /raw (ranges across components), blobs; zt pull
 # through it ends byte-exact; eight concurrent cold requests for one 64 MiB component
-# make one upstream fetch; a warm request makes none; names neither side has are 404.
+# make one upstream fetch; a warm request makes none; names neither side has are 404; a
+# sidecar without --root serves the upstream alone.
 . "$(dirname "$0")/lib.sh" "$@"
 
 mkdir -p "$T/origin/sub" "$T/side" "$T/cache"
@@ -122,6 +123,16 @@ before=$(origin_bytes)
 curl -s -o "$T/again" "$URL/v1/files/big.zt/objects/big/data"
 check_same "after a restart: bytes" "$T/again" "$T/big.bin"
 check_eq "after a restart: served from the cache" "$(($(origin_bytes) - before))" 0
+
+# ---- no root of its own: a pure cache
+stop_daemon
+start_rootless "$O_URL" "$T/cache3" || finish
+http "$T/r" "$URL/v1/files/big.zt/objects/big/data"
+check_code "without --root: an upstream component" 200
+check_same "without --root: its bytes" "$T/r.body" "$T/big.bin"
+http "$T/r" "$URL/v1/files"
+check_eq "without --root: the listing is the upstream's" "$($HELP names "$T/r.body" | tr '\n' ' ')" \
+    "$(curl -s "$O_URL/v1/files" | $HELP names /dev/stdin | tr '\n' ' ')"
 
 stop_origin
 finish
