@@ -11,8 +11,8 @@
 #     the port ztensord listens on;
 #   - the sidecar is a pull-through cache (docs/CLUSTER.md): upstream, a cache volume
 #     (compose) or emptyDir (k8s), a prefetch, and a health check on /readyz in compose;
-#     compose's environment starts a sidecar that serves an origin's file, and that stays
-#     unready (503) while its prefetch cannot finish;
+#     compose's environment starts a sidecar that serves an origin's file (the gate
+#     itself, /readyz while the prefetch cannot finish: tests/upstream/t_cluster_gate.sh);
 #   - docker/healthcheck.sh (the image's HEALTHCHECK) against real and fake servers.
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -182,29 +182,6 @@ out=$(hc ZTENSORD_LISTEN=0.0.0.0:1 ZTD_HEALTHCHECK_ADDR=127.0.0.1:"$PORT")
 check_eq "healthcheck: ZTD_HEALTHCHECK_ADDR overrides" "$?:$out" "0:healthy"
 out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT" ZTD_HEALTHCHECK_PATH=/readyz)
 check_eq "healthcheck: ZTD_HEALTHCHECK_PATH=/readyz on a ready server" "$?:$out" "0:healthy"
-stop_daemon
-# The readiness gate: with an upstream that does not answer, the prefetch cannot finish:
-# /readyz stays 503 and the /readyz health check says unhealthy, /healthz healthy.
-dead=$(free_port)
-D_N=$((D_N + 1))
-D_ERR=$T/gate.err
-env "${envarr[@]}" ZTENSORD_ROOT="$R" ZTENSORD_LISTEN=127.0.0.1:0 ZTENSORD_ACCESS_LOG=off \
-    ZTENSORD_UPSTREAM="http://127.0.0.1:$dead" ZTENSORD_CACHE_DIR="$T/cache2" "$ZTENSORD" 2>"$D_ERR" &
-D_PID=$!
-line=
-for i in $(seq 1 100); do
-    line=$(grep -m1 -o 'listening on http://127\.0\.0\.1:[0-9]*' "$D_ERR")
-    [ -n "$line" ] && break
-    kill -0 "$D_PID" 2>/dev/null || break
-    sleep 0.1
-done
-GP=${line##*:}
-sleep 1
-check_eq "upstream down: /readyz 503 (prefetch not done)" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GP/readyz")" 503
-out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$GP" ZTD_HEALTHCHECK_PATH=/readyz)
-check_match "healthcheck on /readyz: unhealthy until the prefetch is done" "$?:$out" '^1:unhealthy: HTTP/1\.[01] 503'
-out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$GP")
-check_eq "healthcheck on /healthz: healthy meanwhile" "$?:$out" "0:healthy"
 stop_daemon
 out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT")
 check_match "healthcheck: nothing listening: unhealthy (exit 1)" "$?:$out" '^1:unhealthy: cannot connect'
