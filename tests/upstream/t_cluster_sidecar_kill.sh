@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t_cluster_sidecar_kill: origin -> a node sidecar; two clients pull the model through
 # the sidecar with `zt pull` and the sidecar is killed with SIGKILL while it fetches
-# (between 5% and 60% of the model in its cache's fills), then restarted on the same port
+# (at least 5% of the model fetched, not 95%), then restarted on the same port
 # and the same --cache-dir. Pass: the restart removes the unfinished fills it finds; the
 # pulls, run again (they resume), finish byte-exact; every component the restarted
 # sidecar serves, and its /raw of every file, equal the origin's bytes (no partial entry
@@ -27,8 +27,8 @@ for i in $(seq 1 3000); do
 done
 zd_kill side
 note "sidecar killed after fetching $got of $MODEL_BYTES bytes"
-check "sidecar killed mid-fetch (5%-60% of the model fetched)" \
-    test "$got" -ge $((MODEL_BYTES / 20)) -a "$got" -le $((MODEL_BYTES * 60 / 100))
+check "sidecar killed mid-fetch (5% to 95% of the model fetched)" \
+    test "$got" -ge $((MODEL_BYTES / 20)) -a "$got" -lt $((MODEL_BYTES * 95 / 100))
 for c in 1 2; do
     pull_wait "c$c" 120
     note "client $c: zt pull ended with $PULL_RC when its sidecar died"
