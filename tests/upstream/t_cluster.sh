@@ -7,13 +7,13 @@
 # model's bytes and the tier at most 8.05x, read from their /metrics. Then a second round
 # (warm: every sidecar has the model) costs the tier and the origin no component bytes.
 #
-# Size: ZT_CLUSTER_MB (default 256). The issue asks for ~1 GiB; on this 2-core machine
-# shared with other jobs, 1 GiB x 8 nodes writes ~18 GiB (origin, tier cache, eight
-# caches, eight pulled copies) and hashes each byte at every hop. The default keeps the
-# test within ctest's time limit and the shared disk; the shape, the concurrency and the
-# pass criteria are the same (256 MiB: 11.5 s for the eight pulls here, load 14-20).
-# ZT_CLUSTER_MB=1024 runs the full size; tests/bench/cache.sh runs eight 1 GiB pulls
-# behind one tier (23 s, origin 1.000 copy: docs/PERFORMANCE.md).
+# Size: ZT_CLUSTER_MB (default 256). The issue asks for ~1 GiB, and that runs here:
+# ZT_CLUSTER_MB=1024 (a 945 MB model) passed in 57 s, the eight pulls taking 25.4 s, the
+# origin sending 1.000 copies and the tier 8.003 (2 cores, load 5-10). Time is not what
+# keeps the default smaller; disk is: at 1 GiB the run holds ~17 GiB at its peak (the
+# origin, the tier's cache, eight caches and eight pulled copies), too much for a CI
+# disk shared with other jobs. At 256 MiB (~4.5 GiB) the shape, the concurrency and
+# the pass criteria are the same: 11.5 s for the eight pulls, 1.001 and 8.008 copies.
 . "$(dirname "$0")/lib.sh" "$@"
 . "$(dirname "$0")/cluster_lib.sh"
 
