@@ -22,6 +22,10 @@ enum MHD_Result ztd_ops_readyz(ztd_server *s, struct MHD_Connection *c, ztd_req 
         return ztd_fail(c, r, ZTD_ERR_DRAINING);
     if (!ztd_catalog_ready(s->catalog))
         return ztd_fail(c, r, ZTD_ERR_NOT_READY);
+    char why[400];
+    if (s->prefetch && ztd_prefetch_startup_failed(s->prefetch, why, sizeof(why)))
+        return ztd_error(c, r, ZTD_ERR_NOT_READY,
+                         "the start-up prefetch failed (see GET /v1/prefetch): %s", why);
     if (s->prefetch && !ztd_prefetch_startup_done(s->prefetch)) {
         ztd_prefetch_totals t;
         ztd_prefetch_get_totals(s->prefetch, &t);

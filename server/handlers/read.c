@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define IMMUTABLE "public, max-age=31536000, immutable"
 
@@ -365,7 +366,7 @@ enum MHD_Result ztd_read_list(ztd_server *s, struct MHD_Connection *c, ztd_req *
  * gets a clear 502/504 instead of a 200 cut short. Later bytes are streamed
  * to the client as the fill lands them (http/body_cache.h). */
 
-enum { UP_OPEN = 1, UP_SEGS, UP_WAIT, UP_WAITED };
+enum { UP_OPEN = 1, UP_SEGS, UP_WAIT, UP_WAITED, UP_ROOM };
 
 typedef struct up_req {
     ztd_offload off;
@@ -379,6 +380,8 @@ typedef struct up_req {
     size_t nitems, capitems;
     ztd_cache_item *wait_item;
     uint64_t wait_for;
+    const zt_component **room; /* UP_ROOM: components the cache had no room for yet */
+    size_t nroom;
     ztd_body_seg one; /* a component's single segment */
     ztd_body_seg *segs;
     const ztd_upstream_seg *useg;
@@ -392,6 +395,7 @@ static void up_req_free(void *p)
         ztd_cache_item_release(x->items[i]);
     free(x->items);
     free(x->segs);
+    free(x->room);
     free(x->name);
     ztd_entry_release(x->e);
     free(x);
@@ -467,6 +471,41 @@ static void wait_job(ztd_offload *o)
         fill_failed(x);
 }
 
+/* The cache had no room for some components: everything in it is being
+ * sent. Wait (bounded by upstream_timeout) for responses to end and release
+ * theirs, acquiring each as room appears; the items are held by the request,
+ * so that its handler, called again, finds them. */
+static void room_job(ztd_offload *o)
+{
+    up_req *x = (up_req *)o;
+    uint64_t limit = x->s->cfg->upstream_timeout_ms, waited = 0;
+    size_t left = x->nroom;
+    x->err = ZTD_ERR_NONE;
+    while (left && !x->err) {
+        for (size_t i = 0; i < x->nroom && !x->err; i++) {
+            ztd_cache_item *it;
+            if (!x->room[i])
+                continue;
+            ztd_err err =
+                ztd_upstream_item(x->s->upstream, x->e, x->room[i], &it, x->msg, sizeof(x->msg));
+            if (err == ZTD_ERR_CACHE_FULL && waited < limit)
+                continue;
+            if (err == ZTD_ERR_NONE && !hold_item(x, it)) {
+                ztd_cache_item_release(it);
+                err = ZTD_ERR_INTERNAL;
+                snprintf(x->msg, sizeof(x->msg), "out of memory");
+            }
+            x->err = err;
+            x->room[i] = NULL;
+            left--;
+        }
+        if (left && !x->err) {
+            nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+            waited += 20;
+        }
+    }
+}
+
 /* Runs fn off the workers: MHD_YES to return now (the handler is called
  * again once it ran), or 0 when it ran here. */
 static int offload(ztd_server *s, struct MHD_Connection *c, up_req *x, int phase,
@@ -496,6 +535,8 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
         return ztd_error(c, r, x->err, "%s", x->msg);
     return answer_entry(s, c, r, x->e);
 }
+
+static bool wait_for_room(up_req *x, const zt_component **comps, size_t n);
 
 /* Has the item's first byte landed, or should we wait for it (off the
  * workers)? Only the first: it shows the upstream answers, so that a fetch
@@ -543,10 +584,11 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
     up_req *x = up_req_of(s, r);
     if (!x)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    if (x->phase == UP_WAIT) {
+    if (x->phase == UP_WAIT || x->phase == UP_ROOM) {
         if (x->err)
             return ztd_error(c, r, x->err, "%s", x->msg);
-        x->phase = UP_WAITED;
+        if (x->phase == UP_WAIT)
+            x->phase = UP_WAITED;
     }
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
     if (zstd && !ztd_accepts_zstd(ztd_header(c, "Accept-Encoding")))
@@ -586,6 +628,9 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
         ztd_cache_item *it;
         char msg[600];
         ztd_err err = ztd_upstream_item(s->upstream, e, comp, &it, msg, sizeof(msg));
+        if (err == ZTD_ERR_CACHE_FULL && x->phase < UP_ROOM && wait_for_room(x, &comp, 1) &&
+            offload(s, c, x, UP_ROOM, room_job))
+            return MHD_YES;
         if (err)
             return ztd_error(c, r, err, "%s", msg);
         if (!hold_item(x, it)) {
@@ -602,6 +647,17 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
     return ztd_send_body(c, r, &b);
 }
 
+/* The components to wait for room for (room_job); false when out of memory. */
+static bool wait_for_room(up_req *x, const zt_component **comps, size_t n)
+{
+    free(x->room);
+    if (!(x->room = malloc(n * sizeof(*x->room))))
+        return false;
+    memcpy(x->room, comps, n * sizeof(*comps));
+    x->nroom = n;
+    return true;
+}
+
 /* The file's bytes: its segments, items acquired for the ones the answer reads. */
 static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                          ztd_entry *e)
@@ -609,7 +665,7 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
     up_req *x = up_req_of(s, r);
     if (!x)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    if (x->phase == UP_SEGS || x->phase == UP_WAIT) {
+    if (x->phase == UP_SEGS || x->phase == UP_WAIT || x->phase == UP_ROOM) {
         if (x->err)
             return ztd_error(c, r, x->err, "%s", x->msg);
     }
@@ -636,6 +692,8 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
     uint64_t lo = 0, hi = 0;
     bool reads = needed_span(c, r, &b, &lo, &hi);
     ztd_cache_item *first = NULL;
+    const zt_component **full = NULL;
+    size_t nfull = 0;
     for (size_t i = 0; i < x->nsegs; i++) {
         const ztd_upstream_seg *u = &x->useg[i];
         x->segs[i] = (ztd_body_seg){.len = u->len, .mem = u->mem};
@@ -644,15 +702,34 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
         char msg[600];
         ztd_cache_item *it;
         ztd_err err = ztd_upstream_item(s->upstream, e, u->comp, &it, msg, sizeof(msg));
-        if (err)
+        if (err == ZTD_ERR_CACHE_FULL && x->phase < UP_ROOM &&
+            (full || (full = calloc(x->nsegs, sizeof(*full))))) {
+            full[nfull++] = u->comp; /* waited for below */
+            continue;
+        }
+        if (err) {
+            free(full);
             return ztd_error(c, r, err, "%s", msg);
+        }
         if (!hold_item(x, it)) {
             ztd_cache_item_release(it);
+            free(full);
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         }
         x->segs[i].item = it;
         if (!first)
             first = it;
+    }
+    if (nfull) {
+        bool ok = wait_for_room(x, full, nfull);
+        free(full);
+        if (!ok)
+            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+        if (offload(s, c, x, UP_ROOM, room_job))
+            return MHD_YES;
+        if (x->err)
+            return ztd_error(c, r, x->err, "%s", x->msg);
+        return send_upstream_raw(s, c, r, e); /* ran here: the items are held now */
     }
     x->err = ZTD_ERR_NONE;
     if (first && must_wait(x, first) && offload(s, c, x, UP_WAIT, wait_job))

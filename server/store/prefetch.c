@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define KEEP_JOBS 64       /* finished jobs kept for GET /v1/prefetch */
 #define MAX_WAITS 86400    /* one-second waits for one component: a day, then give up */
 #define MAX_FILES 1000000u /* files in one job */
+#define RETRIES 3          /* tries of a file by a job not at start-up */
 
 enum { J_QUEUED = 0, J_RUNNING, J_DONE, J_FAILED };
 static const char *const k_states[] = {"queued", "running", "done", "failed"};
@@ -41,6 +43,7 @@ struct ztd_prefetch {
     size_t njobs;
     uint64_t next_id;
     unsigned startup_left;
+    char startup_error[400]; /* a start-up job failed: why */
     bool stopping;
     ztd_prefetch_totals done; /* of jobs dropped from the list */
 };
@@ -92,6 +95,19 @@ static bool stopping(ztd_prefetch *p)
     bool s = p->stopping;
     pthread_mutex_unlock(&p->mu);
     return s;
+}
+
+/* Sleep up to ms, less when the prefetcher stops. */
+static void pause_ms(ztd_prefetch *p, unsigned ms)
+{
+    for (unsigned t = 0; t < ms && !stopping(p); t += 100)
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+}
+
+/* The next wait between tries: 1 s doubled up to 30 s. */
+static unsigned backoff(unsigned wait)
+{
+    return wait < 16000 ? wait * 2 : 30000;
 }
 
 static void failed(job *j, const char *msg)
@@ -183,6 +199,25 @@ static int expand_prefix(job *j, const char *prefix, strvec *out)
     return rc;
 }
 
+/* A prefix whose listing cannot be had now: tried again like a file. */
+static int expand_prefix_retried(job *j, const char *prefix, strvec *out)
+{
+    int rc = -1;
+    for (unsigned attempt = 0, wait = 1000; !stopping(j->p); attempt++) {
+        size_t before = out->n;
+        if ((rc = expand_prefix(j, prefix, out)) == 0)
+            break;
+        while (out->n > before) /* a partial expansion */
+            free(out->v[--out->n]);
+        bool plain = ztd_upstream_kind_known(j->p->u) && !ztd_upstream_listing(j->p->u);
+        if (plain || (!j->startup && attempt + 1 >= RETRIES))
+            break;
+        pause_ms(j->p, wait);
+        wait = backoff(wait);
+    }
+    return rc;
+}
+
 /* ---- fetching one file */
 
 typedef struct slot {
@@ -245,16 +280,36 @@ static bool fetch_components(job *j, ztd_entry *e, slot *win)
     return ok;
 }
 
+/* Is this error of opening a file one that can pass (the upstream is down or
+ * slow), rather than about the file (not there, invalid, unsupported)? */
+static bool transient(ztd_err e)
+{
+    return e != ZTD_ERR_FILE_NOT_FOUND && e != ZTD_ERR_FILE_INVALID &&
+           e != ZTD_ERR_UPSTREAM_UNSUPPORTED;
+}
+
+/* One file, tried again while what fails can pass: a start-up job until the
+ * upstream answers (a node that starts before its tier must not turn ready
+ * without its model), another job RETRIES times. */
 static void fetch_file(job *j, const char *name, slot *win)
 {
-    ztd_entry *e;
-    char msg[600];
     bool ok = false;
-    if (ztd_upstream_get(j->p->u, name, &e, msg, sizeof(msg)) == ZTD_ERR_NONE) {
-        ok = fetch_components(j, e, win);
-        ztd_entry_release(e);
-    } else {
-        failed(j, msg);
+    for (unsigned attempt = 0, wait = 1000; !ok && !stopping(j->p); attempt++) {
+        ztd_entry *e;
+        char msg[600];
+        ztd_err err = ztd_upstream_get(j->p->u, name, &e, msg, sizeof(msg));
+        if (err == ZTD_ERR_NONE) {
+            ok = fetch_components(j, e, win);
+            ztd_entry_release(e);
+        } else {
+            failed(j, msg);
+            if (!transient(err))
+                break;
+        }
+        if (ok || (!j->startup && attempt + 1 >= RETRIES))
+            break;
+        pause_ms(j->p, wait);
+        wait = backoff(wait);
     }
     add(j, ok ? &j->files_done : &j->files_failed, 1);
 }
@@ -270,7 +325,7 @@ static void job_run(ztd_job *wq)
     bool ok = true;
     for (size_t i = 0; i < j->n && ok; i++)
         ok = (is_file_name(j->names[i]) ? push(&files, j->names[i])
-                                        : expand_prefix(j, j->names[i], &files)) == 0;
+                                        : expand_prefix_retried(j, j->names[i], &files)) == 0;
     add(j, &j->files_total, files.n);
     slot *win = calloc(p->window, sizeof(*win));
     if (!win)
@@ -283,6 +338,9 @@ static void job_run(ztd_job *wq)
     j->state = ok && j->files_done == j->files_total ? J_DONE : J_FAILED;
     if (j->startup && p->startup_left)
         p->startup_left--;
+    if (j->startup && j->state == J_FAILED)
+        snprintf(p->startup_error, sizeof(p->startup_error), "%s",
+                 j->error[0] ? j->error : "a file was not fetched");
     pthread_mutex_unlock(&p->mu);
     ztd_log(ZTD_LOG_INFO,
             "prefetch %" PRIu64 " %s: %" PRIu64 " of %" PRIu64 " files, %" PRIu64 " of %" PRIu64
@@ -345,6 +403,15 @@ int ztd_prefetch_submit(ztd_prefetch *p, const char *const *names, size_t n, boo
     return 0;
 }
 
+bool ztd_prefetch_startup_failed(ztd_prefetch *p, char *msg, size_t cap)
+{
+    pthread_mutex_lock(&p->mu);
+    bool failed = p->startup_error[0] != 0;
+    snprintf(msg, cap, "%s", p->startup_error);
+    pthread_mutex_unlock(&p->mu);
+    return failed;
+}
+
 bool ztd_prefetch_startup_done(ztd_prefetch *p)
 {
     pthread_mutex_lock(&p->mu);
@@ -368,7 +435,7 @@ static json_t *job_json(const job *j)
         json_object_set_new(o, "names", names);
     else
         json_decref(names);
-    if (o && j->error[0])
+    if (o && j->error[0] && j->state == J_FAILED) /* a try that failed and passed: not news */
         json_object_set_new(o, "error", json_string(j->error));
     return o;
 }

@@ -39,6 +39,10 @@ int ztd_prefetch_submit(ztd_prefetch *p, const char *const *names, size_t n, boo
                         uint64_t *id);
 /* Have the start-up jobs ended (done or failed)? */
 bool ztd_prefetch_startup_done(ztd_prefetch *p);
+/* Did a start-up job fail (a file missing, invalid, or not fetched)? Its
+ * first error in msg. Failures that can pass (the upstream down or slow) are
+ * tried again by start-up jobs for as long as they last. */
+bool ztd_prefetch_startup_failed(ztd_prefetch *p, char *msg, size_t cap);
 /* One job's progress as JSON (a new reference), or NULL for an unknown id. */
 json_t *ztd_prefetch_job_json(ztd_prefetch *p, uint64_t id);
 /* Every job kept (the last 64), oldest first: {"jobs": [...]}. */

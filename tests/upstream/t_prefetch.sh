@@ -52,6 +52,52 @@ check_eq "prefetching daemon exit status" "$EXIT_RC" 0
 check_sanitizers "prefetching daemon: no sanitizer report" "$T/p.err"
 stop_relay
 
+# ---- the upstream starts after the sidecar: /readyz stays 503 (the model is not here)
+# until it answers, then the start-up prefetch finishes; a file the upstream does not
+# have keeps /readyz 503 and says why
+up=$(free_port)
+"$ZTENSORD" --upstream "http://127.0.0.1:$up" --cache-dir "$T/cache4" --listen 127.0.0.1:0 \
+    --access-log off --prefetch a.zt 2>"$T/late.err" &
+L=$!
+at_exit "kill -KILL $L 2>/dev/null"
+lport=
+for i in $(seq 1 300); do
+    lport=$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$T/late.err" 2>/dev/null | grep -o '[0-9]*$')
+    [ -n "$lport" ] && break
+    sleep 0.05
+done
+sleep 2
+http "$T/r" "http://127.0.0.1:$lport/readyz"
+check_code "upstream not started: /readyz 503" 503
+"$ZTENSORD" --root "$T/origin" --listen "127.0.0.1:$up" --access-log off 2>"$T/late-origin.err" &
+LO=$!
+at_exit "kill -KILL $LO 2>/dev/null"
+ready=
+for i in $(seq 1 300); do # the retries back off to 2 s, 4 s...: up to 30 s
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$lport/readyz")" = 200 ] && ready=1 && break
+    sleep 0.1
+done
+check "upstream started: /readyz 200 once the prefetch is done" [ -n "$ready" ]
+check_eq "upstream started late: the model is in the cache" \
+    "$(metric "http://127.0.0.1:$lport" '^ztensord_cache_items$')" 2
+kill -TERM "$L" "$LO"
+wait_exit "$L" 20
+check_eq "late-upstream daemon exit status" "$EXIT_RC" 0
+check_sanitizers "late-upstream daemon: no sanitizer report" "$T/late.err"
+wait_exit "$LO" 20
+
+NO_READY=1 start_rootless "$O_URL" "$T/cache5" --prefetch missing.zt || finish
+http "$T/r" "$URL/readyz"
+for i in $(seq 1 50); do
+    grep -q 'failed' "$T/r.body" && break
+    sleep 0.1
+    http "$T/r" "$URL/readyz"
+done
+check_code "a missing start-up file: /readyz 503" 503
+check_match "a missing start-up file: /readyz says why" "$(cat "$T/r.body")" \
+    "start-up prefetch failed.*missing.zt"
+stop_daemon
+
 # ---- POST /v1/prefetch
 start_sidecar "$T/side" "$O_URL" "$T/cache" --allow-anonymous-writes || finish
 http "$T/r" "$URL/v1/prefetch" -X POST -d '{"prefix": "d/", "files": ["e.zt"]}'
