@@ -9,7 +9,8 @@
 # byte-exact. Two checks tell the failures apart: a response cut short or wrong (never
 # acceptable), and a request refused with 507 cache_full because everything cached is
 # being sent (a clean error, but a cache in front of an upstream that has the bytes
-# should serve it, slower, rather than fail it).
+# should serve it, slower, rather than fail it: 46 of 560 were refused before the read
+# path waited for room).
 # Size: ZT_CLUSTER_MB (default 256: a 160 MiB component, 240 MiB in all, a 192 MiB
 # cache).
 . "$(dirname "$0")/lib.sh" "$@"
