@@ -7,9 +7,15 @@
 # the port accepts a connection. If the listen address is set by a flag or a config
 # file rather than ZTENSORD_LISTEN, set ZTD_HEALTHCHECK_ADDR=HOST:PORT as well, or
 # override the HEALTHCHECK. (It is not named ZTENSORD_*: ztensord refuses to start on
-# an unknown ZTENSORD_* variable.)
+# an unknown ZTENSORD_* variable.) ZTD_HEALTHCHECK_PATH=/readyz makes "healthy" mean
+# ready: for a sidecar with --prefetch, only once the model is in its cache.
 set -u
 listen=${ZTD_HEALTHCHECK_ADDR:-${ZTENSORD_LISTEN:-127.0.0.1:7070}}
+path=${ZTD_HEALTHCHECK_PATH:-/healthz}
+case $path in
+/*) ;;
+*) path=/$path ;;
+esac
 port=${listen##*:}
 host=${listen%:*}
 host=${host#[}
@@ -27,7 +33,7 @@ if [ -n "${ZTENSORD_TLS_CERT:-}" ]; then
     exit 0
 fi
 trap '' PIPE # a peer that closes early must not kill the check with SIGPIPE
-printf 'GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n' >&3 2>/dev/null
+printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "${path//[^A-Za-z0-9\/._-]/}" >&3 2>/dev/null
 status=
 IFS= read -r -t 4 status <&3
 exec 3<&-

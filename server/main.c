@@ -318,6 +318,24 @@ static void teardown(ztd_server *srv, bool free_catalog)
         ztd_catalog_free(srv->catalog);
 }
 
+static void log_listening(const ztd_server *srv)
+{
+    const char *scheme = srv->tls_cert ? "https" : "http", *path;
+    if ((path = ztd_listen_unix_path(srv->cfg->listen)) && !srv->unix_id)
+        ztd_log(ZTD_LOG_INFO, "listening on the socket systemd passed (root %s)", srv->cfg->root);
+    else if (path)
+        ztd_log(ZTD_LOG_INFO, "listening on %s+unix:%s (mode %s, root %s)", scheme, path,
+                srv->cfg->listen_mode, srv->cfg->root);
+    else {
+        char host[256] = "", why[64];
+        unsigned port;
+        ztd_listen_parse(srv->cfg->listen, host, sizeof(host), &port, why, sizeof(why));
+        bool v6 = strchr(host, ':') != NULL;
+        ztd_log(ZTD_LOG_INFO, "listening on %s://%s%s%s:%u (root %s)", scheme, v6 ? "[" : "",
+                host[0] ? host : "0.0.0.0", v6 ? "]" : "", srv->port, srv->cfg->root);
+    }
+}
+
 /* Everything up to a listening daemon: an exit status, ZTD_EXIT_OK when it runs. */
 static int start(ztd_server *srv, int sfd)
 {
@@ -395,12 +413,7 @@ int main(int argc, char **argv)
         ztd_config_free(&cfg);
         return rc;
     }
-    char host[256] = "", why[64];
-    unsigned port;
-    ztd_listen_parse(cfg.listen, host, sizeof(host), &port, why, sizeof(why));
-    bool v6 = strchr(host, ':') != NULL;
-    ztd_log(ZTD_LOG_INFO, "listening on %s://%s%s%s:%u (root %s)", srv.tls_cert ? "https" : "http",
-            v6 ? "[" : "", host[0] ? host : "0.0.0.0", v6 ? "]" : "", srv.port, cfg.root);
+    log_listening(&srv);
     ztd_watch *w = cfg.watch ? ztd_watch_new(cfg.root) : NULL;
     rc = activated || ztd_catalog_rescan(srv.catalog) == 0 ? ZTD_EXIT_OK : ZTD_EXIT_FAILURE;
     ztd_verifier *verifier = NULL;

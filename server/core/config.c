@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)
@@ -101,6 +102,7 @@ typedef struct option {
 
 static int check_nonempty(const char *v, char *why, size_t whylen);
 static int check_listen(const char *v, char *why, size_t whylen);
+static int check_mode(const char *v, char *why, size_t whylen);
 static int check_header_value(const char *v, char *why, size_t whylen);
 static int check_upstream(const char *v, char *why, size_t whylen);
 
@@ -118,9 +120,18 @@ static const option options[] = {
         "then an empty directory `root` inside cache_dir is made and served, and only "
         "upstream files are."),
     OPT_STRING("listen", listen, 0, "127.0.0.1:7070", "HOST:PORT", check_listen,
-               "HOST:PORT or [IPv6]:PORT with a port from 0 to 65535",
+               "HOST:PORT or [IPv6]:PORT with a port from 0 to 65535, or unix:/ABSOLUTE/PATH",
                "Address to listen on: HOST:PORT with a host name or IPv4 address, or [IPv6]:PORT. "
-               "`0.0.0.0` or `[::]` listen on every interface; port 0 picks a free port."),
+               "`0.0.0.0` or `[::]` listen on every interface; port 0 picks a free port. "
+               "`unix:/run/ztensord/ztensord.sock` listens on a Unix socket instead (for clients "
+               "on the same host: `curl --unix-socket`): its directory must exist; a socket left "
+               "there by a server that died is replaced, any other file is refused; the socket is "
+               "removed at exit."),
+    OPT_STRING("listen_mode", listen_mode, 0, "0660", "MODE", check_mode,
+               "an octal mode from 0 to 0777",
+               "Permissions of the Unix socket that `listen = unix:PATH` makes, in octal: "
+               "connecting needs write permission on it, so 0660 lets its owner and group connect. "
+               "Ignored for a TCP address."),
     OPT_UINT("threads", threads, "0", 0, 256,
              "Worker threads that serve connections; 0 means one per CPU core."),
     OPT_SIZE("max_manifest_size", max_manifest_size, "64M", KIB, GIB,
@@ -649,9 +660,49 @@ static int check_nonempty(const char *v, char *why, size_t whylen)
 
 static int check_listen(const char *v, char *why, size_t whylen)
 {
+    const char *path = ztd_listen_unix_path(v);
+    if (path) {
+        /* sun_path holds the path and its NUL; a relative path would depend on
+         * the working directory, which systemd and containers choose. */
+        if (path[0] != '/') {
+            snprintf(why, whylen, "needs an absolute path after unix:");
+            return -1;
+        }
+        if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+            snprintf(why, whylen, "has a socket path longer than %zu bytes",
+                     sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+            return -1;
+        }
+        if (path[strlen(path) - 1] == '/') {
+            snprintf(why, whylen, "names a directory, not a socket file");
+            return -1;
+        }
+        return 0;
+    }
     char host[256];
     unsigned port;
     return ztd_listen_parse(v, host, sizeof host, &port, why, whylen);
+}
+
+/* Permission bits only: set-id and sticky bits mean nothing on a socket. */
+static int check_mode(const char *v, char *why, size_t whylen)
+{
+    size_t n = strspn(v, "01234567");
+    if (n == 0 || v[n] || n > 4 || strtoul(v, NULL, 8) > 0777) {
+        snprintf(why, whylen, "is not an octal mode from 0 to 0777");
+        return -1;
+    }
+    return 0;
+}
+
+const char *ztd_listen_unix_path(const char *listen)
+{
+    return strncmp(listen, "unix:", 5) == 0 ? listen + 5 : NULL;
+}
+
+unsigned ztd_listen_mode(const char *mode)
+{
+    return (unsigned)strtoul(mode, NULL, 8);
 }
 
 /* It goes into a response header: no CR, LF or other control bytes. */

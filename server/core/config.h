@@ -50,7 +50,8 @@ typedef struct ztd_config {
     ztd_action action;
     char *config_path;              /* --config / ZTENSORD_CONFIG */
     char *root;                     /* directory served */
-    char *listen;                   /* "HOST:PORT"; split with ztd_listen_parse() */
+    char *listen;                   /* "HOST:PORT" (ztd_listen_parse) or "unix:PATH" */
+    char *listen_mode;              /* octal permissions of a Unix socket (ztd_listen_mode) */
     unsigned threads;               /* 0 = one per CPU core */
     uint64_t max_manifest_size;     /* bytes */
     unsigned max_ranges;            /* parts of a multipart/byteranges response */
@@ -127,6 +128,11 @@ void ztd_config_dump_json(FILE *f);
  * Returns 0, or -1 with the reason in why (host may then be partly written). */
 int ztd_listen_parse(const char *listen, char *host, size_t hostcap, unsigned *port, char *why,
                      size_t whylen);
+/* The socket path of a "unix:PATH" listen address (inside listen), or NULL
+ * for a TCP address. */
+const char *ztd_listen_unix_path(const char *listen);
+/* A listen_mode value (checked octal) as permission bits. */
+unsigned ztd_listen_mode(const char *mode);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@ struct ztd_staging;
 struct ztd_uploads;
 struct ztd_publisher;
 struct ztd_workq;
+struct ztd_unix_id;
 struct ztd_upstream;
 struct ztd_prefetch;
 struct MHD_Daemon;
@@ -36,10 +37,11 @@ typedef struct ztd_server {
     struct MHD_Daemon *daemon;
     struct ztd_conns *conns; /* every open connection (http/conns.h) */
     int listen_fd;
-    unsigned port;
-    char *tls_cert, *tls_key; /* PEM text when serving HTTPS */
-    int inflight;             /* atomic: requests between arrival and completion */
-    bool draining;            /* atomic: shutting down */
+    unsigned port;               /* 0 on a Unix socket */
+    struct ztd_unix_id *unix_id; /* the socket file of `listen unix:PATH`, removed at stop */
+    char *tls_cert, *tls_key;    /* PEM text when serving HTTPS */
+    int inflight;                /* atomic: requests between arrival and completion */
+    bool draining;               /* atomic: shutting down */
 } ztd_server;
 
 #endif

@@ -184,6 +184,8 @@ static void client_addr(struct MHD_Connection *c, char *buf, size_t cap)
         inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)cap);
     else if (sa && sa->sa_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)cap);
+    else if (sa && sa->sa_family == AF_UNIX)
+        snprintf(buf, cap, "unix:");
 }
 
 static void started(ztd_conns *r, struct MHD_Connection *c, void **socket_context)

@@ -18,6 +18,7 @@
 #include "http/response.h"
 #include "http/routes.h"
 #include "http/tcp_acked.h"
+#include "http/unix_listen.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -326,6 +327,8 @@ static void client_addr(struct MHD_Connection *c, char *buf, size_t cap)
         inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)cap);
     else if (sa->sa_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)cap);
+    else if (sa->sa_family == AF_UNIX)
+        snprintf(buf, cap, "unix:"); /* as nginx logs it: a local peer has no address */
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -383,8 +386,29 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     free(r);
 }
 
+/* `listen unix:PATH`: the socket file is ours to remove at stop. */
+static int bind_unix(ztd_server *s, const char *path)
+{
+    if (!(s->unix_id = calloc(1, sizeof(*s->unix_id))))
+        return -1;
+    s->listen_fd = ztd_unix_listen(path, ztd_listen_mode(s->cfg->listen_mode), s->unix_id);
+    return s->listen_fd < 0 ? -1 : 0;
+}
+
+static void unlink_unix(ztd_server *s)
+{
+    if (!s->unix_id)
+        return;
+    ztd_unix_unlink(ztd_listen_unix_path(s->cfg->listen), s->unix_id);
+    free(s->unix_id);
+    s->unix_id = NULL;
+}
+
 static int bind_listen(ztd_server *s)
 {
+    const char *path = ztd_listen_unix_path(s->cfg->listen);
+    if (path)
+        return bind_unix(s, path);
     char host[256], why[256];
     unsigned port;
     if (ztd_listen_parse(s->cfg->listen, host, sizeof(host), &port, why, sizeof(why)) != 0) {
@@ -480,8 +504,10 @@ int ztd_http_start(ztd_server *s)
     if (s->listen_fd < 0 && bind_listen(s) != 0)
         return -1;
     s->port = socket_port(s->listen_fd);
-    if (load_tls(s) != 0)
+    if (load_tls(s) != 0) {
+        unlink_unix(s);
         return ZTD_HTTP_CONFIG;
+    }
     unsigned threads = s->cfg->threads;
     if (!threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -490,8 +516,10 @@ int ztd_http_start(ztd_server *s)
     ztd_conns_limits lim = {.connection_limit = s->cfg->connection_limit,
                             .header_timeout_ms = s->cfg->header_timeout_ms,
                             .min_body_rate = s->cfg->min_body_rate};
-    if (!(s->conns = ztd_conns_new(&lim)))
+    if (!(s->conns = ztd_conns_new(&lim))) {
+        unlink_unix(s);
         return -1;
+    }
     /* Suspend and resume (http/offload.h) need the inter-thread channel, which
      * MHD_ALLOW_SUSPEND_RESUME includes: a resume from a work-queue thread wakes
      * the connection's worker through it. */
@@ -521,6 +549,7 @@ int ztd_http_start(ztd_server *s)
                 s->tls_cert ? " (check the TLS certificate and key)" : "");
         ztd_conns_free(s->conns);
         s->conns = NULL;
+        unlink_unix(s);
         return -1;
     }
     return 0;
@@ -544,6 +573,7 @@ void ztd_http_stop(ztd_server *s)
     int lfd = MHD_quiesce_daemon(s->daemon);
     if (lfd >= 0)
         close(lfd);
+    unlink_unix(s); /* new clients find no socket rather than a refusing one */
     int n = wait_inflight(s, s->cfg->shutdown_grace_ms);
     if (n)
         ztd_log(ZTD_LOG_WARN, "shutdown: %d requests still in flight after %llu ms, closing", n,

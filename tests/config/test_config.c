@@ -519,6 +519,39 @@ static void test_listen(void **state)
     assert_non_null(strstr(why, "too long"));
 }
 
+/* listen = unix:PATH and listen_mode (the socket itself: tests/ops/t_unix_socket.sh). */
+static void test_listen_unix(void **state)
+{
+    ztd_config c;
+    with_flag(&c, "--listen", "unix:/run/ztensord/ztensord.sock");
+    assert_string_equal(ztd_listen_unix_path(c.listen), "/run/ztensord/ztensord.sock");
+    assert_string_equal(c.listen_mode, "0660");
+    assert_int_equal(ztd_listen_mode(c.listen_mode), 0660);
+    ztd_config_free(&c);
+    assert_null(ztd_listen_unix_path("127.0.0.1:7070"));
+    char longest[6 + 107 + 1] = "unix:/";
+    memset(longest + 6, 'a', 106);
+    longest[6 + 106] = '\0'; /* "/" + 106 bytes: 107, the most sun_path holds */
+    with_flag(&c, "--listen", longest);
+    ztd_config_free(&c);
+    char over[6 + 108 + 1] = "unix:/";
+    memset(over + 6, 'a', 107);
+    over[6 + 107] = '\0';
+    flag_rejected("--listen", over, "longer than 107 bytes", "unix:/ABSOLUTE/PATH");
+    flag_rejected("--listen", "unix:run/z.sock", "needs an absolute path", "unix:/ABSOLUTE/PATH");
+    flag_rejected("--listen", "unix:", "needs an absolute path", "unix:/ABSOLUTE/PATH");
+    flag_rejected("--listen", "unix:/run/", "names a directory", "unix:/ABSOLUTE/PATH");
+    with_flag(&c, "--listen-mode", "600");
+    assert_int_equal(ztd_listen_mode(c.listen_mode), 0600);
+    ztd_config_free(&c);
+    with_flag(&c, "--listen-mode", "0777");
+    assert_int_equal(ztd_listen_mode(c.listen_mode), 0777);
+    ztd_config_free(&c);
+    static const char *const bad_modes[] = {"", "0888", "01777", "4777", "66o", "-660", "00000"};
+    for (size_t i = 0; i < sizeof bad_modes / sizeof bad_modes[0]; i++)
+        flag_rejected("--listen-mode", bad_modes[i], "octal mode", "from 0 to 0777");
+}
+
 static void test_strings(void **state)
 {
     ztd_config c;
@@ -735,6 +768,7 @@ static void test_small_error_buffer(void **state)
 static const char *const option_names[] = {"config",
                                            "root",
                                            "listen",
+                                           "listen_mode",
                                            "threads",
                                            "max_manifest_size",
                                            "max_open_files",
@@ -917,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_duration),
         cmocka_unit_test(test_enum),
         cmocka_unit_test(test_listen),
+        cmocka_unit_test(test_listen_unix),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_env),
         cmocka_unit_test(test_file),

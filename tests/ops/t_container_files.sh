@@ -9,6 +9,10 @@
 #   - docker/compose.yaml and docker/k8s-sidecar.yaml parse, share a volume between
 #     ztensord and the inference container, and the pod probes /readyz and /healthz on
 #     the port ztensord listens on;
+#   - the sidecar is a pull-through cache (docs/CLUSTER.md): upstream, a cache volume
+#     (compose) or emptyDir (k8s), a prefetch, and a health check on /readyz in compose;
+#     compose's environment starts a sidecar that serves an origin's file (the gate
+#     itself, /readyz while the prefetch cannot finish: tests/upstream/t_cluster_gate.sh);
 #   - docker/healthcheck.sh (the image's HEALTHCHECK) against real and fake servers.
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -68,6 +72,17 @@ else:
             errs.append("compose: ztensord mounts %s elsewhere than /models" % v)
     if inf.get("depends_on", {}).get("ztensord", {}).get("condition") != "service_healthy":
         errs.append("compose: inference does not wait for a healthy ztensord")
+    # the pull-through sidecar (docs/CLUSTER.md): upstream, a cache volume, prefetch,
+    # and a health check on /readyz (the readiness gate)
+    env = z.get("environment", {})
+    for k in ("ZTENSORD_UPSTREAM", "ZTENSORD_CACHE_DIR", "ZTENSORD_CACHE_SIZE", "ZTENSORD_PREFETCH"):
+        if not env.get(k):
+            errs.append("compose: ztensord has no %s" % k)
+    cache = [v for v in z.get("volumes", []) if v.split(":")[1:2] == [env.get("ZTENSORD_CACHE_DIR")]]
+    if not cache or cache[0].split(":")[0] not in (c.get("volumes", {}) or {}):
+        errs.append("compose: no named volume at ZTENSORD_CACHE_DIR")
+    if env.get("ZTD_HEALTHCHECK_PATH") != "/readyz":
+        errs.append("compose: the health check does not ask /readyz")
 docs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
 pods = [d for d in docs if d.get("kind") == "Pod"]
 if len(pods) != 1:
@@ -87,6 +102,14 @@ else:
             port = ports.get(g.get("port"), g.get("port"))
             if port != 7070:
                 errs.append("k8s: %s port %r is not 7070" % (probe, g.get("port")))
+        env = {e["name"]: e.get("value") for e in zc.get("env", [])}
+        for k in ("ZTENSORD_UPSTREAM", "ZTENSORD_CACHE_DIR", "ZTENSORD_CACHE_SIZE", "ZTENSORD_PREFETCH"):
+            if not env.get(k):
+                errs.append("k8s: ztensord has no %s" % k)
+        cm = [m["name"] for m in zc.get("volumeMounts", []) if m["mountPath"] == env.get("ZTENSORD_CACHE_DIR")]
+        vols = {v["name"]: v for v in spec.get("volumes", [])}
+        if not cm or "emptyDir" not in vols.get(cm[0], {}):
+            errs.append("k8s: no emptyDir mounted at ZTENSORD_CACHE_DIR")
         mounts = [{m["name"] for m in x.get("volumeMounts", [])} for x in cs.values()]
         if not set.intersection(*mounts):
             errs.append("k8s: no volume mounted by every container")
@@ -101,20 +124,28 @@ EOF
 )
 check_eq "compose.yaml and k8s-sidecar.yaml: structure" "$why" ""
 
-# The compose file's environment for ztensord, plus the image's ENV, and no flag at all.
+# The compose file's environment for ztensord (${VAR:-default} as compose expands it with
+# VAR unset), plus the image's ENV, and no flag at all. Its upstream is replaced by an
+# origin on loopback and its cache directory by one under $T.
 R=$T/root
-mkdir -p "$R"
+mkdir -p "$R" "$T/origin/llama"
 rand "$T/w.raw" 1000
 pack "$R/m.zt" w=u8:1000:"$T/w.raw"
+rand "$T/o.raw" 3000
+pack "$T/origin/llama/7b.zt" w=u8:3000:"$T/o.raw" # under compose's MODEL_PREFIX
+start_daemon "$T/origin" || finish
+O_PID=$D_PID O_URL=$URL O_ERR=$D_ERR
+D_PID=
+at_exit '[ -n "$O_PID" ] && kill -KILL "$O_PID" 2>/dev/null'
 envs=$($PY -c '
-import sys, yaml
+import re, sys, yaml
 e = yaml.safe_load(open(sys.argv[1]))["services"]["ztensord"].get("environment", {})
 for k, v in (e.items() if isinstance(e, dict) else (x.split("=", 1) for x in e)):
-    print("%s=%s" % (k, v))' "$D/compose.yaml")
+    print("%s=%s" % (k, re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", str(v))))' "$D/compose.yaml")
 mapfile -t envarr <<<"$envs"
 D_N=$((D_N + 1))
 env "${envarr[@]}" ZTENSORD_ROOT="$R" ZTENSORD_LISTEN=127.0.0.1:0 ZTENSORD_ACCESS_LOG=off \
-    "$ZTENSORD" 2>"$T/envonly.err" &
+    ZTENSORD_UPSTREAM="$O_URL" ZTENSORD_CACHE_DIR="$T/cache" "$ZTENSORD" 2>"$T/envonly.err" &
 D_PID=$!
 D_ERR=$T/envonly.err
 line=
@@ -132,10 +163,13 @@ else
     D_PID=
     finish
 fi
-for i in $(seq 1 50); do
+for i in $(seq 1 100); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz")" = 200 ] && break
     sleep 0.1
 done
+check_eq "ready once its prefetch is done" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz")" 200
+curl -s -o "$T/o.got" "http://127.0.0.1:$PORT/v1/files/llama/7b.zt/objects/w/data"
+check_same "serves the upstream's file" "$T/o.got" "$T/o.raw"
 
 # ---- healthcheck.sh
 HC=$D/healthcheck.sh
@@ -146,6 +180,8 @@ out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT")
 check_eq "healthcheck: 127.0.0.1:PORT: healthy" "$?:$out" "0:healthy"
 out=$(hc ZTENSORD_LISTEN=0.0.0.0:1 ZTD_HEALTHCHECK_ADDR=127.0.0.1:"$PORT")
 check_eq "healthcheck: ZTD_HEALTHCHECK_ADDR overrides" "$?:$out" "0:healthy"
+out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT" ZTD_HEALTHCHECK_PATH=/readyz)
+check_eq "healthcheck: ZTD_HEALTHCHECK_PATH=/readyz on a ready server" "$?:$out" "0:healthy"
 stop_daemon
 out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT")
 check_match "healthcheck: nothing listening: unhealthy (exit 1)" "$?:$out" '^1:unhealthy: cannot connect'
