@@ -1,8 +1,9 @@
 /*
  * Whole-file uploads, PUT /v1/files/{file} (see handlers.h). The request's
- * state is a `put`: the staging file, a 1 MiB write buffer, and the body's
- * digest, computed on another core when a thread can be had (each buffer is
- * handed over once written).
+ * state is a `put`: the staging file, a 1 MiB write buffer, and the body
+ * hashed on another core when a thread can be had (each buffer is handed over
+ * once written): its Content-Digest, and the first component's SHA-256 for
+ * verification (store/body_hash.h).
  */
 #include "handlers/handlers.h"
 #include "core/clock.h"
@@ -12,6 +13,7 @@
 #include "http/headers.h"
 #include "http/offload.h"
 #include "http/response.h"
+#include "store/body_hash.h"
 #include "store/publish.h"
 #include "store/uploads.h"
 
@@ -30,8 +32,8 @@ typedef struct put {
     int fd;
     char name[ZTD_STAGING_NAME_MAX]; /* in the staging directory; "" once published or removed */
     uint64_t received;
-    zt_hasher *sha;       /* Content-Digest hashed here, when no thread could be had */
-    zt_hash_thread *shat; /* ... or beside the receiving: owns buf's memory */
+    zt_hasher *sha;    /* Content-Digest hashed here, when no thread could be had */
+    ztd_body_hash *bh; /* ... or beside the receiving: owns buf's memory */
     ztd_digest_want want;
     uint8_t *buf;
     size_t blen;
@@ -56,8 +58,8 @@ static void put_free(void *ctx)
         close(u->fd);
     ztd_staging_remove(u->s->staging, u->name);
     zt_hasher_free(u->sha);
-    if (u->shat)
-        zt_hash_thread_free(u->shat, u->buf);
+    if (u->bh)
+        ztd_body_hash_free(u->bh, u->buf);
     else
         free(u->buf);
     ztd_uploads_give(u->s->uploads);
@@ -67,7 +69,8 @@ static void put_free(void *ctx)
 /* The lists read with every field line of them (RFC 9110 §5.3). */
 static ztd_preconds preconds(struct MHD_Connection *c, ztd_req *r)
 {
-    return (ztd_preconds){ztd_header_list(c, r, "If-Match"), ztd_header_list(c, r, "If-None-Match")};
+    return (ztd_preconds){ztd_header_list(c, r, "If-Match"),
+                          ztd_header_list(c, r, "If-None-Match")};
 }
 
 /* Can the file system hold rel under root: every segment at most NAME_MAX bytes, the whole
@@ -147,9 +150,9 @@ enum MHD_Result ztd_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *
                          "cannot create a staging file: %s", strerror(errno));
     zt_writeback_init(&u->wb, u->fd);
     u->want = want;
-    /* The body's digest on another core, fed each buffer once it is written. */
+    /* The body hashed on another core, fed each buffer once it is written. */
     uint8_t *first;
-    if (want.present && (u->shat = zt_hash_thread_new(ZT_DIGEST_SHA256, WBUF, &first))) {
+    if ((u->bh = ztd_body_hash_new(want.present, u->fd, WBUF, &first))) {
         free(u->buf);
         u->buf = first;
     } else if (want.present && !(u->sha = zt_hasher_new(ZT_DIGEST_SHA256))) {
@@ -170,8 +173,8 @@ static int flush_buf(put *u)
         off += (size_t)w;
     }
     u->written += u->blen;
-    if (u->shat && u->blen)
-        u->buf = zt_hash_thread_submit(u->shat, u->buf, u->blen);
+    if (u->bh && u->blen)
+        u->buf = ztd_body_hash_submit(u->bh, u->buf, u->blen);
     u->blen = 0;
     /* Write-back as the body arrives, so the fsync before publishing waits for
      * the last few MiB, not the whole file. */
@@ -216,7 +219,7 @@ enum MHD_Result ztd_put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r
 static void verify_and_publish(ztd_offload *o)
 {
     put *u = (put *)((char *)o - offsetof(put, work));
-    ztd_staged f = {u->fd, u->name, u->received};
+    ztd_staged f = {u->fd, u->name, u->received, u->bh ? ztd_body_hash_known : NULL, u->bh};
     u->err = ztd_publish_check(u->s->publisher, &f, u->rel, true, true, &u->nobj, u->msg,
                                sizeof(u->msg));
     if (!u->err)
@@ -231,12 +234,12 @@ static enum MHD_Result body_done(struct MHD_Connection *c, ztd_req *r, put *u)
 {
     if (flush_buf(u) != 0)
         return write_failed(c, r, errno);
+    uint8_t got[32];
+    if (u->bh)
+        ztd_body_hash_final(u->bh, got); /* also before verification reads its chain */
+    else if (u->want.present)
+        zt_hasher_final(u->sha, got);
     if (u->want.present) {
-        uint8_t got[32];
-        if (u->shat)
-            zt_hash_thread_final(u->shat, got);
-        else
-            zt_hasher_final(u->sha, got);
         if (memcmp(got, u->want.sha256, 32) != 0)
             return ztd_fail(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH);
     }
@@ -258,10 +261,13 @@ enum MHD_Result ztd_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
     }
     if (!ztd_offload_done(&u->work))
         return MHD_YES;
-    ztd_log(ZTD_LOG_DEBUG, "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms",
+    ztd_log(ZTD_LOG_DEBUG,
+            "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms (%u "
+            "components hashed as the body arrived)",
             u->rel, (unsigned long long)u->received,
             (unsigned long long)(u->t_body - r->t0_us) / 1000,
-            (unsigned long long)(u->t_published - u->t_body) / 1000);
+            (unsigned long long)(u->t_published - u->t_body) / 1000,
+            u->bh ? ztd_body_hash_answered(u->bh) : 0);
     if (u->err)
         return ztd_error(c, r, u->err, "%s", u->msg);
     ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", u->rel,
