@@ -19,9 +19,7 @@ struct zt__hash_pipe {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     size_t bufsize;
-    zt_hasher *h;                                              /* owned while started */
-    void (*consume)(void *ud, const uint8_t *buf, size_t len); /* instead of h, when set */
-    void *ud;
+    zt_hasher *h; /* owned while started */
     struct slot {
         uint8_t *buf;
         size_t len;
@@ -46,10 +44,7 @@ static void *pipe_main(void *arg)
         p->qlen--;
         p->busy = true;
         pthread_mutex_unlock(&p->mu);
-        if (p->consume)
-            p->consume(p->ud, s.buf, s.len);
-        else
-            zt_hasher_update(p->h, s.buf, s.len);
+        zt_hasher_update(p->h, s.buf, s.len);
         pthread_mutex_lock(&p->mu);
         p->busy = false;
         p->free_bufs[p->nfree++] = s.buf;
@@ -150,24 +145,15 @@ struct zt_hash_thread {
 
 zt_hash_thread *zt_hash_thread_new(zt_digest_kind kind, size_t bufsize, uint8_t **first)
 {
-    return zt_hash_thread_new_fn(kind, bufsize, first, NULL, NULL);
-}
-
-zt_hash_thread *zt_hash_thread_new_fn(zt_digest_kind kind, size_t bufsize, uint8_t **first,
-                                      void (*consume)(void *ud, const uint8_t *buf, size_t len),
-                                      void *ud)
-{
     zt_hash_thread *t = zt__calloc(1, sizeof(*t));
-    zt_hasher *h = consume ? NULL : zt_hasher_new(kind);
+    zt_hasher *h = zt_hasher_new(kind);
     uint8_t *buf = bufsize ? zt__malloc(bufsize) : NULL;
-    if (!t || (!h && !consume) || !buf || !(t->pipe = zt__hash_pipe_new(bufsize))) {
+    if (!t || !h || !buf || !(t->pipe = zt__hash_pipe_new(bufsize))) {
         zt__free(t);
         zt_hasher_free(h);
         zt__free(buf);
         return NULL;
     }
-    t->pipe->consume = consume;
-    t->pipe->ud = ud;
     zt__hash_pipe_start(t->pipe, h);
     *first = buf;
     return t;

@@ -1,9 +1,9 @@
 /*
  * Whole-file uploads, PUT /v1/files/{file} (see handlers.h). The request's
- * state is a `put`: the staging file, a 1 MiB write buffer, and the body
- * hashed on another core when a thread can be had (each buffer is handed over
- * once written): its Content-Digest, and the first component's SHA-256 for
- * verification (store/body_hash.h).
+ * state is a `put`: the staging file, a 1 MiB write buffer, and the body's
+ * digest, computed on another core when a thread can be had (each buffer is
+ * handed over once written), and the first component hashed speculatively as
+ * the body arrives, for verification (store/body_hash.h).
  */
 #include "handlers/handlers.h"
 #include "core/clock.h"
@@ -32,8 +32,9 @@ typedef struct put {
     int fd;
     char name[ZTD_STAGING_NAME_MAX]; /* in the staging directory; "" once published or removed */
     uint64_t received;
-    zt_hasher *sha;    /* Content-Digest hashed here, when no thread could be had */
-    ztd_body_hash *bh; /* ... or beside the receiving: owns buf's memory */
+    zt_hasher *sha;       /* Content-Digest hashed here, when no thread could be had */
+    zt_hash_thread *shat; /* ... or beside the receiving: owns buf's memory */
+    ztd_body_hash *bh;    /* the first component, from the page cache */
     ztd_digest_want want;
     uint8_t *buf;
     size_t blen;
@@ -54,12 +55,13 @@ typedef struct put {
 static void put_free(void *ctx)
 {
     put *u = ctx;
+    ztd_body_hash_free(u->bh); /* before the fd it reads is closed */
     if (u->fd >= 0)
         close(u->fd);
     ztd_staging_remove(u->s->staging, u->name);
     zt_hasher_free(u->sha);
-    if (u->bh)
-        ztd_body_hash_free(u->bh, u->buf);
+    if (u->shat)
+        zt_hash_thread_free(u->shat, u->buf);
     else
         free(u->buf);
     ztd_uploads_give(u->s->uploads);
@@ -149,10 +151,11 @@ enum MHD_Result ztd_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *
         return ztd_error(c, r, ztd_err_of_errno(errno, ZTD_ERR_STAGING_FAILED),
                          "cannot create a staging file: %s", strerror(errno));
     zt_writeback_init(&u->wb, u->fd);
+    u->bh = ztd_body_hash_new(u->fd); /* NULL: verification hashes it all */
     u->want = want;
-    /* The body hashed on another core, fed each buffer once it is written. */
+    /* The body's digest on another core, fed each buffer once it is written. */
     uint8_t *first;
-    if ((u->bh = ztd_body_hash_new(want.present, u->fd, WBUF, &first))) {
+    if (want.present && (u->shat = zt_hash_thread_new(ZT_DIGEST_SHA256, WBUF, &first))) {
         free(u->buf);
         u->buf = first;
     } else if (want.present && !(u->sha = zt_hasher_new(ZT_DIGEST_SHA256))) {
@@ -173,9 +176,11 @@ static int flush_buf(put *u)
         off += (size_t)w;
     }
     u->written += u->blen;
-    if (u->bh && u->blen)
-        u->buf = ztd_body_hash_submit(u->bh, u->buf, u->blen);
+    if (u->shat && u->blen)
+        u->buf = zt_hash_thread_submit(u->shat, u->buf, u->blen);
     u->blen = 0;
+    if (u->bh)
+        ztd_body_hash_written(u->bh, u->written);
     /* Write-back as the body arrives, so the fsync before publishing waits for
      * the last few MiB, not the whole file. */
     zt_writeback_note(&u->wb, u->written);
@@ -234,12 +239,14 @@ static enum MHD_Result body_done(struct MHD_Connection *c, ztd_req *r, put *u)
 {
     if (flush_buf(u) != 0)
         return write_failed(c, r, errno);
-    uint8_t got[32];
     if (u->bh)
-        ztd_body_hash_final(u->bh, got); /* also before verification reads its chain */
-    else if (u->want.present)
-        zt_hasher_final(u->sha, got);
+        ztd_body_hash_stop(u->bh); /* verification goes on from where it got to */
     if (u->want.present) {
+        uint8_t got[32];
+        if (u->shat)
+            zt_hash_thread_final(u->shat, got);
+        else
+            zt_hasher_final(u->sha, got);
         if (memcmp(got, u->want.sha256, 32) != 0)
             return ztd_fail(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH);
     }
@@ -262,11 +269,12 @@ enum MHD_Result ztd_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
     if (!ztd_offload_done(&u->work))
         return MHD_YES;
     ztd_log(ZTD_LOG_DEBUG,
-            "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms (%u "
-            "components hashed as the body arrived)",
+            "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms (first "
+            "component: %llu MiB hashed as the body arrived, %u components hashed so)",
             u->rel, (unsigned long long)u->received,
             (unsigned long long)(u->t_body - r->t0_us) / 1000,
             (unsigned long long)(u->t_published - u->t_body) / 1000,
+            (unsigned long long)(u->bh ? ztd_body_hash_done(u->bh) >> 20 : 0),
             u->bh ? ztd_body_hash_answered(u->bh) : 0);
     if (u->err)
         return ztd_error(c, r, u->err, "%s", u->msg);

@@ -30,12 +30,6 @@ ZT_API zt_hash_thread *zt_hash_thread_new(zt_digest_kind kind, size_t bufsize, u
 ZT_API uint8_t *zt_hash_thread_submit(zt_hash_thread *t, uint8_t *buf, size_t len);
 ZT_API size_t zt_hash_thread_final(zt_hash_thread *t, uint8_t out[32]);
 ZT_API void zt_hash_thread_free(zt_hash_thread *t, uint8_t *held);
-/* The same thread with the caller's consumer instead of a digest: consume(ud,
- * buf, len) runs on the thread for each buffer, in order (kind is unused);
- * final() then waits for the queue and returns 0. */
-ZT_API zt_hash_thread *
-zt_hash_thread_new_fn(zt_digest_kind kind, size_t bufsize, uint8_t **first,
-                      void (*consume)(void *ud, const uint8_t *buf, size_t len), void *ud);
 /* Copy src's state into dst (of the same kind): a checkpoint in a running hash. */
 ZT_API zt_status zt_hasher_copy(zt_hasher *dst, const zt_hasher *src);
 
