@@ -186,6 +186,20 @@ size_t zt__hasher_peek(const zt_hasher *h, const void *more, size_t len, uint8_t
     return n;
 }
 
+zt_status zt_hasher_copy(zt_hasher *dst, const zt_hasher *src)
+{
+    if (dst->kind != src->kind)
+        return ZT_E_ARG;
+    if (src->kind == ZT_DIGEST_SHA256)
+        return EVP_MD_CTX_copy_ex(dst->md, src->md) == 1 ? ZT_OK : ZT_E_NOMEM;
+    if (src->kind == ZT_DIGEST_XXH3) {
+        XXH3_copyState(dst->xx, src->xx);
+        return ZT_OK;
+    }
+    dst->crc = src->crc;
+    return ZT_OK;
+}
+
 void zt_hasher_free(zt_hasher *h)
 {
     if (!h)

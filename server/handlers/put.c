@@ -2,7 +2,8 @@
  * Whole-file uploads, PUT /v1/files/{file} (see handlers.h). The request's
  * state is a `put`: the staging file, a 1 MiB write buffer, and the body's
  * digest, computed on another core when a thread can be had (each buffer is
- * handed over once written).
+ * handed over once written), and the first component hashed speculatively as
+ * the body arrives, for verification (store/body_hash.h).
  */
 #include "handlers/handlers.h"
 #include "core/clock.h"
@@ -12,6 +13,7 @@
 #include "http/headers.h"
 #include "http/offload.h"
 #include "http/response.h"
+#include "store/body_hash.h"
 #include "store/publish.h"
 #include "store/uploads.h"
 
@@ -32,6 +34,7 @@ typedef struct put {
     uint64_t received;
     zt_hasher *sha;       /* Content-Digest hashed here, when no thread could be had */
     zt_hash_thread *shat; /* ... or beside the receiving: owns buf's memory */
+    ztd_body_hash *bh;    /* the first component, from the page cache */
     ztd_digest_want want;
     uint8_t *buf;
     size_t blen;
@@ -52,6 +55,7 @@ typedef struct put {
 static void put_free(void *ctx)
 {
     put *u = ctx;
+    ztd_body_hash_free(u->bh); /* before the fd it reads is closed */
     if (u->fd >= 0)
         close(u->fd);
     ztd_staging_remove(u->s->staging, u->name);
@@ -67,7 +71,8 @@ static void put_free(void *ctx)
 /* The lists read with every field line of them (RFC 9110 §5.3). */
 static ztd_preconds preconds(struct MHD_Connection *c, ztd_req *r)
 {
-    return (ztd_preconds){ztd_header_list(c, r, "If-Match"), ztd_header_list(c, r, "If-None-Match")};
+    return (ztd_preconds){ztd_header_list(c, r, "If-Match"),
+                          ztd_header_list(c, r, "If-None-Match")};
 }
 
 /* Can the file system hold rel under root: every segment at most NAME_MAX bytes, the whole
@@ -146,6 +151,7 @@ enum MHD_Result ztd_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *
         return ztd_error(c, r, ztd_err_of_errno(errno, ZTD_ERR_STAGING_FAILED),
                          "cannot create a staging file: %s", strerror(errno));
     zt_writeback_init(&u->wb, u->fd);
+    u->bh = ztd_body_hash_new(u->fd); /* NULL: verification hashes it all */
     u->want = want;
     /* The body's digest on another core, fed each buffer once it is written. */
     uint8_t *first;
@@ -173,6 +179,8 @@ static int flush_buf(put *u)
     if (u->shat && u->blen)
         u->buf = zt_hash_thread_submit(u->shat, u->buf, u->blen);
     u->blen = 0;
+    if (u->bh)
+        ztd_body_hash_written(u->bh, u->written);
     /* Write-back as the body arrives, so the fsync before publishing waits for
      * the last few MiB, not the whole file. */
     zt_writeback_note(&u->wb, u->written);
@@ -216,7 +224,7 @@ enum MHD_Result ztd_put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r
 static void verify_and_publish(ztd_offload *o)
 {
     put *u = (put *)((char *)o - offsetof(put, work));
-    ztd_staged f = {u->fd, u->name, u->received};
+    ztd_staged f = {u->fd, u->name, u->received, u->bh ? ztd_body_hash_known : NULL, u->bh};
     u->err = ztd_publish_check(u->s->publisher, &f, u->rel, true, true, &u->nobj, u->msg,
                                sizeof(u->msg));
     if (!u->err)
@@ -231,6 +239,8 @@ static enum MHD_Result body_done(struct MHD_Connection *c, ztd_req *r, put *u)
 {
     if (flush_buf(u) != 0)
         return write_failed(c, r, errno);
+    if (u->bh)
+        ztd_body_hash_stop(u->bh); /* verification goes on from where it got to */
     if (u->want.present) {
         uint8_t got[32];
         if (u->shat)
@@ -258,10 +268,14 @@ enum MHD_Result ztd_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
     }
     if (!ztd_offload_done(&u->work))
         return MHD_YES;
-    ztd_log(ZTD_LOG_DEBUG, "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms",
+    ztd_log(ZTD_LOG_DEBUG,
+            "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms (first "
+            "component: %llu MiB hashed as the body arrived, %u components hashed so)",
             u->rel, (unsigned long long)u->received,
             (unsigned long long)(u->t_body - r->t0_us) / 1000,
-            (unsigned long long)(u->t_published - u->t_body) / 1000);
+            (unsigned long long)(u->t_published - u->t_body) / 1000,
+            (unsigned long long)(u->bh ? ztd_body_hash_done(u->bh) >> 20 : 0),
+            u->bh ? ztd_body_hash_answered(u->bh) : 0);
     if (u->err)
         return ztd_error(c, r, u->err, "%s", u->msg);
     ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", u->rel,

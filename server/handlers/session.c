@@ -410,7 +410,7 @@ static ztd_err publish_file(commit_job *j)
 {
     ztd_session *x = j->x;
     char staged[ZTD_STAGING_NAME_MAX];
-    ztd_staged f = {x->fd, staged, zt_writer_position(x->w)};
+    ztd_staged f = {x->fd, staged, zt_writer_position(x->w), NULL, NULL};
     snprintf(staged, sizeof(staged), "%s", x->name);
     x->fd = -1; /* the staging file and its fd pass to publication */
     x->name[0] = 0;

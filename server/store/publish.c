@@ -113,9 +113,10 @@ ztd_err ztd_publish_name_free(const ztd_publisher *p, const char *rel, char *msg
 
 /* Validate the staged file through its fd (structure; with verify, every
  * digest and zstd stream too; with sync, fsyncing it meanwhile). */
-static zt_status check_staged(int fd, bool verify, bool sync, int *sync_errno, zt_error *err,
-                              size_t *nobj)
+static zt_status check_staged(const ztd_staged *s, bool verify, bool sync, int *sync_errno,
+                              zt_error *err, size_t *nobj)
 {
+    int fd = s->fd;
     zt_file *f;
     *sync_errno = 0;
     zt_status st = zt_open_fd(fd, NULL, &f, err);
@@ -123,7 +124,8 @@ static zt_status check_staged(int fd, bool verify, bool sync, int *sync_errno, z
         return st;
     *nobj = zt_file_object_count(f);
     if (verify)
-        st = ztd_verify_components(f, sync ? fd : -1, sync_errno, err);
+        st =
+            ztd_verify_components(f, sync ? fd : -1, sync_errno, s->known_sha256, s->known_ud, err);
     zt_close(f);
     if (!verify && sync && fsync(fd) != 0)
         *sync_errno = errno;
@@ -136,7 +138,7 @@ ztd_err ztd_publish_check(ztd_publisher *p, const ztd_staged *f, const char *rel
     zt_error err;
     int sync_errno;
     *nobj = 0;
-    zt_status st = check_staged(f->fd, verify, sync, &sync_errno, &err, nobj);
+    zt_status st = check_staged(f, verify, sync, &sync_errno, &err, nobj);
     ztd_err e = ZTD_ERR_NONE;
     /* Something else removed or changed the file: not the client's fault. */
     if (!ztd_staging_intact(p->staging, f->name, f->fd, f->size))

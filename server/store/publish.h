@@ -44,11 +44,14 @@ ztd_err ztd_publish_preconditions(const ztd_publisher *p, const char *rel, const
  * other than a directory on its path. */
 ztd_err ztd_publish_name_free(const ztd_publisher *p, const char *rel, char *msg, size_t cap);
 
-/* A staged upload: its staging file, the fd it was written through, its size. */
+/* A staged upload: its staging file, the fd it was written through, its size;
+ * optionally, component digests its writer already has (zt_verify_options). */
 typedef struct ztd_staged {
     int fd;
     const char *name;
     uint64_t size;
+    int (*known_sha256)(void *ud, uint64_t offset, uint64_t length, uint8_t out[32]);
+    void *known_ud;
 } ztd_staged;
 
 /* Check f before publishing it as rel: its structure; with verify every digest

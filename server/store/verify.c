@@ -20,7 +20,9 @@ static void sync_meanwhile(void *ud)
         s->err = errno;
 }
 
-zt_status ztd_verify_components(const zt_file *f, int sync_fd, int *sync_errno, zt_error *err)
+zt_status ztd_verify_components(const zt_file *f, int sync_fd, int *sync_errno,
+                                int (*known)(void *, uint64_t, uint64_t, uint8_t[32]),
+                                void *known_ud, zt_error *err)
 {
     sync_job sj = {sync_fd, 0};
     zt_verify_options opt;
@@ -28,6 +30,8 @@ zt_status ztd_verify_components(const zt_file *f, int sync_fd, int *sync_errno, 
     opt.stop_at_first = 1;
     opt.meanwhile = sync_meanwhile;
     opt.ud = &sj;
+    opt.known_sha256 = known;
+    opt.known_ud = known_ud;
     zt_status st = zt_file_verify(f, &opt, NULL, err);
     *sync_errno = sj.err;
     return st;

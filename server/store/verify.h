@@ -9,7 +9,10 @@
 #include <ztensor/ztensor.h>
 
 /* ZT_OK, or the first failure in *err (which object, component and offset).
- * sync_fd >= 0 is fsynced meanwhile; its errno (0 on success) in *sync_errno. */
-zt_status ztd_verify_components(const zt_file *f, int sync_fd, int *sync_errno, zt_error *err);
+ * sync_fd >= 0 is fsynced meanwhile; its errno (0 on success) in *sync_errno.
+ * known (may be NULL): digests the uploader already has (zt_verify_options). */
+zt_status ztd_verify_components(const zt_file *f, int sync_fd, int *sync_errno,
+                                int (*known)(void *, uint64_t, uint64_t, uint8_t[32]),
+                                void *known_ud, zt_error *err);
 
 #endif

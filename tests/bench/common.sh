@@ -38,14 +38,16 @@ start_ztd() {
 }
 stop_ztd() { kill "$zpid" 2>/dev/null; wait "$zpid" 2>/dev/null || true; }
 
-# start_nginx ROOT [EXTRA_LOCATION_DIRECTIVES]: sets npid and nport (2 workers, sendfile)
+# start_nginx ROOT [EXTRA_LOCATION_DIRECTIVES [MAIN_DIRECTIVES]]: sets npid and nport
+# (2 workers, sendfile)
 start_nginx() {
-  local root=$1 extra=${2:-}
+  local root=$1 extra=${2:-} main=${3:-}
   nport=$(free_port)
   mkdir -p "$work/nginx"
   cat >"$work/nginx.conf" <<NGX
 daemon off;
 worker_processes 2;
+$main
 pid $work/nginx/nginx.pid;
 error_log $work/nginx/error.log warn;
 events { worker_connections 1024; }

@@ -1,8 +1,9 @@
 /*
  * zt_file_verify: a file written by the library, then damaged byte by byte in
  * memory. Problems come back in manifest order whatever the threads did, the
- * result counts what was checked, stop_at_first stops, and `meanwhile` runs
- * once on the calling thread.
+ * result counts what was checked, stop_at_first stops, `meanwhile` runs
+ * once on the calling thread, and digests from `known_sha256` are used as the
+ * library's own.
  */
 #include "zt_test.h"
 
@@ -180,13 +181,65 @@ static void zero_size_options(void **state)
     free(s.bytes);
 }
 
+/* known_sha256: the caller's digest of o2's bytes (o2 damaged in memory after
+ * the caller hashed the good bytes: no problem found, since the library does
+ * not hash them); a wrong one is a mismatch; 0 leaves the hashing to it. */
+typedef struct knows {
+    uint64_t off, len;
+    uint8_t digest[32];
+    int mode; /* 0: answer 0, 1: answer the digest */
+    int calls;
+} knows;
+
+static int known(void *ud, uint64_t offset, uint64_t length, uint8_t out[32])
+{
+    knows *k = ud;
+    __atomic_add_fetch(&k->calls, 1, __ATOMIC_RELAXED);
+    if (!k->mode || offset != k->off || length != k->len)
+        return 0;
+    memcpy(out, k->digest, 32);
+    return 1;
+}
+
+static void known_digests(void **state)
+{
+    (void)state;
+    sample s = {0};
+    make_sample(&s);
+    knows k = {.off = s.off[2], .len = 3u << 20, .mode = 1};
+    zt_hasher *h = zt_hasher_new(ZT_DIGEST_SHA256);
+    zt_hasher_update(h, s.bytes + k.off, k.len);
+    zt_hasher_final(h, k.digest);
+    zt_hasher_free(h);
+    s.bytes[s.off[2] + 100] ^= 1; /* not hashed by the library: not found */
+    zt_file *f;
+    zt_error err;
+    ASSERT_OK(zt_open_memory(s.bytes, s.len, NULL, &f, &err), &err);
+    zt_verify_options o;
+    zt_verify_options_init(&o);
+    o.known_sha256 = known;
+    o.known_ud = &k;
+    zt_verify_result res;
+    ASSERT_OK(zt_file_verify(f, &o, &res, &err), &err);
+    assert_int_equal(res.digests, NOBJ);
+    assert_int_equal(k.calls, NOBJ); /* asked for every sha256 component */
+    k.digest[0] ^= 1; /* the caller's digest is wrong: a mismatch, reported as ours */
+    assert_int_equal(zt_file_verify(f, &o, NULL, &err), ZT_E_DIGEST_MISMATCH);
+    assert_string_equal(err.object, "o2");
+    assert_non_null(strstr(err.message, "manifest says"));
+    k.mode = 0; /* not known: the library hashes o2 and finds the damage */
+    assert_int_equal(zt_file_verify(f, &o, NULL, &err), ZT_E_DIGEST_MISMATCH);
+    assert_string_equal(err.object, "o2");
+    zt_close(f);
+    free(s.bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_file),
-        cmocka_unit_test(problems_in_manifest_order),
-        cmocka_unit_test(stop_at_first_stops),
-        cmocka_unit_test(zero_size_options),
+        cmocka_unit_test(good_file),           cmocka_unit_test(problems_in_manifest_order),
+        cmocka_unit_test(stop_at_first_stops), cmocka_unit_test(zero_size_options),
+        cmocka_unit_test(known_digests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

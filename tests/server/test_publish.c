@@ -55,7 +55,7 @@ static ztd_staged stage(fixture *f, char name[ZTD_STAGING_NAME_MAX], size_t n)
         total += (size_t)write(fd, buf, k);
     fclose(in);
     unlink(tmp);
-    return (ztd_staged){fd, name, total};
+    return (ztd_staged){fd, name, total, NULL, NULL};
 }
 
 static const char *etag_of(fixture *f, const char *rel)
@@ -134,7 +134,7 @@ static void check_and_commit(void **state)
     /* a staged file that is not a .zt: 422, removed */
     int fd = ztd_staging_create(f->st, "test", name);
     assert_int_equal(write(fd, "garbage", 7), 7);
-    s = (ztd_staged){fd, name, 7};
+    s = (ztd_staged){fd, name, 7, NULL, NULL};
     assert_int_equal(ztd_publish_check(f->p, &s, "g.zt", true, true, &nobj, msg, sizeof(msg)),
                      ZTD_ERR_INVALID_FILE);
     assert_false(ztd_staging_intact(f->st, name, fd, ZTD_STAGING_ANY_SIZE));

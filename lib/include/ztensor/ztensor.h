@@ -438,6 +438,13 @@ typedef struct zt_verify_options {
     /* Called on the calling thread while the workers run (e.g. to fsync). */
     void (*meanwhile)(void *ud);
     void *ud;
+    /* Optional, for a caller that hashed the bytes as it wrote them (ztensord's
+     * uploads): called on a worker for each SHA-256 component of a 1.x file; it
+     * returns 1 with the SHA-256 of bytes [offset, offset + length) in out, or 0
+     * to have them read and hashed here. The result is compared with the
+     * manifest exactly as a digest computed here. */
+    int (*known_sha256)(void *known_ud, uint64_t offset, uint64_t length, uint8_t out[32]);
+    void *known_ud;
 } zt_verify_options;
 ZT_API void zt_verify_options_init(zt_verify_options *o);
 

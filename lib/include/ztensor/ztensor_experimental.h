@@ -30,6 +30,8 @@ ZT_API zt_hash_thread *zt_hash_thread_new(zt_digest_kind kind, size_t bufsize, u
 ZT_API uint8_t *zt_hash_thread_submit(zt_hash_thread *t, uint8_t *buf, size_t len);
 ZT_API size_t zt_hash_thread_final(zt_hash_thread *t, uint8_t out[32]);
 ZT_API void zt_hash_thread_free(zt_hash_thread *t, uint8_t *held);
+/* Copy src's state into dst (of the same kind): a checkpoint in a running hash. */
+ZT_API zt_status zt_hasher_copy(zt_hasher *dst, const zt_hasher *src);
 
 /* The digest (spec.digest) of the open component's stored bytes written so far,
  * without ending it: for a raw component, of every byte given to
