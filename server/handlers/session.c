@@ -163,17 +163,30 @@ typedef struct creq {
 
 /* The request ended, answered or not: cut an unfinished component back out,
  * and give the session back (or end it, when its staging file is gone). */
-static void creq_free(void *ctx)
+/* Give the session back: a component not ended is cut back first. Done
+ * before the final answer is queued, so that a client that sends its next
+ * component as soon as it has the answer never finds the session still busy
+ * (409 session_busy), and again (a no-op then) when the request is freed. */
+static void creq_let_go(creq *q)
 {
-    creq *q = ctx;
     zt_error err;
+    if (!q->sess)
+        return;
     if (q->in_component && zt_writer_cancel(q->sess->w, &err))
         ztd_log(ZTD_LOG_ERROR, "upload session %s: cannot cut back component \"%s\": %s",
                 q->sess->id, q->key, err.message);
+    q->in_component = false;
     if (q->lost)
         ztd_sessions_end(q->s->sessions, q->sess);
     else
         ztd_sessions_release(q->s->sessions, q->sess);
+    q->sess = NULL;
+}
+
+static void creq_free(void *ctx)
+{
+    creq *q = ctx;
+    creq_let_go(q);
     zt_hasher_free(q->sha);
     zt_hash_thread_free(q->shat, q->hbuf);
     free(q->key);
@@ -321,19 +334,26 @@ enum MHD_Result ztd_component_end(ztd_server *s, struct MHD_Connection *c, ztd_r
     if ((q->lost = !ztd_session_intact(x))) /* a 201 would promise bytes that are gone */
         return lost_answer(c, r, x);
     int match = digest_matches(q, &err);
-    if (match < 0)
+    if (match < 0) {
+        creq_let_go(q);
         return ztd_error(c, r, ZTD_ERR_INTERNAL, "%s", err.message);
-    if (!match)
+    }
+    if (!match) {
+        creq_let_go(q);
         return ztd_error(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH,
                          "component \"%s\" does not match its Content-Digest; its bytes were "
                          "discarded",
                          r->match->key);
+    }
     size_t id;
     char *key;
-    if (ztd_session_prepare_key(x, r->match->key, &key) != 0)
+    if (ztd_session_prepare_key(x, r->match->key, &key) != 0) {
+        creq_let_go(q);
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    }
     if (zt_writer_end(x->w, &id, &err)) {
         free(key);
+        creq_let_go(q);
         return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_WRITE), "%s", err.message);
     }
     q->in_component = false;
@@ -343,6 +363,7 @@ enum MHD_Result ztd_component_end(ztd_server *s, struct MHD_Connection *c, ztd_r
     json_object_set_new(o, "key", json_string(k->key));
     char *txt = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
+    creq_let_go(q);
     enum MHD_Result ret = ztd_json(c, r, 201, txt ? txt : "{}", txt ? strlen(txt) : 2, 1);
     free(txt);
     return ret;
