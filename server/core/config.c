@@ -137,10 +137,9 @@ static const option options[] = {
     OPT_SIZE("max_manifest_size", max_manifest_size, "64M", KIB, GIB,
              "Largest manifest read from a file; a file whose manifest is larger is refused."),
     OPT_UINT("max_open_files", max_open_files, "4096", 1, 1048576,
-             "Most served files holding an open file descriptor (and mapping) at once, like "
-             "nginx's open_file_cache: the least recently used others keep their parsed "
-             "manifest and are opened again on their next request. Files being sent are never "
-             "closed; while more than N are in use at once, the count goes over N."),
+             "Most served files with an open fd and mapping, like nginx's open_file_cache: the "
+             "least recently used others keep their manifest and are reopened when asked for. "
+             "A file being sent is never closed (more than N in use at once go over N)."),
     OPT_UINT("max_ranges", max_ranges, "64", 1, 64,
              "Most byte ranges one request may ask for: the cap on the parts of a "
              "multipart/byteranges response."),

@@ -12,6 +12,7 @@
 #include "store/upstream.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,41 +233,62 @@ static void put_one(out *o, const char *name, const char *type, const char *help
         (unsigned long long)v);
 }
 
-/* The pull-through cache (--upstream). */
+/* One unlabelled uint64_t sample of a stats struct, by offset. */
+typedef struct series {
+    const char *name, *type, *help;
+    size_t off;
+} series;
+
+#define CACHE_S(n, t, f, h)                                                                        \
+    {                                                                                              \
+        "ztensord_cache_" n, t, h, offsetof(ztd_cache_stats, f)                                    \
+    }
+#define UP_S(n, t, f, h)                                                                           \
+    {                                                                                              \
+        "ztensord_upstream_" n, t, h, offsetof(ztd_upstream_stats, f)                              \
+    }
+
+/* The pull-through cache (--upstream): its store, then its fills. */
+static const series cache_series[] = {
+    CACHE_S("hits_total", "counter", hits, "Upstream components found complete in the cache."),
+    CACHE_S("misses_total", "counter", misses,
+            "Upstream components not in the cache: a fill was started."),
+    CACHE_S("waits_total", "counter", waits,
+            "Requests that joined a fill already running (single flight)."),
+    CACHE_S("evictions_total", "counter", evictions,
+            "Cache items evicted to make room (least recently used)."),
+    CACHE_S("evicted_bytes_total", "counter", evicted_bytes, "Bytes of the evicted items."),
+    CACHE_S("bytes", "gauge", bytes, "Bytes in the cache, complete and filling."),
+    CACHE_S("limit_bytes", "gauge", max_bytes, "The cache's size bound (cache_size)."),
+    CACHE_S("items", "gauge", items, "Complete items in the cache."),
+};
+static const series upstream_series[] = {
+    UP_S("fills_total", "counter", fills,
+         "Fetches of a whole component from upstream into the cache."),
+    UP_S("fills_in_flight", "gauge", fills_running, "Fetches from upstream running."),
+    UP_S("fill_failures_total", "counter", fill_failures,
+         "Fetches that failed (upstream, digest, disk): nothing was cached."),
+    UP_S("digest_failures_total", "counter", digest_failures,
+         "Fetched components whose bytes did not match the manifest's digest."),
+    UP_S("bytes_total", "counter", bytes, "Bytes received from upstream."),
+    UP_S("errors_total", "counter", errors,
+         "Upstream requests that failed (network, HTTP status, timeout)."),
+    UP_S("opens_total", "counter", opens,
+         "Upstream files opened or revalidated (footer and manifest)."),
+    UP_S("files", "gauge", entries, "Upstream files known (opened) here."),
+};
+
+static void put_series(out *o, const series *t, size_t n, const void *stats)
+{
+    for (size_t i = 0; i < n; i++)
+        put_one(o, t[i].name, t[i].type, t[i].help,
+                *(const uint64_t *)((const char *)stats + t[i].off));
+}
+
 static void render_upstream(out *o, const ztd_cache_stats *c, const ztd_upstream_stats *u)
 {
-    put_one(o, "ztensord_cache_hits_total", "counter",
-            "Upstream components found complete in the cache.", c->hits);
-    put_one(o, "ztensord_cache_misses_total", "counter",
-            "Upstream components not in the cache: a fill was started.", c->misses);
-    put_one(o, "ztensord_cache_waits_total", "counter",
-            "Requests that joined a fill already running (single flight).", c->waits);
-    put_one(o, "ztensord_cache_evictions_total", "counter",
-            "Cache items evicted to make room (least recently used).", c->evictions);
-    put_one(o, "ztensord_cache_evicted_bytes_total", "counter", "Bytes of the evicted items.",
-            c->evicted_bytes);
-    put_one(o, "ztensord_cache_bytes", "gauge", "Bytes in the cache, complete and filling.",
-            c->bytes);
-    put_one(o, "ztensord_cache_limit_bytes", "gauge", "The cache's size bound (cache_size).",
-            c->max_bytes);
-    put_one(o, "ztensord_cache_items", "gauge", "Complete items in the cache.", c->items);
-    put_one(o, "ztensord_upstream_fills_total", "counter",
-            "Fetches of a whole component from upstream into the cache.", u->fills);
-    put_one(o, "ztensord_upstream_fills_in_flight", "gauge", "Fetches from upstream running.",
-            u->fills_running);
-    put_one(o, "ztensord_upstream_fill_failures_total", "counter",
-            "Fetches that failed (upstream, digest, disk): nothing was cached.", u->fill_failures);
-    put_one(o, "ztensord_upstream_digest_failures_total", "counter",
-            "Fetched components whose bytes did not match the manifest's digest.",
-            u->digest_failures);
-    put_one(o, "ztensord_upstream_bytes_total", "counter", "Bytes received from upstream.",
-            u->bytes);
-    put_one(o, "ztensord_upstream_errors_total", "counter",
-            "Upstream requests that failed (network, HTTP status, timeout).", u->errors);
-    put_one(o, "ztensord_upstream_opens_total", "counter",
-            "Upstream files opened or revalidated (footer and manifest).", u->opens);
-    put_one(o, "ztensord_upstream_files", "gauge", "Upstream files known (opened) here.",
-            u->entries);
+    put_series(o, cache_series, sizeof(cache_series) / sizeof(cache_series[0]), c);
+    put_series(o, upstream_series, sizeof(upstream_series) / sizeof(upstream_series[0]), u);
 }
 
 /* Prefetch jobs (--prefetch, POST /v1/prefetch). */
