@@ -44,6 +44,9 @@ zt_status tool_remote_open(const char *url, zt_remote_file **rf, zt_error *err);
 /* 1 when a name from a listing is safe under DIR: not empty, not absolute, no
  * empty, "." or ".." segment, no trailing '/'. */
 int tool_pull_safe_rel(const char *rel);
+/* 1 when name is "<dir>/<stem>-<label>.zt" for root "<dir>/<stem>.zt": by v2's
+ * positional convention (Appendix B), a shard that pulling root pulls too. */
+int tool_pull_shard_of(const char *name, const char *root);
 /* "a/b", with one '/' between (none after an empty a); malloc'd, NULL when out
  * of memory. */
 char *tool_path_join(const char *a, const char *b);

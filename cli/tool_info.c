@@ -2,6 +2,7 @@
 #include "tool.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,8 +66,9 @@ static void print_object(const zt_object *o)
     }
 }
 
-/* v2: footer, generations (a scan of the padding), content digest, shards. */
-static void print_v2(const zt_file *f)
+/* v2: footer, generations (a scan of the padding, which a remote file has
+ * not fetched), content digest, shards. */
+static void print_v2(const zt_file *f, bool remote)
 {
     zt_error err;
     printf("  manifest: %" PRIu64 " B @%" PRIu64 ", xxh3:%016" PRIx64 "%s\n",
@@ -74,7 +76,10 @@ static void print_v2(const zt_file *f)
            zt_file_is_data_shard(f) ? " (data shard: no manifest)" : "");
     zt_generation g[16];
     size_t n = 0;
-    if (zt_file_generations(f, g, 16, &n, &err) != ZT_OK) {
+    if (remote) {
+        printf("  generations: not scanned (a remote file: the scan reads the bytes between "
+               "blobs)\n");
+    } else if (zt_file_generations(f, g, 16, &n, &err) != ZT_OK) {
         printf("  generations: unknown (%s)\n", err.message);
     } else {
         printf("  generations: %zu\n", n);
@@ -141,7 +146,7 @@ int cmd_info(int argc, char **argv)
                zt_file_kind_name(zt_file_get_kind(f)), zt_file_version(f), zt_file_size(f),
                zt_file_object_count(f));
         if (zt_file_get_kind(f) == ZT_KIND_ZT_2)
-            print_v2(f);
+            print_v2(f, rf != NULL);
         for (size_t i = 0; i < zt_file_object_count(f); i++)
             print_object(zt_file_object_at(f, i));
     }

@@ -39,9 +39,12 @@ static const char k_help[] =
     "    the origin). A file changed at the origin during the pull is fetched\n"
     "    again at its new version, and the pull says so. A file pulled complete\n"
     "    earlier (same validator, size and mtime, kept in the extended\n"
-    "    attribute user.ztensor.pull) is skipped. Bytes landed ahead of the\n"
-    "    hashing are bounded (32 MiB in all): memory stays near that plus the\n"
-    "    manifests.\n"
+    "    attribute user.ztensor.pull) is skipped. A zTensor v2 root whose\n"
+    "    manifest names shards is pulled with them (NAME-SHARD.zt beside it),\n"
+    "    as one version: every file verified (each shard by the root's\n"
+    "    whole-file digest) before any is renamed into place. Bytes landed\n"
+    "    ahead of the hashing are bounded (32 MiB in all): memory stays near\n"
+    "    that plus the manifests.\n"
     "\n"
     "OPTIONS\n"
     "    -o DIR             output directory (created if missing)\n"
@@ -95,7 +98,9 @@ typedef struct job {
 typedef struct run {
     job *jobs;
     size_t n, cap, next, finished;
+    size_t phase2; /* jobs from here on wait until those before are finished */
     pthread_mutex_t mu;
+    pthread_cond_t cv;
     zt_remote_options ropt;
     unsigned conns_each;
     size_t window_each; /* PULL_WINDOW shared by the files pulled at once */
@@ -175,6 +180,25 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
     if (rc)
         L->bad = 1;
     return rc ? 1 : 0;
+}
+
+/* A prefix may list a v2 root and its shards, which the root's pull pulls
+ * too: those names go last, after every other file is finished, when they
+ * are found complete (skipped) rather than written twice at once. */
+static void shards_last(run *R)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < R->n; i++) {
+        int shard = 0;
+        for (size_t r = 0; !shard && r < R->n; r++)
+            shard = r != i && tool_pull_shard_of(R->jobs[i].dest, R->jobs[r].dest);
+        if (!shard) { /* stable: keeps the listing's order */
+            job j = R->jobs[i];
+            memmove(&R->jobs[k + 1], &R->jobs[k], (i - k) * sizeof(job));
+            R->jobs[k++] = j;
+        }
+    }
+    R->phase2 = k;
 }
 
 /* The jobs of one URL argument: one file, or a prefix's listing. */
@@ -265,6 +289,14 @@ static void *worker(void *ud)
     zt_status st0 = zt_remote_new(&o, &session, &err);
     for (;;) {
         pthread_mutex_lock(&R->mu);
+        while (R->next < R->n && R->next >= R->phase2 && R->finished < R->phase2 && !g_stop) {
+            struct timespec until; /* bounded: g_stop is set by a signal, not signalled */
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 100000000;
+            if (until.tv_nsec >= 1000000000)
+                until.tv_sec++, until.tv_nsec -= 1000000000;
+            pthread_cond_timedwait(&R->cv, &R->mu, &until);
+        }
         job *j = R->next < R->n && !g_stop ? &R->jobs[R->next++] : NULL;
         pthread_mutex_unlock(&R->mu);
         if (!j)
@@ -305,6 +337,7 @@ static void *worker(void *ud)
         R->finished++;
         if (!j->st)
             j->done = j->stats.size;
+        pthread_cond_broadcast(&R->cv);
         pthread_mutex_unlock(&R->mu);
     }
     zt_remote_free(session);
@@ -477,6 +510,7 @@ int cmd_pull(int argc, char **argv)
     free(dcopy);
     run R = {.progress = !quiet && !json && isatty(STDERR_FILENO), .globs = {inc, exc, ninc, nexc}};
     pthread_mutex_init(&R.mu, NULL);
+    pthread_cond_init(&R.cv, NULL);
     zt_remote_options_init(&R.ropt);
     R.ropt.bearer_token = token && *token ? token : NULL;
     R.ropt.chunk_size = chunk;
@@ -492,6 +526,7 @@ int cmd_pull(int argc, char **argv)
     for (size_t i = 0; rc == ZT_EXIT_OK && i < nurls; i++)
         rc = plan_url(&R, session, urls[i], dir);
     zt_remote_free(session);
+    shards_last(&R);
     if (rc == ZT_EXIT_OK && R.n) {
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
@@ -523,5 +558,6 @@ int cmd_pull(int argc, char **argv)
     free(inc);
     free(exc);
     pthread_mutex_destroy(&R.mu);
+    pthread_cond_destroy(&R.cv);
     return rc;
 }

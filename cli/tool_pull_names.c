@@ -1,8 +1,8 @@
 /*
  * zt pull's local names: which names from a server's listing may be written
- * under the destination directory, and how a directory and a name are
- * joined. Apart from tool_pull.c so that tests reach them
- * (tests/cli/test_pull_names.c).
+ * under the destination directory, how a directory and a name are joined,
+ * and which names may be the shards of a v2 root in the same listing. Apart from tool_pull.c so
+ * that tests reach them (tests/cli/test_pull_names.c).
  */
 #include "tool.h"
 
@@ -32,4 +32,16 @@ char *tool_path_join(const char *a, const char *b)
     if (s)
         snprintf(s, n, "%s%s%s", a, *a && a[strlen(a) - 1] != '/' ? "/" : "", b);
     return s;
+}
+
+int tool_pull_shard_of(const char *name, const char *root)
+{
+    size_t rn = strlen(root), nn = strlen(name);
+    if (rn < 4 || strcmp(root + rn - 3, ".zt") || nn < rn + 2 || strcmp(name + nn - 3, ".zt"))
+        return 0;
+    size_t stem = rn - 3; /* "<dir>/<stem>", then "-<label>.zt" without a '/' */
+    if (memcmp(name, root, stem) || name[stem] != '-')
+        return 0;
+    const char *label = name + stem + 1;
+    return label < name + nn - 3 && !memchr(label, '/', (size_t)(name + nn - 3 - label));
 }

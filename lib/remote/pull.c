@@ -12,6 +12,11 @@
  * digest of their own: at the end the partial file is opened like any local
  * file and its manifest must equal the one pinned at open, before fsync,
  * rename and fsync of the directory.
+ *
+ * A v2 root's parts in shards are not in its bytes: they are skipped here,
+ * and each shard is pulled as a file of its own (pull_shards.c), checked by
+ * the root's shard table (whole-file digest) and the digests of the root's
+ * parts in it, and held unpublished until every file of the model is.
  */
 #include "remote_internal.h"
 
@@ -49,8 +54,9 @@ typedef struct pull {
     uint8_t *done;  /* ncomp + nspans flags: components first, then spans */
     bool spans_bad; /* check_spans failed: the spans are pending again */
     ztr_syncer *syncer;
-    uint64_t *prefix; /* by manifest index: bytes on disk of a component begun */
-    uint64_t step;    /* bytes between two records of a component's prefix */
+    uint64_t *prefix;          /* by manifest index: bytes on disk of a component begun */
+    uint64_t step;             /* bytes between two records of a component's prefix */
+    const ztr_shard_of *shard; /* this file is a shard of a root, or NULL */
 } pull;
 
 void zt_remote_pull_options_init(zt_remote_pull_options *o)
@@ -82,7 +88,8 @@ static zt_status layout(pull *p, zt_error *err)
     const zt_file *f = zt_remote_file_zt(p->rf);
     size_t n = 0;
     for (size_t i = 0; i < zt_file_object_count(f); i++)
-        n += zt_object_component_count(zt_file_object_at(f, i));
+        for (size_t j = 0; j < zt_object_component_count(zt_file_object_at(f, i)); j++)
+            n += zt_component_shard(zt_object_component_at(zt_file_object_at(f, i), j)) < 0;
     p->comps = calloc(n ? n : 1, sizeof(*p->comps));
     p->spans = calloc(n + 1, sizeof(*p->spans));
     p->done = calloc(2 * n + 1, 1);
@@ -92,10 +99,13 @@ static zt_status layout(pull *p, zt_error *err)
     for (size_t i = 0, k = 0; i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
         bool unchecked = false;
-        for (size_t j = 0; j < zt_object_component_count(o); j++, k++) {
+        for (size_t j = 0; j < zt_object_component_count(o); j++) {
             const zt_component *c = zt_object_component_at(o, j);
-            p->comps[k] = (comp_ref){c, k, zt_component_offset(c), zt_component_length(c)};
             unchecked |= zt_component_digest_kind(c) == ZT_DIGEST_NONE;
+            if (zt_component_shard(c) >= 0) /* in a shard's bytes, pulled with it */
+                continue;
+            p->comps[k] = (comp_ref){c, k, zt_component_offset(c), zt_component_length(c)};
+            k++;
         }
         p->stats->objects_unverified += unchecked;
     }
@@ -467,7 +477,8 @@ static zt_status check_spans(pull *p, zt_error *err)
         same = same_as_window(p, p->spans[i].start, p->spans[i].len, head, 0, rf->head_len) &&
                same_as_window(p, p->spans[i].start, p->spans[i].len, rf->tail, rf->tail_at,
                               rf->tail_len);
-    int second = same ? second_opinion(p, err) : 1;
+    /* A shard's whole-file digest covers its spans: no second fetch. */
+    int second = same && !p->shard ? second_opinion(p, err) : !same;
     if (second < 0)
         return err->code;
     if (!second)
@@ -481,11 +492,130 @@ static zt_status check_spans(pull *p, zt_error *err)
                             "file was opened from");
 }
 
+static int hash_sink(void *ud, const void *data, size_t n)
+{
+    zt_hasher_update(ud, data, n);
+    return 0;
+}
+
+/* The partial file's bytes [off, off + len) into h, through d when given (a
+ * part whose digest is over its decoded bytes). */
+static zt_status hash_written(pull *p, uint64_t off, uint64_t len, zt_hasher *h, zt_decoder *d,
+                              zt_error *err)
+{
+    uint8_t *buf = malloc(1u << 20);
+    zt_status st =
+        buf ? ZT_OK : ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+    for (uint64_t at = 0; !st && at < len;) {
+        size_t k = len - at < (1u << 20) ? (size_t)(len - at) : (1u << 20);
+        if (pread(p->fd, buf, k, (off_t)(off + at)) != (ssize_t)k)
+            st = sys_fail(p, err, "cannot read", p->part, errno ? errno : EIO);
+        else if (d)
+            st = zt_decoder_push(d, buf, k, hash_sink, h, err);
+        else
+            zt_hasher_update(h, buf, k);
+        at += k;
+    }
+    if (!st && d)
+        st = zt_decoder_push_end(d, hash_sink, h, err);
+    free(buf);
+    return st;
+}
+
+/* Does h hold the digest `want` (want_n bytes; 0: as many as h gives)?
+ * Formats what it got. */
+static bool digest_is(zt_hasher *h, zt_digest_kind kind, const uint8_t *want, size_t want_n,
+                      char got[80])
+{
+    uint8_t bin[32];
+    size_t n = zt_hasher_final(h, bin);
+    zt_digest_format(kind, bin, got);
+    return (!want_n || n == want_n) && !memcmp(bin, want, n);
+}
+
+/* The root's parts in this shard, each against its digest (v2 §3.4): the
+ * shard's bytes matched the table, so a mismatch is the root's, not the
+ * transfer's, and is not retried. */
+static zt_status check_shard_parts(pull *p, zt_error *err)
+{
+    const zt_file *root = p->shard->root;
+    zt_status st = ZT_OK;
+    for (size_t i = 0; !st && i < zt_file_object_count(root); i++) {
+        const zt_object *o = zt_file_object_at(root, i);
+        for (size_t j = 0; !st && j < zt_object_component_count(o); j++) {
+            const zt_component *c = zt_object_component_at(o, j);
+            zt_digest_kind kind = zt_component_digest_kind(c);
+            if (zt_component_shard(c) != (int)p->shard->index)
+                continue;
+            if (kind == ZT_DIGEST_NONE) {
+                p->stats->unverified++;
+                continue;
+            }
+            zt_hasher *h = zt_hasher_new(kind);
+            zt_decoder *d = NULL;
+            st = h ? ZT_OK
+                   : ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+            if (!st && zt_component_digest_scope(c) == ZT_DIGEST_OF_DECODED &&
+                zt_component_encoding(c) != ZT_ENC_RAW)
+                st = zt_decoder_new(root, c, &d, err);
+            if (!st)
+                st = hash_written(p, zt_component_offset(c), zt_component_length(c), h, d, err);
+            size_t want_n;
+            const uint8_t *want = zt_component_digest_bytes(c, &want_n);
+            char got[80];
+            if (!st && !digest_is(h, kind, want, want_n, got))
+                st = ztr__fail(err, ZT_E_DIGEST_MISMATCH, p->rf->url, zt_object_name(o),
+                               zt_component_role(c), 1, zt_component_offset(c),
+                               "the part's bytes in shard \"%s\" hash to %s, the root's manifest "
+                               "says %s",
+                               zt_file_shard_name(root, p->shard->index), got,
+                               zt_component_digest(c));
+            p->stats->verified += !st;
+            zt_decoder_free(d);
+            zt_hasher_free(h);
+        }
+    }
+    return st;
+}
+
+/* v2 §7.3 step 3: the whole shard hashes to the root's table digest. A
+ * mismatch is fetched again, every byte: which one is wrong is not known. */
+static zt_status check_shard(pull *p, zt_error *err)
+{
+    const zt_file *root = p->shard->root;
+    const char *name = zt_file_shard_name(root, p->shard->index);
+    const char *want_text = zt_file_shard_digest(root, p->shard->index);
+    zt_digest_kind kind;
+    uint8_t want[32];
+    if (zt_digest_parse(want_text, strlen(want_text), &kind, want))
+        return ztr__fail(err, ZT_E_SHARD, p->rf->url, NULL, NULL, 0, 0,
+                         "shard \"%s\": the root's digest %s cannot be read", name, want_text);
+    zt_hasher *h = zt_hasher_new(kind);
+    zt_status st = h ? hash_written(p, 0, p->size, h, NULL, err)
+                     : ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+    char got[80];
+    bool same = !st && digest_is(h, kind, want, 0, got);
+    zt_hasher_free(h);
+    if (st)
+        return st;
+    if (!same) {
+        memset(p->done, 0, p->ncomp + p->nspans);
+        p->spans_bad = true;
+        unlink(p->state); /* what it records done is not: a later pull starts over */
+        return ztr__fail(err, ZT_E_DIGEST_MISMATCH, p->rf->url, NULL, NULL, 0, 0,
+                         "shard \"%s\": the file received hashes to %s, the root's shard table "
+                         "says %s",
+                         name, got, want_text);
+    }
+    return check_shard_parts(p, err);
+}
+
 static zt_status fsync_dir(pull *p, zt_error *err)
 {
     char *dir = strdup(p->path);
     if (!dir)
-        return ztr__fail(err, ZT_E_NOMEM, p->rf->url, NULL, NULL, 0, 0, "out of memory");
+        return ztr__fail(err, ZT_E_NOMEM, p->rf ? p->rf->url : NULL, NULL, NULL, 0, 0,
+                         "out of memory");
     char *slash = strrchr(dir, '/');
     if (slash == dir)
         slash[1] = 0;
@@ -527,7 +657,9 @@ static bool already_done(const pull *p)
     return n > 0 && g == n && !memcmp(got, want, (size_t)n);
 }
 
-static zt_status publish(pull *p, zt_error *err)
+/* The partial file complete and durable, marked as this version; not yet
+ * in place (place()). */
+static zt_status seal(pull *p, zt_error *err)
 {
     ztr__syncer_free(p->syncer);
     p->syncer = NULL;
@@ -540,6 +672,11 @@ static zt_status publish(pull *p, zt_error *err)
     int n = fstat(p->fd, &sb) == 0 ? done_mark(p, &sb, mark, sizeof(mark)) : -1;
     if (n > 0 && (size_t)n < sizeof(mark)) /* best effort: without it, a later pull fetches again */
         (void)fsetxattr(p->fd, DONE_XATTR, mark, (size_t)n, 0);
+    return ZT_OK;
+}
+
+static zt_status place(pull *p, zt_error *err)
+{
     if (rename(p->part, p->path) != 0)
         return sys_fail(p, err, "cannot rename to", p->path, errno);
     zt_status st = fsync_dir(p, err);
@@ -562,7 +699,6 @@ static void pull_free(pull *p)
     free(p->spans);
     free(p->done);
     free(p->prefix);
-    zt_remote_close(p->rf);
 }
 
 static char *suffixed(const char *path, const char *sfx)
@@ -576,27 +712,28 @@ static char *suffixed(const char *path, const char *sfx)
     return s;
 }
 
-static zt_status pull_once(zt_remote *r, const char *url, const char *path,
-                           const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
-                           zt_error *err)
+zt_status ztr__pull_file(zt_remote_file *rf, const char *path, const ztr_shard_of *shard, bool hold,
+                         const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
+                         bool *skipped, zt_error *err)
 {
-    pull p = {.opt = opt, .stats = stats, .path = path, .fd = -1, .sfd = -1};
-    zt_status st = zt_remote_open_in(r, url, &p.rf, err);
-    if (st)
-        return st;
+    *skipped = false;
+    pull p = {.rf = rf, .opt = opt, .stats = stats, .path = path, .fd = -1, .sfd = -1};
+    p.shard = shard;
+    zt_status st = ZT_OK;
     p.size = p.rf->pin.size;
-    stats->size = p.size;
-    snprintf(stats->etag, sizeof(stats->etag), "%s",
-             p.rf->pin.etag[0] ? p.rf->pin.etag : p.rf->pin.lm);
-    if (opt->expect_etag && strcmp(opt->expect_etag, p.rf->pin.etag))
-        stats->changed = 1;
-    stats->objects_unverified = 0;
+    stats->size += p.size;
+    if (!shard) {
+        snprintf(stats->etag, sizeof(stats->etag), "%s",
+                 p.rf->pin.etag[0] ? p.rf->pin.etag : p.rf->pin.lm);
+        if (opt->expect_etag && strcmp(opt->expect_etag, p.rf->pin.etag))
+            stats->changed = 1;
+    }
     p.part = suffixed(path, ".ztpart");
     p.state = suffixed(path, ".ztpull");
     if (!p.part || !p.state)
-        st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
+        st = ztr__fail(err, ZT_E_NOMEM, rf->url, NULL, NULL, 0, 0, "out of memory");
     if (!st && already_done(&p)) {
-        stats->skipped = 1;
+        *skipped = true;
         pull_free(&p);
         return ZT_OK;
     }
@@ -609,21 +746,36 @@ static zt_status pull_once(zt_remote *r, const char *url, const char *path,
         st = fetch_all(&p, err);
         if (!st)
             st = check_spans(&p, err);
+        if (!st && p.shard)
+            st = check_shard(&p, err);
         if (st != ZT_E_DIGEST_MISMATCH || !p.spans_bad || attempt >= opt->digest_retries)
             break;
         stats->digest_retries++;
         st = ZT_OK;
     }
     if (!st) {
-        stats->verified = stats->unverified = 0;
         for (size_t i = 0; i < p.ncomp; i++) {
             if (zt_component_digest_kind(p.comps[i].c) == ZT_DIGEST_NONE)
                 stats->unverified++;
             else
                 stats->verified++;
         }
-        st = publish(&p, err);
+        st = seal(&p, err);
     }
+    if (!st && !hold)
+        st = place(&p, err);
+    pull_free(&p);
+    return st;
+}
+
+zt_status ztr__pull_place(const char *path, zt_error *err)
+{
+    pull p = {.path = path, .fd = -1, .sfd = -1};
+    p.part = suffixed(path, ".ztpart");
+    p.state = suffixed(path, ".ztpull");
+    zt_status st = p.part && p.state
+                       ? place(&p, err)
+                       : ztr__fail(err, ZT_E_NOMEM, NULL, NULL, NULL, 0, 0, "out of memory");
     pull_free(&p);
     return st;
 }
@@ -651,7 +803,7 @@ zt_status zt_remote_pull(zt_remote *r, const char *url, const char *path,
                          "zt_remote_pull_options not set by zt_remote_pull_options_init");
     zt_status st;
     for (unsigned round = 0;; round++) {
-        st = pull_once(r, url, path, opt, stats, err);
+        st = ztr__pull_set(r, url, path, opt, stats, err);
         if (st != ZT_E_CHANGED || round >= opt->restarts)
             break;
         stats->changed = 1;

@@ -250,6 +250,25 @@ zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                           const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,
                           unsigned connections, const ztr_pull_io *io, zt_error *err);
 
+/* ---- pulls (pull.c, pull_shards.c): one file, and a v2 model's files */
+/* A file pulled as shard `index` of a v2 root (§7): checked by its table. */
+typedef struct ztr_shard_of {
+    const zt_file *root;
+    size_t index;
+} ztr_shard_of;
+/* Pulls rf (which stays the caller's) to path, adding to *stats; *skipped
+ * when path was this version already. With hold, path.ztpart is left
+ * complete, verified and durable, for ztr__pull_place. */
+zt_status ztr__pull_file(zt_remote_file *rf, const char *path, const ztr_shard_of *shard, bool hold,
+                         const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
+                         bool *skipped, zt_error *err);
+/* path.ztpart renamed to path, the directory synced, path.ztpull removed. */
+zt_status ztr__pull_place(const char *path, zt_error *err);
+/* One round of zt_remote_pull: the file, and the shards a v2 root names. */
+zt_status ztr__pull_set(zt_remote *r, const char *url, const char *path,
+                        const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
+                        zt_error *err);
+
 /* ---- pulls (pull_state.c): the state file beside a partial file */
 typedef struct ztr_pull_state {
     uint64_t size;

@@ -7,7 +7,11 @@
  * apart) share one request; a zstd component read decoded stays in one
  * request, whose bytes are decoded as they arrive (zt_decoder_push). A whole
  * component's digest is computed over its stored bytes in order, as the
- * prefix of landed bytes grows, and checked when the last byte lands.
+ * prefix of landed bytes grows, and checked when the last byte lands. A
+ * digest over the decoded bytes (v2 §3.4, zt_component_digest_scope) hashes
+ * a decoder's output instead: of the read itself when it is decoded, of a
+ * decoder pushed the stored bytes in order when they are read stored (a
+ * pull), on this thread.
  */
 #include "remote_internal.h"
 
@@ -31,6 +35,8 @@ typedef struct consumer {
     uint64_t from;    /* C_POS: bytes in buf before the read (a resumed pull) */
     uint64_t told;    /* C_POS: landed prefix last passed to io->on_prefix */
     zt_hasher *h;     /* whole component with a digest */
+    bool of_decoded;  /* h is over the decoded bytes (an encoded v2 part) */
+    zt_decoder *vdec; /* C_POS with of_decoded: decodes the stored bytes for h */
     uint64_t hashed;  /* C_POS: bytes of buf landed in order (the hash frontier) */
     uint64_t queued;  /* C_POS: bytes of buf handed to the hasher */
     bool deferred;    /* landed; its digest is checked once the lanes are done */
@@ -123,10 +129,33 @@ static void part_where(void *ud, const ztr_xfer *x, uint64_t at, const char **ob
 
 /* ---- consumers */
 
+static int hash_sink(void *ud, const void *data, size_t n)
+{
+    zt_hasher_update(ud, data, n);
+    return 0;
+}
+
+/* Stored bytes of c, in order, into its digest: through vdec when the digest
+ * is over the decoded bytes. A decoding error is kept for settle(). */
+static void hash_stored(consumer *c, const uint8_t *p, size_t n)
+{
+    if (!c->vdec)
+        zt_hasher_update(c->h, p, n);
+    else if (!c->dec_st)
+        c->dec_st = zt_decoder_push(c->vdec, p, n, hash_sink, c->h, c->dec_err);
+}
+
 /* The digest check and the request's status, once every byte is hashed. */
 static zt_status settle(reader *rd, consumer *c, zt_error *err)
 {
     c->deferred = false;
+    if (c->vdec && !c->dec_st)
+        c->dec_st = zt_decoder_push_end(c->vdec, hash_sink, c->h, c->dec_err);
+    if (c->vdec && c->dec_st) /* bytes that do not decode: a transfer to retry, like a mismatch */
+        return cfail(rd, c, err, ZT_E_DIGEST_MISMATCH, zt_component_offset(c->c),
+                     "the stored bytes received do not decode (%s), so they cannot match the "
+                     "digest of the decoded bytes, %s",
+                     c->dec_err->message, zt_component_digest(c->c));
     if (c->h) {
         uint8_t got[32];
         size_t n = zt_hasher_final(c->h, got), want_n;
@@ -135,8 +164,8 @@ static zt_status settle(reader *rd, consumer *c, zt_error *err)
             char hex[80];
             zt_digest_format(zt_component_digest_kind(c->c), got, hex);
             return cfail(rd, c, err, ZT_E_DIGEST_MISMATCH, zt_component_offset(c->c),
-                         "the stored bytes received hash to %s, the manifest says %s", hex,
-                         zt_component_digest(c->c));
+                         "the %s bytes received hash to %s, the manifest says %s",
+                         c->of_decoded ? "decoded" : "stored", hex, zt_component_digest(c->c));
         }
     }
     if (c->dec_st) {
@@ -156,7 +185,7 @@ static zt_status settle(reader *rd, consumer *c, zt_error *err)
 static zt_status complete(reader *rd, consumer *c, zt_error *err)
 {
     c->done = true;
-    if (c->h && rd->lanes && c->kind == C_POS) {
+    if (c->h && rd->lanes && c->kind == C_POS && !c->vdec) {
         c->deferred = true;
         return ZT_OK;
     }
@@ -168,11 +197,13 @@ static void hash_more(reader *rd, consumer *c, uint64_t upto)
 {
     const uint8_t *p = c->buf + c->queued;
     size_t n = (size_t)(upto - c->queued);
-    if (rd->lanes && ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n, c->drop)) {
+    if (rd->lanes && !c->vdec &&
+        ztr__lanes_push(rd->lanes, (unsigned)(c - rd->cons), c->h, p, n, c->drop)) {
         rd->queued += n;
     } else {
-        ztr__lanes_wait(rd->lanes); /* out of memory: what was queued goes first */
-        zt_hasher_update(c->h, p, n);
+        if (!c->vdec)
+            ztr__lanes_wait(rd->lanes); /* out of memory: what was queued goes first */
+        hash_stored(c, p, n);
         if (c->drop)
             ztr__drop_add(&rd->drop, p, n);
         rd->hashed_here += n;
@@ -214,7 +245,8 @@ static int advance_hash(reader *rd, consumer *c, size_t cur, uint64_t cur_end, z
         const uint8_t *edge = page_floor(c->buf + upto);
         upto = edge > c->buf ? (uint64_t)(edge - c->buf) : 0;
     }
-    if (upto > c->queued && (!rd->lanes || upto == size || upto - c->queued >= HASH_BATCH))
+    if (upto > c->queued &&
+        (!rd->lanes || c->vdec || upto == size || upto - c->queued >= HASH_BATCH))
         hash_more(rd, c, upto);
     return 0;
 }
@@ -224,6 +256,8 @@ static int decoded_sink(void *ud, const void *data, size_t n)
     consumer *c = ud;
     uint64_t lo = c->out_pos, hi = c->out_pos + n;
     c->out_pos = hi;
+    if (c->of_decoded && c->h) /* a whole decoded read: its digest is over these */
+        zt_hasher_update(c->h, data, n);
     uint64_t want_lo = c->skip, want_hi = c->skip + c->take;
     uint64_t a = lo > want_lo ? lo : want_lo, b = hi < want_hi ? hi : want_hi;
     if (a < b) /* take <= cap was checked at planning */
@@ -250,7 +284,7 @@ static int feed(reader *rd, consumer *c, size_t cur, uint64_t lo, const uint8_t 
             return -1;
         return last && complete(rd, c, err) ? -1 : 0;
     }
-    if (c->h)
+    if (c->h && !c->of_decoded)
         zt_hasher_update(c->h, p, n);
     if (!c->dec_st) {
         c->dec_st = zt_decoder_push(c->dec, p, n, decoded_sink, c, c->dec_err);
@@ -398,6 +432,10 @@ static zt_status setup(reader *rd, consumer *c, const zt_component *comp, unsign
                      "%llu bytes at %llu of the %llu %s bytes do not fit %s",
                      (unsigned long long)len, (unsigned long long)off, (unsigned long long)total,
                      stored ? "stored" : "decoded", len > cap ? "the buffer" : "the component");
+    if (zt_component_shard(comp) >= 0) /* its offset is in another file */
+        return cfail(rd, c, err, ZT_E_SHARD, zt_component_offset(comp),
+                     "the part is in shard \"%s\", a file of its own (v2 §7): open that file",
+                     zt_file_shard_name(rd->rf->zf, (size_t)zt_component_shard(comp)));
     if (zt_component_offset(comp) + zt_component_length(comp) > rd->rf->pin.size)
         return cfail(rd, c, err, ZT_E_ARG, zt_component_offset(comp),
                      "the component lies outside this file's %llu bytes",
@@ -422,6 +460,16 @@ static zt_status setup(reader *rd, consumer *c, const zt_component *comp, unsign
     if (whole && zt_component_digest_kind(comp) != ZT_DIGEST_NONE &&
         !(c->h = zt_hasher_new(zt_component_digest_kind(comp))))
         return ztr__fail(err, ZT_E_NOMEM, rd->rf->url, NULL, NULL, 0, 0, "out of memory");
+    /* Raw bytes are their own decoding: only an encoded part needs a decoder. */
+    c->of_decoded = zt_component_digest_scope(comp) == ZT_DIGEST_OF_DECODED &&
+                    zt_component_encoding(comp) != ZT_ENC_RAW;
+    if (c->h && c->of_decoded && c->kind == C_POS) {
+        if (!(c->dec_err = calloc(1, sizeof(*c->dec_err))))
+            return ztr__fail(err, ZT_E_NOMEM, rd->rf->url, NULL, NULL, 0, 0, "out of memory");
+        zt_status st = zt_decoder_new(rd->rf->zf, comp, &c->vdec, err);
+        if (st)
+            return st;
+    }
     return ZT_OK;
 }
 
@@ -432,6 +480,7 @@ static void reader_free(reader *rd)
     for (size_t i = 0; i < rd->ncons; i++) {
         zt_hasher_free(rd->cons[i].h);
         zt_decoder_free(rd->cons[i].dec);
+        zt_decoder_free(rd->cons[i].vdec);
         free(rd->cons[i].dec_err);
     }
     free(rd->cons);
@@ -445,7 +494,7 @@ static void start_lanes(reader *rd)
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < rd->ncons; i++)
-        if (rd->cons[i].h && rd->cons[i].kind == C_POS)
+        if (rd->cons[i].h && rd->cons[i].kind == C_POS && !rd->cons[i].vdec)
             bytes += rd->cons[i].ce - rd->cons[i].cs;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (bytes < LANES_FROM || cpus < 2)
@@ -584,7 +633,7 @@ static bool resume_at(reader *rd, consumer *c, uint64_t from)
         return false;
     for (uint64_t at = 0; c->h && at < from;) {
         size_t k = from - at < HASH_BATCH ? (size_t)(from - at) : HASH_BATCH;
-        zt_hasher_update(c->h, c->buf + at, k);
+        hash_stored(c, c->buf + at, k);
         if (c->drop)
             ztr__drop_pages(c->buf + at, k);
         at += k;

@@ -48,14 +48,18 @@ const char *zt__component_object(const zt_file *f, const struct zt_component *c)
 zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **out, zt_error *err)
 {
     /* v2: the bytes may be in a shard; an unknown encoding is never decoded
-     * (§5.3); a seekable stream's rules are checked before its first byte. */
+     * (§5.3); a seekable stream's rules are checked before its first byte.
+     * A file opened from its manifest alone has no bytes to check: its
+     * decoder is pushed them (a remote reader), and the frames' checksums,
+     * the exact decoded length and the part's digest are checked as they
+     * pass. */
     zt__source src = {0};
-    zt_status st = zt__component_source(f, c, &src, err);
+    zt_status st = f->no_data ? ZT_OK : zt__component_source(f, c, &src, err);
     if (!st && c->encoding == ZT_ENC_OTHER)
         st = zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
                       "v2 §5.3: encoding \"%.60s\" is not one this reader decodes",
                       c->encoding_name);
-    if (!st && c->seekable)
+    if (!st && c->seekable && !f->no_data)
         st = zt__seekable_check(f, zt__component_object(f, c), c, err);
     if (st)
         return st;

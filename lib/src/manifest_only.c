@@ -28,7 +28,29 @@ static zt_status check_window(const void *head, size_t head_len, const void *tai
 
 static zt_file_kind kind_of(const uint8_t *head, size_t head_len)
 {
+    if (head_len >= 8 && !memcmp(head, zt__v2_magic, 8))
+        return ZT_KIND_ZT_2;
     return zt__detect_kind(head, head_len < 9 ? head_len : 9);
+}
+
+/* v2 (spec §2.3): the 40-byte footer says where the manifest is. A data shard
+ * (§7.2) has none: its "manifest" is the empty range at the footer, so a
+ * reader that fetches [offset, end) fetches the footer and nothing more. */
+static zt_status locate_v2(const uint8_t *tail, size_t tail_len, uint64_t file_size,
+                           uint64_t max_manifest, uint64_t *offset, uint64_t *length, zt_error *err)
+{
+    size_t want = file_size < ZT_V2_FOOTER ? (size_t)file_size : ZT_V2_FOOTER;
+    if (tail_len < want)
+        return ZT_FAIL(err, ZT_E_ARG,
+                       "the last %zu bytes of a v2 file are needed (its footer); %zu given", want,
+                       tail_len);
+    zt__v2_footer ft;
+    zt_status st = zt__v2_footer_parse(tail + tail_len - want, file_size, max_manifest, &ft, err);
+    if (st)
+        return st;
+    *offset = ft.manifest_length ? ft.manifest_offset : file_size - ZT_V2_FOOTER;
+    *length = ft.manifest_length;
+    return ZT_OK;
 }
 
 zt_status zt_manifest_locate(const void *head, size_t head_len, const void *tail, size_t tail_len,
@@ -45,6 +67,11 @@ zt_status zt_manifest_locate(const void *head, size_t head_len, const void *tail
         *kind = k;
     uint64_t user_max = opt ? opt->max_manifest_size : 0;
     switch (k) {
+    case ZT_KIND_ZT_2:
+        if ((st = check_window(head, head_len, tail, tail_len, file_size, true, err)))
+            return st;
+        return locate_v2(tail, tail_len, file_size, user_max ? user_max : ZT_DEFAULT_MAX_MANIFEST,
+                         offset, length, err);
     case ZT_KIND_ALT:
         return ZT_FAIL(err, ZT_E_UNSUPPORTED,
                        "an ALT file's tensor table is not in one place: it cannot be opened "

@@ -34,14 +34,18 @@ zt_status zt__v2_parse_manifest(zt__model *m, const uint8_t *buf, size_t len, ui
 static zt_status read_manifest(zt_file *f, const zt__v2_footer *ft, zt_error *err)
 {
     size_t len = (size_t)ft->manifest_length;
-    const uint8_t *bytes = f->data + ft->manifest_offset;
+    const uint8_t *bytes = NULL;
     uint8_t *copy = NULL;
     zt_status st = ZT_OK;
-    if (f->mapped) { /* pread: a file cut short under us is an error, not SIGBUS */
+    /* pread: a file cut short under us is an error, not SIGBUS; and a file
+     * opened from its manifest alone has its bytes in windows (file_io.c). */
+    if (f->mapped || f->no_data) {
         if (!(copy = zt__malloc(len)))
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory reading a %zu-byte manifest", len);
         st = zt__read_at(f, ft->manifest_offset, len, copy, err);
         bytes = copy;
+    } else {
+        bytes = f->data + ft->manifest_offset;
     }
     uint64_t h = st ? 0 : zt__xxh3(bytes, len);
     if (!st && h != ft->manifest_hash)

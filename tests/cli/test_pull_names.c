@@ -1,7 +1,8 @@
 /*
  * test_pull_names.c: zt pull's local names (cli/tool_pull_names.c): a name a
  * server lists is written under DIR only when it cannot leave DIR, and paths
- * are joined with exactly one '/'.
+ * are joined with exactly one '/'; a name that may be a v2 shard of a root
+ * in the same listing (Appendix B) is recognised as such.
  */
 #include "cli_test.h"
 
@@ -36,8 +37,33 @@ static void joins(void **state)
     }
 }
 
+static void shard_names(void **state)
+{
+    (void)state;
+    const char *yes[][2] = {
+        {"d/model-00001-of-00002.zt", "d/model.zt"},
+        {"model-a.zt", "model.zt"},
+        {"a/b/m-x.y.zt", "a/b/m.zt"},
+    };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        assert_true(tool_pull_shard_of(yes[i][0], yes[i][1]));
+    const char *no[][2] = {
+        {"d/model.zt", "d/model.zt"},
+        {"model-.zt", "model.zt"},
+        {"e/model-1.zt", "d/model.zt"},
+        {"d/model-1/x.zt", "d/model.zt"},
+        {"d/model-1.safetensors", "d/model.zt"},
+        {"d/model-1.zt", "d/model.safetensors"},
+        {"d/modelx-1.zt", "d/model.zt"},
+        {"d/model.zt", "d/model-1.zt"},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        assert_false(tool_pull_shard_of(no[i][0], no[i][1]));
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(safe_names), cmocka_unit_test(joins)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(safe_names), cmocka_unit_test(joins),
+                                       cmocka_unit_test(shard_names)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

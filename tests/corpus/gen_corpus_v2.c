@@ -1964,6 +1964,10 @@ int main(int argc, char **argv)
     make_sharded("reject", "shard_size_wrong", 2);
     make_sharded("reject", "shard_digest_wrong", 3);
     rej_data();
+    /* Last, so that every file above keeps its bytes: a second version of
+     * "sharded" (other random bytes), which tests/remote/t_v2_shards.sh
+     * publishes over the first during a pull. */
+    make_sharded("accept", "sharded_next", 0);
     printf("gen_corpus_v2: %u accepted and %u rejected files in %s\n", g_naccept, g_nreject, g_out);
     return 0;
 }

@@ -343,6 +343,90 @@ static void fuzz_corpus_safetensors(void **state)
     corpus_agrees("safetensors");
 }
 
+/* ---- zTensor v2 */
+
+/* Every file of the v2 corpus (tests/corpus/gen_corpus_v2.c, accepted and
+ * refused): the windows a remote reader fetches give the same answer as the
+ * whole file. Returns how many the whole file accepts. */
+static int v2_dir_agrees(const char *dir, int *files)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int ok = 0;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".zt"))
+            continue;
+        char path[8500];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t n;
+        uint8_t *b = zt_test_read_file(path, &n);
+        same_as_memory(b, n, 16, 40, path);
+        same_as_memory(b, n, 16, 4096, path);
+        same_as_memory(b, n, 65536, 65536, path);
+        zt_file *f = NULL;
+        if (zt_open_memory(b, n, NULL, &f, NULL) == ZT_OK)
+            ok++;
+        zt_close(f);
+        (*files)++;
+        free(b);
+    }
+    closedir(d);
+    return ok;
+}
+
+static void v2_corpus(void **state)
+{
+    (void)state;
+    const char *root = getenv("ZT_CORPUS_V2_DIR");
+    assert_non_null(root);
+    char dir[4200];
+    int files = 0;
+    snprintf(dir, sizeof dir, "%s/accept", root);
+    int ok = v2_dir_agrees(dir, &files);
+    assert_true(ok >= 30 && ok == files); /* every accepted file, opened remotely */
+    snprintf(dir, sizeof dir, "%s/reject", root);
+    files = 0;
+    v2_dir_agrees(dir, &files);
+    assert_true(files > 100);
+}
+
+/* The v2 footer is 40 bytes: fewer at the tail is the caller's mistake, said
+ * as such; a data shard's "manifest" is the empty range at its footer. */
+static void v2_footer_window(void **state)
+{
+    (void)state;
+    const char *root = getenv("ZT_CORPUS_V2_DIR");
+    assert_non_null(root);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/accept/dtype_f32.zt", root);
+    size_t n;
+    uint8_t *b = zt_test_read_file(path, &n);
+    uint64_t off, len;
+    zt_file_kind kind = 0;
+    zt_error err;
+    ASSERT_ST(zt_manifest_locate(b, 16, b + n - 39, 39, n, NULL, &kind, &off, &len, &err),
+              ZT_E_ARG);
+    assert_int_equal(kind, ZT_KIND_ZT_2);
+    ASSERT_OK(zt_manifest_locate(b, 16, b + n - 40, 40, n, NULL, &kind, &off, &len, &err), &err);
+    assert_true(off % 4096 == 0 && off + len <= n - 40 && len > 0);
+    zt_open_options opt = {.max_manifest_size = len - 1};
+    ASSERT_ST(zt_manifest_locate(b, 16, b + n - 40, 40, n, &opt, NULL, &off, &len, &err),
+              ZT_E_LIMIT);
+    free(b);
+    snprintf(path, sizeof path, "%s/accept/data_shard.zt", root);
+    b = zt_test_read_file(path, &n);
+    ASSERT_OK(zt_manifest_locate(b, 16, b + n - 40, 40, n, NULL, NULL, &off, &len, &err), &err);
+    assert_int_equal(off, n - 40);
+    assert_int_equal(len, 0);
+    zt_file *f;
+    ASSERT_OK(zt_open_manifest(b, 16, b + n - 40, 40, n, NULL, &f, &err), &err);
+    assert_true(zt_file_is_data_shard(f));
+    zt_close(f);
+    free(b);
+}
+
 /* ---- push decoding */
 
 typedef struct sinkbuf {
@@ -570,6 +654,8 @@ int main(void)
         cmocka_unit_test(alt_is_unsupported),
         cmocka_unit_test(fuzz_corpus_reader),
         cmocka_unit_test(fuzz_corpus_safetensors),
+        cmocka_unit_test(v2_corpus),
+        cmocka_unit_test(v2_footer_window),
         cmocka_unit_test(push_equals_read),
         cmocka_unit_test(push_errors),
         cmocka_unit_test(push_length_lies),

@@ -279,11 +279,12 @@ ZT_API zt_status zt_file_attach_fd(zt_file *f, int fd, const zt_open_options *op
  * zt_manifest_locate: where the manifest lies, from the file's first and last
  * bytes. head holds the first head_len bytes of a file of file_size bytes (at
  * least min(file_size, 16)); tail the last tail_len bytes (at least
- * min(file_size, 16); unused, and may be NULL, for safetensors). The header
- * magic, footer, sizes and limits are checked as zt_open() checks them.
- * *offset and *length get the manifest's byte range: for .zt the CBOR
- * manifest (the footer follows it to the end of the file); for safetensors
- * the JSON header (after the 8-byte size). ZT_E_UNSUPPORTED for ALT files,
+ * min(file_size, 16), for zTensor v2 min(file_size, 40); unused, and may be
+ * NULL, for safetensors). The header magic, footer, sizes and limits are
+ * checked as zt_open() checks them. *offset and *length get the manifest's
+ * byte range: for .zt the CBOR manifest (the footer follows it to the end of
+ * the file); for safetensors the JSON header (after the 8-byte size); for a
+ * v2 data shard (§7.2, no manifest) the empty range at its footer. ZT_E_UNSUPPORTED for ALT files,
  * whose tensor table is not in one place. *kind (may be NULL) is set from
  * the head alone before anything else is checked, so a caller that gave no
  * tail learns whether it needs one (not for safetensors; ZT_E_ARG for .zt).
@@ -296,7 +297,10 @@ ZT_API zt_status zt_file_attach_fd(zt_file *f, int fd, const zt_open_options *op
  * call only (the caller keeps them). Accessors and zt_decoder_new/push work;
  * zt_file_bytes() and zt_component_stored() return NULL, zt_file_fd() -1, and
  * the calls that read data (zt_component_read/stream/verify, zt_decoder_read)
- * return ZT_E_UNSUPPORTED. Release with zt_close(). */
+ * return ZT_E_UNSUPPORTED. A v2 root's shards are not located (its parts in
+ * shards keep their offsets in those files); a zt.zstd-seekable/1 part's
+ * seek table, which needs the data bytes, is not checked by zt_decoder_new.
+ * Release with zt_close(). */
 ZT_API zt_status zt_manifest_locate(const void *head, size_t head_len, const void *tail,
                                     size_t tail_len, uint64_t file_size, const zt_open_options *opt,
                                     zt_file_kind *kind, uint64_t *offset, uint64_t *length,
