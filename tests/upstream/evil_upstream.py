@@ -22,6 +22,8 @@ takes one or two):
     long SKIP               later file answers: Content-Length 1000 more than
                             the range (and those 1000 bytes sent)
     short SKIP              later file answers: half the body, then close
+    noval                   serve honestly, but with no ETag and no
+                            Last-Modified (nothing to pin a version on)
     redirect SKIP           later file answers: 302 to the same path on the
                             second port (which serves honestly)
     listing-names           a listing whose names are hostile: "..", "/",
@@ -142,6 +144,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = data[a:b + 1]
         hdrs = [("ETag", etag), ("Accept-Ranges", "bytes"),
                 ("Last-Modified", self.date_time_string(st.st_mtime))]
+        if MODE == "noval":
+            hdrs = hdrs[1:2]
         if status == 206:
             hdrs.append(("Content-Range", "bytes %d-%d/%d" % (a, b, len(data))))
         if not evil or MODE in ("ok200",):
