@@ -537,7 +537,11 @@ static ztd_err acquire_all(up_req *x)
 static void room_job(ztd_offload *o)
 {
     up_req *x = (up_req *)o;
-    uint64_t limit = x->s->cfg->upstream_timeout_ms, waited = 0;
+    uint64_t limit = x->s->cfg->upstream_timeout_ms, waited = 0, need = 0;
+    for (size_t i = 0; i < x->nroom; i++)
+        need += zt_component_length(x->room[i]);
+    if (need > x->s->cfg->cache_size)
+        limit = 0; /* more than the whole cache: no response ending would make room */
     while ((x->err = acquire_all(x)) == ZTD_ERR_CACHE_FULL && waited < limit) {
         nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
         waited += 20;

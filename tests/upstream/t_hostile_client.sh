@@ -5,6 +5,8 @@
 #   suffix ranges, ranges beyond the end: the same answer as the origin's (fails: several
 #   ranges of an upstream component are answered 200 with the whole component, which
 #   docs/API.md says of /raw only);
+# - a component larger than cache_size: 507 cache_full at once (fixed in this branch:
+#   it waited upstream_timeout for room that could never be);
 # - HEAD and If-None-Match on a component while its fill is stalled upstream (relay.py
 #   stall): answered at once, not after the fill;
 # - clients that disconnect mid-fill: the fill ends (in flight back to 0), the item is
@@ -43,6 +45,19 @@ check_code "raw, many ranges: 200 (documented)" 200
 curl -s -o "$T/raw.o" "$O_URL/v1/files/big.zt/raw"
 check_same "raw, many ranges: the whole file" "$T/raw.body" "$T/raw.o"
 check "ranges: daemon alive" daemon_alive "$D_PID"
+stop_daemon
+
+# ---- a component larger than the whole cache: 507 at once (it can never fit; waiting
+# upstream_timeout for room is of no use)
+start_sidecar "$T/side" "$O_URL" "$T/cache2b" --cache-size 1MiB --upstream-timeout 10s || finish
+curl -s -o /dev/null "$URL/v1/files/big.zt"
+t0=$(date +%s.%N)
+http "$T/full" "$URL/v1/files/big.zt/objects/big/data"
+secs=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
+check_code "larger than cache_size: 507" 507
+check_match "larger than cache_size: cache_full" "$(cat "$T/full.body")" '"code":"cache_full"'
+check "larger than cache_size: answered within 3 s, not after upstream_timeout ($secs s)" \
+    awk "BEGIN{exit !($secs < 3)}"
 stop_daemon
 
 # ---- HEAD and conditionals during a stalled fill
