@@ -37,6 +37,8 @@ check_eq "prefetch: no request outside /v1/files/" \
     "$(cut -d' ' -f3 "$ELOG" | grep -v '^/v1/files\(/\|$\|?\)' | sort -u | tr '\n' ' ')" ""
 check_eq "prefetch: no dot segment or empty segment requested" \
     "$(cut -d' ' -f3 "$ELOG" | grep -c '/\.\|//')" 0
+check_eq "prefetch: no file written outside the cache directory" \
+    "$(find "$T" -name 'escape*' -o -name 'abs.zt' | wc -l)" 0
 check "hostile names: daemon alive" daemon_alive "$D_PID"
 stop_daemon
 
