@@ -15,6 +15,8 @@ takes one or two):
     pass                    serve honestly
     drip SKIP GAP           later file answers: right headers, then the body
                             one byte every GAP seconds
+    dripone SKIP GAP        like drip, for the one request after SKIP only;
+                            the others are served honestly
     ok200 SKIP              later file answers: 200 and the whole file,
                             whatever the Range
     liecr SKIP              later file answers: a Content-Range naming the
@@ -124,7 +126,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             COUNT[0] += 1
             n = COUNT[0]
         evil = self.server.server_address[1] == PORTS[0] and n > SKIP and MODE in (
-            "drip", "ok200", "liecr", "long", "short", "redirect")
+            "drip", "ok200", "liecr", "long", "short", "redirect") or (
+            MODE == "dripone" and n == SKIP + 1)
         if evil and MODE == "redirect":
             loc = "http://127.0.0.1:%d%s" % (PORTS[1], self.path)
             return self.send_body(302, b"", [("Location", loc)])

@@ -7,7 +7,12 @@
 # For each: the client gets the right bytes or a clear 502/504 JSON error naming the
 # upstream, within a bounded time, never a complete-looking wrong body; the daemon
 # stays up, its fills in flight return to 0, its fds stay bounded, and nothing
-# incomplete is left in the cache. Also: a bearer token is not sent across a redirect.
+# incomplete is left in the cache. Also: a bearer token is not sent across a redirect; and
+# with upstream_fills=1, one dripping fill does not starve every other cold component.
+# Fails: a fill that gets a byte a second never times out (stall_timeout counts seconds
+# without any byte), its client never gets a 504, the manifest's revalidation hangs the
+# same way, SIGTERM waits for the fill, and with upstream_fills=1 no other component is
+# fetched meanwhile.
 . "$(dirname "$0")/lib.sh" "$@"
 . "$(dirname "$0")/evil_lib.sh"
 
@@ -70,6 +75,32 @@ lie() {
 }
 
 lie drip 2 1
+# one dripping fill, upstream_fills=1: is every other cold component stuck behind it?
+start_evil "$T/up" dripone 2 1 || finish
+start_rootless "$E_URL" "$T/cache.dripone" --upstream-kind plain --upstream-retries 0 \
+    --upstream-timeout 2s --upstream-fills 1 || finish
+curl -s -o /dev/null --max-time 20 "$URL/v1/files/m.zt"
+curl -s -o /dev/null --max-time 30 "$URL/v1/files/m.zt/objects/w/data" &
+dpid=$!
+sleep 1
+t0=$(date +%s.%N)
+code=$(curl -s --max-time 25 -o "$T/one.body" -w '%{http_code}' "$URL/v1/files/m.zt/objects/v/data")
+rc=$?
+secs=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
+note "dripone: another cold component: HTTP $code, curl exit $rc, $(stat -c %s "$T/one.body") bytes in $secs s"
+if [ "$code" = 200 ]; then
+    check_eq "dripone: another cold component: a 200 is complete" "$rc" 0
+    check_same "dripone: another cold component: the right bytes" "$T/one.body" "$T/v.bin"
+else
+    check_match "dripone: another cold component: else a 502/504 naming the upstream" \
+        "$code $(cat "$T/one.body")" "^50[24] .*127\.0\.0\.1:$E_PORT"
+fi
+check "dripone: another cold component: answered within 15 s ($secs s)" \
+    awk "BEGIN{exit !($secs < 15)}"
+kill "$dpid" 2>/dev/null
+wait "$dpid" 2>/dev/null
+kill_daemon # (SIGTERM waits for the dripping fill: see drip above)
+
 lie ok200 2
 lie liecr 2
 lie long 2
