@@ -485,7 +485,7 @@ static void wait_job(ztd_offload *o)
     up_req *x = (up_req *)o;
     const ztd_config *cfg = x->s->cfg;
     uint64_t limit = cfg->upstream_timeout_ms * (cfg->upstream_retries + 2ull), waited = 0;
-    uint64_t ready;
+    uint64_t ready = 0;
     ztd_cache_state st = ZTD_CACHE_FILLING;
     while (st == ZTD_CACHE_FILLING && waited < limit) {
         st = ztd_cache_wait(x->wait_item, x->wait_for, 500, &ready);
@@ -494,8 +494,15 @@ static void wait_job(ztd_offload *o)
         waited += 500;
     }
     x->err = ZTD_ERR_NONE;
-    if (st == ZTD_CACHE_FAILED)
+    if (st == ZTD_CACHE_FAILED) {
         fill_failed(x);
+    } else if (st == ZTD_CACHE_FILLING && ready < x->wait_for) {
+        /* still no byte (the fill queued behind others, or its upstream silent): a
+         * 504 now, not a 200 whose body would wait on for as long as the fill does */
+        x->err = ZTD_ERR_UPSTREAM_TIMEOUT;
+        snprintf(x->msg, sizeof(x->msg), "upstream %s: no byte of the component in %.3g s",
+                 ztd_upstream_url(x->s->upstream), (double)limit / 1000.0);
+    }
 }
 
 /* Release what the request holds (before waiting for room: a request that
@@ -537,7 +544,11 @@ static ztd_err acquire_all(up_req *x)
 static void room_job(ztd_offload *o)
 {
     up_req *x = (up_req *)o;
-    uint64_t limit = x->s->cfg->upstream_timeout_ms, waited = 0;
+    uint64_t limit = x->s->cfg->upstream_timeout_ms, waited = 0, need = 0;
+    for (size_t i = 0; i < x->nroom; i++)
+        need += zt_component_length(x->room[i]);
+    if (need > x->s->cfg->cache_size)
+        limit = 0; /* more than the whole cache: no response ending would make room */
     while ((x->err = acquire_all(x)) == ZTD_ERR_CACHE_FULL && waited < limit) {
         nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
         waited += 20;

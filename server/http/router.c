@@ -158,6 +158,11 @@ static const char *check_file_path(const char *s, size_t n)
     return NULL;
 }
 
+const char *ztd_route_file_path_problem(const char *s, size_t n)
+{
+    return check_file_path(s, n);
+}
+
 static size_t seg_len(const char *p)
 {
     const char *slash = strchr(p, '/');

@@ -464,6 +464,20 @@ static void route_names(void **state)
     }
 }
 
+/* The path rule applied to names from elsewhere (an upstream's listing). */
+static void file_path_problem(void **state)
+{
+    (void)state;
+    const char *fine[] = {"a.zt", "d/e/f.zt", "llama 3/\xc3\xa9.zt", "a..b.zt"};
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+        assert_null(ztd_route_file_path_problem(fine[i], strlen(fine[i])));
+    const char *bad[] = {"",         "../x.zt",      "a/../../x.zt", "/abs.zt", "a//b.zt",
+                         "a/./b.zt", ".hidden/x.zt", "a/",           "\xff.zt"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_non_null(ztd_route_file_path_problem(bad[i], strlen(bad[i])));
+    assert_non_null(ztd_route_file_path_problem("a\0b.zt", 6));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +495,7 @@ int main(void)
         cmocka_unit_test(path_length_limits),
         cmocka_unit_test(failure_resets_previous_match),
         cmocka_unit_test(route_names),
+        cmocka_unit_test(file_path_problem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
