@@ -122,6 +122,9 @@ struct ztr_xfer {
     double not_before;
     uint64_t got_at_start; /* got when this attempt started */
     double last_byte;      /* when this attempt last received something */
+    double window_at;      /* min_rate: when the current window began */
+    uint64_t window_got;   /* min_rate: got then */
+    bool slow;             /* dropped for receiving less than min_rate */
     CURL *easy;
     struct curl_slist *hdrs;
     ztr_resp resp;

@@ -62,6 +62,8 @@ static zt_status check_options(const zt_remote_options *o, zt_error *err)
         bad = "total_timeout must be in [0, 1e7] seconds";
     else if (!(o->stall_timeout >= 1 && o->stall_timeout <= 3600))
         bad = "stall_timeout must be in [1, 3600] seconds";
+    else if (!(o->min_rate >= 0 && o->min_rate <= 1e12))
+        bad = "min_rate must be in [0, 1e12] bytes per second";
     else if (o->max_retries > 100)
         bad = "max_retries must be at most 100";
     else if (!(o->backoff >= 0 && o->backoff <= 3600 && o->max_backoff >= o->backoff &&

@@ -411,7 +411,7 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
     x->state = XFER_DONE;
     if (b->failed)
         return;
-    if (x->got > x->got_at_start)
+    if (x->got > x->got_at_start && !x->slow)
         x->fails = 0; /* progress: only consecutive failures count */
     if (!x->checked && x->resp.status && !stalled) {
         x->verdict = check(b, x);
@@ -439,7 +439,13 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
                  b->r->opt.total_timeout, x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
             return;
         }
-        if (stalled)
+        if (stalled && x->slow)
+            snprintf(
+                why, sizeof(why),
+                "fewer than %.0f bytes in %.3g s (min_rate x stall_timeout) after %llu of %llu",
+                b->r->opt.min_rate * b->r->opt.stall_timeout, b->r->opt.stall_timeout,
+                (unsigned long long)x->got, (unsigned long long)x->len);
+        else if (stalled)
             snprintf(why, sizeof(why), "no byte for %.3g s (stall_timeout) after %llu of %llu",
                      b->r->opt.stall_timeout, (unsigned long long)x->got,
                      (unsigned long long)x->len);
@@ -468,6 +474,9 @@ static void launch(ztr_batch *b, running *run, ztr_xfer *x)
 {
     x->got_at_start = x->got;
     x->last_byte = b->now;
+    x->window_at = b->now;
+    x->window_got = x->got;
+    x->slow = false;
     if (start(b, x) == ZT_OK)
         run->x[run->n++] = x;
 }
@@ -516,13 +525,27 @@ static void end(ztr_batch *b, running *run, ztr_xfer *x, CURLcode rc, bool stall
         (*waiting)++;
 }
 
-/* No byte for stall_timeout: drop the connection and resume elsewhere. */
+/* Did x receive less than min_rate over the window that just ended? Each
+ * stall_timeout starts a new window. */
+static bool too_slow(ztr_batch *b, ztr_xfer *x, double stall)
+{
+    double rate = b->r->opt.min_rate;
+    if (rate <= 0 || b->now - x->window_at < stall)
+        return false;
+    x->slow = (double)(x->got - x->window_got) < rate * stall;
+    x->window_at = b->now;
+    x->window_got = x->got;
+    return x->slow;
+}
+
+/* No byte for stall_timeout, or too few (min_rate): drop the connection and
+ * resume elsewhere. */
 static void check_stalls(ztr_batch *b, running *run, size_t *waiting)
 {
     double stall = b->r->opt.stall_timeout;
     for (size_t i = 0; i < run->n && !b->failed;) {
         ztr_xfer *x = run->x[i];
-        if (b->now - x->last_byte > stall)
+        if (too_slow(b, x, stall) || b->now - x->last_byte > stall)
             end(b, run, x, CURLE_OK, true, waiting); /* moves another into slot i */
         else
             i++;

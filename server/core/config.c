@@ -279,6 +279,10 @@ static const option options[] = {
                  "Time allowed for an upstream request to make progress: opening a file "
                  "(retries included), or a fill receiving no byte for this long (it is then "
                  "resumed, up to the retries, before it fails with 504)."),
+    OPT_SIZE("upstream_min_rate", upstream_min_rate, "16K", 0, GIB,
+             "Bytes per second an upstream request must average over each upstream_timeout: "
+             "one that drips slower is dropped and resumed like a stalled one, and such "
+             "retries count, so that a slow-drip upstream cannot hold a fill open. 0: off."),
     OPT_UINT("upstream_retries", upstream_retries, "4", 0, 100,
              "Consecutive failures (connection errors, 408, 429, 5xx) of one upstream request "
              "retried with exponential backoff before the request fails."),

@@ -94,6 +94,7 @@ typedef struct ztd_config {
     uint64_t upstream_connect_timeout_ms;
     uint64_t upstream_timeout_ms;
     unsigned upstream_retries;
+    uint64_t upstream_min_rate; /* bytes per second, over upstream_timeout; 0 = off */
     unsigned upstream_fills;
     char *prefetch; /* comma-separated file names and prefixes; "" = none */
 } ztd_config;

@@ -99,6 +99,7 @@ static void options_of(ztd_upstream *u, const ztd_config *cfg)
     u->opt.connect_timeout = (double)cfg->upstream_connect_timeout_ms / 1000.0;
     u->opt.stall_timeout = (double)cfg->upstream_timeout_ms / 1000.0;
     u->opt.total_timeout = 0; /* a fill of 1 GiB takes as long as it takes; stalls are cut */
+    u->opt.min_rate = (double)cfg->upstream_min_rate; /* and so is an upstream that drips */
     u->opt.max_retries = cfg->upstream_retries;
     u->opt.max_backoff = 5.0;
     u->opt.open.max_manifest_size = cfg->max_manifest_size;

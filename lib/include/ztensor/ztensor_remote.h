@@ -92,6 +92,11 @@ typedef struct zt_remote_options {
     size_t open_window;       /* bytes fetched from each end on open (at least 64) */
     unsigned flags;           /* ZT_REMOTE_* */
     zt_open_options open;     /* limits applied to the manifest, as for zt_open() */
+    double min_rate;          /* bytes per second; 0 = off (the default). A request that
+                                 receives fewer than min_rate * stall_timeout bytes in a
+                                 stall_timeout is dropped like a stalled one, and such a
+                                 retry does not start the failure count again (a server
+                                 that drips bytes cannot hold a call forever) */
 } zt_remote_options;
 
 /* Fills *o with the defaults above; set fields after calling it. */
@@ -200,8 +205,8 @@ typedef struct zt_remote_span {
 /* Several spans into their buffers, over `connections` connections (0: the
  * session's default). */
 ZT_REMOTE_API zt_status zt_remote_read_spans(zt_remote *r, zt_remote_file *rf,
-                                             zt_remote_span *spans, size_t n,
-                                             unsigned connections, zt_error *err);
+                                             zt_remote_span *spans, size_t n, unsigned connections,
+                                             zt_error *err);
 /* The file's size, as pinned at open. */
 ZT_REMOTE_API uint64_t zt_remote_file_size(const zt_remote_file *rf);
 /* The bytes at the file's two ends fetched at open (the model was built from
