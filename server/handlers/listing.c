@@ -321,6 +321,15 @@ static void fetch_listing(ztd_offload *o)
 {
     list_job *j = (list_job *)o;
     ztd_upstream_tell_kind(j->s->upstream);
+    if (!ztd_upstream_kind_known(j->s->upstream)) { /* not "no files": we cannot tell */
+        j->err = ZTD_ERR_UPSTREAM_FAILED;
+        snprintf(j->msg, sizeof(j->msg),
+                 "upstream %s cannot be reached, or answered its probe with something else "
+                 "than a ztensord listing or a file server's answer (upstream_kind auto could "
+                 "not tell which it is; it is asked again at the next request)",
+                 ztd_upstream_url(j->s->upstream));
+        return;
+    }
     ztd_uplist *l = ztd_upstream_listing(j->s->upstream);
     j->err = l ? ztd_uplist_get(l, &j->files, j->msg, sizeof(j->msg)) : ZTD_ERR_NONE;
 }

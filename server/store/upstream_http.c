@@ -4,27 +4,37 @@
 
 #include <curl/curl.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 typedef struct sink {
     char *p;
-    size_t n, max;
+    size_t n, cap, max;
     char *etag;
+    bool too_large;
 } sink;
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 {
     sink *s = ud;
     size_t n = size * nmemb;
-    if (s->n + n > s->max)
-        return 0; /* too large: fails the transfer */
-    char *np = realloc(s->p, s->n + n + 1);
-    if (!np)
-        return 0;
-    memcpy(np + s->n, p, n);
-    s->p = np;
+    if (s->n + n > s->max) {
+        s->too_large = true;
+        return 0; /* fails the transfer */
+    }
+    if (s->n + n + 1 > s->cap) { /* doubling: no quadratic copying of a large body */
+        size_t cap = s->cap ? s->cap : 16384;
+        while (cap < s->n + n + 1)
+            cap *= 2;
+        char *np = realloc(s->p, cap);
+        if (!np)
+            return 0;
+        s->p = np;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->n, p, n);
     s->n += n;
     s->p[s->n] = 0;
     return n;
@@ -88,7 +98,7 @@ int ztd_upstream_http_get(const char *url, const char *token, const char *if_non
     curl_easy_cleanup(e);
     curl_slist_free_all(h);
     if (rc != CURLE_OK) {
-        *timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+        *timed_out = s.too_large ? 2 : rc == CURLE_OPERATION_TIMEDOUT;
         free(s.p);
         return 0;
     }

@@ -15,7 +15,9 @@ int ztd_upstream_probe(const char *base, const char *token, double connect_timeo
 
 /* A GET of url. *status gets the HTTP status (0 when unreachable: *timed_out
  * says whether a timeout was why), *body the body (malloc'ed, NUL-terminated,
- * at most max bytes; the caller frees it), etag (256 bytes) its ETag or "".
+ * at most max bytes; the caller frees it), etag (256 bytes) its ETag or "";
+ * *timed_out is 1 when a timeout, 2 when a body larger than max, was why
+ * there is no status.
  * if_none_match may be NULL. 0, or -1 when out of memory. */
 int ztd_upstream_http_get(const char *url, const char *token, const char *if_none_match,
                           double connect_timeout, double timeout, size_t max, int *status,

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LISTING (1u << 30) /* bytes of a listing body */
+/* Bytes of a listing body: about 100,000 files. Parsed, a listing takes some
+ * 15 times its size in memory; a larger one is refused (502) rather than let
+ * an upstream make this server hold gigabytes. */
+#define MAX_LISTING (16u << 20)
 
 struct ztd_uplist {
     char *base, *token;
@@ -123,8 +126,13 @@ static ztd_err refresh(ztd_uplist *l, char *msg, size_t cap)
         snprintf(l->etag, sizeof(l->etag), "%s", etag);
         l->checked = ztd_now_ms();
     } else {
-        err = timed_out ? ZTD_ERR_UPSTREAM_TIMEOUT : ZTD_ERR_UPSTREAM_FAILED;
-        if (status == 0)
+        err = timed_out == 1 ? ZTD_ERR_UPSTREAM_TIMEOUT : ZTD_ERR_UPSTREAM_FAILED;
+        if (timed_out == 2)
+            snprintf(msg, cap,
+                     "upstream %s: the listing is larger than %u MiB, the most this server "
+                     "reads",
+                     l->base, MAX_LISTING >> 20);
+        else if (status == 0)
             snprintf(msg, cap, "upstream %s: the listing could not be fetched (%s)", l->base,
                      timed_out ? "timed out" : "cannot connect");
         else

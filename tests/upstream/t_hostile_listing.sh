@@ -59,7 +59,9 @@ code=$(curl -s --max-time 120 -o "$T/huge" -w '%{http_code}' "$URL/v1/files?limi
 hwm1=$(vm VmHWM)
 note "huge listing: HTTP $code; VmHWM $hwm0 kB before, $hwm1 kB after; body of upstream: $(curl -s --max-time 60 "$E_URL/v1/files" | wc -c) bytes"
 check "huge listing: daemon alive" daemon_alive "$D_PID"
-check "huge listing: answered (200 or a clear 502)" [ "$code" = 200 ] || [ "$code" = 502 ]
+check_eq "huge listing: a clear 502" "$code" 502
+check_match "huge listing: the error names the upstream and the limit" "$(cat "$T/huge")" \
+    "upstream_failed.*127\.0\.0\.1:$E_PORT.*larger than 16 MiB"
 check "huge listing: peak memory grew by less than 256 MiB ($(((hwm1 - hwm0) / 1024)) MiB)" \
     [ $((hwm1 - hwm0)) -lt $((256 * 1024)) ]
 stop_daemon
