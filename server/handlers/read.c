@@ -587,6 +587,23 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
 
 static bool wait_for_room(up_req *x, const zt_component **comps, size_t n);
 
+/* Several ranges of a component still filling: wait for the whole of it
+ * (want = size + 1 waits for the end of the fill), which then goes out as
+ * multipart/byteranges from its file, as the origin answers. */
+static bool must_wait_whole(struct MHD_Connection *c, up_req *x, const ztd_body *b,
+                            ztd_cache_item *it)
+{
+    ztd_plan plan;
+    uint64_t ready;
+    ztd_body_plan(c, b, &plan);
+    if (x->phase == UP_WAITED || plan.status != ZTD_PLAN_PARTIAL || plan.nspans < 2 ||
+        ztd_cache_item_state(it, &ready) != ZTD_CACHE_FILLING)
+        return false;
+    x->wait_item = it;
+    x->wait_for = b->len + 1;
+    return true;
+}
+
 /* Has the item's first byte landed, or should we wait for it (off the
  * workers)? Only the first: it shows the upstream answers, so that a fetch
  * that fails at once is answered 502/504, not a 200 cut short; the bytes a
@@ -693,7 +710,9 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
         }
         x->one.item = it;
         x->err = ZTD_ERR_NONE;
-        if (must_wait(x, it) && offload(s, c, x, UP_WAIT, wait_job))
+        if (must_wait_whole(c, x, &b, it) && offload(s, c, x, UP_WAIT, wait_job))
+            return MHD_YES;
+        if (!x->err && must_wait(x, it) && offload(s, c, x, UP_WAIT, wait_job))
             return MHD_YES;
         if (x->err)
             return ztd_error(c, r, x->err, "%s", x->msg);

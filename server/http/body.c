@@ -673,6 +673,23 @@ void ztd_body_plan(struct MHD_Connection *c, const ztd_body *b, ztd_plan *plan)
         free(own[i]);
 }
 
+/* A cached component that is complete, in one item, is a local file: sent
+ * from its fd as one is, with multipart ranges. b itself otherwise. */
+static const ztd_body *cache_as_fd(const ztd_body *b, ztd_body *out)
+{
+    uint64_t at = 0;
+    int fd;
+    uint64_t off, len;
+    if (b->nsegs != 1 || b->len == 0 ||
+        !ztd_cache_span_in_item(b->segs, 1, &at, b->len, &fd, &off, &len) || len != b->len)
+        return b;
+    *out = *b;
+    out->kind = ZTD_BODY_FD;
+    out->fd = fd;
+    out->off = off;
+    return out;
+}
+
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
 {
     if (file_changed(b))
@@ -680,6 +697,9 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
                          "\"%s\" changed on disk since it was opened (written or truncated "
                          "in place?); retry once it has been rescanned",
                          b->entry->name);
+    ztd_body whole;
+    if (b->kind == ZTD_BODY_CACHE)
+        b = cache_as_fd(b, &whole);
     ztd_plan plan;
     ztd_body_plan(c, b, &plan);
     if (reads_while_sending(b, &plan))
