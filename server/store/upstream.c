@@ -413,6 +413,14 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
                  name, u->base);
         return ZTD_ERR_UPSTREAM_UNSUPPORTED;
     }
+    if (!zt_remote_file_etag(rf)[0] && !zt_remote_file_last_modified(rf)[0]) {
+        zt_remote_close(rf); /* nothing to pin: a replaced file could mix two versions */
+        snprintf(msg, cap,
+                 "\"%s\" at upstream %s comes with no ETag and no Last-Modified: no version of "
+                 "it can be pinned, so it is not served through the cache",
+                 name, u->base);
+        return ZTD_ERR_UPSTREAM_FAILED;
+    }
     if (!(*out = entry_new(name, url, rf, msg, cap)))
         return ZTD_ERR_INTERNAL;
     return ZTD_ERR_NONE;

@@ -43,6 +43,12 @@ done
 sleep 2.5 # upstream_ttl: reopened, the new version
 for d in sha256 none; do
     http "$T/r" "$URL/v1/files/$d.zt/objects/w/data"
+    if [ "$MODE" = noval ]; then # no validator: never served (docs/API.md, Plain upstream)
+        check_code "$MODE $d: after upstream_ttl: 502" 502
+        check_match "$MODE $d: the error says why" "$(cat "$T/r.body")" \
+            'upstream_failed.*no ETag and no Last-Modified'
+        continue
+    fi
     check_code "$MODE $d: after upstream_ttl: 200" 200
     check_same "$MODE $d: after upstream_ttl: the new bytes" "$T/r.body" "$T/b.bin"
 done
