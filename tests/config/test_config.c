@@ -808,6 +808,7 @@ static const char *const option_names[] = {"config",
                                            "upstream_ttl",
                                            "upstream_connect_timeout",
                                            "upstream_timeout",
+                                           "upstream_min_rate",
                                            "upstream_retries",
                                            "upstream_fills",
                                            "prefetch"};
