@@ -77,8 +77,8 @@ void *zt__arena_alloc(zt__arena *a, size_t n)
     return bump(a, n ? n : 16, 16);
 }
 
-/* Strings need no alignment: packed end to end, a 100,000-object manifest's
- * names, roles and digests take 2.4 MB less than in 16-byte slots. */
+/* Strings need no alignment: packed end to end, the names and digests of a
+ * 100,000-object manifest take 1.6 MB less than in 16-byte slots. */
 char *zt__arena_strndup(zt__arena *a, const char *s, size_t n)
 {
     char *d = n < SIZE_MAX / 2 ? bump(a, n + 1, 1) : NULL;
