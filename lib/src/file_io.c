@@ -44,6 +44,21 @@ static zt_status read_window(const zt_file *f, uint64_t off, size_t len, uint8_t
     return ZT_OK;
 }
 
+/* The caller's own bytes for [off, off+len) when one window holds them all,
+ * else NULL: the manifest is parsed in place instead of from a copy (a
+ * 100,000-object manifest is 17 MB, held twice while the model was built). */
+const uint8_t *zt__window_span(const zt_file *f, uint64_t off, size_t len)
+{
+    uint64_t tail_start = f->size - f->win_tail_len;
+    if (!f->no_data || off > f->size || len > f->size - off)
+        return NULL;
+    if (f->win_head && off + len <= f->win_head_len)
+        return f->win_head + off;
+    if (f->win_tail && f->win_tail_len && off >= tail_start)
+        return f->win_tail + (off - tail_start);
+    return NULL;
+}
+
 /* Structural bytes are read with pread() when the file is mapped, so a file
  * truncated under us gives an error here instead of SIGBUS. */
 zt_status zt__read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err)

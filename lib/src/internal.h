@@ -110,23 +110,23 @@ zt_status zt__cbor_decode_prefix(const uint8_t *buf, size_t len, const zt__cbor_
 bool zt__value_text_eq(const zt_value *v, const char *s);
 
 /* ---- the model (manifest.c) */
-struct zt_component {
+struct zt_component { /* widest fields first: one per component, 100,000s in a model */
     const char *role;
-    zt_dtype dtype;
-    const char *type; /* NULL when absent */
+    const char *type;   /* NULL when absent */
+    const char *digest; /* as stored */
     uint64_t offset, length, uncompressed_length;
-    bool has_uncompressed;
+    uint8_t digest_bin[32];
+    zt_dtype dtype;
     zt_encoding encoding;
     zt_digest_kind digest_kind;
-    const char *digest; /* as stored */
-    uint8_t digest_bin[32];
+    bool has_uncompressed;
     /* v2 only (zero for 1.x): */
-    const char *encoding_name; /* the id as stored, NULL when raw */
-    uint32_t shard;            /* shard index + 1; 0 = the file itself */
-    const char *shard_name;    /* its name, or NULL */
     bool digest_decoded;       /* the digest covers the decoded bytes */
     bool seekable;             /* zt.zstd-seekable/1 */
     bool type_unknown;         /* a logical type this library does not know */
+    uint32_t shard;            /* shard index + 1; 0 = the file itself */
+    const char *encoding_name; /* the id as stored, NULL when raw */
+    const char *shard_name;    /* its name, or NULL */
 };
 
 struct zt_object {
@@ -272,6 +272,7 @@ zt_status zt__json_tree_to_value(const struct json_t *j, zt__arena *a, zt_value 
 /* ---- foreign formats */
 /* Structural bytes of an open file, read with pread() when mapped (file_io.c). */
 zt_status zt__read_at(const zt_file *f, uint64_t off, size_t len, uint8_t *dst, zt_error *err);
+const uint8_t *zt__window_span(const zt_file *f, uint64_t off, size_t len);
 
 /* Which reader a file's first bytes call for (safetensors.c). head holds the
  * first min(size, 9) bytes. */

@@ -3,7 +3,8 @@
  * bytes of a manifest of the usual shape (definite lengths, text keys, the
  * 1.2 schema), without first building a generic value tree of every object
  * and component. Known keys are compared in place; only object names, roles,
- * formats, logical types and digests are copied.
+ * formats, logical types and digests are copied (the role "data" and the
+ * format "dense", on nearly every object, are shared literals).
  *
  * It never decides that a file is bad: on anything unusual (indefinite
  * lengths, nulls, a repeated field, "tensors", a malformed value, a failed
@@ -194,7 +195,8 @@ static bool components(cur *c, struct zt_object *o)
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *k;
         size_t kn;
-        if (!text(c, &k, &kn) || !(o->comps[i].role = copy_text(c, k, kn)) ||
+        if (!text(c, &k, &kn) ||
+            !(o->comps[i].role = is(k, kn, "data") ? "data" : copy_text(c, k, kn)) ||
             !component(c, &o->comps[i]))
             return false;
     }

@@ -34,7 +34,9 @@ static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
     f->manifest_length = lay.manifest_length;
     const uint8_t *mbytes = NULL;
     uint8_t *copy = NULL;
-    if (f->mapped || f->no_data) {
+    if ((mbytes = zt__window_span(f, lay.manifest_offset, (size_t)lay.manifest_length))) {
+        /* opened from its manifest: the caller's bytes outlive the parse */
+    } else if (f->mapped || f->no_data) {
         if (!(copy = zt__malloc((size_t)lay.manifest_length)))
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory reading a %llu-byte manifest",
                            (unsigned long long)lay.manifest_length);
