@@ -1,5 +1,6 @@
 /* Small JSON request bodies (see json_body.h). */
 #include "http/json_body.h"
+#include "core/grow.h"
 #include "http/response.h"
 
 #include <stdlib.h>
@@ -30,16 +31,8 @@ enum MHD_Result ztd_json_body_data(ztd_server *s, struct MHD_Connection *c, ztd_
     if (b->len + n > ZTD_JSON_BODY_MAX)
         return ztd_error(c, r, ZTD_ERR_TOO_LARGE, "JSON body larger than %u bytes",
                          ZTD_JSON_BODY_MAX);
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-        b->p = p;
-        b->cap = cap;
-    }
+    if (ztd_grow(&b->p, &b->cap, b->len + n) != 0)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     memcpy(b->p + b->len, data, n);
     b->len += n;
     b->p[b->len] = 0;

@@ -1,5 +1,6 @@
 /* Plain GETs to the upstream with libcurl's easy interface (see upstream_http.h). */
 #include "store/upstream_http.h"
+#include "core/grow.h"
 #include "core/config.h"
 
 #include <curl/curl.h>
@@ -24,16 +25,8 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         s->too_large = true;
         return 0; /* fails the transfer */
     }
-    if (s->n + n + 1 > s->cap) { /* doubling: no quadratic copying of a large body */
-        size_t cap = s->cap ? s->cap : 16384;
-        while (cap < s->n + n + 1)
-            cap *= 2;
-        char *np = realloc(s->p, cap);
-        if (!np)
-            return 0;
-        s->p = np;
-        s->cap = cap;
-    }
+    if (ztd_grow(&s->p, &s->cap, s->n + n) != 0)
+        return 0;
     memcpy(s->p + s->n, p, n);
     s->n += n;
     s->p[s->n] = 0;
