@@ -547,8 +547,14 @@ static void room_job(ztd_offload *o)
     uint64_t limit = x->s->cfg->upstream_timeout_ms, waited = 0, need = 0;
     for (size_t i = 0; i < x->nroom; i++)
         need += zt_component_length(x->room[i]);
-    if (need > x->s->cfg->cache_size)
-        limit = 0; /* more than the whole cache: no response ending would make room */
+    if (need > x->s->cfg->cache_size) { /* no amount of waiting makes room for it */
+        x->err = ZTD_ERR_CACHE_FULL;
+        snprintf(x->msg, sizeof(x->msg),
+                 "this answer needs %" PRIu64 " bytes of components in the upstream cache at "
+                 "once, more than cache_size (%" PRIu64 " bytes): ask for a smaller range",
+                 need, x->s->cfg->cache_size);
+        return;
+    }
     while ((x->err = acquire_all(x)) == ZTD_ERR_CACHE_FULL && waited < limit) {
         nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
         waited += 20;

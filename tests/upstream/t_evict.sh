@@ -40,5 +40,21 @@ check_code "no room within upstream_timeout: 507" 507
 check_match "507 cache_full says why" "$(cat "$T/r.body")" '"cache_full".*cache_size'
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
+stop_daemon
+
+# one answer that needs more than cache_size at once (/raw of a and b: 80 MiB in a 64 MiB
+# cache): 507 cache_full at once, naming cache_size, not after upstream_timeout
+start_sidecar "$T/side" "$O_URL" "$T/cache3" --cache-size 64M --upstream-timeout 10s || finish
+t0=$(date +%s%N)
+http "$T/r" "$URL/v1/files/m.zt/raw"
+t1=$(date +%s%N)
+check_code "a range larger than cache_size: 507" 507
+check_match "it names cache_size and the bytes needed" "$(cat "$T/r.body")" \
+    '"cache_full".*needs [0-9]+ bytes.*more than cache_size \(67108864 bytes\)'
+check "without waiting for upstream_timeout ($(((t1 - t0) / 1000000)) ms < 5000)" \
+    [ $(((t1 - t0) / 1000000)) -lt 5000 ]
+http "$T/r" "$URL/v1/files/m.zt/objects/b/data"
+check_code "then b alone: 200" 200
+check_same "b alone: bytes" "$T/r.body" "$T/b.bin"
 stop_origin
 finish

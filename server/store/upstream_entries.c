@@ -1,12 +1,11 @@
 /*
- * The upstream store (see upstream.h): the table of upstream files, their
- * opening and revalidation, and the fills of their components into the
- * cache. Opens run in one libztensor-remote session under a mutex (a session
- * is used by one thread at a time); fills run on the store's own threads,
- * each with a session of its own, so a 1 GiB fill never waits for another
- * and never occupies the server's publish queue.
+ * The upstream store's table (see upstream.h): set-up, the table of upstream
+ * files (name -> entry), their opening and revalidation after upstream_ttl,
+ * and the mapping of libztensor-remote errors to ours. Opens run in one
+ * libztensor-remote session under a mutex (a session is used by one thread
+ * at a time). Fills are in upstream_fill.c, /raw's gaps in upstream_raw.c.
  */
-#include "store/upstream.h"
+#include "store/upstream_internal.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/dates.h"
@@ -24,51 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ztensor/ztensor_remote.h>
-
-#define MAX_ENTRIES 4096   /* upstream files kept open at once */
-#define NAME_URL_MAX 16384 /* a 4096-byte name, percent-encoded, and the base */
-
-struct ztd_upstream_entry {
-    ztd_upstream *u;
-    zt_remote_file *rf;
-    char *url;           /* the file's URL as opened */
-    char validator[256]; /* the pinned ETag, or Last-Modified */
-    pthread_mutex_t mu;  /* the fields below */
-    ztd_err fill_err;    /* the last failed fill's error */
-    char fill_msg[400];
-    bool segs_ready; /* atomic once set */
-    ztd_upstream_seg *segs;
-    size_t nsegs;
-    uint8_t *gaps; /* the bytes between components */
-};
-
-typedef struct slot {
-    char *name;
-    ztd_entry *e;     /* NULL while first opening */
-    uint64_t checked; /* ztd_now_ms() of the last open or revalidation */
-    bool opening;     /* someone is opening it: wait on cv */
-} slot;
-
-struct ztd_upstream {
-    char *base;
-    int kind; /* ztd_upstream_kind; AUTO until told */
-    uint64_t ttl_ms;
-    ztd_cache *cache;
-    zt_remote_options opt;
-    char *token;
-    pthread_mutex_t session_mu;
-    zt_remote *session; /* opens */
-    pthread_key_t fill_session;
-    ztd_workq *fills;
-    ztd_uplist *list;   /* a ztensord upstream's listing */
-    pthread_mutex_t mu; /* the table */
-    pthread_cond_t cv;
-    slot *slots;
-    size_t n;
-    ztd_upstream_stats st; /* atomics */
-};
-
-#define COUNT(u, f, d) __atomic_add_fetch(&(u)->st.f, (d), __ATOMIC_RELAXED)
 
 /* ---- set-up */
 
@@ -225,7 +179,7 @@ void ztd_upstream_tell_kind(ztd_upstream *u)
 
 /* What a libztensor-remote failure is to a client, with a message naming
  * the upstream. */
-static ztd_err err_of_remote(const ztd_upstream *u, const char *what, const zt_error *ze, char *msg,
+ztd_err ztd_up_err_of_remote(const ztd_upstream *u, const char *what, const zt_error *ze, char *msg,
                              size_t cap)
 {
     ztd_err e;
@@ -399,7 +353,7 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
         COUNT(u, open_failures, 1);
         if (st != ZT_E_NOT_FOUND)
             COUNT(u, errors, 1);
-        ztd_err e = err_of_remote(u, name, &ze, msg, cap);
+        ztd_err e = ztd_up_err_of_remote(u, name, &ze, msg, cap);
         if (e == ZTD_ERR_FILE_NOT_FOUND)
             snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
         return e;
@@ -552,7 +506,7 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
 }
 
 /* A fill saw the file change upstream: the next request opens it again. */
-static void expire(ztd_upstream *u, const ztd_entry *e)
+void ztd_up_expire(ztd_upstream *u, const ztd_entry *e)
 {
     pthread_mutex_lock(&u->mu);
     slot *s = find_slot(u, e->name);
@@ -606,364 +560,4 @@ void ztd_upstream_span_etag(const ztd_entry *e, uint64_t off, uint64_t len, char
         snprintf(out + 1 + 2 * i, 3, "%02x", md[i]);
     out[33] = '"';
     out[34] = 0;
-}
-
-/* ---- fills */
-
-typedef struct fill {
-    ztd_job job;
-    ztd_upstream *u;
-    ztd_entry *e;
-    const zt_component *c;
-    ztd_cache_item *it;
-    zt_hasher *h;
-    uint64_t got;
-    int write_errno;
-} fill;
-
-static zt_remote *thread_session(ztd_upstream *u)
-{
-    zt_remote *s = pthread_getspecific(u->fill_session);
-    if (!s && zt_remote_new(&u->opt, &s, NULL) == ZT_OK) /* reads only: flags do not matter */
-        pthread_setspecific(u->fill_session, s);
-    return s;
-}
-
-static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
-{
-    fill *f = ud;
-    (void)pos; /* in order: pos == f->got */
-    if (ztd_cache_write(f->it, p, n) != 0) {
-        f->write_errno = errno ? errno : EIO;
-        return -1;
-    }
-    if (f->h)
-        zt_hasher_update(f->h, p, n);
-    f->got += n;
-    COUNT(f->u, bytes, n);
-    return 0;
-}
-
-static void fill_failed(fill *f, ztd_err err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void fill_failed(fill *f, ztd_err err, const char *fmt, ...)
-{
-    struct ztd_upstream_entry *up = f->e->up;
-    char m[sizeof(up->fill_msg)];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m, sizeof(m), fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&up->mu);
-    up->fill_err = err;
-    memcpy(up->fill_msg, m, sizeof(m));
-    pthread_mutex_unlock(&up->mu);
-    ztd_log(ZTD_LOG_WARN, "%s", m);
-}
-
-/* Did the bytes hash to the manifest's digest? */
-static bool digest_ok(fill *f)
-{
-    if (!f->h)
-        return true;
-    uint8_t got[32];
-    size_t n = zt_hasher_final(f->h, got), want_n = 0;
-    const uint8_t *want = zt_component_digest_bytes(f->c, &want_n);
-    return want && n == want_n && !memcmp(got, want, n);
-}
-
-static void fill_run(ztd_job *job)
-{
-    fill *f = (fill *)job;
-    ztd_upstream *u = f->u;
-    const zt_component *c = f->c;
-    uint64_t off = zt_component_offset(c), len = zt_component_length(c);
-    zt_remote *s = thread_session(u);
-    zt_error ze = {0};
-    zt_status st =
-        s ? zt_remote_read_stream(s, f->e->up->rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
-    bool ok = false;
-    if (f->write_errno) {
-        fill_failed(f, f->write_errno == ENOSPC ? ZTD_ERR_INSUFFICIENT_STORAGE : ZTD_ERR_INTERNAL,
-                    "upstream cache: writing component \"%s\" of \"%s\" failed: %s",
-                    zt_component_role(c), f->e->name, strerror(f->write_errno));
-    } else if (st) {
-        COUNT(u, errors, 1);
-        char m[400];
-        ztd_err e = err_of_remote(u, f->e->name, &ze, m, sizeof(m));
-        if (st == ZT_E_CHANGED)
-            expire(u, f->e);
-        fill_failed(f, e == ZTD_ERR_FILE_INVALID ? ZTD_ERR_UPSTREAM_FAILED : e, "%s", m);
-    } else if (f->got != len) {
-        fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
-                    "upstream %s: %s: %" PRIu64 " of %" PRIu64 " bytes of component \"%s\" came",
-                    u->base, f->e->name, f->got, len, zt_component_role(c));
-    } else if (!digest_ok(f)) {
-        COUNT(u, digest_failures, 1);
-        fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
-                    "upstream %s: the bytes of component \"%s\" of \"%s\" do not hash to %s; "
-                    "nothing was cached",
-                    u->base, zt_component_role(c), f->e->name, zt_component_digest(c));
-    } else {
-        ok = true;
-    }
-    ztd_cache_state end = ztd_cache_fill_done(f->it, ok);
-    if (ok && end != ZTD_CACHE_COMPLETE)
-        fill_failed(f, ZTD_ERR_INSUFFICIENT_STORAGE,
-                    "upstream cache: component \"%s\" of \"%s\" could not be made durable",
-                    zt_component_role(c), f->e->name);
-    if (!ok || end != ZTD_CACHE_COMPLETE)
-        COUNT(u, fill_failures, 1);
-    COUNT(u, fills_running, (uint64_t)-1);
-    zt_hasher_free(f->h);
-    ztd_cache_item_release(f->it);
-    ztd_entry_release(f->e);
-    free(f);
-}
-
-static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k)
-{
-    size_t n = 0;
-    const uint8_t *d = zt_component_digest_bytes(c, &n);
-    if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32) {
-        k->kind = ZTD_CACHE_BLOB;
-        memcpy(k->id, d, 32);
-        return;
-    }
-    char where[64];
-    snprintf(where, sizeof(where), "@%" PRIu64, zt_component_offset(c));
-    ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
-}
-
-static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
-{
-    fill *f = calloc(1, sizeof(*f));
-    if (!f)
-        return ZTD_ERR_INTERNAL;
-    zt_digest_kind dk = zt_component_digest_kind(c);
-    if (dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk))) {
-        free(f);
-        return ZTD_ERR_INTERNAL;
-    }
-    f->job.run = fill_run;
-    f->u = u;
-    f->e = e;
-    ztd_entry_retain(e);
-    f->c = c;
-    f->it = it;
-    ztd_cache_item_retain(it);
-    COUNT(u, fills, 1);
-    COUNT(u, fills_running, 1);
-    ztd_workq_submit(u->fills, &f->job);
-    return ZTD_ERR_NONE;
-}
-
-ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
-                          ztd_cache_item **out, char *msg, size_t cap)
-{
-    ztd_cache_key k;
-    item_key(e, c, &k);
-    int eno = 0;
-    ztd_cache_state st = ztd_cache_acquire(u->cache, &k, zt_component_length(c), out, &eno);
-    switch (st) {
-    case ZTD_CACHE_COMPLETE:
-    case ZTD_CACHE_FILLING:
-        return ZTD_ERR_NONE;
-    case ZTD_CACHE_FILL:
-        if (start_fill(u, e, c, *out) == ZTD_ERR_NONE)
-            return ZTD_ERR_NONE;
-        ztd_cache_fill_done(*out, false);
-        ztd_cache_item_release(*out);
-        *out = NULL;
-        snprintf(msg, cap, "out of memory");
-        return ZTD_ERR_INTERNAL;
-    case ZTD_CACHE_FULL:
-        snprintf(msg, cap,
-                 "the upstream cache (cache_size) cannot make room for the %" PRIu64
-                 " bytes of component \"%s\" of \"%s\": everything in it is being sent",
-                 zt_component_length(c), zt_component_role(c), e->name);
-        return ZTD_ERR_CACHE_FULL;
-    case ZTD_CACHE_IOERR:
-        snprintf(msg, cap, "the upstream cache failed: %s", strerror(eno));
-        return ztd_err_of_errno(eno, ZTD_ERR_INTERNAL);
-    case ZTD_CACHE_FAILED:
-    default:
-        snprintf(msg, cap,
-                 "component \"%s\" of \"%s\" is cached with another size than the manifest "
-                 "says; retry",
-                 zt_component_role(c), e->name);
-        return ZTD_ERR_UPSTREAM_FAILED;
-    }
-}
-
-ztd_err ztd_upstream_fill_error(ztd_entry *e, char *msg, size_t cap)
-{
-    struct ztd_upstream_entry *up = e->up;
-    pthread_mutex_lock(&up->mu);
-    ztd_err err = up->fill_err;
-    snprintf(msg, cap, "%s", up->fill_msg);
-    pthread_mutex_unlock(&up->mu);
-    return err;
-}
-
-/* ---- the whole file: components and the bytes between them */
-
-static int by_offset(const void *a, const void *b)
-{
-    uint64_t x = zt_component_offset(*(const zt_component *const *)a),
-             y = zt_component_offset(*(const zt_component *const *)b);
-    return x < y ? -1 : x > y;
-}
-
-/* Every component in file order (aliases of one span once). NULL when out
- * of memory; *n = 0 for a file without components. */
-static const zt_component **components_by_offset(const zt_file *f, size_t *n)
-{
-    size_t total = 0;
-    for (size_t i = 0; i < zt_file_object_count(f); i++)
-        total += zt_object_component_count(zt_file_object_at(f, i));
-    const zt_component **v = malloc((total ? total : 1) * sizeof(*v));
-    if (!v)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < zt_file_object_count(f); i++) {
-        const zt_object *o = zt_file_object_at(f, i);
-        for (size_t j = 0; j < zt_object_component_count(o); j++)
-            v[k++] = zt_object_component_at(o, j);
-    }
-    qsort(v, k, sizeof(*v), by_offset);
-    *n = k;
-    return v;
-}
-
-/* Segments of the file: gaps (mem filled later) and components. -1 when
- * components overlap (a layout /raw cannot be cut into), -2 out of memory. */
-static int plan_segments(ztd_entry *e, const zt_component **v, size_t nc, uint64_t *gap_bytes)
-{
-    struct ztd_upstream_entry *up = e->up;
-    ztd_upstream_seg *s = calloc(2 * nc + 1, sizeof(*s));
-    if (!s)
-        return -2;
-    size_t n = 0;
-    uint64_t at = 0, gaps = 0;
-    for (size_t i = 0; i < nc; i++) {
-        uint64_t off = zt_component_offset(v[i]), len = zt_component_length(v[i]);
-        if (i && off == zt_component_offset(v[i - 1]) && len == zt_component_length(v[i - 1]))
-            continue; /* an alias of the span before */
-        if (off < at || off + len > e->size) {
-            free(s);
-            return -1;
-        }
-        if (off > at) {
-            s[n++] = (ztd_upstream_seg){.at = at, .len = off - at};
-            gaps += off - at;
-        }
-        if (len)
-            s[n++] = (ztd_upstream_seg){.at = off, .len = len, .comp = v[i]};
-        at = off + len;
-    }
-    if (at < e->size) {
-        s[n++] = (ztd_upstream_seg){.at = at, .len = e->size - at};
-        gaps += e->size - at;
-    }
-    up->segs = s;
-    up->nsegs = n;
-    *gap_bytes = gaps;
-    return 0;
-}
-
-/* The gaps' bytes: from the ends fetched at open when they hold them, the
- * rest from upstream in one batch of requests. */
-static ztd_err fill_gaps(ztd_upstream *u, ztd_entry *e, uint64_t gap_bytes, char *msg, size_t cap)
-{
-    struct ztd_upstream_entry *up = e->up;
-    const uint8_t *head, *tail;
-    size_t head_len, tail_len;
-    uint64_t tail_at;
-    zt_remote_file_ends(up->rf, &head, &head_len, &tail, &tail_at, &tail_len);
-    if (!(up->gaps = malloc(gap_bytes ? gap_bytes : 1)))
-        return ZTD_ERR_INTERNAL;
-    zt_remote_span *spans = calloc(up->nsegs, sizeof(*spans));
-    if (!spans)
-        return ZTD_ERR_INTERNAL;
-    size_t ns = 0;
-    uint8_t *w = up->gaps;
-    for (size_t i = 0; i < up->nsegs; i++) {
-        ztd_upstream_seg *s = &up->segs[i];
-        if (s->comp)
-            continue;
-        s->mem = w;
-        if (head && s->at + s->len <= head_len)
-            memcpy(w, head + s->at, s->len);
-        else if (tail && s->at >= tail_at && s->at + s->len <= tail_at + tail_len)
-            memcpy(w, tail + (s->at - tail_at), s->len);
-        else
-            spans[ns++] = (zt_remote_span){s->at, s->len, w};
-        w += s->len;
-    }
-    zt_error ze;
-    zt_status st = ZT_OK;
-    if (ns) {
-        zt_remote *sess = thread_session(u);
-        st = sess ? zt_remote_read_spans(sess, up->rf, spans, ns, 4, &ze) : ZT_E_NOMEM;
-        for (size_t i = 0; !st && i < ns; i++)
-            COUNT(u, bytes, spans[i].len);
-    }
-    free(spans);
-    if (st) {
-        COUNT(u, errors, 1);
-        if (st == ZT_E_CHANGED)
-            expire(u, e);
-        return err_of_remote(u, e->name, &ze, msg, cap);
-    }
-    return ZTD_ERR_NONE;
-}
-
-ztd_err ztd_upstream_segments(ztd_upstream *u, ztd_entry *e, const ztd_upstream_seg **segs,
-                              size_t *n, char *msg, size_t cap)
-{
-    struct ztd_upstream_entry *up = e->up;
-    if (ztd_upstream_segments_ready(e, segs, n))
-        return ZTD_ERR_NONE;
-    pthread_mutex_lock(&up->mu); /* one fetch of the gaps; the others wait for it */
-    ztd_err err = ZTD_ERR_NONE;
-    if (!up->segs_ready) {
-        size_t nc;
-        uint64_t gap_bytes = 0;
-        const zt_component **v = components_by_offset(e->file, &nc);
-        int rc = v ? plan_segments(e, v, nc, &gap_bytes) : -2;
-        free(v);
-        if (rc == -1) {
-            snprintf(msg, cap, "\"%s\": components overlap; /raw is not served through the cache",
-                     e->name);
-            err = ZTD_ERR_UPSTREAM_UNSUPPORTED;
-        } else if (rc == -2) {
-            err = ZTD_ERR_INTERNAL;
-        } else if ((err = fill_gaps(u, e, gap_bytes, msg, cap)) != ZTD_ERR_NONE) {
-            free(up->segs);
-            free(up->gaps);
-            up->segs = NULL;
-            up->gaps = NULL;
-        } else {
-            __atomic_store_n(&up->segs_ready, true, __ATOMIC_RELEASE);
-        }
-    }
-    pthread_mutex_unlock(&up->mu);
-    if (err == ZTD_ERR_INTERNAL && !msg[0])
-        snprintf(msg, cap, "out of memory");
-    if (err)
-        return err;
-    *segs = up->segs;
-    *n = up->nsegs;
-    return ZTD_ERR_NONE;
-}
-
-bool ztd_upstream_segments_ready(ztd_entry *e, const ztd_upstream_seg **segs, size_t *n)
-{
-    struct ztd_upstream_entry *up = e->up;
-    if (!__atomic_load_n(&up->segs_ready, __ATOMIC_ACQUIRE))
-        return false;
-    *segs = up->segs;
-    *n = up->nsegs;
-    return true;
 }

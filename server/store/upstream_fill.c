@@ -1,0 +1,212 @@
+/*
+ * Fills (see upstream.h): a component of an upstream file fetched into its
+ * cache item on the store's own threads, each with a libztensor-remote
+ * session of its own, checked against its digest, then published.
+ */
+#include "core/log.h"
+#include "store/upstream_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- fills */
+
+typedef struct fill {
+    ztd_job job;
+    ztd_upstream *u;
+    ztd_entry *e;
+    const zt_component *c;
+    ztd_cache_item *it;
+    zt_hasher *h;
+    uint64_t got;
+    int write_errno;
+} fill;
+
+zt_remote *ztd_up_thread_session(ztd_upstream *u)
+{
+    zt_remote *s = pthread_getspecific(u->fill_session);
+    if (!s && zt_remote_new(&u->opt, &s, NULL) == ZT_OK) /* reads only: flags do not matter */
+        pthread_setspecific(u->fill_session, s);
+    return s;
+}
+
+static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
+{
+    fill *f = ud;
+    (void)pos; /* in order: pos == f->got */
+    if (ztd_cache_write(f->it, p, n) != 0) {
+        f->write_errno = errno ? errno : EIO;
+        return -1;
+    }
+    if (f->h)
+        zt_hasher_update(f->h, p, n);
+    f->got += n;
+    COUNT(f->u, bytes, n);
+    return 0;
+}
+
+static void fill_failed(fill *f, ztd_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fill_failed(fill *f, ztd_err err, const char *fmt, ...)
+{
+    struct ztd_upstream_entry *up = f->e->up;
+    char m[sizeof(up->fill_msg)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof(m), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&up->mu);
+    up->fill_err = err;
+    memcpy(up->fill_msg, m, sizeof(m));
+    pthread_mutex_unlock(&up->mu);
+    ztd_log(ZTD_LOG_WARN, "%s", m);
+}
+
+/* Did the bytes hash to the manifest's digest? */
+static bool digest_ok(fill *f)
+{
+    if (!f->h)
+        return true;
+    uint8_t got[32];
+    size_t n = zt_hasher_final(f->h, got), want_n = 0;
+    const uint8_t *want = zt_component_digest_bytes(f->c, &want_n);
+    return want && n == want_n && !memcmp(got, want, n);
+}
+
+static void fill_run(ztd_job *job)
+{
+    fill *f = (fill *)job;
+    ztd_upstream *u = f->u;
+    const zt_component *c = f->c;
+    uint64_t off = zt_component_offset(c), len = zt_component_length(c);
+    zt_remote *s = ztd_up_thread_session(u);
+    zt_error ze = {0};
+    zt_status st =
+        s ? zt_remote_read_stream(s, f->e->up->rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
+    bool ok = false;
+    if (f->write_errno) {
+        fill_failed(f, f->write_errno == ENOSPC ? ZTD_ERR_INSUFFICIENT_STORAGE : ZTD_ERR_INTERNAL,
+                    "upstream cache: writing component \"%s\" of \"%s\" failed: %s",
+                    zt_component_role(c), f->e->name, strerror(f->write_errno));
+    } else if (st) {
+        COUNT(u, errors, 1);
+        char m[400];
+        ztd_err e = ztd_up_err_of_remote(u, f->e->name, &ze, m, sizeof(m));
+        if (st == ZT_E_CHANGED)
+            ztd_up_expire(u, f->e);
+        fill_failed(f, e == ZTD_ERR_FILE_INVALID ? ZTD_ERR_UPSTREAM_FAILED : e, "%s", m);
+    } else if (f->got != len) {
+        fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
+                    "upstream %s: %s: %" PRIu64 " of %" PRIu64 " bytes of component \"%s\" came",
+                    u->base, f->e->name, f->got, len, zt_component_role(c));
+    } else if (!digest_ok(f)) {
+        COUNT(u, digest_failures, 1);
+        fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
+                    "upstream %s: the bytes of component \"%s\" of \"%s\" do not hash to %s; "
+                    "nothing was cached",
+                    u->base, zt_component_role(c), f->e->name, zt_component_digest(c));
+    } else {
+        ok = true;
+    }
+    ztd_cache_state end = ztd_cache_fill_done(f->it, ok);
+    if (ok && end != ZTD_CACHE_COMPLETE)
+        fill_failed(f, ZTD_ERR_INSUFFICIENT_STORAGE,
+                    "upstream cache: component \"%s\" of \"%s\" could not be made durable",
+                    zt_component_role(c), f->e->name);
+    if (!ok || end != ZTD_CACHE_COMPLETE)
+        COUNT(u, fill_failures, 1);
+    COUNT(u, fills_running, (uint64_t)-1);
+    zt_hasher_free(f->h);
+    ztd_cache_item_release(f->it);
+    ztd_entry_release(f->e);
+    free(f);
+}
+
+static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k)
+{
+    size_t n = 0;
+    const uint8_t *d = zt_component_digest_bytes(c, &n);
+    if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32) {
+        k->kind = ZTD_CACHE_BLOB;
+        memcpy(k->id, d, 32);
+        return;
+    }
+    char where[64];
+    snprintf(where, sizeof(where), "@%" PRIu64, zt_component_offset(c));
+    ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
+}
+
+static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
+{
+    fill *f = calloc(1, sizeof(*f));
+    if (!f)
+        return ZTD_ERR_INTERNAL;
+    zt_digest_kind dk = zt_component_digest_kind(c);
+    if (dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk))) {
+        free(f);
+        return ZTD_ERR_INTERNAL;
+    }
+    f->job.run = fill_run;
+    f->u = u;
+    f->e = e;
+    ztd_entry_retain(e);
+    f->c = c;
+    f->it = it;
+    ztd_cache_item_retain(it);
+    COUNT(u, fills, 1);
+    COUNT(u, fills_running, 1);
+    ztd_workq_submit(u->fills, &f->job);
+    return ZTD_ERR_NONE;
+}
+
+ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
+                          ztd_cache_item **out, char *msg, size_t cap)
+{
+    ztd_cache_key k;
+    item_key(e, c, &k);
+    int eno = 0;
+    ztd_cache_state st = ztd_cache_acquire(u->cache, &k, zt_component_length(c), out, &eno);
+    switch (st) {
+    case ZTD_CACHE_COMPLETE:
+    case ZTD_CACHE_FILLING:
+        return ZTD_ERR_NONE;
+    case ZTD_CACHE_FILL:
+        if (start_fill(u, e, c, *out) == ZTD_ERR_NONE)
+            return ZTD_ERR_NONE;
+        ztd_cache_fill_done(*out, false);
+        ztd_cache_item_release(*out);
+        *out = NULL;
+        snprintf(msg, cap, "out of memory");
+        return ZTD_ERR_INTERNAL;
+    case ZTD_CACHE_FULL:
+        snprintf(msg, cap,
+                 "the upstream cache (cache_size) cannot make room for the %" PRIu64
+                 " bytes of component \"%s\" of \"%s\": everything in it is being sent",
+                 zt_component_length(c), zt_component_role(c), e->name);
+        return ZTD_ERR_CACHE_FULL;
+    case ZTD_CACHE_IOERR:
+        snprintf(msg, cap, "the upstream cache failed: %s", strerror(eno));
+        return ztd_err_of_errno(eno, ZTD_ERR_INTERNAL);
+    case ZTD_CACHE_FAILED:
+    default:
+        snprintf(msg, cap,
+                 "component \"%s\" of \"%s\" is cached with another size than the manifest "
+                 "says; retry",
+                 zt_component_role(c), e->name);
+        return ZTD_ERR_UPSTREAM_FAILED;
+    }
+}
+
+ztd_err ztd_upstream_fill_error(ztd_entry *e, char *msg, size_t cap)
+{
+    struct ztd_upstream_entry *up = e->up;
+    pthread_mutex_lock(&up->mu);
+    ztd_err err = up->fill_err;
+    snprintf(msg, cap, "%s", up->fill_msg);
+    pthread_mutex_unlock(&up->mu);
+    return err;
+}

@@ -1,0 +1,71 @@
+/*
+ * What the upstream store's files share (private to store/upstream*.c): the
+ * store, its table of entries, and each entry's state. upstream_entries.c keeps the
+ * table (opening, TTL, revalidation); upstream_fill.c fills components into
+ * the cache; upstream_raw.c cuts a whole file into components and the gaps
+ * between them for /raw.
+ */
+#ifndef ZTD_STORE_UPSTREAM_INTERNAL_H
+#define ZTD_STORE_UPSTREAM_INTERNAL_H
+
+#include "core/workq.h"
+#include "store/upstream.h"
+#include "store/upstream_listing.h"
+
+#include <pthread.h>
+#include <ztensor/ztensor_remote.h>
+
+#define MAX_ENTRIES 4096   /* upstream files kept open at once */
+#define NAME_URL_MAX 16384 /* a 4096-byte name, percent-encoded, and the base */
+
+struct ztd_upstream_entry {
+    ztd_upstream *u;
+    zt_remote_file *rf;
+    char *url;           /* the file's URL as opened */
+    char validator[256]; /* the pinned ETag, or Last-Modified */
+    pthread_mutex_t mu;  /* the fields below */
+    ztd_err fill_err;    /* the last failed fill's error */
+    char fill_msg[400];
+    bool segs_ready; /* atomic once set */
+    ztd_upstream_seg *segs;
+    size_t nsegs;
+    uint8_t *gaps; /* the bytes between components */
+};
+
+typedef struct slot {
+    char *name;
+    ztd_entry *e;     /* NULL while first opening */
+    uint64_t checked; /* ztd_now_ms() of the last open or revalidation */
+    bool opening;     /* someone is opening it: wait on cv */
+} slot;
+
+struct ztd_upstream {
+    char *base;
+    int kind; /* ztd_upstream_kind; AUTO until told */
+    uint64_t ttl_ms;
+    ztd_cache *cache;
+    zt_remote_options opt;
+    char *token;
+    pthread_mutex_t session_mu;
+    zt_remote *session; /* opens */
+    pthread_key_t fill_session;
+    ztd_workq *fills;
+    ztd_uplist *list;   /* a ztensord upstream's listing */
+    pthread_mutex_t mu; /* the table */
+    pthread_cond_t cv;
+    slot *slots;
+    size_t n;
+    ztd_upstream_stats st; /* atomics */
+};
+
+#define COUNT(u, f, d) __atomic_add_fetch(&(u)->st.f, (d), __ATOMIC_RELAXED)
+
+/* The error (and message) for a failed libztensor-remote call about WHAT. */
+ztd_err ztd_up_err_of_remote(const ztd_upstream *u, const char *what, const zt_error *ze, char *msg,
+                             size_t cap);
+/* Drops E from the table: the file changed upstream, the next request reopens it. */
+void ztd_up_expire(ztd_upstream *u, const ztd_entry *e);
+/* This thread's session for reads (fills and gaps); NULL when out of memory. */
+zt_remote *ztd_up_thread_session(ztd_upstream *u);
+
+#endif
