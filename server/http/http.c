@@ -392,7 +392,11 @@ static int bind_unix(ztd_server *s, const char *path)
     if (!(s->unix_id = calloc(1, sizeof(*s->unix_id))))
         return -1;
     s->listen_fd = ztd_unix_listen(path, ztd_listen_mode(s->cfg->listen_mode), s->unix_id);
-    return s->listen_fd < 0 ? -1 : 0;
+    if (s->listen_fd >= 0)
+        return 0;
+    free(s->unix_id); /* nothing of ours to remove at stop */
+    s->unix_id = NULL;
+    return -1;
 }
 
 static void unlink_unix(ztd_server *s)
