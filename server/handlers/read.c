@@ -117,6 +117,15 @@ static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
     b->tls = s->tls_cert != NULL;
 }
 
+/* A component's bytes: its metadata headers (meta lives as long as b). */
+static void init_component_body(ztd_body *b, ztd_server *s, ztd_entry *e, meta_ctx *meta)
+{
+    init_body(b, s, e);
+    b->add_headers = add_meta;
+    b->ctx = meta;
+    b->content_type = "application/octet-stream";
+}
+
 static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                                ztd_entry *e, const zt_object *o,
                                                const zt_component *comp, bool blob);
@@ -132,12 +141,9 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
 {
     if (e->up)
         return send_upstream_component(s, c, r, e, o, comp, blob);
-    ztd_body b;
-    init_body(&b, s, e);
     meta_ctx meta = {o, comp};
-    b.add_headers = add_meta;
-    b.ctx = &meta;
-    b.content_type = "application/octet-stream";
+    ztd_body b;
+    init_component_body(&b, s, e, &meta);
     bool verified =
         ztd_digest_state_of(&e->digests, comp) == ZTD_DIGEST_VERIFIED && ztd_entry_unchanged(e);
     if (blob && verified)
@@ -669,12 +675,9 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
                          "zstd-compressed; the cache serves its stored bytes only: ask with "
                          "Accept-Encoding: zstd",
                          zt_component_role(comp), zt_object_name(o), e->name);
-    ztd_body b;
-    init_body(&b, s, e);
     meta_ctx meta = {o, comp};
-    b.add_headers = add_meta;
-    b.ctx = &meta;
-    b.content_type = "application/octet-stream";
+    ztd_body b;
+    init_component_body(&b, s, e, &meta);
     b.kind = ZTD_BODY_CACHE;
     b.fd = -1;
     b.len = zt_component_length(comp);
