@@ -779,35 +779,3 @@ zt_status ztr__pull_place(const char *path, zt_error *err)
     pull_free(&p);
     return st;
 }
-
-zt_status zt_remote_pull(zt_remote *r, const char *url, const char *path,
-                         const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
-                         zt_error *err)
-{
-    zt_remote_pull_options defaults;
-    zt_remote_pull_stats local;
-    zt_error e2;
-    if (!err)
-        err = &e2;
-    if (!opt) {
-        zt_remote_pull_options_init(&defaults);
-        opt = &defaults;
-    }
-    if (!stats)
-        stats = &local;
-    memset(stats, 0, sizeof(*stats));
-    if (!r || !url || !path)
-        return ztr__fail(err, ZT_E_ARG, url, NULL, NULL, 0, 0, "NULL argument");
-    if (opt->size < sizeof(*opt))
-        return ztr__fail(err, ZT_E_ARG, url, NULL, NULL, 0, 0,
-                         "zt_remote_pull_options not set by zt_remote_pull_options_init");
-    zt_status st;
-    for (unsigned round = 0;; round++) {
-        st = ztr__pull_set(r, url, path, opt, stats, err);
-        if (st != ZT_E_CHANGED || round >= opt->restarts)
-            break;
-        stats->changed = 1;
-        stats->restarts++;
-    }
-    return st;
-}
