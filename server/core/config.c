@@ -141,8 +141,7 @@ static const option options[] = {
              "least recently used others keep their manifest and are reopened when asked for. "
              "A file being sent is never closed (more than N in use at once go over N)."),
     OPT_UINT("max_ranges", max_ranges, "64", 1, 64,
-             "Most byte ranges one request may ask for: the cap on the parts of a "
-             "multipart/byteranges response."),
+             "Most byte ranges in one request: the parts of one multipart/byteranges response."),
     OPT_UINT("max_decode_streams", max_decode_streams, "32", 1, 65536,
              "Most zstd components decoded at once for clients that do not accept zstd; more "
              "are answered 503 with Retry-After. Each decoding stream holds its frame's window "

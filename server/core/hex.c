@@ -1,6 +1,8 @@
 /* Hexadecimal digits (see hex.h). */
 #include "core/hex.h"
 
+#include <string.h>
+
 char ztd_hex_digit(unsigned v)
 {
     return "0123456789abcdef"[v & 15];
@@ -40,4 +42,22 @@ int ztd_hex_decode(const char *in, size_t n, uint8_t *out)
         out[i] = (uint8_t)(hi << 4 | lo);
     }
     return 0;
+}
+
+bool ztd_percent_encode_path(const char *in, char *out, size_t cap)
+{
+    size_t w = 0;
+    const unsigned char *p = (const unsigned char *)in;
+    for (; *p && w + 4 <= cap; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~/", *p)) {
+            out[w++] = (char)*p;
+        } else {
+            out[w++] = '%';
+            out[w++] = ztd_hex_digit_upper(*p >> 4);
+            out[w++] = ztd_hex_digit_upper(*p);
+        }
+    }
+    out[w] = 0;
+    return !*p;
 }

@@ -5,6 +5,7 @@
 #ifndef ZTD_HEX_H
 #define ZTD_HEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,5 +18,10 @@ int ztd_hex_value(char c);
 void ztd_hex_encode(const uint8_t *in, size_t n, char *out);
 /* 2n digits (either case) into n bytes: 0, or -1 at the first non-digit (out partly written). */
 int ztd_hex_decode(const char *in, size_t n, uint8_t *out);
+
+/* A path for a URL (RFC 3986): unreserved characters and '/' kept, every
+ * other byte (space, '%', '?', '#', UTF-8...) percent-encoded in uppercase.
+ * out (cap > 0) is always terminated; false when in did not fit whole. */
+bool ztd_percent_encode_path(const char *in, char *out, size_t cap);
 
 #endif

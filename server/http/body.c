@@ -158,13 +158,6 @@ static ssize_t dstream_read(void *cls, uint64_t pos, char *buf, size_t max)
     return cut(s->sock);
 }
 
-/* A response that never reads: for HEAD, which libmicrohttpd answers without a body. */
-static ssize_t no_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)cls, (void)pos, (void)buf, (void)max;
-    return MHD_CONTENT_READER_END_WITH_ERROR;
-}
-
 /* The error for a component that does not decode (first failure: `code`, `why`). */
 static void refuse_undecodable(body_fail *f, const ztd_body *b, zt_status code, const char *why)
 {
@@ -231,7 +224,7 @@ static struct MHD_Response *decode_response(const ztd_req *r, const ztd_body *b,
         return NULL;
     }
     if (!strcmp(r->method, "HEAD"))
-        return MHD_create_response_from_callback(len, BLOCK, no_read, NULL, NULL);
+        return ztd_head_response(len);
     if (!ztd_decode_acquire(b->max_decode_streams)) {
         f->err = ZTD_ERR_TOO_MANY_DECODERS;
         snprintf(f->msg, sizeof(f->msg),
@@ -265,10 +258,7 @@ static struct MHD_Response *decode_response(const ztd_req *r, const ztd_body *b,
         dstream_free(s);
         return resp;
     }
-    resp = MHD_create_response_from_callback(len, BLOCK, dstream_read, s, dstream_free);
-    if (!resp)
-        dstream_free(s);
-    return resp;
+    return ztd_reader_response(len, BLOCK, dstream_read, s, dstream_free);
 }
 
 /* ---- multipart/byteranges from a file */
@@ -375,11 +365,7 @@ static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan
     add_seg(m, &at, t, tl, 0);
     snprintf(ctype_out, ctcap, "multipart/byteranges; boundary=%s", boundary);
     *body_len = at;
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(at, BLOCK, mpart_read, m, mpart_free);
-    if (!resp)
-        mpart_free(m);
-    return resp;
+    return ztd_reader_response(at, BLOCK, mpart_read, m, mpart_free);
 }
 
 /* ---- a file span copied through user space (TLS cannot use sendfile) */
@@ -419,11 +405,7 @@ static struct MHD_Response *copy_response(const ztd_body *b, uint64_t start, uin
     f->sock = sock;
     f->off = b->off + start;
     f->len = len;
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(len, 64 * 1024, fstream_read, f, fstream_free);
-    if (!resp)
-        fstream_free(f);
-    return resp;
+    return ztd_reader_response(len, 64 * 1024, fstream_read, f, fstream_free);
 }
 
 /* Small spans are read into memory: one pread, and libmicrohttpd sends

@@ -15,6 +15,7 @@
  */
 #include "http/body_cache.h"
 #include "core/log.h"
+#include "http/response.h"
 
 #include <sys/types.h>
 
@@ -29,12 +30,12 @@
 #define BLOCK (256u * 1024)
 
 typedef struct cstream {
-    ztd_body_seg *segs; /* the ones the span covers; items retained */
-    uint64_t *seg_at;   /* representation offset of each */
-    size_t n, cursor;
-    uint64_t start, len; /* the span, in representation offsets */
-    ztd_entry *entry;
     int sock;
+    ztd_entry *entry;    /* retained */
+    uint64_t start, len; /* the span, in representation offsets */
+    ztd_body_seg *segs;  /* the ones the span covers; items retained */
+    uint64_t *seg_at;    /* representation offset of each */
+    size_t n, cursor;
 } cstream;
 
 static void cstream_free(void *cls)
@@ -136,12 +137,6 @@ static ssize_t cstream_read(void *cls, uint64_t pos, char *buf, size_t max)
     return r > 0 ? r : cut(s, "reading the cache failed");
 }
 
-static ssize_t no_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)cls, (void)pos, (void)buf, (void)max;
-    return MHD_CONTENT_READER_END_WITH_ERROR;
-}
-
 /* The first segment that ends after `at`, and its representation offset. */
 static size_t seg_of(const ztd_body_seg *segs, size_t nsegs, uint64_t at, uint64_t *seg_at)
 {
@@ -173,7 +168,7 @@ struct MHD_Response *ztd_cache_stream_response(const ztd_body_seg *segs, size_t 
                                                int sock, bool head)
 {
     if (head)
-        return MHD_create_response_from_callback(len, BLOCK, no_read, NULL, NULL);
+        return ztd_head_response(len);
     cstream *s = calloc(1, sizeof(*s));
     uint64_t first_at;
     size_t first = seg_of(segs, nsegs, start, &first_at), last = first;
@@ -203,11 +198,7 @@ struct MHD_Response *ztd_cache_stream_response(const ztd_body_seg *segs, size_t 
     s->entry = entry;
     if (entry)
         ztd_entry_retain(entry);
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(len, BLOCK, cstream_read, s, cstream_free);
-    if (!resp)
-        cstream_free(s);
-    return resp;
+    return ztd_reader_response(len, BLOCK, cstream_read, s, cstream_free);
 }
 
 /* ---- a span whose items are all complete: an iovec over their mappings
@@ -218,28 +209,28 @@ struct MHD_Response *ztd_cache_stream_response(const ztd_body_seg *segs, size_t 
  * version is a new item; eviction only unlinks), so they are mapped, and
  * libmicrohttpd sends the mappings and the bytes between them with sendmsg. */
 
+typedef struct seg_map {
+    ztd_cache_item *item; /* retained; NULL for a segment in memory */
+    void *addr;           /* the item's mapping, or NULL */
+    size_t len;
+} seg_map;
+
 typedef struct mapped {
-    ztd_cache_item **items; /* retained */
-    void **maps;
-    size_t *map_len;
-    size_t n;
-    struct MHD_IoVec *iov;
     ztd_entry *entry;
+    size_t n;
+    struct MHD_IoVec *iov; /* n, after the n seg_maps */
+    seg_map seg[];
 } mapped;
 
 static void mapped_free(void *cls)
 {
     mapped *m = cls;
-    for (size_t i = 0; i < m->n; i++) {
-        if (m->maps[i] && m->maps[i] != MAP_FAILED)
-            munmap(m->maps[i], m->map_len[i]);
-        if (m->items[i])
-            ztd_cache_item_release(m->items[i]);
+    for (seg_map *g = m->seg; g < m->seg + m->n; g++) {
+        if (g->addr)
+            munmap(g->addr, g->len);
+        if (g->item)
+            ztd_cache_item_release(g->item);
     }
-    free(m->items);
-    free(m->maps);
-    free(m->map_len);
-    free(m->iov);
     ztd_entry_release(m->entry);
     free(m);
 }
@@ -251,19 +242,20 @@ static bool map_segments(mapped *m, const ztd_body_seg *segs, uint64_t at, uint6
 {
     for (size_t i = 0; i < m->n; i++) {
         const ztd_body_seg *g = &segs[i];
+        seg_map *sm = &m->seg[i];
         uint64_t from = start > at ? start - at : 0;
         uint64_t to = start + len < at + g->len ? start + len - at : g->len;
         const uint8_t *base = g->mem;
         if (g->item) {
-            m->map_len[i] = (size_t)ztd_cache_item_size(g->item);
-            m->maps[i] =
-                mmap(NULL, m->map_len[i], PROT_READ, MAP_SHARED, ztd_cache_item_fd(g->item), 0);
-            if (m->maps[i] == MAP_FAILED)
+            sm->len = (size_t)ztd_cache_item_size(g->item);
+            void *addr = mmap(NULL, sm->len, PROT_READ, MAP_SHARED, ztd_cache_item_fd(g->item), 0);
+            if (addr == MAP_FAILED)
                 return false;
-            madvise(m->maps[i], m->map_len[i], MADV_SEQUENTIAL);
-            m->items[i] = g->item;
+            madvise(addr, sm->len, MADV_SEQUENTIAL);
+            sm->addr = addr;
+            sm->item = g->item;
             ztd_cache_item_retain(g->item);
-            base = (const uint8_t *)m->maps[i] + g->item_off;
+            base = (const uint8_t *)addr + g->item_off;
         }
         m->iov[i] = (struct MHD_IoVec){base + from, (size_t)(to - from)};
         at += g->len;
@@ -286,17 +278,13 @@ struct MHD_Response *ztd_cache_mapped_response(const ztd_body_seg *segs, size_t 
         if ((!segs[i].item && !segs[i].mem) ||
             (segs[i].item && ztd_cache_item_state(segs[i].item, &ready) != ZTD_CACHE_COMPLETE))
             return NULL; /* the reader's way */
-    mapped *m = calloc(1, sizeof(*m));
+    mapped *m = calloc(1, sizeof(*m) + n * (sizeof(seg_map) + sizeof(struct MHD_IoVec)));
     if (!m)
         return NULL;
     m->n = n;
-    m->items = calloc(n, sizeof(*m->items));
-    m->maps = calloc(n, sizeof(*m->maps));
-    m->map_len = calloc(n, sizeof(*m->map_len));
-    m->iov = calloc(n, sizeof(*m->iov));
+    m->iov = (struct MHD_IoVec *)(m->seg + n);
     struct MHD_Response *resp = NULL;
-    if (m->items && m->maps && m->map_len && m->iov &&
-        map_segments(m, segs + first, first_at, start, len))
+    if (map_segments(m, segs + first, first_at, start, len))
         resp = MHD_create_response_from_iovec(m->iov, (unsigned)n, mapped_free, m);
     if (!resp) {
         mapped_free(m);

@@ -109,6 +109,26 @@ struct MHD_Response *ztd_response_owned(char *body, size_t n, const char *conten
     return resp;
 }
 
+struct MHD_Response *ztd_reader_response(uint64_t len, size_t block, MHD_ContentReaderCallback rd,
+                                         void *cls, MHD_ContentReaderFreeCallback fr)
+{
+    struct MHD_Response *resp = MHD_create_response_from_callback(len, block, rd, cls, fr);
+    if (!resp && fr)
+        fr(cls);
+    return resp;
+}
+
+static ssize_t no_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)cls, (void)pos, (void)buf, (void)max;
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+struct MHD_Response *ztd_head_response(uint64_t len)
+{
+    return MHD_create_response_from_callback(len, 4096, no_read, NULL, NULL);
+}
+
 enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
                          size_t len, int copy)
 {
@@ -179,24 +199,6 @@ enum MHD_Result ztd_error_hdr(struct MHD_Connection *c, ztd_req *r, ztd_err e, c
     return ret;
 }
 
-/* rel for a Location header: unreserved characters and '/' kept, the rest
- * percent-encoded (RFC 3986). */
-static void escape_path(const char *in, char *out, size_t cap)
-{
-    size_t w = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && w + 4 < cap; p++) {
-        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-            strchr("-._~/", *p)) {
-            out[w++] = (char)*p;
-        } else {
-            out[w++] = '%';
-            out[w++] = ztd_hex_digit_upper(*p >> 4);
-            out[w++] = ztd_hex_digit_upper(*p);
-        }
-    }
-    out[w] = 0;
-}
-
 enum MHD_Result ztd_published_answer(struct MHD_Connection *c, ztd_req *r, const char *rel,
                                      uint64_t size, size_t objects, const char *etag, bool replaced)
 {
@@ -211,7 +213,7 @@ enum MHD_Result ztd_published_answer(struct MHD_Connection *c, ztd_req *r, const
     if (!resp)
         return MHD_NO;
     char loc[PATH_MAX * 3] = "/v1/files/";
-    escape_path(rel, loc + 10, sizeof(loc) - 10);
+    ztd_percent_encode_path(rel, loc + 10, sizeof(loc) - 10); /* fits: rel < PATH_MAX */
     MHD_add_response_header(resp, "ETag", etag);
     MHD_add_response_header(resp, "Location", loc);
     return ztd_queue(c, r, replaced ? 200 : 201, resp, n);

@@ -26,6 +26,14 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
  * when it cannot be made: NULL, which ztd_queue answers with MHD_NO), with its
  * Content-Type. */
 struct MHD_Response *ztd_response_owned(char *body, size_t n, const char *content_type);
+/* A body of len bytes that rd produces from cls, read in blocks of up to
+ * `block` bytes; fr(cls) runs when the response is destroyed, or at once when
+ * it cannot be made (NULL). */
+struct MHD_Response *ztd_reader_response(uint64_t len, size_t block, MHD_ContentReaderCallback rd,
+                                         void *cls, MHD_ContentReaderFreeCallback fr);
+/* The response to a HEAD for a body of len bytes: it never reads (libmicrohttpd
+ * sends the headers only). */
+struct MHD_Response *ztd_head_response(uint64_t len);
 /* A JSON body. copy = 0: `json` must outlive the response. */
 enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, const char *json,
                          size_t len, int copy);

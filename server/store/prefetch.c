@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ struct ztd_prefetch {
     uint64_t next_id;
     unsigned startup_left;
     char startup_error[400]; /* a start-up job failed: why */
-    bool stopping;
+    atomic_bool stopping; /* read by running jobs without mu */
     ztd_prefetch_totals done; /* of jobs dropped from the list */
 };
 
@@ -60,17 +61,14 @@ static void job_free(job *j)
 ztd_prefetch *ztd_prefetch_new(ztd_upstream *u, unsigned fill_window)
 {
     ztd_prefetch *p = calloc(1, sizeof(*p));
-    if (!p)
+    if (!p || !(p->q = ztd_workq_new(1, "ztd-prefetch"))) { /* no job before it returns */
+        free(p);
         return NULL;
+    }
     p->u = u;
     p->window = fill_window ? fill_window : 1;
     p->next_id = 1;
     pthread_mutex_init(&p->mu, NULL);
-    if (!(p->q = ztd_workq_new(1, "ztd-prefetch"))) {
-        pthread_mutex_destroy(&p->mu);
-        free(p);
-        return NULL;
-    }
     return p;
 }
 
@@ -78,9 +76,7 @@ void ztd_prefetch_free(ztd_prefetch *p)
 {
     if (!p)
         return;
-    pthread_mutex_lock(&p->mu);
-    p->stopping = true;
-    pthread_mutex_unlock(&p->mu);
+    atomic_store(&p->stopping, true);
     ztd_workq_free(p->q); /* queued jobs run and stop at once */
     for (job *j = p->head, *next; j; j = next) {
         next = j->next;
@@ -92,10 +88,7 @@ void ztd_prefetch_free(ztd_prefetch *p)
 
 static bool stopping(ztd_prefetch *p)
 {
-    pthread_mutex_lock(&p->mu);
-    bool s = p->stopping;
-    pthread_mutex_unlock(&p->mu);
-    return s;
+    return atomic_load(&p->stopping);
 }
 
 /* Sleep up to ms, less when the prefetcher stops. */
@@ -394,10 +387,7 @@ int ztd_prefetch_submit(ztd_prefetch *p, const char *const *names, size_t n, boo
     j->startup = startup;
     pthread_mutex_lock(&p->mu);
     j->id = p->next_id++;
-    if (p->tail)
-        p->tail->next = j;
-    else
-        p->head = j;
+    *(p->tail ? &p->tail->next : &p->head) = j;
     p->tail = j;
     p->njobs++;
     p->startup_left += startup;

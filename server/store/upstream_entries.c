@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/dates.h"
+#include "core/hex.h"
 #include "core/log.h"
 #include "core/workq.h"
 #include "store/upstream_http.h"
@@ -114,11 +115,11 @@ void ztd_upstream_free(ztd_upstream *u)
     }
     free(u->slots);
     ztd_cache_close(u->cache);
-    ztd_uplist_free(u->list);
-    zt_remote_free(u->session);
-    pthread_key_delete(u->fill_session);
-    pthread_mutex_destroy(&u->mu);
+    zt_remote_free(u->session); /* each lock goes with what it guards */
     pthread_mutex_destroy(&u->session_mu);
+    pthread_key_delete(u->fill_session);
+    ztd_uplist_free(u->list);
+    pthread_mutex_destroy(&u->mu);
     pthread_cond_destroy(&u->cv);
     free(u->token);
     free(u->base);
@@ -294,26 +295,12 @@ fail:
     return NULL;
 }
 
-/* name percent-encoded for a URL path: all but unreserved characters and '/'
- * (a name may hold spaces, '%', '?', '#' and UTF-8). */
-static void encode_name(const char *name, char *out, size_t cap)
-{
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p && n + 4 < cap; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            strchr("-._~/", *p))
-            out[n++] = (char)*p;
-        else
-            n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
-    }
-    out[n] = 0;
-}
-
 /* false when the URL does not fit in cap (a cut URL names another file). */
 static bool file_url(const ztd_upstream *u, const char *name, char *out, size_t cap)
 {
     char enc[NAME_URL_MAX];
-    encode_name(name, enc, sizeof(enc));
+    if (!ztd_percent_encode_path(name, enc, sizeof(enc)))
+        return false;
     int n = ztd_upstream_is_ztensord(u) ? snprintf(out, cap, "%s/v1/files/%s", u->base, enc)
                                         : snprintf(out, cap, "%s/%s", u->base, enc);
     return n >= 0 && (size_t)n < cap;

@@ -94,7 +94,7 @@ for round in 1 2 3 4 5 6; do
     [ "$(staging_count "$R")" -gt 0 ] && HIT=$((HIT + 1))
     kill_daemon
     for j in "${jobs_[@]}"; do
-        wait_exit "$j" 10 || { kill -KILL "$j" 2>/dev/null; wait "$j" 2>/dev/null; }
+        wait_exit "$j" 10
     done
 
     lab="round $round, after SIGKILL"

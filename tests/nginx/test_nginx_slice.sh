@@ -28,23 +28,9 @@ rm -f "$T/big.raw"
 
 WAIT_VERIFIED=1 start_daemon "$R" || finish # a stable ETag on every slice
 ORIGIN=$URL
-# egress: body bytes the origin has sent (all routes but its health and metrics
-# endpoints, which this polling reads), once it is quiet. A response
-# is counted when it completes, and nginx keeps filling a slice (or a whole file) after
-# its client has what it asked for: wait until this /metrics request is the only one in
-# flight and the count holds still (up to 30 s).
-egress() {
-    local i m n prev=-1
-    for i in $(seq 1 100); do
-        m=$(curl -s --max-time 10 "$ORIGIN/metrics")
-        n=$(awk '/^ztensord_response_bytes_total/ && !/route="(metrics|healthz|readyz)"/ \
-            {s += $2} END {printf "%.0f", s}' <<<"$m")
-        if grep -qx 'ztensord_requests_in_flight 1' <<<"$m" && [ "$n" = "$prev" ]; then break; fi
-        prev=$n
-        sleep 0.3
-    done
-    echo "$n"
-}
+# egress: body bytes the origin has sent once it is quiet (sent_bytes): nginx keeps
+# filling a slice (or a whole file) after its client has what it asked for.
+egress() { sent_bytes "$ORIGIN"; }
 
 N_PID=
 NPORT=$(free_port)
@@ -65,7 +51,7 @@ start_nginx() {
 }
 stop_nginx() {
     kill -QUIT "$N_PID" 2>/dev/null
-    wait_exit "$N_PID" 20 || kill -KILL "$N_PID" 2>/dev/null
+    wait_exit "$N_PID" 20
     N_PID=
 }
 at_exit '[ -n "$N_PID" ] && kill -KILL "$N_PID" 2>/dev/null'

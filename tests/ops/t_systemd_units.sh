@@ -124,19 +124,13 @@ run_execstart() { # NAME ARGS
     D_ERR=$T/daemon$D_N.err
     "$ZTENSORD" "${argv[@]}" 2>"$D_ERR" &
     D_PID=$!
-    local i line=
-    for i in $(seq 1 200); do
-        line=$(grep -m1 -o 'listening on http://127\.0\.0\.1:[0-9]*' "$D_ERR")
-        [ -n "$line" ] && break
-        kill -0 "$D_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ -z "$line" ]; then
+    local i
+    if ! wait_listening "$D_ERR" "$D_PID"; then
         bad "$name: starts" "$(head -c 400 "$D_ERR")"
         D_PID=
         return
     fi
-    URL=http://127.0.0.1:${line##*:}
+    URL=http://127.0.0.1:$LISTEN_PORT
     for i in $(seq 1 100); do
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && break
         sleep 0.1

@@ -47,7 +47,7 @@ start_unix() {
 # stop_unix NAME: SIGTERM, exit status 0, no sanitizer report.
 stop_unix() {
     kill -TERM "$U_PID" 2>/dev/null
-    wait_exit "$U_PID" 20 || kill -KILL "$U_PID" 2>/dev/null
+    wait_exit "$U_PID" 20
     check_eq "$1: exit status after SIGTERM" "$EXIT_RC" 0
     check_sanitizers "$1: no sanitizer report" "$U_ERR"
     U_PID=

@@ -16,7 +16,6 @@ N_PID=
 NPORT=
 R_PID=
 RPORT=
-R_N=0
 
 # rcheck NAME ARGS...: remote_check must succeed.
 rcheck() {
@@ -82,19 +81,10 @@ at_exit stop_nginx
 # sets RPORT and RLOG (its request log).
 start_relay() {
     stop_relay
-    R_N=$((R_N + 1))
-    RLOG=$T/relay$R_N.log
-    local pf=$T/relay$R_N.port i
-    : >"$RLOG"
-    "$PY" "$REMOTE_DIR/relay.py" "$1" "$pf" "$RLOG" "${@:2}" >/dev/null 2>"$T/relay$R_N.err" &
-    R_PID=$!
-    RPORT=
-    for i in $(seq 1 100); do
-        [ -s "$pf" ] && RPORT=$(cat "$pf") && return 0
-        sleep 0.05
-    done
-    bad "relay starts" "$(head -c 300 "$T/relay$R_N.err")"
-    return 1
+    start_py_helper relay "$REMOTE_DIR/relay.py" "$@"
+    local rc=$?
+    R_PID=$HELPER_PID RLOG=$HELPER_LOG RPORT=$HELPER_PORTS
+    return $rc
 }
 stop_relay() { stop_pid R_PID; }
 at_exit stop_relay

@@ -36,6 +36,25 @@ static void hex_both_ways(void **state)
     assert_int_equal(ztd_hex_digit_upper(0xc), 'C');
 }
 
+static void percent_encode_path(void **state)
+{
+    (void)state;
+    char out[64];
+    assert_true(ztd_percent_encode_path("m/a-b_c.~z.zt", out, sizeof(out)));
+    assert_string_equal(out, "m/a-b_c.~z.zt");
+    assert_true(ztd_percent_encode_path("a b%?#\xc3\xa9", out, sizeof(out)));
+    assert_string_equal(out, "a%20b%25%3F%23%C3%A9");
+    /* too small: terminated, cut before a whole escape, and said */
+    assert_false(ztd_percent_encode_path("abc def", out, 7));
+    assert_string_equal(out, "abc%20");
+    assert_false(ztd_percent_encode_path("abc def", out, 6));
+    assert_string_equal(out, "abc");
+    assert_false(ztd_percent_encode_path("abcdefgh", out, 5));
+    assert_string_equal(out, "ab");
+    assert_true(ztd_percent_encode_path("", out, 1));
+    assert_string_equal(out, "");
+}
+
 static bool valid(const char *s)
 {
     return ztd_utf8_valid(s, strlen(s));
@@ -79,6 +98,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hex_both_ways),
+        cmocka_unit_test(percent_encode_path),
         cmocka_unit_test(utf8_accepts),
         cmocka_unit_test(utf8_refuses),
     };

@@ -42,6 +42,7 @@ EXIT_HOOKS=()
 CURL_TLS=()
 
 . "$SH_DIR/checks.sh"
+. "$SH_DIR/wait.sh"
 
 # need_tool NAME [DEBIAN-PACKAGE]: a missing tool is a failure, and the script stops.
 need_tool() {
@@ -132,42 +133,58 @@ zget() { "$ZT" get "$@"; }
 # zverify FILE: zt verify, quiet.
 zverify() { "$ZT" verify "$1" >/dev/null 2>&1; }
 
+# sent_bytes URL: body bytes the daemon at URL has sent on its file routes (not /metrics and
+# the health endpoints), once it is quiet: a response is counted when it completes, so
+# wait (up to 60 s) until the /metrics request is the only one in flight and the count
+# holds still.
+sent_bytes() {
+    local i m n prev=-1
+    for i in $(seq 1 200); do
+        m=$(curl -s --max-time 10 "$1/metrics")
+        n=$(awk '/^ztensord_response_bytes_total/ && !/route="(metrics|healthz|readyz|none)"/ \
+            {s += $2} END {printf "%.0f", s}' <<<"$m")
+        if grep -qx 'ztensord_requests_in_flight 1' <<<"$m" && [ "$n" = "$prev" ]; then break; fi
+        prev=$n
+        sleep 0.3
+    done
+    echo "$n"
+}
+
 # ---- the daemon
 
-# start_daemon ROOT [FLAGS...]: starts ztensord on an ephemeral loopback port (unless the
-# flags say otherwise; without an --access-log flag the access log is off), waits for its
-# "listening on" line and /readyz. Sets D_PID, D_ERR, PORT, SCHEME and URL. The line is
-# read from the daemon's stderr, or from the file named by D_LOG when it is set (for
-# --error-log FILE). CURL_TLS (array) is passed to curl for the readiness probe.
+# start_daemon ROOT [FLAGS...]: starts ztensord --root ROOT (see launch_daemon).
 start_daemon() {
     local root=$1
     shift
+    launch_daemon --root "$root" "$@"
+}
+
+# launch_daemon [FLAGS...]: starts ztensord with FLAGS on an ephemeral loopback port
+# (unless the flags say otherwise; without an --access-log flag the access log is off),
+# waits for its "listening on" line and, unless NO_READY=1, /readyz. Sets D_PID, D_ERR,
+# PORT, SCHEME and URL. The line is read from the daemon's stderr, or from the file named
+# by D_LOG when it is set (for --error-log FILE). CURL_TLS (array) is passed to curl for
+# the readiness probe.
+launch_daemon() {
     if [ -n "$D_PID" ]; then stop_daemon; fi
     D_N=$((D_N + 1))
     D_ERR=$T/daemon$D_N.err
-    local a extra=(--access-log off)
+    local a i extra=(--access-log off)
     for a in "$@"; do case $a in --access-log*) extra=() ;; esac; done
-    "$ZTENSORD" --root "$root" --listen 127.0.0.1:0 "${extra[@]}" "$@" 2>"$D_ERR" &
+    "$ZTENSORD" --listen 127.0.0.1:0 "${extra[@]}" "$@" 2>"$D_ERR" &
     D_PID=$!
-    local src=${D_LOG:-$D_ERR} i line=
     PORT=
-    for i in $(seq 1 300); do # up to 30 s (ASan start-up is slow)
-        line=$(grep -o 'listening on https\?://127\.0\.0\.1:[0-9]*' "$src" 2>/dev/null | tail -1)
-        [ -n "$line" ] && break
-        kill -0 "$D_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ -z "$line" ]; then
+    if ! wait_listening "${D_LOG:-$D_ERR}" "$D_PID"; then
         bad "daemon $D_N starts" "no 'listening on' line; stderr: $(head -c 600 "$D_ERR")"
         kill -KILL "$D_PID" 2>/dev/null
         wait "$D_PID" 2>/dev/null
         D_PID=
         return 1
     fi
-    PORT=${line##*:}
-    SCHEME=${line#listening on }
-    SCHEME=${SCHEME%%://*}
+    PORT=$LISTEN_PORT
+    SCHEME=$LISTEN_SCHEME
     URL=$SCHEME://127.0.0.1:$PORT
+    [ "${NO_READY:-0}" = 1 ] && return 0 # readiness is what the caller checks
     for i in $(seq 1 100); do
         if [ "$(curl -s --max-time 2 "${CURL_TLS[@]}" -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ]; then
             [ "${WAIT_VERIFIED:-0}" = 1 ] && wait_verified
@@ -206,7 +223,8 @@ check_sanitizers() {
         ok "$1"
     fi
 }
-# wait_exit PID SECONDS: wait for a child to exit; sets EXIT_RC (or "timeout").
+# wait_exit PID SECONDS: wait for a child to exit; sets EXIT_RC. Still running after
+# SECONDS: it is killed (SIGKILL) and reaped, EXIT_RC is "timeout" and it returns 1.
 wait_exit() {
     local pid=$1 lim=$2 i
     for i in $(seq 1 $((lim * 20))); do
@@ -214,6 +232,8 @@ wait_exit() {
         sleep 0.05
     done
     if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
         EXIT_RC=timeout
         return 1
     fi
@@ -229,8 +249,6 @@ stop_daemon() {
     D_PID=
     kill -TERM "$pid" 2>/dev/null
     if ! wait_exit "$pid" "$lim"; then
-        kill -KILL "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
         bad "daemon $D_N exits after SIGTERM" "still running after ${lim}s"
     else
         check_eq "daemon $D_N exit status" "$EXIT_RC" 0

@@ -141,14 +141,9 @@ printf '{"root":"%s","objects":[%s],"big":{"file":"big.zt","object":"big","raw":
     --error-log "$T/error.log" --access-log "$T/access.log" --access-log-format json \
     2>"$T/daemon.err" &
 D_PID=$!
-PORT=
-for i in $(seq 1 300); do
-    PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$T/error.log" 2>/dev/null | head -1)
-    [ -n "$PORT" ] && break
-    kill -0 "$D_PID" 2>/dev/null || break
-    sleep 0.1
-done
-[ -n "$PORT" ] || die "the daemon did not start: $(head -c 600 "$T/daemon.err" "$T/error.log" 2>/dev/null)"
+. "$REPO/tests/sh/wait.sh"
+wait_listening "$T/error.log" "$D_PID" || die "the daemon did not start: $(head -c 600 "$T/daemon.err" "$T/error.log" 2>/dev/null)"
+PORT=$LISTEN_PORT
 for i in $(seq 1 100); do
     [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz")" = 200 ] && break
     sleep 0.1

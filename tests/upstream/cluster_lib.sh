@@ -26,7 +26,7 @@ zd_restart() {
     zd_launch "$name" ${ZD_ARGS[$name]}
 }
 zd_launch() {
-    local name=$1 i line=
+    local name=$1 i
     shift
     ZD_RUN=$((ZD_RUN + 1))
     ZD_ERR[$name]=$T/$name.$ZD_RUN.err
@@ -34,17 +34,11 @@ zd_launch() {
     "$ZTENSORD" --root "${ZD_ROOT[$name]}" --listen "$listen" --access-log off "$@" \
         2>"${ZD_ERR[$name]}" &
     ZD_PID[$name]=$!
-    for i in $(seq 1 300); do # up to 30 s (ASan start-up is slow)
-        line=$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "${ZD_ERR[$name]}" 2>/dev/null | tail -1)
-        [ -n "$line" ] && break
-        kill -0 "${ZD_PID[$name]}" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ -z "$line" ]; then
+    if ! wait_listening "${ZD_ERR[$name]}" "${ZD_PID[$name]}"; then
         bad "$name starts" "$(head -c 600 "${ZD_ERR[$name]}")"
         return 1
     fi
-    ZD_PORT[$name]=${line##*:}
+    ZD_PORT[$name]=$LISTEN_PORT
     for i in $(seq 1 100); do
         [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$(zd_url "$name")/healthz")" = 200 ] && return 0
         sleep 0.1
@@ -62,8 +56,6 @@ zd_stop() {
     if wait_exit "$pid" 30; then
         check_eq "$name exits 0 after SIGTERM" "$EXIT_RC" 0
     else
-        kill -KILL "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
         bad "$name exits after SIGTERM" "still running after 30 s"
     fi
     check_sanitizers "$name: no sanitizer report" "${ZD_ERR[$name]}"
@@ -89,22 +81,6 @@ zd_stop_all() {
     for n in "${!ZD_PID[@]}"; do zd_stop "$n"; done
 }
 
-# sent URL: body bytes the daemon at URL has sent on its file routes (not /metrics and
-# the health endpoints), once it is quiet: a response is counted when it completes, so
-# wait (up to 60 s) until the /metrics request is the only one in flight and the count
-# holds still.
-sent() {
-    local i m n prev=-1
-    for i in $(seq 1 200); do
-        m=$(curl -s --max-time 10 "$1/metrics")
-        n=$(awk '/^ztensord_response_bytes_total/ && !/route="(metrics|healthz|readyz|none)"/ \
-            {s += $2} END {printf "%.0f", s}' <<<"$m")
-        if grep -qx 'ztensord_requests_in_flight 1' <<<"$m" && [ "$n" = "$prev" ]; then break; fi
-        prev=$n
-        sleep 0.3
-    done
-    echo "$n"
-}
 # metric_of URL REGEX: the sum of the samples whose series matches.
 metric_of() {
     curl -s --max-time 10 "$1/metrics" | awk -v re="$2" '$0 !~ /^#/ && $1 ~ re { s += $2 } END { printf "%.0f\n", s }'
@@ -155,11 +131,8 @@ pull_all() {
 # pull_wait NAME SECONDS: waits for that pull; PULL_RC is its exit status ("timeout"
 # after SECONDS, when it is killed).
 pull_wait() {
-    if wait_exit "${PULL_PID[$1]}" "$2"; then PULL_RC=$EXIT_RC; else
-        kill -KILL "${PULL_PID[$1]}" 2>/dev/null
-        wait "${PULL_PID[$1]}" 2>/dev/null
-        PULL_RC=timeout
-    fi
+    wait_exit "${PULL_PID[$1]}" "$2"
+    PULL_RC=$EXIT_RC
 }
 # same_model NAME OUT ORIGIN_ROOT: every model file in OUT is byte-exact.
 same_model() {

@@ -87,31 +87,7 @@ same() {
 # start_daemon does, and is stopped by stop_daemon. NO_READY=1: return once it listens,
 # without waiting for /readyz 200.
 start_rootless() {
-    local up=$1 cache=$2 i line=
+    local up=$1 cache=$2
     shift 2
-    if [ -n "$D_PID" ]; then stop_daemon; fi
-    D_N=$((D_N + 1))
-    D_ERR=$T/daemon$D_N.err
-    "$ZTENSORD" --upstream "$up" --cache-dir "$cache" --listen 127.0.0.1:0 --access-log off \
-        "$@" 2>"$D_ERR" &
-    D_PID=$!
-    for i in $(seq 1 300); do
-        line=$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$D_ERR" 2>/dev/null | tail -1)
-        [ -n "$line" ] && break
-        kill -0 "$D_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ -z "$line" ]; then
-        bad "daemon $D_N starts" "no 'listening on' line; stderr: $(head -c 600 "$D_ERR")"
-        return 1
-    fi
-    PORT=${line##*:}
-    URL=http://127.0.0.1:$PORT
-    [ "${NO_READY:-0}" = 1 ] && return 0 # readiness is what the caller checks
-    for i in $(seq 1 100); do
-        [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && return 0
-        sleep 0.1
-    done
-    bad "daemon $D_N ready" "/readyz never answered 200"
-    return 1
+    launch_daemon --upstream "$up" --cache-dir "$cache" "$@"
 }

@@ -42,8 +42,8 @@ for n in $(seq 1 $NODES); do
     rm -rf "$T/out$n"
 done
 
-o=$(sent "$(zd_url origin)")
-t=$(sent "$(zd_url tier)")
+o=$(sent_bytes "$(zd_url origin)")
+t=$(sent_bytes "$(zd_url tier)")
 note "origin sent $o bytes ($(ratio "$o" "$MODEL_BYTES") copies); tier sent $t ($(ratio "$t" "$MODEL_BYTES") copies)"
 check_ge "origin sent at most 1.05x the model" $((MODEL_BYTES * 105 / 100)) "$o"
 check_ge "tier sent at most 8.05x the model" $((MODEL_BYTES * 805 / 100)) "$t"
@@ -58,8 +58,8 @@ for n in 1 2; do
     same_model "warm pull $n" "$T/warm$n" "$T/origin"
     rm -rf "$T/warm$n"
 done
-t2=$(sent "$(zd_url tier)")
-o2=$(sent "$(zd_url origin)")
+t2=$(sent_bytes "$(zd_url tier)")
+o2=$(sent_bytes "$(zd_url origin)")
 note "warm pulls: tier sent $((t2 - t)) bytes more, origin $((o2 - o))"
 check_ge "warm pulls cost the tier under 1 MiB" $((1 << 20)) $((t2 - t))
 check_ge "warm pulls cost the origin under 1 MiB" $((1 << 20)) $((o2 - o))

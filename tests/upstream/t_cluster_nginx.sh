@@ -33,7 +33,7 @@ for n in $(seq 1 $NODES); do
     same_model "node$n" "$T/out$n" "$T/origin"
     rm -rf "$T/out$n"
 done
-t=$(sent "$(zd_url tier)")
+t=$(sent_bytes "$(zd_url tier)")
 o=$(nginx_sent)
 note "nginx sent $o bytes ($(ratio "$o" "$MODEL_BYTES") copies); tier sent $t ($(ratio "$t" "$MODEL_BYTES") copies)"
 check_ge "nginx sent at most 1.05x the model" $((MODEL_BYTES * 105 / 100)) "$o"
