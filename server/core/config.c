@@ -286,7 +286,8 @@ static const option options[] = {
              "Consecutive failures (connection errors, 408, 429, 5xx) of one upstream request "
              "retried with exponential backoff before the request fails."),
     OPT_UINT("upstream_fills", upstream_fills, "4", 1, 256,
-             "Upstream fetches run at once (threads of the fill queue); more wait in line."),
+             "Upstream fetches run at once (threads of the fill queue; each gathers what it "
+             "receives into 2 MiB writes); more wait in line."),
     OPT_STRING("prefetch", prefetch, 0, "", "NAMES", NULL,
                "comma-separated file names and prefixes, or empty for none",
                "With upstream: fetch these into the cache at start-up (a name ending in .zt, "

@@ -24,7 +24,16 @@ typedef struct fill {
     zt_hasher *h;
     uint64_t got;
     int write_errno;
+    uint8_t *buf; /* bytes not yet written, up to FILL_WRITE */
+    size_t nbuf, cap;
 } fill;
+
+/* Bytes arrive in libcurl's pieces (16 KiB). Written as they come, the page
+ * cache holds the item in 16 KiB folios, and every later sendfile of it pays
+ * for that: a 512 MiB item written 16 KiB at a time went out at 6.5-8.6 GB/s,
+ * the same bytes written 2 MiB at a time at 9.2-13.7 GB/s (curl from a warm
+ * tier on loopback). So they are gathered and written 2 MiB at a time. */
+#define FILL_WRITE ((size_t)2 << 20)
 
 zt_remote *ztd_up_thread_session(ztd_upstream *u)
 {
@@ -34,13 +43,28 @@ zt_remote *ztd_up_thread_session(ztd_upstream *u)
     return s;
 }
 
+/* Write what is gathered: readers waiting on the item see it from now on. */
+static int flush(fill *f)
+{
+    if (f->nbuf && ztd_cache_write(f->it, f->buf, f->nbuf) != 0) {
+        f->write_errno = errno ? errno : EIO;
+        return -1;
+    }
+    f->nbuf = 0;
+    return 0;
+}
+
 static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
 {
     fill *f = ud;
     (void)pos; /* in order: pos == f->got */
-    if (ztd_cache_write(f->it, p, n) != 0) {
-        f->write_errno = errno ? errno : EIO;
-        return -1;
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < f->cap - f->nbuf ? n - done : f->cap - f->nbuf;
+        memcpy(f->buf + f->nbuf, p + done, k);
+        f->nbuf += k;
+        done += k;
+        if (f->nbuf == f->cap && flush(f) != 0)
+            return -1;
     }
     if (f->h)
         zt_hasher_update(f->h, p, n);
@@ -87,6 +111,8 @@ static void fill_run(ztd_job *job)
     zt_error ze = {0};
     zt_status st =
         s ? zt_remote_read_stream(s, f->e->up->rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
+    if (!st)
+        flush(f);
     bool ok = false;
     if (f->write_errno) {
         fill_failed(f, f->write_errno == ENOSPC ? ZTD_ERR_INSUFFICIENT_STORAGE : ZTD_ERR_INTERNAL,
@@ -121,6 +147,7 @@ static void fill_run(ztd_job *job)
         COUNT(u, fill_failures, 1);
     COUNT(u, fills_running, (uint64_t)-1);
     zt_hasher_free(f->h);
+    free(f->buf);
     ztd_cache_item_release(f->it);
     ztd_entry_release(f->e);
     free(f);
@@ -146,7 +173,10 @@ static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, 
     if (!f)
         return ZTD_ERR_INTERNAL;
     zt_digest_kind dk = zt_component_digest_kind(c);
-    if (dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk))) {
+    uint64_t len = zt_component_length(c);
+    f->cap = len < FILL_WRITE ? (size_t)len + !len : FILL_WRITE;
+    if (!(f->buf = malloc(f->cap)) || (dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk)))) {
+        free(f->buf);
         free(f);
         return ZTD_ERR_INTERNAL;
     }

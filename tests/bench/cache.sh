@@ -7,7 +7,9 @@
 #   - direct: zt pull from the origin (a local root: the reference);
 #   - cold:   zt pull through a tier ztensord (--upstream the origin) with an empty cache;
 #   - warm:   the same pull again, from the tier's cache;
-#   - curl of the 768 MiB file's /raw from the origin and from the warm tier (GB/s).
+#   - curl of the 768 MiB file's /raw and of its 512 MiB component from the origin and
+#     from the warm tier (GB/s: the server side alone; zt pull is bound by its sha256).
+# Every timed pull starts after sync (outside the timing), with no dirty pages.
 # Then once: a tier and eight node sidecars, all cold, eight zt pulls at once: the time
 # until all eight have the model, and the origin's and the tier's egress (/metrics).
 # Target: warm pull >= 0.95x the direct pull (time_direct / time_warm).
@@ -75,16 +77,20 @@ sent() {
   done
   echo "$n"
 }
-# timed LIST CMD...: wall seconds of CMD appended to $data/LIST.
+# timed LIST CMD...: wall seconds of CMD appended to $data/LIST. Each starts with the
+# last output removed and no dirty pages (outside the timing): a pull that follows
+# another one's 1 GiB of fsynced writes would otherwise pay for that write-back.
 timed() {
   local list=$1 t0 t1
   shift
+  rm -rf "$data/out"
+  sync
   t0=$(date +%s.%N)
   "$@" >/dev/null 2>"$data/err.tmp" || { echo "$list failed:"; cat "$data/err.tmp"; exit 1; }
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >>"$data/$list"
 }
-# pull BASE OUT: zt pull of both files.
+# pull BASE OUT: zt pull of both files into a new OUT.
 pull() { rm -rf "$2"; mkdir -p "$2"; "$zt" pull --quiet -o "$2" "$1/v1/files/m/a.zt" "$1/v1/files/m/b.zt"; }
 same() { for f in "${files[@]}"; do cmp -s "$1/$(basename "$f")" "$data/root/$f" || { echo "differs: $1 $f"; exit 1; }; done; }
 gbps() { curl -s -o /dev/null -w '%{speed_download}' "$1" | awk '{ printf "%.3f\n", $1 / 1e9 }'; }
@@ -92,7 +98,7 @@ median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) 
 
 start origin "$data/root"
 cat "$data"/root/m/*.zt >/dev/null # the origin's bytes in the page cache
-rm -f "$data"/direct "$data"/cold "$data"/warm "$data"/curl_origin "$data"/curl_warm
+rm -f "$data"/direct "$data"/cold "$data"/warm "$data"/curl_* "$data"/comp_*
 echo "# $(date -u +%FT%TZ) $(uname -srm), $(nproc) cores, load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$runs"); do
   timed direct pull "$(url origin)" "$data/out"
@@ -106,11 +112,14 @@ for i in $(seq "$runs"); do
   rm -rf "$data/out"
   gbps "$(url origin)/v1/files/m/a.zt/raw" >>"$data/curl_origin"
   gbps "$(url tier)/v1/files/m/a.zt/raw" >>"$data/curl_warm"
+  gbps "$(url origin)/v1/files/m/a.zt/objects/w/data" >>"$data/comp_origin"
+  gbps "$(url tier)/v1/files/m/a.zt/objects/w/data" >>"$data/comp_warm"
   stop tier
   echo "# round $i: direct $(tail -1 "$data/direct") s, cold $(tail -1 "$data/cold") s, warm $(tail -1 "$data/warm") s; load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 td=$(median "$data/direct") tc=$(median "$data/cold") tw=$(median "$data/warm")
 co=$(median "$data/curl_origin") cw=$(median "$data/curl_warm")
+po=$(median "$data/comp_origin") pw=$(median "$data/comp_warm")
 echo "model: 2 files, $model bytes, components 4 MiB to 512 MiB; medians of $runs rounds"
 awk -v t="$td" -v b="$model" 'BEGIN { printf "zt pull from the origin (local root):  %.2f s = %.2f GB/s\n", t, b / t / 1e9 }'
 awk -v t="$tc" -v b="$model" 'BEGIN { printf "zt pull through a cold tier:          %.2f s = %.2f GB/s\n", t, b / t / 1e9 }'
@@ -118,6 +127,7 @@ awk -v t="$tw" -v b="$model" 'BEGIN { printf "zt pull through a warm tier:      
 awk -v d="$td" -v w="$tw" 'BEGIN { printf "warm / local root (throughput): %.2fx (target >= 0.95)\n", d / w }'
 awk -v d="$td" -v c="$tc" 'BEGIN { printf "cold / local root (throughput): %.2fx\n", d / c }'
 echo "curl of a.zt/raw (768 MiB): origin $co GB/s, warm tier $cw GB/s ($(awk -v a="$cw" -v b="$co" 'BEGIN { printf "%.2f", a / b }')x)"
+echo "curl of component w (512 MiB): origin $po GB/s, warm tier $pw GB/s ($(awk -v a="$pw" -v b="$po" 'BEGIN { printf "%.2f", a / b }')x)"
 
 # ---- eight nodes at once behind one tier, everything cold
 rm -rf "$data"/cache.*
