@@ -19,51 +19,55 @@ typedef struct ref {
     uint32_t part;
 } ref;
 
-/* Byte k of a reference's sort key (group, offset, length), least
- * significant first: 0-7 the length, 8-15 the offset, 16-19 the group. */
-static inline uint8_t key_byte(const ref *r, unsigned k)
+/* Word w of a reference's sort key, least significant first: the length,
+ * the offset, the file. */
+static inline uint64_t key_word(const ref *r, unsigned w)
 {
-    uint64_t v = k < 8 ? r->len : k < 16 ? r->off : r->group;
-    return (uint8_t)(v >> (8 * (k % 8)));
+    return w == 0 ? r->len : w == 1 ? r->off : r->group;
 }
 
-enum { KEY_BYTES = 20 };
+/* One stable counting pass on byte `shift` / 8 of key word w, src -> dst. */
+static void radix_pass(const ref *src, ref *dst, size_t n, unsigned w, unsigned shift)
+{
+    size_t count[256] = {0}, pos = 0;
+    for (size_t i = 0; i < n; i++)
+        count[(key_word(&src[i], w) >> shift) & 0xFF]++;
+    for (unsigned b = 0; b < 256; b++) {
+        size_t c = count[b];
+        count[b] = pos;
+        pos += c;
+    }
+    for (size_t i = 0; i < n; i++)
+        dst[count[(key_word(&src[i], w) >> shift) & 0xFF]++] = src[i];
+}
 
 /* Sorted by (file, offset, length), stably: ties keep their order, as the
  * stable merge sort of glibc's qsort kept them, so a message names the same
- * blob. An LSD radix sort, a byte at a time, skipping the bytes every key
- * shares (most of them: lengths are small, offsets are multiples of 4096):
- * 100,000 references took 50 M instructions in qsort, a few M here. */
+ * blob. An LSD radix sort, a byte at a time, only on the bytes in which the
+ * keys differ (lengths are small, offsets multiples of 4096, one file): for
+ * 100,000 references 3 passes, where qsort took 50 M instructions. */
 static zt_status sort_refs(ref *refs, size_t n, zt_error *err)
 {
-    if (n < 2)
-        return ZT_OK;
-    ref *tmp = zt__malloc(n * sizeof(*tmp));
-    size_t(*count)[256] = zt__malloc(KEY_BYTES * sizeof(*count));
-    if (!tmp || !count) {
-        zt__free(tmp);
-        zt__free(count);
-        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory checking %zu blob references", n);
-    }
-    memset(count, 0, KEY_BYTES * sizeof(*count));
+    uint64_t any[3] = {0, 0, 0}, all[3] = {~0ull, ~0ull, ~0ull};
     for (size_t i = 0; i < n; i++)
-        for (unsigned k = 0; k < KEY_BYTES; k++)
-            count[k][key_byte(&refs[i], k)]++;
-    for (unsigned k = 0; k < KEY_BYTES; k++) {
-        if (count[k][key_byte(&refs[0], k)] == n)
-            continue; /* every key has this byte: the pass would change nothing */
-        size_t pos = 0;
-        for (unsigned b = 0; b < 256; b++) {
-            size_t c = count[k][b];
-            count[k][b] = pos;
-            pos += c;
+        for (unsigned w = 0; w < 3; w++) {
+            any[w] |= key_word(&refs[i], w);
+            all[w] &= key_word(&refs[i], w);
         }
-        for (size_t i = 0; i < n; i++)
-            tmp[count[k][key_byte(&refs[i], k)]++] = refs[i];
-        memcpy(refs, tmp, n * sizeof(*refs));
-    }
+    ref *tmp = NULL, *src = refs;
+    for (unsigned w = 0; w < 3; w++)
+        for (unsigned shift = 0; shift < 64; shift += 8) {
+            if (!(((any[w] ^ all[w]) >> shift) & 0xFF))
+                continue; /* every key has this byte: the pass would change nothing */
+            if (!tmp && !(tmp = zt__malloc(n * sizeof(*tmp))))
+                return ZT_FAIL(err, ZT_E_NOMEM, "out of memory checking %zu blob references", n);
+            ref *dst = src == refs ? tmp : refs;
+            radix_pass(src, dst, n, w, shift);
+            src = dst;
+        }
+    if (src != refs)
+        memcpy(refs, src, n * sizeof(*refs));
     zt__free(tmp);
-    zt__free(count);
     return ZT_OK;
 }
 
