@@ -367,7 +367,8 @@ uint32_t zt__v2_find_shard(const zt__v2_info *vi, const char *s, size_t n);
 /* v2_fast.c: the model straight from the manifest's CBOR bytes when it has
  * the usual shape; ZT_E_UNSUPPORTED means "not sure" (the caller starts over
  * with zt__cbor_decode + zt__v2_model_from_cbor, which words every error).
- * The CBOR is checked to be deterministic as the general decoder checks it. */
+ * The CBOR is checked to be deterministic as the general decoder checks it.
+ * zt__fast_path_disabled turns it off too (the tests compare the two). */
 zt_status zt__v2_model_fast(zt__model *m, const uint8_t *buf, size_t len, uint64_t base_offset);
 /* v2_validate.c: §3.6 items 3-6 and the layouts' metadata rules. */
 zt_status zt__v2_validate(zt__model *m, uint64_t file_size, uint64_t manifest_offset,
