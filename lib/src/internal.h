@@ -357,6 +357,19 @@ zt_status zt__v2_parse_manifest(zt__model *m, const uint8_t *buf, size_t len, ui
 
 /* v2_manifest.c: the v2 schema -> model (names, types of fields, shapes). */
 zt_status zt__v2_model_from_cbor(zt__model *m, const zt_value *root, zt_error *err);
+/* Its checks that the fast path (v2_fast.c) shares: root or object
+ * attributes, a digest string, the shard table, a shard by name (index + 1). */
+zt_status zt__v2_attributes(const zt_value *v, const char *obj, const zt_value **out,
+                            zt_error *err);
+bool zt__v2_digest_parse(const zt_value *v, zt_digest_kind *kind, uint8_t bin[32], bool any_alg);
+zt_status zt__v2_parse_shards(zt__model *m, const zt_value *v, zt_error *err);
+uint32_t zt__v2_find_shard(const zt__v2_info *vi, const char *s, size_t n);
+/* v2_fast.c: the model straight from the manifest's CBOR bytes when it has
+ * the usual shape; ZT_E_UNSUPPORTED means "not sure" (the caller starts over
+ * with zt__cbor_decode + zt__v2_model_from_cbor, which words every error).
+ * The CBOR is checked to be deterministic as the general decoder checks it.
+ * zt__fast_path_disabled turns it off too (the tests compare the two). */
+zt_status zt__v2_model_fast(zt__model *m, const uint8_t *buf, size_t len, uint64_t base_offset);
 /* v2_validate.c: §3.6 items 3-6 and the layouts' metadata rules. */
 zt_status zt__v2_validate(zt__model *m, uint64_t file_size, uint64_t manifest_offset,
                           uint64_t manifest_length, uint64_t max_uncompressed, zt_error *err);

@@ -422,3 +422,25 @@ zt_status zt__v2_model_from_cbor(zt__model *m, const zt_value *root, zt_error *e
             return st;
     return zt__model_build_index(m, err);
 }
+
+/* ---- the checks v2_fast.c shares, so both paths apply the same rules */
+
+zt_status zt__v2_attributes(const zt_value *v, const char *obj, const zt_value **out, zt_error *err)
+{
+    return attributes(v, obj, out, err);
+}
+
+bool zt__v2_digest_parse(const zt_value *v, zt_digest_kind *kind, uint8_t bin[32], bool any_alg)
+{
+    return digest_parse(v, kind, bin, any_alg);
+}
+
+zt_status zt__v2_parse_shards(zt__model *m, const zt_value *v, zt_error *err)
+{
+    return parse_shards(m, v, err);
+}
+
+uint32_t zt__v2_find_shard(const zt__v2_info *vi, const char *s, size_t n)
+{
+    return find_shard(vi, s, n);
+}

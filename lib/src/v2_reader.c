@@ -11,6 +11,23 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* The model as it was before the fast path ran: an empty arena, the footer
+ * kept (zt__open_v2 read it before the manifest). */
+static zt_status restart(zt__model *m, zt_error *err)
+{
+    zt__v2_footer ft = m->v2->footer;
+    zt__arena_free(&m->arena);
+    memset(m, 0, sizeof(*m));
+    zt__arena_init(&m->arena);
+    m->kind = ZT_KIND_ZT_2;
+    m->version = "2";
+    if (!(m->v2 = zt__arena_alloc(&m->arena, sizeof(*m->v2))))
+        return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
+    memset(m->v2, 0, sizeof(*m->v2));
+    m->v2->footer = ft;
+    return ZT_OK;
+}
+
 zt_status zt__v2_parse_manifest(zt__model *m, const uint8_t *buf, size_t len, uint64_t file_size,
                                 uint64_t manifest_offset, uint64_t max_unc, zt_error *err)
 {
@@ -21,11 +38,18 @@ zt_status zt__v2_parse_manifest(zt__model *m, const uint8_t *buf, size_t len, ui
             return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
         memset(m->v2, 0, sizeof(*m->v2));
     }
-    zt__cbor_limits lim = {ZT_V2_MAX_DEPTH, manifest_offset, true};
-    zt_value *root;
-    zt_status st = zt__cbor_decode(buf, len, &lim, &m->arena, &root, err);
-    if (!st)
-        st = zt__v2_model_from_cbor(m, root, err);
+    zt_status st =
+        zt__fast_path_disabled ? ZT_E_UNSUPPORTED : zt__v2_model_fast(m, buf, len, manifest_offset);
+    if (st == ZT_E_UNSUPPORTED) {
+        /* Not the usual shape, or not valid: the general path decides and words it. */
+        if ((st = restart(m, err)))
+            return st;
+        zt__cbor_limits lim = {ZT_V2_MAX_DEPTH, manifest_offset, true};
+        zt_value *root;
+        st = zt__cbor_decode(buf, len, &lim, &m->arena, &root, err);
+        if (!st)
+            st = zt__v2_model_from_cbor(m, root, err);
+    }
     if (!st)
         st = zt__v2_validate(m, file_size, manifest_offset, len, max_unc, err);
     return st;

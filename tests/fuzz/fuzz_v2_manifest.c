@@ -9,13 +9,43 @@
  * zeros up to the next multiple of 4096, the manifest, and a footer with the
  * manifest's true XXH3-64. A file of the v2 corpus maps to an input that
  * rebuilds it byte for byte (its blob area is the bytes from 4096 to its
- * manifest), which is how the seeds were made. Invariants: v2_check.h.
+ * manifest), which is how the seeds were made. Invariants: v2_check.h, and
+ * the fast manifest path (lib/src/v2_fast.c) agrees with the general one:
+ * the same status, error message and offset, or the same manifest JSON.
  */
+#include <stdio.h>
 #include <xxhash.h>
 
 #include "v2_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* lib/src/reader.c: 1 makes every open take the general path (internal.h). */
+extern int zt__fast_path_disabled;
+
+/* What an open makes of the file, one way or the other, as a string. */
+static char *outcome(const uint8_t *p, size_t n, int slow)
+{
+    zt__fast_path_disabled = slow;
+    zt_file *f = NULL;
+    zt_error e;
+    zt_status st = zt_open_memory(p, n, NULL, &f, &e);
+    zt__fast_path_disabled = 0;
+    char *out = NULL;
+    if (st) {
+        size_t len = strlen(e.message) + strlen(e.object) + strlen(e.component) + 64;
+        CHECK((out = malloc(len)) != NULL);
+        snprintf(out, len, "%d %d %llu %s/%s %s", (int)st, e.has_offset,
+                 (unsigned long long)e.offset, e.object, e.component, e.message);
+        return out;
+    }
+    char *js = zt_file_manifest_json(f, ZT_JSON_COMPACT, &e);
+    CHECK(js != NULL);
+    CHECK((out = strdup(js)) != NULL);
+    zt_free(js);
+    zt_close(f);
+    return out;
+}
 
 static void put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -48,6 +78,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     put_le(ft + 24, 2, 4);
     memcpy(ft + 32, magic, 8);
     v2_open(p, total);
+    char *fast = outcome(p, total, 0), *slow = outcome(p, total, 1);
+    CHECK(!strcmp(fast, slow));
+    free(fast);
+    free(slow);
     free(p);
     return 0;
 }
