@@ -14,106 +14,25 @@
  * the general path builds. Attributes and unknown fields are decoded by the
  * general decoder, with the depth left at that level of the manifest.
  */
+#include "cbor_cursor.h"
 #include "internal.h"
 
 #include <string.h>
 
 #define BAIL ZT_E_UNSUPPORTED
 
-typedef struct cur {
-    const uint8_t *p;
-    size_t len, pos;
-    uint64_t base;
-    zt__model *m;
-} cur;
-
-/* A definite head: major type and argument. */
-static bool head(cur *c, unsigned *major, uint64_t *arg)
-{
-    if (c->pos >= c->len)
-        return false;
-    uint8_t ib = c->p[c->pos++];
-    unsigned ai = ib & 31;
-    *major = ib >> 5;
-    if (ai < 24) {
-        *arg = ai;
-        return true;
-    }
-    if (ai > 27)
-        return false;
-    size_t nb = (size_t)1 << (ai - 24);
-    if (c->len - c->pos < nb)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < nb; i++)
-        v = (v << 8) | c->p[c->pos + i];
-    c->pos += nb;
-    *arg = v;
-    return true;
-}
-
-static bool text(cur *c, const uint8_t **s, size_t *n)
-{
-    unsigned major;
-    uint64_t len;
-    if (!head(c, &major, &len) || major != 3 || len > c->len - c->pos)
-        return false;
-    *s = c->p + c->pos;
-    *n = (size_t)len;
-    c->pos += (size_t)len;
-    return true;
-}
-
-static bool container(cur *c, unsigned want_major, uint64_t *n)
-{
-    unsigned major;
-    uint64_t k;
-    if (!head(c, &major, &k) || major != want_major)
-        return false;
-    uint64_t need = want_major == 5 ? 2 * k : k; /* each item needs a byte */
-    if (k > UINT32_MAX || need > c->len - c->pos)
-        return false;
-    *n = k;
-    return true;
-}
-
-static bool uint_val(cur *c, uint64_t *v)
-{
-    unsigned major;
-    return head(c, &major, v) && major == 0;
-}
-
-/* Any item, decoded by the general decoder (so it is checked as strictly),
- * with the nesting depth that is left at this level. */
-static bool generic(cur *c, unsigned depth, zt_value **out)
-{
-    zt__cbor_limits lim = {ZT_MAX_DEPTH - depth, c->base + c->pos, false};
-    size_t used;
-    if (zt__cbor_decode_prefix(c->p + c->pos, c->len - c->pos, &lim, &c->m->arena, out, &used,
-                               NULL))
-        return false;
-    c->pos += used;
-    return true;
-}
+typedef zt__cur cur;
 
 static bool is(const uint8_t *s, size_t n, const char *lit)
 {
     return n == strlen(lit) && !memcmp(s, lit, n);
 }
 
-/* A copied, NUL-terminated, UTF-8-checked string. */
-static const char *copy_text(cur *c, const uint8_t *s, size_t n)
-{
-    if (n > UINT32_MAX || !zt__utf8_valid(s, n))
-        return NULL;
-    return zt__arena_strndup(&c->m->arena, (const char *)s, n);
-}
-
 /* An unknown key is skipped with its value; the key must still be valid text. */
 static bool skip_field(cur *c, const uint8_t *k, size_t kn, unsigned depth)
 {
     zt_value *v;
-    return zt__utf8_valid(k, kn) && generic(c, depth, &v);
+    return zt__utf8_valid(k, kn) && zt__cur_generic(c, depth, &v);
 }
 
 enum { C_DTYPE = 1, C_TYPE = 2, C_OFFSET = 4, C_LENGTH = 8, C_ENC = 16, C_ULEN = 32, C_DIG = 64 };
@@ -138,16 +57,16 @@ static bool component_field(cur *c, struct zt_component *x, const uint8_t *k, si
     *seen |= bit;
     switch (bit) {
     case C_OFFSET:
-        return uint_val(c, &x->offset);
+        return zt__cur_uint(c, &x->offset);
     case C_LENGTH:
-        return uint_val(c, &x->length);
+        return zt__cur_uint(c, &x->length);
     case C_ULEN:
         x->has_uncompressed = true;
-        return uint_val(c, &x->uncompressed_length);
+        return zt__cur_uint(c, &x->uncompressed_length);
     default:
         break;
     }
-    if (!text(c, &s, &n))
+    if (!zt__cur_text(c, &s, &n))
         return false;
     switch (bit) {
     case C_DTYPE:
@@ -156,12 +75,12 @@ static bool component_field(cur *c, struct zt_component *x, const uint8_t *k, si
             x->dtype = zt_dtype_parse_long((const char *)s, n);
         return x->dtype != ZT_DTYPE_INVALID;
     case C_TYPE:
-        return (x->type = copy_text(c, s, n)) != NULL;
+        return (x->type = zt__cur_copy_text(c, s, n)) != NULL;
     case C_ENC:
         x->encoding = is(s, n, "zstd") ? ZT_ENC_ZSTD : ZT_ENC_RAW;
         return is(s, n, "zstd") || is(s, n, "raw");
     default: { /* C_DIG */
-        const char *d = copy_text(c, s, n);
+        const char *d = zt__cur_copy_text(c, s, n);
         return d && zt__digest_parse_into(x, d, n);
     }
     }
@@ -170,13 +89,13 @@ static bool component_field(cur *c, struct zt_component *x, const uint8_t *k, si
 static bool component(cur *c, struct zt_component *x)
 {
     uint64_t n;
-    if (!container(c, 5, &n))
+    if (!zt__cur_container(c, 5, 2, &n))
         return false;
     unsigned seen = 0;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *k;
         size_t kn;
-        if (!text(c, &k, &kn) || !component_field(c, x, k, kn, &seen))
+        if (!zt__cur_text(c, &k, &kn) || !component_field(c, x, k, kn, &seen))
             return false;
     }
     return (seen & (C_DTYPE | C_OFFSET | C_LENGTH)) == (C_DTYPE | C_OFFSET | C_LENGTH);
@@ -185,7 +104,7 @@ static bool component(cur *c, struct zt_component *x)
 static bool components(cur *c, struct zt_object *o)
 {
     uint64_t n;
-    if (!container(c, 5, &n))
+    if (!zt__cur_container(c, 5, 2, &n))
         return false;
     o->ncomp = (size_t)n;
     o->comps = zt__arena_alloc(&c->m->arena, (n ? n : 1) * sizeof(*o->comps));
@@ -195,8 +114,8 @@ static bool components(cur *c, struct zt_object *o)
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *k;
         size_t kn;
-        if (!text(c, &k, &kn) ||
-            !(o->comps[i].role = is(k, kn, "data") ? "data" : copy_text(c, k, kn)) ||
+        if (!zt__cur_text(c, &k, &kn) ||
+            !(o->comps[i].role = is(k, kn, "data") ? "data" : zt__cur_copy_text(c, k, kn)) ||
             !component(c, &o->comps[i]))
             return false;
     }
@@ -206,14 +125,14 @@ static bool components(cur *c, struct zt_object *o)
 static bool shape(cur *c, struct zt_object *o)
 {
     uint64_t n;
-    if (!container(c, 4, &n) || n > ZT_MAX_NDIM)
+    if (!zt__cur_container(c, 4, 1, &n) || n > ZT_MAX_NDIM)
         return false;
     o->has_shape = true;
     o->ndim = (size_t)n;
     if (!(o->shape = zt__arena_alloc(&c->m->arena, (n ? n : 1) * sizeof(uint64_t))))
         return false;
     for (uint64_t i = 0; i < n; i++)
-        if (!uint_val(c, &o->shape[i]))
+        if (!zt__cur_uint(c, &o->shape[i]))
             return false;
     return true;
 }
@@ -241,12 +160,12 @@ static bool object_field(cur *c, struct zt_object *o, const uint8_t *k, size_t k
     case O_SHAPE:
         return shape(c, o);
     case O_FORMAT:
-        if (!text(c, &s, &n))
+        if (!zt__cur_text(c, &s, &n))
             return false;
-        o->format = is(s, n, "dense") ? "dense" : copy_text(c, s, n);
+        o->format = is(s, n, "dense") ? "dense" : zt__cur_copy_text(c, s, n);
         return o->format != NULL;
     case O_ATTR:
-        if (!generic(c, 3, &v) || v->kind != ZT_VAL_MAP)
+        if (!zt__cur_generic(c, 3, &v) || v->kind != ZT_VAL_MAP)
             return false;
         o->attributes = v;
         return true;
@@ -260,16 +179,16 @@ static bool object(cur *c, struct zt_object *o)
     const uint8_t *k;
     size_t kn;
     uint64_t n;
-    if (!text(c, &k, &kn) || !(o->name = copy_text(c, k, kn)))
+    if (!zt__cur_text(c, &k, &kn) || !(o->name = zt__cur_copy_text(c, k, kn)))
         return false;
     o->name_len = kn;
     o->source_name = "";
     o->format = "dense";
-    if (!container(c, 5, &n))
+    if (!zt__cur_container(c, 5, 2, &n))
         return false;
     unsigned seen = 0;
     for (uint64_t i = 0; i < n; i++)
-        if (!text(c, &k, &kn) || !object_field(c, o, k, kn, &seen))
+        if (!zt__cur_text(c, &k, &kn) || !object_field(c, o, k, kn, &seen))
             return false;
     return (seen & O_COMPS) != 0;
 }
@@ -277,7 +196,7 @@ static bool object(cur *c, struct zt_object *o)
 static bool objects(cur *c)
 {
     uint64_t n;
-    if (!container(c, 5, &n))
+    if (!zt__cur_container(c, 5, 2, &n))
         return false;
     zt__model *m = c->m;
     m->nobj = (size_t)n;
@@ -311,7 +230,7 @@ static bool root_field(cur *c, const uint8_t *k, size_t kn, unsigned *seen, zt_v
     zt_value *v;
     switch (bit) {
     case R_VERSION:
-        if (!text(c, &s, &n) || !(version->v.s = copy_text(c, s, n)))
+        if (!zt__cur_text(c, &s, &n) || !(version->v.s = zt__cur_copy_text(c, s, n)))
             return false;
         version->kind = ZT_VAL_TEXT;
         version->n = (uint32_t)n;
@@ -319,7 +238,7 @@ static bool root_field(cur *c, const uint8_t *k, size_t kn, unsigned *seen, zt_v
     case R_OBJECTS:
         return objects(c);
     default:
-        if (!generic(c, 1, &v) || v->kind != ZT_VAL_MAP)
+        if (!zt__cur_generic(c, 1, &v) || v->kind != ZT_VAL_MAP)
             return false;
         c->m->attributes = v;
         return true;
@@ -330,16 +249,16 @@ zt_status zt__model_fast(zt__model *m, const uint8_t *buf, size_t len, uint64_t 
 {
     if (m->kind != ZT_KIND_ZT_1_2)
         return BAIL; /* 1.0 layouts, and 1.2 files cut short: the general path words it */
-    cur c = {buf, len, 0, base_offset, m};
+    cur c = {buf, len, 0, base_offset, m, ZT_MAX_DEPTH, false};
     uint64_t n;
-    if (!container(&c, 5, &n))
+    if (!zt__cur_container(&c, 5, 2, &n))
         return BAIL;
     unsigned seen = 0;
     zt_value version = {0};
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *k;
         size_t kn;
-        if (!text(&c, &k, &kn) || !root_field(&c, k, kn, &seen, &version))
+        if (!zt__cur_text(&c, &k, &kn) || !root_field(&c, k, kn, &seen, &version))
             return BAIL;
     }
     if (c.pos != len || (seen & (R_VERSION | R_OBJECTS)) != (R_VERSION | R_OBJECTS))

@@ -16,87 +16,26 @@
  * Attributes, the shard table and unknown fields go through the general
  * decoder and v2_manifest.c's own checks, at the depth of their level.
  */
+#include "cbor_cursor.h"
 #include "internal.h"
 
 #include <string.h>
 
 #define BAIL ZT_E_UNSUPPORTED
 
-typedef struct cur {
-    const uint8_t *p;
-    size_t len, pos;
-    uint64_t base; /* file offset of p[0] */
-    zt__model *m;
-} cur;
+typedef zt__cur cur;
 
 /* The previous key of a map, by its encoded bytes [at, end); end 0: none. */
 typedef struct keys {
     size_t at, end;
 } keys;
 
-/* A definite head in its shortest form (§3.1). Major type 7 (floats, simple
- * values) is never what the schema wants here. */
-static inline bool head(cur *c, unsigned *major, uint64_t *arg)
-{
-    if (c->pos >= c->len)
-        return false;
-    uint8_t ib = c->p[c->pos++];
-    unsigned ai = ib & 31;
-    *major = ib >> 5;
-    if (ai < 24) {
-        *arg = ai;
-        return *major != 7;
-    }
-    if (ai > 27 || *major == 7)
-        return false;
-    size_t nb = (size_t)1 << (ai - 24);
-    if (c->len - c->pos < nb)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < nb; i++)
-        v = (v << 8) | c->p[c->pos + i];
-    c->pos += nb;
-    *arg = v;
-    return v >= (nb == 1 ? 24u : 1ull << (4 * nb));
-}
-
-static inline bool text(cur *c, const uint8_t **s, size_t *n)
-{
-    unsigned major;
-    uint64_t len;
-    if (!head(c, &major, &len) || major != 3 || len > c->len - c->pos || len > UINT32_MAX)
-        return false;
-    *s = c->p + c->pos;
-    *n = (size_t)len;
-    c->pos += (size_t)len;
-    return true;
-}
-
-/* An array or map of n items, each at least min_bytes long: bounds what is
- * allocated by a declared count before the items are read. */
-static bool container(cur *c, unsigned want_major, size_t min_bytes, uint64_t *n)
-{
-    unsigned major;
-    uint64_t k;
-    if (!head(c, &major, &k) || major != want_major || k > UINT32_MAX ||
-        k > (c->len - c->pos) / min_bytes)
-        return false;
-    *n = k;
-    return true;
-}
-
-static inline bool uint_val(cur *c, uint64_t *v)
-{
-    unsigned major;
-    return head(c, &major, v) && major == 0;
-}
-
 /* A text key sorting strictly after the previous one of its map (so no key
  * repeats): compared on the encoded bytes, as cbor_decode.c does. */
 static inline bool key(cur *c, keys *k, const uint8_t **s, size_t *n)
 {
     size_t at = c->pos;
-    if (!text(c, s, n))
+    if (!zt__cur_text(c, s, n))
         return false;
     if (k->end) {
         size_t a = k->end - k->at, b = c->pos - at;
@@ -115,33 +54,12 @@ static inline bool is(const uint8_t *s, size_t n, const char *lit, size_t litn)
 }
 #define IS(s, n, lit) is((s), (n), lit, sizeof(lit) - 1)
 
-/* A copied, NUL-terminated, UTF-8-checked string. */
-static const char *copy_text(cur *c, const uint8_t *s, size_t n)
-{
-    if (!zt__utf8_valid(s, n))
-        return NULL;
-    return zt__arena_strndup(&c->m->arena, (const char *)s, n);
-}
-
 /* §3.5 names (objects, parts): 1-1024 bytes, no U+0000. */
 static const char *copy_name(cur *c, const uint8_t *s, size_t n)
 {
     if (n == 0 || n > ZT_V2_MAX_NAME || memchr(s, 0, n))
         return NULL;
-    return copy_text(c, s, n);
-}
-
-/* Any item, by the general decoder in deterministic mode, `above` levels of
- * nesting below the root (so its depth is bounded as the whole decode's). */
-static bool generic(cur *c, unsigned above, zt_value **out)
-{
-    zt__cbor_limits lim = {ZT_V2_MAX_DEPTH - above, c->base + c->pos, true};
-    size_t used;
-    if (zt__cbor_decode_prefix(c->p + c->pos, c->len - c->pos, &lim, &c->m->arena, out, &used,
-                               NULL))
-        return false;
-    c->pos += used;
-    return true;
+    return zt__cur_copy_text(c, s, n);
 }
 
 /* An unknown field (§3.1: ignored): its key must still be UTF-8 and its
@@ -149,7 +67,7 @@ static bool generic(cur *c, unsigned above, zt_value **out)
 static bool skip_field(cur *c, const uint8_t *k, size_t kn, unsigned above)
 {
     zt_value *v;
-    return zt__utf8_valid(k, kn) && generic(c, above, &v);
+    return zt__utf8_valid(k, kn) && zt__cur_generic(c, above, &v);
 }
 
 enum { P_BLOB = 1, P_DTYPE = 2, P_ENC = 4, P_DLEN = 8 };
@@ -158,7 +76,7 @@ static bool part_text(cur *c, struct zt_component *x, const uint8_t *k, size_t k
 {
     const uint8_t *s;
     size_t n;
-    if (!text(c, &s, &n))
+    if (!zt__cur_text(c, &s, &n))
         return false;
     if (IS(k, kn, "dtype")) {
         *seen |= P_DTYPE;
@@ -173,7 +91,7 @@ static bool part_text(cur *c, struct zt_component *x, const uint8_t *k, size_t k
         return zt__v2_digest_parse(&v, &x->digest_kind, x->digest_bin, true) &&
                (x->digest = zt__arena_strndup(&c->m->arena, (const char *)s, n));
     }
-    const char *t = IS(s, n, "zstd") ? "zstd" : copy_text(c, s, n);
+    const char *t = IS(s, n, "zstd") ? "zstd" : zt__cur_copy_text(c, s, n);
     if (!t)
         return false;
     if (IS(k, kn, "type")) {
@@ -196,13 +114,13 @@ static bool part_field(cur *c, struct zt_component *x, const uint8_t *k, size_t 
     uint64_t n;
     if (IS(k, kn, "blob")) {
         *seen |= P_BLOB;
-        return container(c, 4, 1, &n) && n == 2 && uint_val(c, &x->offset) &&
-               uint_val(c, &x->length);
+        return zt__cur_container(c, 4, 1, &n) && n == 2 && zt__cur_uint(c, &x->offset) &&
+               zt__cur_uint(c, &x->length);
     }
     if (IS(k, kn, "decoded_length")) {
         *seen |= P_DLEN;
         x->has_uncompressed = true;
-        return uint_val(c, &x->uncompressed_length);
+        return zt__cur_uint(c, &x->uncompressed_length);
     }
     if (IS(k, kn, "dtype") || IS(k, kn, "type") || IS(k, kn, "shard") || IS(k, kn, "digest") ||
         IS(k, kn, "encoding"))
@@ -213,7 +131,7 @@ static bool part_field(cur *c, struct zt_component *x, const uint8_t *k, size_t 
 static bool part(cur *c, struct zt_component *x)
 {
     uint64_t n;
-    if (!container(c, 5, 2, &n))
+    if (!zt__cur_container(c, 5, 2, &n))
         return false;
     keys ks = {0, 0};
     unsigned seen = 0;
@@ -232,7 +150,7 @@ static bool part(cur *c, struct zt_component *x)
 static bool parts(cur *c, struct zt_object *o)
 {
     uint64_t n;
-    if (!container(c, 5, 20, &n) || n == 0)
+    if (!zt__cur_container(c, 5, 20, &n) || n == 0)
         return false;
     o->ncomp = (size_t)n;
     if (!(o->comps = zt__arena_alloc(&c->m->arena, n * sizeof(*o->comps))))
@@ -253,14 +171,14 @@ static bool parts(cur *c, struct zt_object *o)
 static bool shape(cur *c, struct zt_object *o)
 {
     uint64_t n, prod = 1;
-    if (!container(c, 4, 1, &n) || n > ZT_MAX_NDIM)
+    if (!zt__cur_container(c, 4, 1, &n) || n > ZT_MAX_NDIM)
         return false;
     o->has_shape = true;
     o->ndim = (size_t)n;
     if (!(o->shape = zt__arena_alloc(&c->m->arena, (n ? n : 1) * sizeof(uint64_t))))
         return false;
     for (uint64_t i = 0; i < n; i++)
-        if (!uint_val(c, &o->shape[i]) || !zt__mul_ok(prod, o->shape[i], &prod))
+        if (!zt__cur_uint(c, &o->shape[i]) || !zt__mul_ok(prod, o->shape[i], &prod))
             return false;
     return true;
 }
@@ -282,10 +200,11 @@ static bool object_field(cur *c, struct zt_object *o, const uint8_t *k, size_t k
     }
     if (IS(k, kn, "layout")) {
         *seen |= O_LAYOUT;
-        return text(c, &s, &n) && (o->format = IS(s, n, "dense") ? "dense" : copy_text(c, s, n));
+        return zt__cur_text(c, &s, &n) &&
+               (o->format = IS(s, n, "dense") ? "dense" : zt__cur_copy_text(c, s, n));
     }
     if (IS(k, kn, "attributes"))
-        return generic(c, 3, &v) && !zt__v2_attributes(v, o->name, &o->attributes, NULL);
+        return zt__cur_generic(c, 3, &v) && !zt__v2_attributes(v, o->name, &o->attributes, NULL);
     return skip_field(c, k, kn, 3);
 }
 
@@ -299,7 +218,7 @@ static bool object(cur *c, keys *names, struct zt_object *o)
     o->name_len = kn;
     o->source_name = "";
     o->at = c->base + c->pos;
-    if (!container(c, 5, 2, &n))
+    if (!zt__cur_container(c, 5, 2, &n))
         return false;
     keys ks = {0, 0};
     unsigned seen = 0;
@@ -314,7 +233,7 @@ static bool object(cur *c, keys *names, struct zt_object *o)
 static bool objects(cur *c)
 {
     uint64_t n;
-    if (!container(c, 5, 32, &n))
+    if (!zt__cur_container(c, 5, 32, &n))
         return false;
     zt__model *m = c->m;
     m->nobj = (size_t)n;
@@ -334,17 +253,17 @@ static bool root_field(cur *c, const uint8_t *k, size_t kn, bool *has_objects)
     if (IS(k, kn, "objects"))
         return (*has_objects = true) && objects(c);
     if (IS(k, kn, "shards"))
-        return generic(c, 1, &v) && !zt__v2_parse_shards(c->m, v, NULL);
+        return zt__cur_generic(c, 1, &v) && !zt__v2_parse_shards(c->m, v, NULL);
     if (IS(k, kn, "attributes"))
-        return generic(c, 1, &v) && !zt__v2_attributes(v, NULL, &c->m->attributes, NULL);
+        return zt__cur_generic(c, 1, &v) && !zt__v2_attributes(v, NULL, &c->m->attributes, NULL);
     return skip_field(c, k, kn, 1);
 }
 
 zt_status zt__v2_model_fast(zt__model *m, const uint8_t *buf, size_t len, uint64_t base_offset)
 {
-    cur c = {buf, len, 0, base_offset, m};
+    cur c = {buf, len, 0, base_offset, m, ZT_V2_MAX_DEPTH, true};
     uint64_t n;
-    if (!m->v2 || !container(&c, 5, 2, &n))
+    if (!m->v2 || !zt__cur_container(&c, 5, 2, &n))
         return BAIL;
     keys ks = {0, 0};
     bool has_objects = false;
