@@ -655,10 +655,33 @@ static bool needed_span(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
     return plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL;
 }
 
+/* A v2 part the cache has no bytes for: in a shard (the cache opens the root
+ * only), or in an encoding nobody here decodes (the origin's answer). */
+static enum MHD_Result refuse_upstream_part(struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
+                                            const zt_object *o, const zt_component *comp)
+{
+    if (zt_component_shard(comp) >= 0)
+        return ztd_error(c, r, ZTD_ERR_UPSTREAM_UNSUPPORTED,
+                         "component \"%s\" of object \"%s\" is in shard %d of \"%s\" (from "
+                         "upstream): the parts of a v2 root's shards are not served through the "
+                         "cache yet; read them from the upstream",
+                         zt_component_role(comp), zt_object_name(o), zt_component_shard(comp),
+                         e->name);
+    return ztd_error(c, r, ZTD_ERR_ENCODING_UNSUPPORTED,
+                     "component \"%s\" of object \"%s\" is stored in encoding \"%s\", which "
+                     "this server cannot decode; its stored bytes are %llu bytes at offset %llu "
+                     "of the file",
+                     zt_component_role(comp), zt_object_name(o), zt_component_encoding_name(comp),
+                     (unsigned long long)zt_component_length(comp),
+                     (unsigned long long)zt_component_offset(comp));
+}
+
 static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                                ztd_entry *e, const zt_object *o,
                                                const zt_component *comp, bool blob)
 {
+    if (zt_component_shard(comp) >= 0 || zt_component_encoding(comp) == ZT_ENC_OTHER)
+        return refuse_upstream_part(c, r, e, o, comp);
     up_req *x = up_req_of(s, r);
     if (!x)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
@@ -683,11 +706,16 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
     b.len = zt_component_length(comp);
     b.content_encoding = zstd ? "zstd" : NULL;
     b.vary_accept_encoding = zstd;
-    /* A sha256 names the bytes: no response ends before the fill checked it. */
+    /* A digest names the stored bytes as send_component says (sha256, or a v2
+     * raw part's xxh3): no response ends before the fill checked it. */
     size_t dn = 0;
     const uint8_t *d = zt_component_digest_bytes(comp, &dn);
-    if (zt_component_digest_kind(comp) == ZT_DIGEST_SHA256 && d && dn == 32) {
-        b.sha256 = d;
+    zt_digest_kind dk = zt_component_digest_kind(comp);
+    bool of_decoded = zt_component_digest_scope(comp) == ZT_DIGEST_OF_DECODED;
+    bool named = d && (!zstd || !of_decoded) &&
+                 ((dk == ZT_DIGEST_SHA256 && dn == 32) || (dk == ZT_DIGEST_XXH3 && of_decoded));
+    if (named) {
+        b.sha256 = dk == ZT_DIGEST_SHA256 ? d : NULL;
         quote_etag(b.etag, sizeof(b.etag), zt_component_digest(comp));
         if (blob)
             b.cache_control =
@@ -765,7 +793,10 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
     b.fd = -1;
     b.len = e->size;
     b.content_type = "application/octet-stream";
-    memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
+    if (e->v2 && e->v2->raw_etag[0]) /* the origin's v2 /raw validator (catalog_v2.h) */
+        memcpy(b.etag, e->v2->raw_etag, sizeof(e->v2->raw_etag));
+    else
+        memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
     free(x->segs);
     if (!(x->segs = calloc(x->nsegs ? x->nsegs : 1, sizeof(*x->segs))))
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);

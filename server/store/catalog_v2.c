@@ -82,6 +82,39 @@ ztd_v2_entry *ztd_v2_entry_new(const zt_file *f, const char *rel, const char *ro
     return v;
 }
 
+ztd_v2_entry *ztd_v2_entry_upstream(const zt_file *f, const char *validator)
+{
+    if (zt_file_get_kind(f) != ZT_KIND_ZT_2)
+        return NULL;
+    ztd_v2_entry *v = calloc(1, sizeof(*v));
+    size_t n = zt_file_shard_count(f);
+    if (!v || (n && !(v->shards = calloc(n, sizeof(*v->shards))))) {
+        free(v);
+        return NULL;
+    }
+    v->nshards = n; /* none located, none servable */
+    size_t len = strlen(validator);
+    bool hex = len == 70 && !strncmp(validator, "\"zt2.", 5) && validator[69] == '"';
+    for (size_t i = 5; hex && i < 69; i++)
+        hex = strchr("0123456789abcdef", validator[i]) != NULL;
+    if (hex)
+        memcpy(v->raw_etag, validator, len + 1);
+    if (zt_file_content_digest(f, ZT_DIGEST_SHA256, v->content_digest, NULL) != ZT_OK)
+        v->content_digest[0] = 0;
+    return v;
+}
+
+bool ztd_v2_file_etag(const ztd_v2_entry *v, char out[40])
+{
+    if (!v || !v->raw_etag[0] || v->nshards) /* a root's JSON tells which shards are here */
+        return false;
+    out[0] = '"';
+    memcpy(out + 1, v->raw_etag + 5, 32); /* "\"zt2." then 64 hex digits */
+    out[33] = '"';
+    out[34] = 0;
+    return true;
+}
+
 void ztd_v2_entry_free(ztd_v2_entry *v)
 {
     for (size_t i = 0; v && i < v->nshards; i++)

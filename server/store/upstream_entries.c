@@ -12,6 +12,7 @@
 #include "core/hex.h"
 #include "core/log.h"
 #include "core/workq.h"
+#include "store/catalog_v2.h"
 #include "store/upstream_http.h"
 #include "store/upstream_listing.h"
 
@@ -270,6 +271,13 @@ static ztd_entry *entry_new(const char *name, const char *url, zt_remote_file *r
     const char *etag = zt_remote_file_etag(rf), *lm = zt_remote_file_last_modified(rf);
     snprintf(up->validator, sizeof(up->validator), "%s", etag[0] ? etag : lm);
     file_etag_of(up->validator, e->file_etag);
+    if (zt_file_get_kind(e->file) == ZT_KIND_ZT_2) {
+        if (!(e->v2 = ztd_v2_entry_upstream(e->file, up->validator))) {
+            snprintf(msg, cap, "out of memory");
+            goto fail;
+        }
+        ztd_v2_file_etag(e->v2, e->file_etag); /* the origin's (catalog_v2.h) */
+    }
     int64_t t = 0;
     if (lm[0] && ztd_http_date_parse(lm, &t) == 0)
         e->mtime_ns = t * 1000000000;
@@ -344,15 +352,6 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
         if (e == ZTD_ERR_FILE_NOT_FOUND)
             snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
         return e;
-    }
-    const char *ver = zt_file_version(zt_remote_file_zt(rf));
-    if (ver && ver[0] == '2') {
-        zt_remote_close(rf);
-        snprintf(msg, cap,
-                 "\"%s\" at upstream %s is a zTensor v2 file, which is not served through the "
-                 "cache yet; read it from the upstream",
-                 name, u->base);
-        return ZTD_ERR_UPSTREAM_UNSUPPORTED;
     }
     if (!zt_remote_file_etag(rf)[0] && !zt_remote_file_last_modified(rf)[0]) {
         zt_remote_close(rf); /* nothing to pin: a replaced file could mix two versions */
@@ -512,7 +511,7 @@ bool ztd_upstream_find_blob_in(const ztd_entry *e, const uint8_t sha256[32],
             size_t n;
             const uint8_t *d = zt_component_digest_bytes(c, &n);
             if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32 &&
-                !memcmp(d, sha256, 32)) {
+                zt_component_shard(c) < 0 && !memcmp(d, sha256, 32)) {
                 *comp = c;
                 return true;
             }

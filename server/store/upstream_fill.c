@@ -22,6 +22,8 @@ typedef struct fill {
     const zt_component *c;
     ztd_cache_item *it;
     zt_hasher *h;
+    zt_decoder *dec; /* a v2 part whose digest is over its decoded bytes */
+    zt_status dec_st;
     uint64_t got;
     int write_errno;
 } fill;
@@ -34,6 +36,12 @@ zt_remote *ztd_up_thread_session(ztd_upstream *u)
     return s;
 }
 
+static int hash_sink(void *ud, const void *data, size_t n)
+{
+    zt_hasher_update(ud, data, n);
+    return 0;
+}
+
 static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
 {
     fill *f = ud;
@@ -42,8 +50,12 @@ static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
         f->write_errno = errno ? errno : EIO;
         return -1;
     }
-    if (f->h)
+    if (f->dec && !f->dec_st) {
+        zt_error ze;
+        f->dec_st = zt_decoder_push(f->dec, p, n, hash_sink, f->h, &ze);
+    } else if (f->h && !f->dec) {
         zt_hasher_update(f->h, p, n);
+    }
     f->got += n;
     COUNT(f->u, bytes, n);
     return 0;
@@ -66,11 +78,18 @@ static void fill_failed(fill *f, ztd_err err, const char *fmt, ...)
     ztd_log(ZTD_LOG_WARN, "%s", m);
 }
 
-/* Did the bytes hash to the manifest's digest? */
+/* Did the bytes hash to the manifest's digest (over the decoded bytes for an
+ * encoded v2 part, as libztensor-remote checks them)? Stored bytes that do
+ * not decode cannot match it. */
 static bool digest_ok(fill *f)
 {
     if (!f->h)
         return true;
+    zt_error ze;
+    if (f->dec && !f->dec_st)
+        f->dec_st = zt_decoder_push_end(f->dec, hash_sink, f->h, &ze);
+    if (f->dec_st)
+        return false;
     uint8_t got[32];
     size_t n = zt_hasher_final(f->h, got), want_n = 0;
     const uint8_t *want = zt_component_digest_bytes(f->c, &want_n);
@@ -121,6 +140,7 @@ static void fill_run(ztd_job *job)
         COUNT(u, fill_failures, 1);
     COUNT(u, fills_running, (uint64_t)-1);
     zt_hasher_free(f->h);
+    zt_decoder_free(f->dec);
     ztd_cache_item_release(f->it);
     ztd_entry_release(f->e);
     free(f);
@@ -130,7 +150,11 @@ static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k
 {
     size_t n = 0;
     const uint8_t *d = zt_component_digest_bytes(c, &n);
-    if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32) {
+    /* A sha256 names the stored bytes unless it is over an encoded part's
+     * decoded bytes (v2): those are keyed as digest-less ones. */
+    bool of_stored = zt_component_digest_scope(c) == ZT_DIGEST_OF_STORED ||
+                     zt_component_encoding(c) == ZT_ENC_RAW;
+    if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32 && of_stored) {
         k->kind = ZTD_CACHE_BLOB;
         memcpy(k->id, d, 32);
         return;
@@ -146,7 +170,12 @@ static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, 
     if (!f)
         return ZTD_ERR_INTERNAL;
     zt_digest_kind dk = zt_component_digest_kind(c);
-    if (dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk))) {
+    bool of_decoded = zt_component_digest_scope(c) == ZT_DIGEST_OF_DECODED &&
+                      zt_component_encoding(c) != ZT_ENC_RAW;
+    zt_error ze;
+    if ((dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk))) ||
+        (f->h && of_decoded && zt_decoder_new(e->file, c, &f->dec, &ze) != ZT_OK)) {
+        zt_hasher_free(f->h);
         free(f);
         return ZTD_ERR_INTERNAL;
     }

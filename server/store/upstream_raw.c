@@ -18,8 +18,9 @@ static int by_offset(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every component in file order (aliases of one span once). NULL when out
- * of memory; *n = 0 for a file without components. */
+/* Every component of this file in file order (aliases of one span once; a
+ * v2 part in a shard is bytes of another file). NULL when out of memory; *n =
+ * 0 for a file without components. */
 static const zt_component **components_by_offset(const zt_file *f, size_t *n)
 {
     size_t total = 0;
@@ -32,7 +33,8 @@ static const zt_component **components_by_offset(const zt_file *f, size_t *n)
     for (size_t i = 0; i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
         for (size_t j = 0; j < zt_object_component_count(o); j++)
-            v[k++] = zt_object_component_at(o, j);
+            if (zt_component_shard(zt_object_component_at(o, j)) < 0)
+                v[k++] = zt_object_component_at(o, j);
     }
     qsort(v, k, sizeof(*v), by_offset);
     *n = k;
