@@ -67,14 +67,16 @@ static void quote_etag(char *out, size_t cap, const char *s)
 }
 
 /* "\"<tag>-<32 hex of the file ETag>\"" into out (96 bytes): a JSON
- * representation's validator, derived from the file's. */
+ * representation's validator, derived from the file's (from a v2 file's
+ * identity when it has one: the same on every copy and every tier). */
 static void tagged_etag(char out[96], const char *tag, const ztd_entry *e)
 {
     size_t n = strlen(tag);
+    const char *id = ztd_v2_json_id(e->v2);
     out[0] = '"';
     memcpy(out + 1, tag, n);
     out[n + 1] = '-';
-    memcpy(out + n + 2, e->file_etag + 1, 32);
+    memcpy(out + n + 2, id ? id : e->file_etag + 1, 32);
     memcpy(out + n + 34, "\"", 2);
 }
 

@@ -252,7 +252,6 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
         return e;
     }
     e->v2 = ztd_v2_entry_new(e->file, rel, c->root_real);
-    ztd_v2_file_etag(e->v2, e->file_etag); /* the same on every copy, and through a cache */
     if (zt_file_warning(e->file))
         ztd_log(ZTD_LOG_WARN, "catalog: %s: %s", rel, zt_file_warning(e->file));
     e->fds = (ztd_fdslot){.file = e->file,

@@ -104,15 +104,9 @@ ztd_v2_entry *ztd_v2_entry_upstream(const zt_file *f, const char *validator)
     return v;
 }
 
-bool ztd_v2_file_etag(const ztd_v2_entry *v, char out[40])
+const char *ztd_v2_json_id(const ztd_v2_entry *v)
 {
-    if (!v || !v->raw_etag[0] || v->nshards) /* a root's JSON tells which shards are here */
-        return false;
-    out[0] = '"';
-    memcpy(out + 1, v->raw_etag + 5, 32); /* "\"zt2." then 64 hex digits */
-    out[33] = '"';
-    out[34] = 0;
-    return true;
+    return v && v->raw_etag[0] && !v->nshards ? v->raw_etag + 5 : NULL; /* "\"zt2.<64 hex>" */
 }
 
 void ztd_v2_entry_free(ztd_v2_entry *v)

@@ -276,7 +276,6 @@ static ztd_entry *entry_new(const char *name, const char *url, zt_remote_file *r
             snprintf(msg, cap, "out of memory");
             goto fail;
         }
-        ztd_v2_file_etag(e->v2, e->file_etag); /* the origin's (catalog_v2.h) */
     }
     int64_t t = 0;
     if (lm[0] && ztd_http_date_parse(lm, &t) == 0)
