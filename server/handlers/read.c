@@ -657,16 +657,15 @@ static bool needed_span(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
     return plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL;
 }
 
-/* A v2 part the cache has no bytes for: in a shard (the cache opens the root
- * only), or in an encoding nobody here decodes (the origin's answer). */
+/* A v2 part the cache has no bytes for, answered as the origin answers it:
+ * in a shard that could not be opened, or in an encoding nobody here decodes. */
 static enum MHD_Result refuse_upstream_part(struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
                                             const zt_object *o, const zt_component *comp)
 {
-    if (zt_component_shard(comp) >= 0)
-        return ztd_error(c, r, ZTD_ERR_UPSTREAM_UNSUPPORTED,
-                         "component \"%s\" of object \"%s\" is in shard %d of \"%s\" (from "
-                         "upstream): the parts of a v2 root's shards are not served through the "
-                         "cache yet; read them from the upstream",
+    if (!ztd_upstream_part_servable(e, comp))
+        return ztd_error(c, r, ZTD_ERR_SHARD_UNAVAILABLE,
+                         "component \"%s\" of object \"%s\" is in shard %d of \"%s\", which is "
+                         "missing or wrong at the upstream",
                          zt_component_role(comp), zt_object_name(o), zt_component_shard(comp),
                          e->name);
     return ztd_error(c, r, ZTD_ERR_ENCODING_UNSUPPORTED,
@@ -682,7 +681,7 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
                                                ztd_entry *e, const zt_object *o,
                                                const zt_component *comp, bool blob)
 {
-    if (zt_component_shard(comp) >= 0 || zt_component_encoding(comp) == ZT_ENC_OTHER)
+    if (!ztd_upstream_part_servable(e, comp) || zt_component_encoding(comp) == ZT_ENC_OTHER)
         return refuse_upstream_part(c, r, e, o, comp);
     up_req *x = up_req_of(s, r);
     if (!x)

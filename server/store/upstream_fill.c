@@ -104,8 +104,9 @@ static void fill_run(ztd_job *job)
     uint64_t off = zt_component_offset(c), len = zt_component_length(c);
     zt_remote *s = ztd_up_thread_session(u);
     zt_error ze = {0};
+    zt_remote_file *rf = ztd_up_file_of(f->e, c); /* the root's, or the part's shard's */
     zt_status st =
-        s ? zt_remote_read_stream(s, f->e->up->rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
+        s && rf ? zt_remote_read_stream(s, rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
     bool ok = false;
     if (f->write_errno) {
         fill_failed(f, f->write_errno == ENOSPC ? ZTD_ERR_INSUFFICIENT_STORAGE : ZTD_ERR_INTERNAL,
@@ -161,7 +162,12 @@ static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k
     }
     char where[64];
     snprintf(where, sizeof(where), "@%" PRIu64, zt_component_offset(c));
-    ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
+    const zt_remote_file *rf = ztd_up_file_of(e, c); /* a v2 part's shard: its own version */
+    if (rf && rf != e->up->rf)
+        ztd_cache_part_key(k, zt_remote_file_url(rf), ztd_up_validator(rf), where,
+                           zt_component_role(c));
+    else
+        ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
 }
 
 static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
