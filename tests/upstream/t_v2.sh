@@ -6,7 +6,9 @@
 # bytes, ranges, HEAD, 304), blobs by sha256, /raw, with the origin's validators where
 # they name the bytes (a digest-less part's are the tier's own). Warm: no byte from the
 # origin. Through relay.py flipping a byte of every fill: nothing cached, nothing served
-# complete, whatever the digest's algorithm. A file replaced at the origin: the old
+# complete, whatever the digest's algorithm. Sharded roots (the corpus's): every part,
+# from its shard file, and a root whose shard the origin lacks (503 there too, the
+# manifest's shards saying so). A file replaced at the origin: the old
 # version only until upstream_ttl, then the new one, never a mix. Through nginx as a
 # plain upstream: the same bytes, a digest's ETag.
 . "$(dirname "$0")/lib.sh" "$@"
