@@ -178,6 +178,8 @@ static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, 
     zt_digest_kind dk = zt_component_digest_kind(c);
     bool of_decoded = zt_component_digest_scope(c) == ZT_DIGEST_OF_DECODED &&
                       zt_component_encoding(c) != ZT_ENC_RAW;
+    if (of_decoded && zt_component_encoding(c) == ZT_ENC_OTHER)
+        dk = ZT_DIGEST_NONE; /* nothing here decodes it: its stored bytes (for /raw) go unchecked */
     zt_error ze;
     if ((dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk))) ||
         (f->h && of_decoded && zt_decoder_new(e->file, c, &f->dec, &ze) != ZT_OK)) {
@@ -201,6 +203,13 @@ static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, 
 ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
                           ztd_cache_item **out, char *msg, size_t cap)
 {
+    if (!ztd_upstream_part_servable(e, c)) {
+        snprintf(
+            msg, cap,
+            "component \"%s\" of \"%s\" is in shard %d, which is missing or wrong at the upstream",
+            zt_component_role(c), e->name, zt_component_shard(c));
+        return ZTD_ERR_SHARD_UNAVAILABLE;
+    }
     ztd_cache_key k;
     item_key(e, c, &k);
     int eno = 0;

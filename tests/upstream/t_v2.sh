@@ -169,6 +169,33 @@ if [ -d "$corpus" ]; then
     same "missing shard: a part in the other shard" "/v1/files/broken/sharded.zt/objects/layer0/data"
 fi
 
+note "the corpus's odd files: a part in an unknown encoding, a part whose bytes lie"
+if [ -d "${ZT_CORPUS_V2_DIR:-}/reject" ]; then
+    mkdir -p "$o/odd"
+    cp "$ZT_CORPUS_V2_DIR/reject/encoding_unknown.zt" "$ZT_CORPUS_V2_DIR/reject/digest_mismatch_xxh3.zt" "$o/odd/"
+    for i in $(seq 1 20); do # the origin's scan (bounded)
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$O_URL/v1/files/odd/digest_mismatch_xxh3.zt")" = 200 ] && break
+        sleep 0.25
+    done
+    f=odd/encoding_unknown.zt
+    same "$f: manifest" "/v1/files/$f"
+    same "$f: its part: 501 encoding_unsupported, as at the origin" "/v1/files/$f/objects/t/data"
+    same "$f: raw (the part's stored bytes, unchecked: nothing here decodes them)" "/v1/files/$f/raw"
+    f=odd/digest_mismatch_xxh3.zt
+    parts "$f" >"$T/parts.odd"
+    while IFS=$'\t' read -r ob role enc dig shard; do
+        code=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: zstd' "$URL/v1/files/$f/objects/$ob/$role")
+        rc=$?
+        note "$f $ob/$role ($dig): HTTP $code, curl exit $rc"
+        if [ "$code $rc" = "200 0" ]; then
+            check_same "$f $ob/$role: complete only with the origin's bytes" \
+                <(curl -s -H 'Accept-Encoding: zstd' "$URL/v1/files/$f/objects/$ob/$role") \
+                <(curl -s -H 'Accept-Encoding: zstd' "$O_URL/v1/files/$f/objects/$ob/$role")
+        fi
+    done <"$T/parts.odd"
+    check "$f: the lying part was refused" grep -q "of \\\\\"$f\\\\\" do not hash" "$D_ERR"
+fi
+
 note "warm: no component byte from the origin"
 before=$(origin_bytes)
 reqs_before=$(metric "$O_URL" '^ztensord_requests_total')
