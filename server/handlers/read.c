@@ -67,14 +67,16 @@ static void quote_etag(char *out, size_t cap, const char *s)
 }
 
 /* "\"<tag>-<32 hex of the file ETag>\"" into out (96 bytes): a JSON
- * representation's validator, derived from the file's. */
+ * representation's validator, derived from the file's (from a v2 file's
+ * identity when it has one: the same on every copy and every tier). */
 static void tagged_etag(char out[96], const char *tag, const ztd_entry *e)
 {
     size_t n = strlen(tag);
+    const char *id = ztd_v2_json_id(e->v2);
     out[0] = '"';
     memcpy(out + 1, tag, n);
     out[n + 1] = '-';
-    memcpy(out + n + 2, e->file_etag + 1, 32);
+    memcpy(out + n + 2, id ? id : e->file_etag + 1, 32);
     memcpy(out + n + 34, "\"", 2);
 }
 
@@ -655,10 +657,32 @@ static bool needed_span(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
     return plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL;
 }
 
+/* A v2 part the cache has no bytes for, answered as the origin answers it:
+ * in a shard that could not be opened, or in an encoding nobody here decodes. */
+static enum MHD_Result refuse_upstream_part(struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
+                                            const zt_object *o, const zt_component *comp)
+{
+    if (!ztd_upstream_part_servable(e, comp))
+        return ztd_error(c, r, ZTD_ERR_SHARD_UNAVAILABLE,
+                         "component \"%s\" of object \"%s\" is in shard %d of \"%s\", which is "
+                         "missing or wrong at the upstream",
+                         zt_component_role(comp), zt_object_name(o), zt_component_shard(comp),
+                         e->name);
+    return ztd_error(c, r, ZTD_ERR_ENCODING_UNSUPPORTED,
+                     "component \"%s\" of object \"%s\" is stored in encoding \"%s\", which "
+                     "this server cannot decode; its stored bytes are %llu bytes at offset %llu "
+                     "of the file",
+                     zt_component_role(comp), zt_object_name(o), zt_component_encoding_name(comp),
+                     (unsigned long long)zt_component_length(comp),
+                     (unsigned long long)zt_component_offset(comp));
+}
+
 static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                                ztd_entry *e, const zt_object *o,
                                                const zt_component *comp, bool blob)
 {
+    if (!ztd_upstream_part_servable(e, comp) || zt_component_encoding(comp) == ZT_ENC_OTHER)
+        return refuse_upstream_part(c, r, e, o, comp);
     up_req *x = up_req_of(s, r);
     if (!x)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
@@ -683,11 +707,16 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
     b.len = zt_component_length(comp);
     b.content_encoding = zstd ? "zstd" : NULL;
     b.vary_accept_encoding = zstd;
-    /* A sha256 names the bytes: no response ends before the fill checked it. */
+    /* A digest names the stored bytes as send_component says (sha256, or a v2
+     * raw part's xxh3): no response ends before the fill checked it. */
     size_t dn = 0;
     const uint8_t *d = zt_component_digest_bytes(comp, &dn);
-    if (zt_component_digest_kind(comp) == ZT_DIGEST_SHA256 && d && dn == 32) {
-        b.sha256 = d;
+    zt_digest_kind dk = zt_component_digest_kind(comp);
+    bool of_decoded = zt_component_digest_scope(comp) == ZT_DIGEST_OF_DECODED;
+    bool named = d && (!zstd || !of_decoded) &&
+                 ((dk == ZT_DIGEST_SHA256 && dn == 32) || (dk == ZT_DIGEST_XXH3 && of_decoded));
+    if (named) {
+        b.sha256 = dk == ZT_DIGEST_SHA256 ? d : NULL;
         quote_etag(b.etag, sizeof(b.etag), zt_component_digest(comp));
         if (blob)
             b.cache_control =
@@ -765,7 +794,10 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
     b.fd = -1;
     b.len = e->size;
     b.content_type = "application/octet-stream";
-    memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
+    if (e->v2 && e->v2->raw_etag[0]) /* the origin's v2 /raw validator (catalog_v2.h) */
+        memcpy(b.etag, e->v2->raw_etag, sizeof(e->v2->raw_etag));
+    else
+        memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
     free(x->segs);
     if (!(x->segs = calloc(x->nsegs ? x->nsegs : 1, sizeof(*x->segs))))
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);

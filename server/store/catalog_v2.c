@@ -45,7 +45,8 @@ static void stat_shard(ztd_v2_shard *s, const char *path)
     s->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 }
 
-ztd_v2_entry *ztd_v2_entry_new(const zt_file *f, const char *rel, const char *root_real)
+/* A v2 file's entry with room for its shards (none located yet), or NULL. */
+static ztd_v2_entry *entry_alloc(const zt_file *f)
 {
     if (zt_file_get_kind(f) != ZT_KIND_ZT_2)
         return NULL;
@@ -56,6 +57,15 @@ ztd_v2_entry *ztd_v2_entry_new(const zt_file *f, const char *rel, const char *ro
         return NULL;
     }
     v->nshards = n;
+    return v;
+}
+
+ztd_v2_entry *ztd_v2_entry_new(const zt_file *f, const char *rel, const char *root_real)
+{
+    ztd_v2_entry *v = entry_alloc(f);
+    if (!v)
+        return NULL;
+    size_t n = v->nshards;
     char id[80];
     if (zt_file_identity(f, id, NULL) == ZT_OK)
         snprintf(v->raw_etag, sizeof(v->raw_etag), "\"zt2.%s\"", id + 7);
@@ -80,6 +90,27 @@ ztd_v2_entry *ztd_v2_entry_new(const zt_file *f, const char *rel, const char *ro
             v->shards[i].servable = true;
     }
     return v;
+}
+
+ztd_v2_entry *ztd_v2_entry_upstream(const zt_file *f, const char *validator)
+{
+    ztd_v2_entry *v = entry_alloc(f); /* its shards are the upstream's: none located here */
+    if (!v)
+        return NULL;
+    size_t len = strlen(validator);
+    bool hex = len == 70 && !strncmp(validator, "\"zt2.", 5) && validator[69] == '"';
+    for (size_t i = 5; hex && i < 69; i++)
+        hex = strchr("0123456789abcdef", validator[i]) != NULL;
+    if (hex)
+        memcpy(v->raw_etag, validator, len + 1);
+    if (zt_file_content_digest(f, ZT_DIGEST_SHA256, v->content_digest, NULL) != ZT_OK)
+        v->content_digest[0] = 0;
+    return v;
+}
+
+const char *ztd_v2_json_id(const ztd_v2_entry *v)
+{
+    return v && v->raw_etag[0] && !v->nshards ? v->raw_etag + 5 : NULL; /* "\"zt2.<64 hex>" */
 }
 
 void ztd_v2_entry_free(ztd_v2_entry *v)

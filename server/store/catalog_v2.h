@@ -35,6 +35,16 @@ typedef struct ztd_v2_entry {
  * other kinds, or when out of memory (then the file is served without). */
 ztd_v2_entry *ztd_v2_entry_new(const zt_file *f, const char *rel, const char *root_real);
 void ztd_v2_entry_free(ztd_v2_entry *v);
+/* For a v2 file opened from an upstream whose pinned validator is
+ * `validator`: its /raw ETag is that validator when it is a ztensord's v2
+ * one ("\"zt2.<64 hex>\""), and its shards are not located (their parts are
+ * not served). NULL for other kinds, or when out of memory. */
+ztd_v2_entry *ztd_v2_entry_upstream(const zt_file *f, const char *validator);
+/* The 32 hex digits that name a v2 file's JSON representations (manifest,
+ * objects) when its /raw ETag is derived from its identity and it has no
+ * shard table (whose JSON tells which shards are here): the same on every
+ * copy of the file and through a cache. NULL otherwise: the file ETag's. */
+const char *ztd_v2_json_id(const ztd_v2_entry *v);
 /* Are the shards still what they were when the entry was opened? */
 bool ztd_v2_entry_current(const ztd_v2_entry *v, const zt_file *f);
 /* May the bytes of component c be served (not in a missing or outside shard)? */

@@ -89,6 +89,8 @@ ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
 /* Why the last fill of an item of e failed (the error and its message), for
  * an answer that has not started yet. ZTD_ERR_NONE when none is known. */
 ztd_err ztd_upstream_fill_error(ztd_entry *e, char *msg, size_t cap);
+/* Has c bytes the cache can fetch (not in a v2 shard that could not be opened)? */
+bool ztd_upstream_part_servable(const ztd_entry *e, const zt_component *c);
 
 /* ---- the whole file (/raw) */
 

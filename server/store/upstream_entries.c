@@ -12,6 +12,7 @@
 #include "core/hex.h"
 #include "core/log.h"
 #include "core/workq.h"
+#include "store/catalog_v2.h"
 #include "store/upstream_http.h"
 #include "store/upstream_listing.h"
 
@@ -216,6 +217,7 @@ ztd_err ztd_up_err_of_remote(const ztd_upstream *u, const char *what, const zt_e
 
 static void up_free(struct ztd_upstream_entry *up)
 {
+    ztd_up_shards_free(up);
     zt_remote_close(up->rf); /* the entry's file is its model */
     free(up->url);
     free(up->segs);
@@ -260,6 +262,7 @@ static ztd_entry *entry_new(const char *name, const char *url, zt_remote_file *r
     }
     pthread_mutex_init(&up->mu, NULL);
     up->rf = rf;
+    up->e = e;
     e->up = up;
     e->up_free = up_free;
     e->refs = 1;
@@ -270,6 +273,12 @@ static ztd_entry *entry_new(const char *name, const char *url, zt_remote_file *r
     const char *etag = zt_remote_file_etag(rf), *lm = zt_remote_file_last_modified(rf);
     snprintf(up->validator, sizeof(up->validator), "%s", etag[0] ? etag : lm);
     file_etag_of(up->validator, e->file_etag);
+    if (zt_file_get_kind(e->file) == ZT_KIND_ZT_2) {
+        if (!(e->v2 = ztd_v2_entry_upstream(e->file, up->validator))) {
+            snprintf(msg, cap, "out of memory");
+            goto fail;
+        }
+    }
     int64_t t = 0;
     if (lm[0] && ztd_http_date_parse(lm, &t) == 0)
         e->mtime_ns = t * 1000000000;
@@ -296,7 +305,7 @@ fail:
 }
 
 /* false when the URL does not fit in cap (a cut URL names another file). */
-static bool file_url(const ztd_upstream *u, const char *name, char *out, size_t cap)
+bool ztd_up_file_url(const ztd_upstream *u, const char *name, char *out, size_t cap)
 {
     char enc[NAME_URL_MAX];
     if (!ztd_percent_encode_path(name, enc, sizeof(enc)))
@@ -319,7 +328,7 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
         return ZTD_ERR_UPSTREAM_FAILED;
     }
     char url[NAME_URL_MAX];
-    if (!file_url(u, name, url, sizeof(url))) {
+    if (!ztd_up_file_url(u, name, url, sizeof(url))) {
         snprintf(msg, cap, "the URL of \"%.200s...\" at upstream %s is too long", name, u->base);
         return ZTD_ERR_URI_TOO_LONG;
     }
@@ -345,15 +354,6 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
             snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
         return e;
     }
-    const char *ver = zt_file_version(zt_remote_file_zt(rf));
-    if (ver && ver[0] == '2') {
-        zt_remote_close(rf);
-        snprintf(msg, cap,
-                 "\"%s\" at upstream %s is a zTensor v2 file, which is not served through the "
-                 "cache yet; read it from the upstream",
-                 name, u->base);
-        return ZTD_ERR_UPSTREAM_UNSUPPORTED;
-    }
     if (!zt_remote_file_etag(rf)[0] && !zt_remote_file_last_modified(rf)[0]) {
         zt_remote_close(rf); /* nothing to pin: a replaced file could mix two versions */
         snprintf(msg, cap,
@@ -364,7 +364,12 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
     }
     if (!(*out = entry_new(name, url, rf, msg, cap)))
         return ZTD_ERR_INTERNAL;
-    return ZTD_ERR_NONE;
+    ztd_err err = ztd_up_open_shards(u, *out, msg, cap); /* a v2 root's */
+    if (err) {
+        ztd_entry_release(*out);
+        *out = NULL;
+    }
+    return err;
 }
 
 static slot *find_slot(ztd_upstream *u, const char *name)
@@ -426,7 +431,8 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
 /* Same version? The validator and size pin it. */
 static bool same_version(const ztd_entry *a, const ztd_entry *b)
 {
-    return a->size == b->size && !strcmp(a->up->validator, b->up->validator) && a->up->validator[0];
+    return a->size == b->size && !strcmp(a->up->validator, b->up->validator) &&
+           a->up->validator[0] && ztd_up_same_shards(a, b);
 }
 
 /* The slot's new state after an open (or a revalidation) that gave (got, e). */
@@ -512,7 +518,7 @@ bool ztd_upstream_find_blob_in(const ztd_entry *e, const uint8_t sha256[32],
             size_t n;
             const uint8_t *d = zt_component_digest_bytes(c, &n);
             if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32 &&
-                !memcmp(d, sha256, 32)) {
+                ztd_upstream_part_servable(e, c) && !memcmp(d, sha256, 32)) {
                 *comp = c;
                 return true;
             }

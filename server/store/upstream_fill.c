@@ -22,6 +22,8 @@ typedef struct fill {
     const zt_component *c;
     ztd_cache_item *it;
     zt_hasher *h;
+    zt_decoder *dec; /* a v2 part whose digest is over its decoded bytes */
+    zt_status dec_st;
     uint64_t got;
     int write_errno;
     uint8_t *buf; /* bytes not yet written, up to FILL_WRITE */
@@ -54,6 +56,12 @@ static int flush(fill *f)
     return 0;
 }
 
+static int hash_sink(void *ud, const void *data, size_t n)
+{
+    zt_hasher_update(ud, data, n);
+    return 0;
+}
+
 static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
 {
     fill *f = ud;
@@ -66,8 +74,12 @@ static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
         if (f->nbuf == f->cap && flush(f) != 0)
             return -1;
     }
-    if (f->h)
+    if (f->dec && !f->dec_st) {
+        zt_error ze;
+        f->dec_st = zt_decoder_push(f->dec, p, n, hash_sink, f->h, &ze);
+    } else if (f->h && !f->dec) {
         zt_hasher_update(f->h, p, n);
+    }
     f->got += n;
     COUNT(f->u, bytes, n);
     return 0;
@@ -90,11 +102,18 @@ static void fill_failed(fill *f, ztd_err err, const char *fmt, ...)
     ztd_log(ZTD_LOG_WARN, "%s", m);
 }
 
-/* Did the bytes hash to the manifest's digest? */
+/* Did the bytes hash to the manifest's digest (over the decoded bytes for an
+ * encoded v2 part, as libztensor-remote checks them)? Stored bytes that do
+ * not decode cannot match it. */
 static bool digest_ok(fill *f)
 {
     if (!f->h)
         return true;
+    zt_error ze;
+    if (f->dec && !f->dec_st)
+        f->dec_st = zt_decoder_push_end(f->dec, hash_sink, f->h, &ze);
+    if (f->dec_st)
+        return false;
     uint8_t got[32];
     size_t n = zt_hasher_final(f->h, got), want_n = 0;
     const uint8_t *want = zt_component_digest_bytes(f->c, &want_n);
@@ -109,8 +128,9 @@ static void fill_run(ztd_job *job)
     uint64_t off = zt_component_offset(c), len = zt_component_length(c);
     zt_remote *s = ztd_up_thread_session(u);
     zt_error ze = {0};
+    zt_remote_file *rf = ztd_up_file_of(f->e, c); /* the root's, or the part's shard's */
     zt_status st =
-        s ? zt_remote_read_stream(s, f->e->up->rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
+        s && rf ? zt_remote_read_stream(s, rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
     if (!st)
         flush(f);
     bool ok = false;
@@ -148,6 +168,7 @@ static void fill_run(ztd_job *job)
     COUNT(u, fills_running, (uint64_t)-1);
     zt_hasher_free(f->h);
     free(f->buf);
+    zt_decoder_free(f->dec);
     ztd_cache_item_release(f->it);
     ztd_entry_release(f->e);
     free(f);
@@ -157,14 +178,23 @@ static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k
 {
     size_t n = 0;
     const uint8_t *d = zt_component_digest_bytes(c, &n);
-    if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32) {
+    /* A sha256 names the stored bytes unless it is over an encoded part's
+     * decoded bytes (v2): those are keyed as digest-less ones. */
+    bool of_stored = zt_component_digest_scope(c) == ZT_DIGEST_OF_STORED ||
+                     zt_component_encoding(c) == ZT_ENC_RAW;
+    if (zt_component_digest_kind(c) == ZT_DIGEST_SHA256 && d && n == 32 && of_stored) {
         k->kind = ZTD_CACHE_BLOB;
         memcpy(k->id, d, 32);
         return;
     }
     char where[64];
     snprintf(where, sizeof(where), "@%" PRIu64, zt_component_offset(c));
-    ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
+    const zt_remote_file *rf = ztd_up_file_of(e, c); /* a v2 part's shard: its own version */
+    if (rf && rf != e->up->rf)
+        ztd_cache_part_key(k, zt_remote_file_url(rf), ztd_up_validator(rf), where,
+                           zt_component_role(c));
+    else
+        ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
 }
 
 static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
@@ -175,7 +205,14 @@ static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, 
     zt_digest_kind dk = zt_component_digest_kind(c);
     uint64_t len = zt_component_length(c);
     f->cap = len < FILL_WRITE ? (size_t)len + !len : FILL_WRITE;
-    if (!(f->buf = malloc(f->cap)) || (dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk)))) {
+    bool of_decoded = zt_component_digest_scope(c) == ZT_DIGEST_OF_DECODED &&
+                      zt_component_encoding(c) != ZT_ENC_RAW;
+    if (of_decoded && zt_component_encoding(c) == ZT_ENC_OTHER)
+        dk = ZT_DIGEST_NONE; /* nothing here decodes it: its stored bytes (for /raw) go unchecked */
+    zt_error ze;
+    if (!(f->buf = malloc(f->cap)) || (dk != ZT_DIGEST_NONE && !(f->h = zt_hasher_new(dk))) ||
+        (f->h && of_decoded && zt_decoder_new(e->file, c, &f->dec, &ze) != ZT_OK)) {
+        zt_hasher_free(f->h);
         free(f->buf);
         free(f);
         return ZTD_ERR_INTERNAL;
@@ -196,6 +233,13 @@ static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, 
 ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
                           ztd_cache_item **out, char *msg, size_t cap)
 {
+    if (!ztd_upstream_part_servable(e, c)) {
+        snprintf(
+            msg, cap,
+            "component \"%s\" of \"%s\" is in shard %d, which is missing or wrong at the upstream",
+            zt_component_role(c), e->name, zt_component_shard(c));
+        return ZTD_ERR_SHARD_UNAVAILABLE;
+    }
     ztd_cache_key k;
     item_key(e, c, &k);
     int eno = 0;

@@ -18,9 +18,19 @@
 #define MAX_ENTRIES 4096   /* upstream files kept open at once */
 #define NAME_URL_MAX 16384 /* a 4096-byte name, percent-encoded, and the base */
 
+/* A shard of a v2 root (upstream_shards.c). */
+typedef struct ztd_up_shard {
+    zt_remote_file *rf; /* pinned; NULL when it could not be opened: its parts are 503 */
+    char *status;       /* "ok", or why not (the manifest JSON's "status") */
+} ztd_up_shard;
+
 struct ztd_upstream_entry {
     ztd_upstream *u;
     zt_remote_file *rf;
+    ztd_up_shard *shards; /* a v2 root's, opened with it; set before the entry is shared */
+    size_t nshards;
+    char *json;          /* the manifest JSON with its shards' state (malloc), or NULL */
+    struct ztd_entry *e; /* the entry that holds this (for json) */
     char *url;           /* the file's URL as opened */
     char validator[256]; /* the pinned ETag, or Last-Modified */
     pthread_mutex_t mu;  /* the fields below */
@@ -67,5 +77,22 @@ ztd_err ztd_up_err_of_remote(const ztd_upstream *u, const char *what, const zt_e
 void ztd_up_expire(ztd_upstream *u, const ztd_entry *e);
 /* This thread's session for reads (fills and gaps); NULL when out of memory. */
 zt_remote *ztd_up_thread_session(ztd_upstream *u);
+/* The URL of file NAME at the upstream into out; false when it does not fit. */
+bool ztd_up_file_url(const ztd_upstream *u, const char *name, char *out, size_t cap);
+
+/* ---- a v2 root's shards (upstream_shards.c) */
+
+/* Opens e's shards (a v2 root's, by Appendix B's names beside it), pins them
+ * and sets the manifest JSON's shard state as the origin's says it. Blocks on
+ * the network; before e is shared. ZTD_ERR_INTERNAL when out of memory (a
+ * shard that fails to open is not an error: its parts are 503). */
+ztd_err ztd_up_open_shards(ztd_upstream *u, ztd_entry *e, char *msg, size_t cap);
+void ztd_up_shards_free(struct ztd_upstream_entry *up);
+/* Were a's and b's shards opened at the same versions? */
+bool ztd_up_same_shards(const ztd_entry *a, const ztd_entry *b);
+/* The remote file that holds c's stored bytes (the root's, or its shard's), or NULL. */
+zt_remote_file *ztd_up_file_of(const ztd_entry *e, const zt_component *c);
+/* The pinned validator of a remote file: its ETag, else its Last-Modified. */
+const char *ztd_up_validator(const zt_remote_file *rf);
 
 #endif

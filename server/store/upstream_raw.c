@@ -11,15 +11,20 @@
 
 /* ---- the whole file: components and the bytes between them */
 
+/* By offset, the longest first: a span that holds others comes before them. */
 static int by_offset(const void *a, const void *b)
 {
-    uint64_t x = zt_component_offset(*(const zt_component *const *)a),
-             y = zt_component_offset(*(const zt_component *const *)b);
-    return x < y ? -1 : x > y;
+    const zt_component *p = *(const zt_component *const *)a, *q = *(const zt_component *const *)b;
+    uint64_t x = zt_component_offset(p), y = zt_component_offset(q);
+    if (x != y)
+        return x < y ? -1 : 1;
+    x = zt_component_length(p), y = zt_component_length(q);
+    return x > y ? -1 : x < y;
 }
 
-/* Every component in file order (aliases of one span once). NULL when out
- * of memory; *n = 0 for a file without components. */
+/* Every component of this file in file order (aliases of one span once; a
+ * v2 part in a shard is bytes of another file). NULL when out of memory; *n =
+ * 0 for a file without components. */
 static const zt_component **components_by_offset(const zt_file *f, size_t *n)
 {
     size_t total = 0;
@@ -32,7 +37,8 @@ static const zt_component **components_by_offset(const zt_file *f, size_t *n)
     for (size_t i = 0; i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
         for (size_t j = 0; j < zt_object_component_count(o); j++)
-            v[k++] = zt_object_component_at(o, j);
+            if (zt_component_shard(zt_object_component_at(o, j)) < 0)
+                v[k++] = zt_object_component_at(o, j);
     }
     qsort(v, k, sizeof(*v), by_offset);
     *n = k;
@@ -51,8 +57,8 @@ static int plan_segments(ztd_entry *e, const zt_component **v, size_t nc, uint64
     uint64_t at = 0, gaps = 0;
     for (size_t i = 0; i < nc; i++) {
         uint64_t off = zt_component_offset(v[i]), len = zt_component_length(v[i]);
-        if (i && off == zt_component_offset(v[i - 1]) && len == zt_component_length(v[i - 1]))
-            continue; /* an alias of the span before */
+        if (!len || (i && off + len <= at))
+            continue; /* empty, or inside the span before (an alias: v2 stores a blob once) */
         if (off < at || off + len > e->size) {
             free(s);
             return -1;
@@ -61,8 +67,7 @@ static int plan_segments(ztd_entry *e, const zt_component **v, size_t nc, uint64
             s[n++] = (ztd_upstream_seg){.at = at, .len = off - at};
             gaps += off - at;
         }
-        if (len)
-            s[n++] = (ztd_upstream_seg){.at = off, .len = len, .comp = v[i]};
+        s[n++] = (ztd_upstream_seg){.at = off, .len = len, .comp = v[i]};
         at = off + len;
     }
     if (at < e->size) {
