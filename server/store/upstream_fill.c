@@ -133,6 +133,8 @@ static void fill_run(ztd_job *job)
         s && rf ? zt_remote_read_stream(s, rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
     if (!st)
         flush(f);
+    free(f->buf); /* not held through the digest check and fsync below */
+    f->buf = NULL;
     bool ok = false;
     if (f->write_errno) {
         fill_failed(f, f->write_errno == ENOSPC ? ZTD_ERR_INSUFFICIENT_STORAGE : ZTD_ERR_INTERNAL,
@@ -167,7 +169,6 @@ static void fill_run(ztd_job *job)
         COUNT(u, fill_failures, 1);
     COUNT(u, fills_running, (uint64_t)-1);
     zt_hasher_free(f->h);
-    free(f->buf);
     zt_decoder_free(f->dec);
     ztd_cache_item_release(f->it);
     ztd_entry_release(f->e);
