@@ -363,22 +363,20 @@ static bool alone(const reader *rd, const consumer *c)
 static void add_part(reader *rd, uint64_t start, uint64_t end, size_t first, size_t count)
 {
     size_t i = rd->nparts++;
+    if (!rd->parts) /* counting */
+        return;
     rd->parts[i] =
         (ztr_xfer){.start = start, .len = end - start, .on_body = part_body, .ud = &rd->pctx[i]};
     rd->pctx[i] = (part_ctx){.rd = rd, .index = i, .first = first, .count = count};
 }
 
-static zt_status plan(reader *rd, zt_error *err)
+/* Cuts rd's consumers into parts: counts them when rd->parts is NULL, adds
+ * them otherwise. Counted first so that the parts array is as long as the
+ * plan (a part is ~2 KB: a pull's batch of 4,096 small components in a few
+ * shared requests would otherwise allocate, and on reused heap memory zero,
+ * a bound of 16 MB). */
+static void cut(reader *rd)
 {
-    qsort(rd->cons, rd->ncons, sizeof(*rd->cons), by_start);
-    size_t max_parts = 0;
-    for (size_t i = 0; i < rd->ncons; i++)
-        max_parts += 1 + (size_t)((rd->cons[i].ce - rd->cons[i].cs) / rd->chunk);
-    rd->parts = calloc(max_parts ? max_parts : 1, sizeof(*rd->parts));
-    rd->pctx = calloc(max_parts ? max_parts : 1, sizeof(*rd->pctx));
-    if (!rd->parts || !rd->pctx)
-        return ztr__fail(err, ZT_E_NOMEM, rd->rf->url, NULL, NULL, 0, 0,
-                         "out of memory planning %zu requests", max_parts);
     for (size_t i = 0; i < rd->ncons;) {
         consumer *c = &rd->cons[i];
         if (c->cs == c->ce) { /* nothing to fetch */
@@ -409,6 +407,20 @@ static zt_status plan(reader *rd, zt_error *err)
         add_part(rd, ps, pe, i, j - i);
         i = j;
     }
+}
+
+static zt_status plan(reader *rd, zt_error *err)
+{
+    qsort(rd->cons, rd->ncons, sizeof(*rd->cons), by_start);
+    cut(rd);
+    size_t nparts = rd->nparts;
+    rd->nparts = 0;
+    rd->parts = calloc(nparts ? nparts : 1, sizeof(*rd->parts));
+    rd->pctx = calloc(nparts ? nparts : 1, sizeof(*rd->pctx));
+    if (!rd->parts || !rd->pctx)
+        return ztr__fail(err, ZT_E_NOMEM, rd->rf->url, NULL, NULL, 0, 0,
+                         "out of memory planning %zu requests", nparts);
+    cut(rd);
     return ZT_OK;
 }
 
