@@ -15,6 +15,7 @@
  */
 #include "remote_internal.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +266,33 @@ static int decoded_sink(void *ud, const void *data, size_t n)
     return 0;
 }
 
+/* n bytes to dst in a consumer's buffer: with pwrite when the buffer is a
+ * pull's file mapping (ztr_pull_io.file_map), copied otherwise. */
+static int land(reader *rd, uint8_t *dst, const uint8_t *p, size_t n, zt_error *err)
+{
+    const ztr_pull_io *io = rd->io;
+    if (!io || !io->file_map) {
+        memcpy(dst, p, n);
+        return 0;
+    }
+    off_t off = (off_t)(dst - io->file_map);
+    while (n) {
+        ssize_t w = pwrite(io->fd, p, n, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            ztr__fail(err, e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO, rd->rf->url, NULL,
+                      NULL, 1, (uint64_t)off, "cannot write the bytes received: %s", strerror(e));
+            return -1;
+        }
+        p += w;
+        off += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 /* Stored bytes [lo, lo + n) of the file for consumer c, fed by part `cur`.
  * 0: go on; 1: c has all it wants (a decoded range); -1: failure in *err. */
 static int feed(reader *rd, consumer *c, size_t cur, uint64_t lo, const uint8_t *p, size_t n,
@@ -273,10 +301,11 @@ static int feed(reader *rd, consumer *c, size_t cur, uint64_t lo, const uint8_t 
     c->landed += n;
     bool last = c->landed == c->ce - c->cs;
     if (c->kind == C_POS) {
-        memcpy(c->buf + (lo - c->cs), p, n);
+        if (land(rd, c->buf + (lo - c->cs), p, n, err))
+            return -1;
         if (c->h && c->drop)
             rd->landed += n;
-        else if (c->drop && n >= PAGE_MIN) /* nothing to hash: the pages may go now */
+        else if (c->drop && n >= PAGE_MIN && !rd->io->file_map) /* not hashed: may go now */
             ztr__drop_add(&rd->drop, c->buf + (lo - c->cs), n);
         /* (a few bytes of padding between components: their page goes with
          * a neighbour's, or at the end of the batch) */
