@@ -183,6 +183,10 @@ double ztr__deadline(const zt_remote *r);
 typedef struct ztr_lanes ztr_lanes;
 ztr_lanes *ztr__lanes_new(unsigned n);
 bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n, bool drop);
+/* Segments pushed with drop lie in `base`, a shared mapping of fd: the lanes
+ * read them with pread instead of through the mapping (a pull written with
+ * pwrite then never maps its window's pages). Before any push. */
+void ztr__lanes_read_from(ztr_lanes *L, int fd, const uint8_t *base);
 /* Bytes hashed by the lanes so far (any thread; a pull's flow control). */
 uint64_t ztr__lanes_hashed(ztr_lanes *L);
 /* drop: p is in a shared file mapping (a pull): its whole pages are released

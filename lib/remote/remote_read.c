@@ -541,6 +541,8 @@ static void start_lanes(reader *rd)
     if (bytes < LANES_FROM || cpus < 2)
         return;
     rd->lanes = ztr__lanes_new(cpus - 1 < MAX_LANES ? (unsigned)(cpus - 1) : MAX_LANES);
+    if (rd->io && rd->io->file_map)
+        ztr__lanes_read_from(rd->lanes, rd->io->fd, rd->io->file_map);
 }
 
 static zt_status run(reader *rd, unsigned conns, zt_error *err)
