@@ -4,14 +4,19 @@
  * The file is reproduced from byte ranges: every component (digest checked in
  * order as its chunks land, by the same planner and hashing lanes as
  * zt_remote_read_many) and the spans between them (header, manifest,
- * padding, footer), all written straight into PATH.ztpart through a shared
- * mapping, in batches of file offsets. After each batch the data is made
- * durable, then PATH.ztpull records the batch's verified components and
- * spans (on a thread of its own, pull_sync.c, while the next batch is
- * fetched); a later pull with the same validator skips them. The spans carry no
- * digest of their own: at the end the partial file is opened like any local
- * file and its manifest must equal the one pinned at open, before fsync,
- * rename and fsync of the directory.
+ * padding, footer), all written into PATH.ztpart with pwrite at their
+ * offsets and hashed from pread (the buffers the planner is handed are a
+ * shared mapping of the file that the bytes never go through: pages written
+ * or read through it counted in the process's RSS, the whole window), in
+ * batches of file offsets. After each batch the data is made durable, then
+ * PATH.ztpull records the batch's verified components and spans (on a thread
+ * of its own, pull_sync.c, while the next batch is fetched); a later pull
+ * with the same validator skips them. The spans carry no digest of their
+ * own: where they overlap the bytes the file was opened from (header,
+ * manifest, footer) they must hash to the sha256 taken of those at the start
+ * (the bytes themselves are let go: d.zt's manifest is 11 MB), and other
+ * padding that is not zeros is fetched twice; then fsync, rename and fsync
+ * of the directory.
  *
  * A v2 root's parts in shards are not in its bytes: they are skipped here,
  * and each shard is pulled as a file of its own (pull_shards.c), checked by
