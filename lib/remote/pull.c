@@ -484,8 +484,11 @@ static int hash_ends(const pull *p, bool open, zt_hasher *h)
                 zt_hasher_update(h, win[w] + (lo - at[w]), (size_t)(hi - lo));
             for (; !open && lo < hi;) {
                 size_t k = hi - lo < sizeof(buf) ? (size_t)(hi - lo) : sizeof(buf);
-                if (pread(p->fd, buf, k, (off_t)lo) != (ssize_t)k)
+                ssize_t got = pread(p->fd, buf, k, (off_t)lo);
+                if (got != (ssize_t)k) {
+                    errno = got < 0 ? errno : EIO; /* short: the file was cut */
                     return -1;
+                }
                 zt_hasher_update(h, buf, k);
                 lo += k;
             }
@@ -523,11 +526,11 @@ static zt_status check_spans(pull *p, zt_error *err)
     if (!h)
         return ztr__fail(err, ZT_E_NOMEM, rf->url, NULL, NULL, 0, 0, "out of memory");
     uint8_t got[32];
-    int r = hash_ends(p, false, h);
+    int r = hash_ends(p, false, h), e = errno;
     zt_hasher_final(h, got);
     zt_hasher_free(h);
     if (r < 0)
-        return sys_fail(p, err, "cannot read", p->part, errno ? errno : EIO);
+        return sys_fail(p, err, "cannot read", p->part, e);
     bool same = !memcmp(got, p->ends, sizeof(got));
     /* A shard's whole-file digest covers its spans: no second fetch. */
     int second = same && !p->shard ? second_opinion(p, err) : !same;
