@@ -31,6 +31,9 @@ typedef struct lane {
     bool busy, stop, started;
     ztr_drop drop;            /* this lane's pages hashed, not yet released */
     _Atomic uint64_t *hashed; /* the set's count */
+    int fd;                   /* >= 0: segments to drop are read from fd (ztr__lanes_read_from) */
+    const uint8_t *base;      /* the mapping of fd */
+    uint8_t *buf;             /* READ_BUF bytes for those reads */
 } lane;
 
 struct ztr_lanes {
@@ -38,6 +41,31 @@ struct ztr_lanes {
     unsigned n;
     _Atomic uint64_t hashed; /* bytes hashed (and released) by every lane */
 };
+
+#define READ_BUF (256u << 10) /* read and hashed while in the cache */
+
+/* s's bytes into its hasher: read with pread from the file that the mapping
+ * maps, when the lane has one, so that their pages are never mapped into
+ * this process (reading through the mapping mapped more than the bytes
+ * hashed: up to 27 MB of the pull's window, released only once hashed);
+ * through the mapping otherwise, or from where a read fails. */
+static void hash_seg(lane *l, const seg *s)
+{
+    size_t at = 0;
+    if (s->drop && l->fd >= 0 && (l->buf || (l->buf = malloc(READ_BUF))))
+        while (at < s->n) {
+            size_t k = s->n - at < READ_BUF ? s->n - at : READ_BUF;
+            if (pread(l->fd, l->buf, k, (off_t)(s->p + at - l->base)) != (ssize_t)k)
+                break;
+            zt_hasher_update(s->h, l->buf, k);
+            at += k;
+        }
+    if (at < s->n) {
+        zt_hasher_update(s->h, s->p + at, s->n - at);
+        if (s->drop)
+            ztr__drop_add(&l->drop, s->p + at, s->n - at);
+    }
+}
 
 static void *run_lane(void *arg)
 {
@@ -54,9 +82,7 @@ static void *run_lane(void *arg)
             l->tail = NULL;
         l->busy = true;
         pthread_mutex_unlock(&l->mu);
-        zt_hasher_update(s->h, s->p, s->n);
-        if (s->drop)
-            ztr__drop_add(&l->drop, s->p, s->n);
+        hash_seg(l, s);
         atomic_fetch_add_explicit(l->hashed, s->n, memory_order_release);
         free(s);
         pthread_mutex_lock(&l->mu);
@@ -87,6 +113,7 @@ ztr_lanes *ztr__lanes_new(unsigned n)
         pthread_cond_init(&l->work, NULL);
         pthread_cond_init(&l->idle, NULL);
         l->hashed = &L->hashed;
+        l->fd = -1;
         l->started = pthread_create(&l->thread, NULL, run_lane, l) == 0;
         L->n = i + 1;
         if (!l->started) {
@@ -157,6 +184,16 @@ bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, s
     return true;
 }
 
+void ztr__lanes_read_from(ztr_lanes *L, int fd, const uint8_t *base)
+{
+    for (unsigned i = 0; L && i < L->n; i++) {
+        pthread_mutex_lock(&L->l[i].mu);
+        L->l[i].fd = fd;
+        L->l[i].base = base;
+        pthread_mutex_unlock(&L->l[i].mu);
+    }
+}
+
 uint64_t ztr__lanes_hashed(ztr_lanes *L)
 {
     return L ? atomic_load_explicit(&L->hashed, memory_order_acquire) : 0;
@@ -189,6 +226,7 @@ void ztr__lanes_free(ztr_lanes *L)
         pthread_mutex_destroy(&l->mu);
         pthread_cond_destroy(&l->work);
         pthread_cond_destroy(&l->idle);
+        free(l->buf);
     }
     free(L->l);
     free(L);

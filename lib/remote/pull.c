@@ -4,14 +4,19 @@
  * The file is reproduced from byte ranges: every component (digest checked in
  * order as its chunks land, by the same planner and hashing lanes as
  * zt_remote_read_many) and the spans between them (header, manifest,
- * padding, footer), all written straight into PATH.ztpart through a shared
- * mapping, in batches of file offsets. After each batch the data is made
- * durable, then PATH.ztpull records the batch's verified components and
- * spans (on a thread of its own, pull_sync.c, while the next batch is
- * fetched); a later pull with the same validator skips them. The spans carry no
- * digest of their own: at the end the partial file is opened like any local
- * file and its manifest must equal the one pinned at open, before fsync,
- * rename and fsync of the directory.
+ * padding, footer), all written into PATH.ztpart with pwrite at their
+ * offsets and hashed from pread (the buffers the planner is handed are a
+ * shared mapping of the file that the bytes never go through: pages written
+ * or read through it counted in the process's RSS, the whole window), in
+ * batches of file offsets. After each batch the data is made durable, then
+ * PATH.ztpull records the batch's verified components and spans (on a thread
+ * of its own, pull_sync.c, while the next batch is fetched); a later pull
+ * with the same validator skips them. The spans carry no digest of their
+ * own: where they overlap the bytes the file was opened from (header,
+ * manifest, footer) they must hash to the sha256 taken of those at the start
+ * (the bytes themselves are let go: d.zt's manifest is 11 MB), and other
+ * padding that is not zeros is fetched twice; then fsync, rename and fsync
+ * of the directory.
  *
  * A v2 root's parts in shards are not in its bytes: they are skipped here,
  * and each shard is pulled as a file of its own (pull_shards.c), checked by
@@ -57,6 +62,11 @@ typedef struct pull {
     uint64_t *prefix;          /* by manifest index: bytes on disk of a component begun */
     uint64_t step;             /* bytes between two records of a component's prefix */
     const ztr_shard_of *shard; /* this file is a shard of a root, or NULL */
+    /* The windows fetched at open (file offsets; len 0: none) and the sha256
+     * of the spans' bytes in them, taken before rf let go of those bytes
+     * (ends_digest): d.zt's manifest alone is 11 MB for the whole pull. */
+    uint64_t head_len, tail_at, tail_len;
+    uint8_t ends[32];
 } pull;
 
 void zt_remote_pull_options_init(zt_remote_pull_options *o)
@@ -281,7 +291,9 @@ static zt_status fetch_batch(pull *p, const size_t *ci, size_t nc, const size_t 
                       .from = from,
                       .on_prefix = on_prefix,
                       .ud = &bc,
-                      .prefix_step = p->step};
+                      .prefix_step = p->step,
+                      .file_map = p->map,
+                      .fd = p->fd};
     for (unsigned attempt = 0; !st; attempt++) {
         for (size_t k = 0; k < left; k++) {
             const comp_ref *c = &p->comps[map[k]];
@@ -416,10 +428,9 @@ static int compare_written(const pull *p, uint64_t off, uint64_t n, const uint8_
  * both fetches must agree. 0: they do; 1: they do not; -1: error in *err. */
 static bool in_windows(const pull *p, const ztr_span *g)
 {
-    const zt_remote_file *rf = p->rf;
     uint64_t end = g->start + g->len;
-    return (rf->whole || rf->head ? end <= rf->head_len : false) ||
-           (rf->tail && g->start >= rf->tail_at && end <= rf->tail_at + rf->tail_len);
+    return (p->head_len && end <= p->head_len) ||
+           (p->tail_len && g->start >= p->tail_at && end <= p->tail_at + p->tail_len);
 }
 
 static int second_opinion(pull *p, zt_error *err)
@@ -455,28 +466,72 @@ static int second_opinion(pull *p, zt_error *err)
     return 0;
 }
 
-/* Do the bytes at [off, off + n) of the map equal those of window w (at
- * w_at, w_len bytes) where they overlap? */
-static bool same_as_window(const pull *p, uint64_t off, uint64_t n, const uint8_t *w, uint64_t w_at,
-                           size_t w_len)
+/* The spans' bytes where they overlap the windows fetched at open (the
+ * header; the manifest and footer), in span order, the head's part of a
+ * span before the tail's, into h: from rf's windows when `open` (they must
+ * still be held), else from the partial file with pread. -1: read error. */
+static int hash_ends(const pull *p, bool open, zt_hasher *h)
 {
-    uint64_t lo = off > w_at ? off : w_at, hi = off + n < w_at + w_len ? off + n : w_at + w_len;
-    return !w || lo >= hi || compare_written(p, lo, hi - lo, w + (lo - w_at)) == 0;
+    const zt_remote_file *rf = p->rf;
+    const uint8_t *win[2] = {rf->whole ? rf->whole : rf->head, rf->tail};
+    uint64_t at[2] = {0, p->tail_at}, len[2] = {p->head_len, p->tail_len};
+    uint8_t buf[16384];
+    for (size_t i = 0; i < p->nspans; i++)
+        for (int w = 0; w < 2; w++) {
+            uint64_t s = p->spans[i].start, e = s + p->spans[i].len;
+            uint64_t lo = s > at[w] ? s : at[w], hi = e < at[w] + len[w] ? e : at[w] + len[w];
+            if (open && lo < hi)
+                zt_hasher_update(h, win[w] + (lo - at[w]), (size_t)(hi - lo));
+            for (; !open && lo < hi;) {
+                size_t k = hi - lo < sizeof(buf) ? (size_t)(hi - lo) : sizeof(buf);
+                ssize_t got = pread(p->fd, buf, k, (off_t)lo);
+                if (got != (ssize_t)k) {
+                    errno = got < 0 ? errno : EIO; /* short: the file was cut */
+                    return -1;
+                }
+                zt_hasher_update(h, buf, k);
+                lo += k;
+            }
+        }
+    return 0;
+}
+
+/* p->ends from rf's windows, which rf then lets go of (the pull's rf is its
+ * own: nothing else asks for them). */
+static zt_status ends_digest(pull *p, zt_error *err)
+{
+    zt_remote_file *rf = p->rf;
+    p->head_len = rf->whole || rf->head ? rf->head_len : 0;
+    p->tail_at = rf->tail_at;
+    p->tail_len = rf->tail ? rf->tail_len : 0;
+    zt_hasher *h = zt_hasher_new(ZT_DIGEST_SHA256);
+    if (!h)
+        return ztr__fail(err, ZT_E_NOMEM, rf->url, NULL, NULL, 0, 0, "out of memory");
+    hash_ends(p, true, h);
+    zt_hasher_final(h, p->ends);
+    zt_hasher_free(h);
+    ztr__file_forget_ends(rf);
+    return ZT_OK;
 }
 
 /* The spans carry no digest. Where they overlap the bytes fetched at open
- * (the header; the manifest and footer), they must equal those: the model
- * was built and validated from them. The other spans (padding between
- * components) must agree with a second fetch unless they are zeros. */
+ * (the header; the manifest and footer), they must equal those (the model
+ * was built and validated from them): their sha256 is p->ends. The other
+ * spans (padding between components) must agree with a second fetch unless
+ * they are zeros. */
 static zt_status check_spans(pull *p, zt_error *err)
 {
     const zt_remote_file *rf = p->rf;
-    const uint8_t *head = rf->whole ? rf->whole : rf->head;
-    bool same = true;
-    for (size_t i = 0; same && i < p->nspans; i++)
-        same = same_as_window(p, p->spans[i].start, p->spans[i].len, head, 0, rf->head_len) &&
-               same_as_window(p, p->spans[i].start, p->spans[i].len, rf->tail, rf->tail_at,
-                              rf->tail_len);
+    zt_hasher *h = zt_hasher_new(ZT_DIGEST_SHA256);
+    if (!h)
+        return ztr__fail(err, ZT_E_NOMEM, rf->url, NULL, NULL, 0, 0, "out of memory");
+    uint8_t got[32];
+    int r = hash_ends(p, false, h), e = errno;
+    zt_hasher_final(h, got);
+    zt_hasher_free(h);
+    if (r < 0)
+        return sys_fail(p, err, "cannot read", p->part, e);
+    bool same = !memcmp(got, p->ends, sizeof(got));
     /* A shard's whole-file digest covers its spans: no second fetch. */
     int second = same && !p->shard ? second_opinion(p, err) : !same;
     if (second < 0)
@@ -739,6 +794,8 @@ zt_status ztr__pull_file(zt_remote_file *rf, const char *path, const ztr_shard_o
     }
     if (!st)
         st = layout(&p, err);
+    if (!st)
+        st = ends_digest(&p, err);
     if (!st)
         st = open_files(&p, load_state(&p), err);
     /* Spans found wrong by check_spans are fetched again, like a component. */

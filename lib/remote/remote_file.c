@@ -245,6 +245,17 @@ void zt_remote_close(zt_remote_file *rf)
     free(rf);
 }
 
+void ztr__file_forget_ends(zt_remote_file *rf)
+{
+    free(rf->head);
+    free(rf->tail);
+    rf->head = rf->tail = NULL;
+    rf->tail_len = 0;
+    rf->tail_at = 0;
+    if (!rf->whole)
+        rf->head_len = 0;
+}
+
 const zt_file *zt_remote_file_zt(const zt_remote_file *rf)
 {
     return rf->zf;

@@ -183,6 +183,10 @@ double ztr__deadline(const zt_remote *r);
 typedef struct ztr_lanes ztr_lanes;
 ztr_lanes *ztr__lanes_new(unsigned n);
 bool ztr__lanes_push(ztr_lanes *L, unsigned k, zt_hasher *h, const uint8_t *p, size_t n, bool drop);
+/* Segments pushed with drop lie in `base`, a shared mapping of fd: the lanes
+ * read them with pread instead of through the mapping (a pull written with
+ * pwrite then never maps its window's pages). Before any push. */
+void ztr__lanes_read_from(ztr_lanes *L, int fd, const uint8_t *base);
 /* Bytes hashed by the lanes so far (any thread; a pull's flow control). */
 uint64_t ztr__lanes_hashed(ztr_lanes *L);
 /* drop: p is in a shared file mapping (a pull): its whole pages are released
@@ -217,6 +221,10 @@ struct zt_remote_file {
     size_t head_len, tail_len;
     uint64_t tail_at;
 };
+/* Frees head and tail (not whole, which reads are served from): a pull that
+ * has taken their digest needs them no longer, and they hold the whole
+ * manifest. zt_remote_file_ends then gives NULL for them. */
+void ztr__file_forget_ends(zt_remote_file *rf);
 
 /* ---- reads (remote_read.c) for pulls: zt_remote_read_many's requests plus
  * plain byte spans of the file (no digest) into base + (offset - base_off),
@@ -248,6 +256,14 @@ typedef struct ztr_pull_io {
     int (*on_prefix)(void *ud, size_t k, uint64_t bytes, zt_error *err);
     void *ud;
     uint64_t prefix_step;
+    /* Non-NULL: the buffers lie in this shared mapping of fd, and landing
+     * bytes are written with pwrite at their offset in it instead of copied
+     * through it. The page cache holds them either way, but pages written
+     * through the mapping count in the process's RSS until released, the
+     * whole window of them (32 MiB); written with pwrite, only those the
+     * hashing reads are mapped, a lane's batch at a time. */
+    const uint8_t *file_map;
+    int fd;
 } ztr_pull_io;
 zt_status ztr__read_spans(zt_remote_file *rf, zt_remote_request *reqs, size_t n,
                           const ztr_span *spans, size_t nspans, uint8_t *base, uint64_t base_off,

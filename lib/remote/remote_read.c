@@ -15,6 +15,7 @@
  */
 #include "remote_internal.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +266,33 @@ static int decoded_sink(void *ud, const void *data, size_t n)
     return 0;
 }
 
+/* n bytes to dst in a consumer's buffer: with pwrite when the buffer is a
+ * pull's file mapping (ztr_pull_io.file_map), copied otherwise. */
+static int land(reader *rd, uint8_t *dst, const uint8_t *p, size_t n, zt_error *err)
+{
+    const ztr_pull_io *io = rd->io;
+    if (!io || !io->file_map) {
+        memcpy(dst, p, n);
+        return 0;
+    }
+    off_t off = (off_t)(dst - io->file_map);
+    while (n) {
+        ssize_t w = pwrite(io->fd, p, n, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            ztr__fail(err, e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO, rd->rf->url, NULL,
+                      NULL, 1, (uint64_t)off, "cannot write the bytes received: %s", strerror(e));
+            return -1;
+        }
+        p += w;
+        off += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 /* Stored bytes [lo, lo + n) of the file for consumer c, fed by part `cur`.
  * 0: go on; 1: c has all it wants (a decoded range); -1: failure in *err. */
 static int feed(reader *rd, consumer *c, size_t cur, uint64_t lo, const uint8_t *p, size_t n,
@@ -273,10 +301,11 @@ static int feed(reader *rd, consumer *c, size_t cur, uint64_t lo, const uint8_t 
     c->landed += n;
     bool last = c->landed == c->ce - c->cs;
     if (c->kind == C_POS) {
-        memcpy(c->buf + (lo - c->cs), p, n);
+        if (land(rd, c->buf + (lo - c->cs), p, n, err))
+            return -1;
         if (c->h && c->drop)
             rd->landed += n;
-        else if (c->drop && n >= PAGE_MIN) /* nothing to hash: the pages may go now */
+        else if (c->drop && n >= PAGE_MIN && !rd->io->file_map) /* not hashed: may go now */
             ztr__drop_add(&rd->drop, c->buf + (lo - c->cs), n);
         /* (a few bytes of padding between components: their page goes with
          * a neighbour's, or at the end of the batch) */
@@ -363,22 +392,20 @@ static bool alone(const reader *rd, const consumer *c)
 static void add_part(reader *rd, uint64_t start, uint64_t end, size_t first, size_t count)
 {
     size_t i = rd->nparts++;
+    if (!rd->parts) /* counting */
+        return;
     rd->parts[i] =
         (ztr_xfer){.start = start, .len = end - start, .on_body = part_body, .ud = &rd->pctx[i]};
     rd->pctx[i] = (part_ctx){.rd = rd, .index = i, .first = first, .count = count};
 }
 
-static zt_status plan(reader *rd, zt_error *err)
+/* Cuts rd's consumers into parts: counts them when rd->parts is NULL, adds
+ * them otherwise. Counted first so that the parts array is as long as the
+ * plan (a part is ~2 KB: a pull's batch of 4,096 small components in a few
+ * shared requests would otherwise allocate, and on reused heap memory zero,
+ * a bound of 16 MB). */
+static void cut(reader *rd)
 {
-    qsort(rd->cons, rd->ncons, sizeof(*rd->cons), by_start);
-    size_t max_parts = 0;
-    for (size_t i = 0; i < rd->ncons; i++)
-        max_parts += 1 + (size_t)((rd->cons[i].ce - rd->cons[i].cs) / rd->chunk);
-    rd->parts = calloc(max_parts ? max_parts : 1, sizeof(*rd->parts));
-    rd->pctx = calloc(max_parts ? max_parts : 1, sizeof(*rd->pctx));
-    if (!rd->parts || !rd->pctx)
-        return ztr__fail(err, ZT_E_NOMEM, rd->rf->url, NULL, NULL, 0, 0,
-                         "out of memory planning %zu requests", max_parts);
     for (size_t i = 0; i < rd->ncons;) {
         consumer *c = &rd->cons[i];
         if (c->cs == c->ce) { /* nothing to fetch */
@@ -409,6 +436,20 @@ static zt_status plan(reader *rd, zt_error *err)
         add_part(rd, ps, pe, i, j - i);
         i = j;
     }
+}
+
+static zt_status plan(reader *rd, zt_error *err)
+{
+    qsort(rd->cons, rd->ncons, sizeof(*rd->cons), by_start);
+    cut(rd);
+    size_t nparts = rd->nparts;
+    rd->nparts = 0;
+    rd->parts = calloc(nparts ? nparts : 1, sizeof(*rd->parts));
+    rd->pctx = calloc(nparts ? nparts : 1, sizeof(*rd->pctx));
+    if (!rd->parts || !rd->pctx)
+        return ztr__fail(err, ZT_E_NOMEM, rd->rf->url, NULL, NULL, 0, 0,
+                         "out of memory planning %zu requests", nparts);
+    cut(rd);
     return ZT_OK;
 }
 
@@ -500,6 +541,8 @@ static void start_lanes(reader *rd)
     if (bytes < LANES_FROM || cpus < 2)
         return;
     rd->lanes = ztr__lanes_new(cpus - 1 < MAX_LANES ? (unsigned)(cpus - 1) : MAX_LANES);
+    if (rd->io && rd->io->file_map)
+        ztr__lanes_read_from(rd->lanes, rd->io->fd, rd->io->file_map);
 }
 
 static zt_status run(reader *rd, unsigned conns, zt_error *err)
