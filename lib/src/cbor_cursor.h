@@ -100,4 +100,22 @@ static inline const char *zt__cur_copy_text(zt__cur *c, const uint8_t *s, size_t
     return zt__arena_strndup(&c->m->arena, (const char *)s, n);
 }
 
+/* An object's shape: an array of at most ZT_MAX_NDIM unsigned integers;
+ * product_fits: their product must fit 64 bits (v2 §3.3). */
+static inline bool zt__cur_shape(zt__cur *c, struct zt_object *o, bool product_fits)
+{
+    uint64_t n, prod = 1;
+    if (!zt__cur_container(c, 4, 1, &n) || n > ZT_MAX_NDIM)
+        return false;
+    o->has_shape = true;
+    o->ndim = (size_t)n;
+    if (!(o->shape = zt__arena_alloc(&c->m->arena, (n ? n : 1) * sizeof(uint64_t))))
+        return false;
+    for (uint64_t i = 0; i < n; i++)
+        if (!zt__cur_uint(c, &o->shape[i]) ||
+            (product_fits && !zt__mul_ok(prod, o->shape[i], &prod)))
+            return false;
+    return true;
+}
+
 #endif

@@ -122,21 +122,6 @@ static bool components(cur *c, struct zt_object *o)
     return zt__check_duplicate_roles(o, NULL) == ZT_OK;
 }
 
-static bool shape(cur *c, struct zt_object *o)
-{
-    uint64_t n;
-    if (!zt__cur_container(c, 4, 1, &n) || n > ZT_MAX_NDIM)
-        return false;
-    o->has_shape = true;
-    o->ndim = (size_t)n;
-    if (!(o->shape = zt__arena_alloc(&c->m->arena, (n ? n : 1) * sizeof(uint64_t))))
-        return false;
-    for (uint64_t i = 0; i < n; i++)
-        if (!zt__cur_uint(c, &o->shape[i]))
-            return false;
-    return true;
-}
-
 enum { O_SHAPE = 1, O_FORMAT = 2, O_ATTR = 4, O_COMPS = 8 };
 
 static bool object_field(cur *c, struct zt_object *o, const uint8_t *k, size_t kn, unsigned *seen)
@@ -158,7 +143,7 @@ static bool object_field(cur *c, struct zt_object *o, const uint8_t *k, size_t k
     zt_value *v;
     switch (bit) {
     case O_SHAPE:
-        return shape(c, o);
+        return zt__cur_shape(c, o, false);
     case O_FORMAT:
         if (!zt__cur_text(c, &s, &n))
             return false;

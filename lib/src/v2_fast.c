@@ -168,21 +168,6 @@ static bool parts(cur *c, struct zt_object *o)
     return true;
 }
 
-static bool shape(cur *c, struct zt_object *o)
-{
-    uint64_t n, prod = 1;
-    if (!zt__cur_container(c, 4, 1, &n) || n > ZT_MAX_NDIM)
-        return false;
-    o->has_shape = true;
-    o->ndim = (size_t)n;
-    if (!(o->shape = zt__arena_alloc(&c->m->arena, (n ? n : 1) * sizeof(uint64_t))))
-        return false;
-    for (uint64_t i = 0; i < n; i++)
-        if (!zt__cur_uint(c, &o->shape[i]) || !zt__mul_ok(prod, o->shape[i], &prod))
-            return false;
-    return true;
-}
-
 enum { O_SHAPE = 1, O_LAYOUT = 2, O_PARTS = 4 };
 
 static bool object_field(cur *c, struct zt_object *o, const uint8_t *k, size_t kn, unsigned *seen)
@@ -196,7 +181,7 @@ static bool object_field(cur *c, struct zt_object *o, const uint8_t *k, size_t k
     }
     if (IS(k, kn, "shape")) {
         *seen |= O_SHAPE;
-        return shape(c, o);
+        return zt__cur_shape(c, o, true);
     }
     if (IS(k, kn, "layout")) {
         *seen |= O_LAYOUT;
