@@ -5,7 +5,8 @@
 # request is answered 502 and leaves nothing cached, so every request makes a new
 # fill. The daemon's fds grow while its fill threads start (each keeps a libcurl
 # session: a wake-up socket pair and at most a few kept-alive connections), then hold:
-# after 40 broken answers they are no more than after 8, and within fd0 +
+# after 40 broken answers they are no more than after 8 (give or take a pooled
+# connection: +2), and within fd0 +
 # upstream_fills x 6 + 4 (the open's session).
 # Fails: any descriptor (socket, cache file, staging file) left open per broken answer.
 . "$(dirname "$0")/lib.sh" "$@"
@@ -52,7 +53,10 @@ for MODE in short liecr; do
     broken 32
     fd40=$(settled)
     note "$MODE: fds $fd0 after the open, $fd8 after 8 broken answers, $fd40 after 40"
-    check "$MODE: 40 broken answers hold no more fds than 8 ($fd40 <= $fd8)" [ "$fd40" -le "$fd8" ]
+    # (+2: a kept-alive connection more or less in a session's pool; a leak of one fd
+    # per answer would be +32)
+    check "$MODE: 40 broken answers hold no more fds than 8, +2 ($fd40 <= $fd8 + 2)" \
+        [ "$fd40" -le $((fd8 + 2)) ]
     check "$MODE: fds within fd0 + fills x 6 + 4 ($fd40 <= $((fd0 + FILLS * 6 + 4)))" \
         [ "$fd40" -le $((fd0 + FILLS * 6 + 4)) ]
     check_eq "$MODE: nothing left in the cache's parts" "$(find "$T/cache/parts" -type f | wc -l)" 0
