@@ -16,6 +16,7 @@ struct zt_decoder {
     const struct zt_component *c;
     const uint8_t *src; /* memory mode: the stored bytes */
     int fd;             /* pread mode (mapped files): read from here */
+    uint64_t base;      /* pread mode: where the stored bytes start in fd */
     uint8_t *in;        /* pread mode input buffer */
     size_t in_len, in_pos, in_cap;
     uint64_t src_len, src_pos; /* bytes of the component consumed (memory) or read (pread) */
@@ -45,31 +46,19 @@ const char *zt__component_object(const zt_file *f, const struct zt_component *c)
     return NULL;
 }
 
-zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **out, zt_error *err)
+/* A decoder of c over src: pread from src->fd at base when mapped, else
+ * memory at src->data + c->offset (neither for a no_data file: pushed). */
+static zt_status decoder_make(const zt_file *f, const zt_component *c, const zt__source *src,
+                              uint64_t base, zt_decoder **out, zt_error *err)
 {
-    /* v2: the bytes may be in a shard; an unknown encoding is never decoded
-     * (§5.3); a seekable stream's rules are checked before its first byte.
-     * A file opened from its manifest alone has no bytes to check: its
-     * decoder is pushed them (a remote reader), and the frames' checksums,
-     * the exact decoded length and the part's digest are checked as they
-     * pass. */
-    zt__source src = {0};
-    zt_status st = f->no_data ? ZT_OK : zt__component_source(f, c, &src, err);
-    if (!st && c->encoding == ZT_ENC_OTHER)
-        st = zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
-                      "v2 §5.3: encoding \"%.60s\" is not one this reader decodes",
-                      c->encoding_name);
-    if (!st && c->seekable && !f->no_data)
-        st = zt__seekable_check(f, zt__component_object(f, c), c, err);
-    if (st)
-        return st;
     zt_decoder *d = zt__calloc(1, sizeof(*d));
     if (!d)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     d->c = c;
-    d->src = f->no_data ? NULL : src.data + c->offset;
+    d->src = src->data ? src->data + c->offset : NULL;
     d->src_len = c->length;
-    d->fd = src.mapped ? src.fd : -1;
+    d->fd = src->mapped ? src->fd : -1;
+    d->base = base;
     d->out_want = zt_component_decoded_length(c);
     d->obj = zt__component_object(f, c);
     if (c->encoding == ZT_ENC_ZSTD) {
@@ -88,6 +77,40 @@ zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **o
     return ZT_OK;
 }
 
+zt_status zt_decoder_new(const zt_file *f, const zt_component *c, zt_decoder **out, zt_error *err)
+{
+    /* v2: the bytes may be in a shard; an unknown encoding is never decoded
+     * (§5.3); a seekable stream's rules are checked before its first byte.
+     * A file opened from its manifest alone has no bytes to check: its
+     * decoder is pushed them (a remote reader), and the frames' checksums,
+     * the exact decoded length and the part's digest are checked as they
+     * pass. */
+    zt__source src = {0};
+    zt_status st = f->no_data ? ZT_OK : zt__component_source(f, c, &src, err);
+    if (!st && c->encoding == ZT_ENC_OTHER)
+        st = zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
+                      "v2 §5.3: encoding \"%.60s\" is not one this reader decodes",
+                      c->encoding_name);
+    if (!st && c->seekable && !f->no_data)
+        st = zt__seekable_check(f, zt__component_object(f, c), c, err);
+    if (st)
+        return st;
+    return decoder_make(f, c, &src, c->offset, out, err);
+}
+
+zt_status zt_decoder_new_at(const zt_file *f, const zt_component *c, int fd, uint64_t at,
+                            zt_decoder **out, zt_error *err)
+{
+    if (fd < 0)
+        return ZT_FAIL(err, ZT_E_ARG, "zt_decoder_new_at: no fd");
+    if (c->encoding == ZT_ENC_OTHER)
+        return zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
+                        "v2 §5.3: encoding \"%.60s\" is not one this reader decodes",
+                        c->encoding_name);
+    zt__source src = {NULL, fd, true};
+    return decoder_make(f, c, &src, at, out, err);
+}
+
 /* pread() keeps a file truncated under a reader from raising SIGBUS. */
 static zt_status pread_some(zt_decoder *d, uint8_t *dst, size_t cap, size_t *got, zt_error *err)
 {
@@ -97,7 +120,7 @@ static zt_status pread_some(zt_decoder *d, uint8_t *dst, size_t cap, size_t *got
     if (!want)
         return ZT_OK;
     for (;;) {
-        ssize_t r = pread(d->fd, dst, want, (off_t)(d->c->offset + d->src_pos));
+        ssize_t r = pread(d->fd, dst, want, (off_t)(d->base + d->src_pos));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)

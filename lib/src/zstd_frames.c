@@ -21,6 +21,7 @@ typedef struct walk {
     const char *obj;
     zt_error *err;
     zt__source src; /* where the stored bytes are: the file, or a v2 shard */
+    uint64_t base;  /* where they start in src.fd (mapped) */
 } walk;
 
 /* A failure at byte `at` of the component (the message gives the file offset). */
@@ -39,7 +40,7 @@ static zt_status get(const walk *w, uint64_t at, uint8_t *dst, size_t n, size_t 
         return ZT_OK;
     }
     for (;;) {
-        ssize_t r = pread(w->src.fd, dst, *got, (off_t)(w->c->offset + at));
+        ssize_t r = pread(w->src.fd, dst, *got, (off_t)(w->base + at));
         if (r < 0 && errno == EINTR)
             continue;
         if (r == (ssize_t)*got)
@@ -159,6 +160,28 @@ static zt_status walk_frame(const walk *w, uint64_t *pos, sizes *z)
     return ZT_OK;
 }
 
+static zt_status check_frames(walk *w)
+{
+    const struct zt_component *c = w->c;
+    uint64_t pos = 0, want = c->uncompressed_length;
+    sizes z = {0, 0, true};
+    while (pos < c->length) { /* ends: each frame moves pos forward by 3 bytes or more */
+        zt_status st = walk_frame(w, &pos, &z);
+        if (st)
+            return st;
+    }
+    if (c->length == 0) /* skippable frames alone decode to nothing, as the decoder agrees */
+        return WFAIL(w, ZT_E_ZSTD, 0, "no zstd frame: the component has no stored bytes");
+    if (z.all_declared && z.declared != want)
+        return WFAIL(w, ZT_E_SIZE, 0, "zstd frames declare %llu bytes, uncompressed_length is %llu",
+                     (unsigned long long)z.declared, (unsigned long long)want);
+    if (z.bound < want)
+        return WFAIL(w, ZT_E_SIZE, 0,
+                     "zstd frames hold at most %llu bytes, fewer than uncompressed_length %llu",
+                     (unsigned long long)z.bound, (unsigned long long)want);
+    return ZT_OK;
+}
+
 zt_status zt_component_check_frames(const zt_file *f, const zt_component *c, zt_error *err)
 {
     if (c->encoding != ZT_ENC_ZSTD)
@@ -166,26 +189,20 @@ zt_status zt_component_check_frames(const zt_file *f, const zt_component *c, zt_
     if (f->no_data)
         return zt__fail(err, ZT_E_UNSUPPORTED, zt__component_object(f, c), c->role, 1, c->offset,
                         "the file was opened from its manifest alone: it has no data bytes");
-    walk w = {f, c, zt__component_object(f, c), err, {0}};
+    walk w = {f, c, zt__component_object(f, c), err, {0}, c->offset};
     zt_status sst = zt__component_source(f, c, &w.src, err);
     if (sst)
         return sst;
-    uint64_t pos = 0, want = c->uncompressed_length;
-    sizes z = {0, 0, true};
-    while (pos < c->length) { /* ends: each frame moves pos forward by 3 bytes or more */
-        zt_status st = walk_frame(&w, &pos, &z);
-        if (st)
-            return st;
-    }
-    if (c->length == 0) /* skippable frames alone decode to nothing, as the decoder agrees */
-        return WFAIL(&w, ZT_E_ZSTD, 0, "no zstd frame: the component has no stored bytes");
-    if (z.all_declared && z.declared != want)
-        return WFAIL(&w, ZT_E_SIZE, 0,
-                     "zstd frames declare %llu bytes, uncompressed_length is %llu",
-                     (unsigned long long)z.declared, (unsigned long long)want);
-    if (z.bound < want)
-        return WFAIL(&w, ZT_E_SIZE, 0,
-                     "zstd frames hold at most %llu bytes, fewer than uncompressed_length %llu",
-                     (unsigned long long)z.bound, (unsigned long long)want);
-    return ZT_OK;
+    return check_frames(&w);
+}
+
+zt_status zt_component_check_frames_at(const zt_file *f, const zt_component *c, int fd, uint64_t at,
+                                       zt_error *err)
+{
+    if (c->encoding != ZT_ENC_ZSTD)
+        return ZT_OK;
+    if (fd < 0)
+        return ZT_FAIL(err, ZT_E_ARG, "zt_component_check_frames_at: no fd");
+    walk w = {f, c, zt__component_object(f, c), err, {NULL, fd, true}, at};
+    return check_frames(&w);
 }

@@ -493,13 +493,17 @@ static void wait_job(ztd_offload *o)
     up_req *x = (up_req *)o;
     const ztd_config *cfg = x->s->cfg;
     uint64_t limit = cfg->upstream_timeout_ms * (cfg->upstream_retries + 2ull), waited = 0;
-    uint64_t ready = 0;
+    uint64_t ready = 0, seen = 0;
     ztd_cache_state st = ZTD_CACHE_FILLING;
     while (st == ZTD_CACHE_FILLING && waited < limit) {
         st = ztd_cache_wait(x->wait_item, x->wait_for, 500, &ready);
         if (st == ZTD_CACHE_FILLING && ready >= x->wait_for)
             break;
-        waited += 500;
+        /* the limit is for a fill that stalls: a whole component (several
+         * ranges, or decoding) may take longer to arrive; the fill's own
+         * timeouts end one that trickles */
+        waited = ready > seen ? 0 : waited + 500;
+        seen = ready;
     }
     x->err = ZTD_ERR_NONE;
     if (st == ZTD_CACHE_FAILED) {
@@ -677,6 +681,44 @@ static enum MHD_Result refuse_upstream_part(struct MHD_Connection *c, ztd_req *r
                      (unsigned long long)zt_component_offset(comp));
 }
 
+static enum MHD_Result send_upstream_decoded(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                             ztd_entry *e, const zt_object *o,
+                                             const zt_component *comp, bool blob);
+
+/* comp's cache item, held by the request, in *it: true. Or false, with the
+ * handler's answer in *ret: MHD_YES once the wait for room has started, or an
+ * error. A wait for room that ran here (no work queue) is taken at once. */
+static bool component_item(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
+                           const zt_component *comp, ztd_cache_item **it, enum MHD_Result *ret)
+{
+    up_req *x = up_req_of(s, r);
+    for (;;) { /* twice at most: the room is waited for once (phase UP_ROOM) */
+        char msg[600];
+        ztd_err err = ztd_upstream_item(s->upstream, e, comp, it, msg, sizeof(msg));
+        if (err == ZTD_ERR_CACHE_FULL && x->phase < UP_ROOM && wait_for_room(x, &comp, 1)) {
+            release_items(x);
+            if (offload(s, c, x, UP_ROOM, room_job)) {
+                *ret = MHD_YES;
+                return false;
+            }
+            if (!x->err)
+                continue; /* ran here */
+            *ret = ztd_error(c, r, x->err, "%s", x->msg);
+            return false;
+        }
+        if (err) {
+            *ret = ztd_error(c, r, err, "%s", msg);
+            return false;
+        }
+        if (!hold_item(x, *it)) {
+            ztd_cache_item_release(*it);
+            *ret = ztd_fail(c, r, ZTD_ERR_INTERNAL);
+            return false;
+        }
+        return true;
+    }
+}
+
 static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                                ztd_entry *e, const zt_object *o,
                                                const zt_component *comp, bool blob)
@@ -694,11 +736,7 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
     }
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
     if (zstd && !ztd_accepts_zstd(ztd_header(c, "Accept-Encoding")))
-        return ztd_error(c, r, ZTD_ERR_UPSTREAM_UNSUPPORTED,
-                         "component \"%s\" of object \"%s\" in \"%s\" (from upstream) is stored "
-                         "zstd-compressed; the cache serves its stored bytes only: ask with "
-                         "Accept-Encoding: zstd",
-                         zt_component_role(comp), zt_object_name(o), e->name);
+        return send_upstream_decoded(s, c, r, e, o, comp, blob);
     meta_ctx meta = {o, comp};
     ztd_body b;
     init_component_body(&b, s, e, &meta);
@@ -730,22 +768,9 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
     uint64_t lo, hi;
     if (needed_span(c, r, &b, &lo, &hi)) {
         ztd_cache_item *it;
-        char msg[600];
-        ztd_err err = ztd_upstream_item(s->upstream, e, comp, &it, msg, sizeof(msg));
-        if (err == ZTD_ERR_CACHE_FULL && x->phase < UP_ROOM && wait_for_room(x, &comp, 1)) {
-            release_items(x);
-            if (offload(s, c, x, UP_ROOM, room_job))
-                return MHD_YES;
-            if (x->err)
-                return ztd_error(c, r, x->err, "%s", x->msg);
-            return send_upstream_component(s, c, r, e, o, comp, blob); /* ran here */
-        }
-        if (err)
-            return ztd_error(c, r, err, "%s", msg);
-        if (!hold_item(x, it)) {
-            ztd_cache_item_release(it);
-            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-        }
+        enum MHD_Result ret;
+        if (!component_item(s, c, r, e, comp, &it, &ret))
+            return ret;
         x->one.item = it;
         x->err = ZTD_ERR_NONE;
         if (must_wait_whole(c, x, &b, it) && offload(s, c, x, UP_WAIT, wait_job))
@@ -754,6 +779,82 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
             return MHD_YES;
         if (x->err)
             return ztd_error(c, r, x->err, "%s", x->msg);
+    }
+    return ztd_send_body(c, r, &b);
+}
+
+/* The validators of a decoded component, as send_component gives a local
+ * one's: a sha256 names the decoded bytes only when it covers them (v2);
+ * one of the stored bytes (1.x) names them with ".identity". A cache
+ * item's digest is checked before it is complete, so it counts as verified. */
+static void decoded_validators(ztd_server *s, ztd_body *b, const ztd_entry *e,
+                               const zt_component *comp, bool blob)
+{
+    size_t dn = 0;
+    const uint8_t *d = zt_component_digest_bytes(comp, &dn);
+    bool named = zt_component_digest_kind(comp) == ZT_DIGEST_SHA256 && d && dn == 32;
+    bool of_decoded = zt_component_digest_scope(comp) == ZT_DIGEST_OF_DECODED;
+    if (named && of_decoded) {
+        b->sha256 = d;
+        quote_etag(b->etag, sizeof(b->etag), zt_component_digest(comp));
+    } else if (named) {
+        snprintf(b->etag, sizeof(b->etag), "\"%s.identity\"", zt_component_digest(comp));
+    } else {
+        char id[40];
+        ztd_upstream_span_etag(e, zt_component_offset(comp), b->len, id);
+        snprintf(b->etag, sizeof(b->etag), "\"%.32s.identity\"", id + 1);
+    }
+    if (blob && named)
+        b->cache_control =
+            s->cfg->require_read_token ? "private, max-age=31536000, immutable" : IMMUTABLE;
+}
+
+/* A zstd component of an upstream file, for a client that does not accept
+ * zstd: decoded as a local one is (http/body.c: max_decode_streams, one span,
+ * HEAD), from its cache item once that is complete, so that decoded bytes
+ * only ever come from stored bytes the fill has checked. The whole item is
+ * waited for off the workers, as for several ranges (must_wait_whole). */
+static enum MHD_Result send_upstream_decoded(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                             ztd_entry *e, const zt_object *o,
+                                             const zt_component *comp, bool blob)
+{
+    up_req *x = up_req_of(s, r);
+    meta_ctx meta = {o, comp};
+    ztd_body b;
+    init_component_body(&b, s, e, &meta);
+    b.kind = ZTD_BODY_DECODE;
+    b.zf = e->file;
+    b.zc = comp;
+    b.len = zt_component_decoded_length(comp);
+    b.vary_accept_encoding = true;
+    decoded_validators(s, &b, e, comp, blob);
+    uint64_t lo, hi, ready;
+    if (needed_span(c, r, &b, &lo, &hi)) {
+        ztd_cache_item *it;
+        enum MHD_Result ret;
+        if (!component_item(s, c, r, e, comp, &it, &ret))
+            return ret;
+        ztd_cache_state st = ztd_cache_item_state(it, &ready);
+        if (st == ZTD_CACHE_FILLING && x->phase != UP_WAITED) {
+            x->wait_item = it;
+            x->wait_for = zt_component_length(comp) + 1; /* the end of the fill */
+            if (offload(s, c, x, UP_WAIT, wait_job))
+                return MHD_YES;
+            if (x->err)
+                return ztd_error(c, r, x->err, "%s", x->msg);
+            st = ztd_cache_item_state(it, &ready);
+        }
+        if (st == ZTD_CACHE_FAILED) {
+            fill_failed(x);
+            return ztd_error(c, r, x->err, "%s", x->msg);
+        }
+        if (st != ZTD_CACHE_COMPLETE) /* wait_job gave up: it sets no error for this */
+            return ztd_error(c, r, ZTD_ERR_UPSTREAM_TIMEOUT,
+                             "upstream %s: the component did not arrive whole in time",
+                             ztd_upstream_url(s->upstream));
+        b.stored_at_fd = true;
+        b.fd = ztd_cache_item_fd(it);
+        b.off = 0;
     }
     return ztd_send_body(c, r, &b);
 }

@@ -188,7 +188,8 @@ static zt_status check_frames(const ztd_body *b, uint64_t span_end, zt_error *er
     if (span_end != b->len ||
         ztd_decode_get(&b->entry->decode_marks, b->zf, b->zc) != ZTD_DECODE_UNCHECKED)
         return ZT_OK;
-    zt_status st = zt_component_check_frames(b->zf, b->zc, err);
+    zt_status st = b->stored_at_fd ? zt_component_check_frames_at(b->zf, b->zc, b->fd, b->off, err)
+                                   : zt_component_check_frames(b->zf, b->zc, err);
     if (!st)
         ztd_decode_mark_ok(&b->entry->decode_marks, b->zf, b->zc);
     return st;
@@ -200,7 +201,8 @@ static zt_status dstream_start(dstream *s, const ztd_body *b, uint64_t start, ui
 {
     zt_status st = check_frames(b, start + len, err);
     if (!st)
-        st = zt_decoder_new(b->zf, b->zc, &s->d, err);
+        st = b->stored_at_fd ? zt_decoder_new_at(b->zf, b->zc, b->fd, b->off, &s->d, err)
+                             : zt_decoder_new(b->zf, b->zc, &s->d, err);
     if (!st)
         st = dstream_skip(s, start, err);
     if (st)

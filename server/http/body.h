@@ -26,6 +26,8 @@ typedef struct ztd_body {
     const char *mem;   /* MEM: len bytes, alive while r->pin is */
     const zt_file *zf; /* DECODE: decode this component; len is its decoded length */
     const zt_component *zc;
+    bool stored_at_fd;        /* DECODE: its stored bytes are at off in fd (a complete cache
+                                 item), not in zf (opened from its manifest alone) */
     const ztd_body_seg *segs; /* CACHE: the representation is their bytes, len in all */
     size_t nsegs;
     ztd_entry *entry; /* the pinned entry the bytes belong to */

@@ -417,6 +417,16 @@ ZT_API zt_status zt_decoder_push(zt_decoder *d, const void *stored, size_t len, 
                                  void *ud, zt_error *err);
 ZT_API zt_status zt_decoder_push_end(zt_decoder *d, zt_sink_fn sink, void *ud, zt_error *err);
 ZT_API void zt_decoder_free(zt_decoder *d);
+/* zt_decoder_new and zt_component_check_frames over a copy of the
+ * component's stored bytes kept elsewhere (a cache of a file opened with
+ * zt_open_manifest): its zt_component_length() bytes at offset `at` of fd,
+ * read with pread. fd stays the caller's, open while the decoder lives. The
+ * same checks, but not a v2 seekable part's seek table; messages give the
+ * component's offsets in its own file. */
+ZT_API zt_status zt_decoder_new_at(const zt_file *f, const zt_component *c, int fd, uint64_t at,
+                                   zt_decoder **out, zt_error *err);
+ZT_API zt_status zt_component_check_frames_at(const zt_file *f, const zt_component *c, int fd,
+                                              uint64_t at, zt_error *err);
 
 /* Recompute the component's digest over its stored bytes. ZT_OK when it
  * matches or when there is no digest (*checked = 0 then). */
