@@ -21,6 +21,8 @@
 
 #define BAIL ZT_E_UNSUPPORTED
 
+int zt__fast_path_disabled; /* both fast paths (1.x, v2); tests compare them to the general one */
+
 typedef zt__cur cur;
 
 static bool is(const uint8_t *s, size_t n, const char *lit)

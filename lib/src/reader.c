@@ -15,8 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int zt__fast_path_disabled; /* tests compare the two paths */
-
 static zt_status parse_zt(zt_file *f, const zt_open_options *opt, zt_error *err)
 {
     uint8_t head[8] = {0}, tail[16] = {0};

@@ -132,11 +132,6 @@ const char *ztd_upstream_url(const ztd_upstream *u)
     return u->base;
 }
 
-bool ztd_upstream_is_ztensord(const ztd_upstream *u)
-{
-    return __atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) == ZTD_UPSTREAM_ZTENSORD;
-}
-
 ztd_cache *ztd_upstream_cache(ztd_upstream *u)
 {
     return u->cache;
@@ -302,17 +297,6 @@ fail:
         free(e->name);
     free(e);
     return NULL;
-}
-
-/* false when the URL does not fit in cap (a cut URL names another file). */
-bool ztd_up_file_url(const ztd_upstream *u, const char *name, char *out, size_t cap)
-{
-    char enc[NAME_URL_MAX];
-    if (!ztd_percent_encode_path(name, enc, sizeof(enc)))
-        return false;
-    int n = ztd_upstream_is_ztensord(u) ? snprintf(out, cap, "%s/v1/files/%s", u->base, enc)
-                                        : snprintf(out, cap, "%s/%s", u->base, enc);
-    return n >= 0 && (size_t)n < cap;
 }
 
 /* Open name at upstream: a new entry, or the error. */
