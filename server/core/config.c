@@ -108,6 +108,7 @@ static int check_upstream(const char *v, char *why, size_t whylen);
 
 static const char *const access_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
+static const char *const request_id_modes[] = {"echo", "always", NULL};
 static const char *const upstream_kinds[] = {"auto", "ztensord", "plain", NULL};
 
 static const option options[] = {
@@ -189,6 +190,12 @@ static const option options[] = {
     OPT_ENUM("access_log_format", access_log_format, "text", "FORMAT", access_formats,
              "Access log lines: text (the common log format plus the duration in seconds and "
              "the request id) or json (one JSON object per line)."),
+    OPT_ENUM("request_id_header", request_id_header, "echo", "MODE", request_id_modes,
+             "When a response carries X-Request-Id: echo (the client's own id, when it sent a "
+             "valid one; error responses always carry one, generated when the client sent "
+             "none) or always (every response, generated when the client sent none). The "
+             "access log has an id for every request either way. With echo, a manifest's 200 "
+             "answer is one response built once per file version and shared by all requests."),
     OPT_ENUM("log_level", log_level, "info", "LEVEL", log_levels,
              "Least severe error-log messages that are written."),
     OPT_STRING("error_log", error_log, 0, "-", "PATH", check_nonempty, "- or a file path",

@@ -43,6 +43,12 @@ typedef enum ztd_upstream_kind {
     ZTD_UPSTREAM_PLAIN
 } ztd_upstream_kind;
 
+/* request_id_header: which responses carry X-Request-Id (see docs/API.md). */
+typedef enum ztd_request_id_mode {
+    ZTD_REQUEST_ID_ECHO = 0, /* the client's valid id; error responses always */
+    ZTD_REQUEST_ID_ALWAYS    /* every response, generated when the client sent none */
+} ztd_request_id_mode;
+
 /* Strings are owned by the struct (released by ztd_config_free) and never
  * NULL once loaded, except config_path (NULL = no file) and root (NULL only
  * when action != ZTD_ACTION_RUN). Durations are in milliseconds. */
@@ -63,6 +69,7 @@ typedef struct ztd_config {
     uint64_t shutdown_grace_ms;     /* draining time after SIGTERM */
     char *access_log;               /* "-" = stderr, "off", or a path */
     ztd_access_format access_log_format;
+    ztd_request_id_mode request_id_header;
     ztd_log_level log_level;
     char *error_log; /* "-" = stderr, or a path */
     bool watch;      /* rescan root on inotify events */

@@ -248,6 +248,7 @@ static enum MHD_Result send_manifest(ztd_server *s, struct MHD_Connection *c, zt
     b.content_type = "application/json";
     b.content_encoding = cd ? ztd_coding_name(k) : NULL;
     b.vary_accept_encoding = true;
+    b.shared = &e->manifest_resp[cd ? 1 + k : 0];
     tagged_etag(b.etag,
                 !cd                    ? "manifest"
                 : k == ZTD_CODING_ZSTD ? "manifest.zstd"

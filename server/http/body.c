@@ -674,6 +674,31 @@ static const ztd_body *cache_as_fd(const ztd_body *b, ztd_body *out)
     return out;
 }
 
+/* The 200 answer from b->shared, built by the first request that finds it
+ * empty (two that race both build, one keeps its own). One response for every
+ * request: no header copies, no allocation, and libmicrohttpd sends headers
+ * and body in one sendmsg as before. */
+static enum MHD_Result send_shared(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
+{
+    struct MHD_Response *resp = __atomic_load_n(b->shared, __ATOMIC_ACQUIRE);
+    if (!resp) {
+        resp =
+            MHD_create_response_from_buffer((size_t)b->len, (void *)b->mem, MHD_RESPMEM_PERSISTENT);
+        if (!resp)
+            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+        representation_headers(resp, b);
+        MHD_add_response_header(resp, "Content-Type", b->content_type);
+        ztd_response_server_header(resp);
+        struct MHD_Response *none = NULL;
+        if (!__atomic_compare_exchange_n(b->shared, &none, resp, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            MHD_destroy_response(resp);
+            resp = none;
+        }
+    }
+    return ztd_queue_shared(c, r, MHD_HTTP_OK, resp, b->len);
+}
+
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
 {
     if (file_changed(b))
@@ -740,6 +765,8 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
     case ZTD_PLAN_FULL:
         break;
     }
+    if (b->shared && b->kind == ZTD_BODY_MEM && ztd_req_can_share(r))
+        return send_shared(c, r, b);
     struct MHD_Response *resp = span_response(r, b, 0, b->len, sock, &fail);
     if (!resp)
         return span_failed(c, r, b, &fail);

@@ -42,6 +42,11 @@ typedef struct ztd_body {
     bool tls; /* no sendfile: copy file spans through a 64 KiB buffer */
     unsigned max_ranges;
     unsigned max_decode_streams; /* DECODE: decoders running at once, or 503 */
+    /* MEM only: where the 200 answer to a GET or HEAD with no Range and no
+     * condition that changes it is kept, once built, for every request that
+     * ztd_req_can_share() allows (an atomic slot whose owner destroys the
+     * response; the bytes, headers and validators must be the same for all) */
+    struct MHD_Response **shared;
     /* extra headers (tensor metadata) */
     void (*add_headers)(struct MHD_Response *resp, const void *ctx);
     const void *ctx;

@@ -71,13 +71,13 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
-/* X-Request-Id: the client's when it is a sane token, else 16 random hex digits. */
-static void request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1])
+/* X-Request-Id: the client's when it is a sane token (true), else 16 random hex digits. */
+static bool request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1])
 {
     const char *v = ztd_header(c, "X-Request-Id");
     if (ztd_request_id_valid(v)) {
         memcpy(out, v, strlen(v) + 1);
-        return;
+        return true;
     }
     static __thread uint64_t state;
     if (!state && getentropy(&state, sizeof(state)) != 0)
@@ -87,6 +87,7 @@ static void request_id(struct MHD_Connection *c, char out[ZTD_REQUEST_ID_MAX + 1
     for (int i = 15; i >= 0; i--, x >>= 4)
         out[i] = ztd_hex_digit((unsigned)x);
     out[16] = 0;
+    return false;
 }
 
 /* Called by libmicrohttpd once per request, with the request target as sent (query
@@ -220,7 +221,8 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
     r->acked0 = ztd_tcp_acked(c); /* nothing of this request's response is sent yet */
     __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
     ztd_metrics_inflight(1);
-    request_id(c, r->request_id);
+    r->send_request_id =
+        request_id(c, r->request_id) || s->cfg->request_id_header == ZTD_REQUEST_ID_ALWAYS;
     if (!r->target)
         return MHD_NO;
     ztd_framing f;

@@ -26,7 +26,8 @@ typedef struct ztd_req {
                            authority (framing.h) */
     char method[16];
     char request_id[ZTD_REQUEST_ID_MAX + 1];
-    ztd_route_match *match;            /* the router's result */
+    bool send_request_id;   /* on every response, not only on errors (request_id_header) */
+    ztd_route_match *match; /* the router's result */
     const struct ztd_route_def *route; /* its row in the route table; NULL: no route */
     int status;                        /* answered with */
     uint64_t bytes;                    /* body bytes of the answer */

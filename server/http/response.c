@@ -77,16 +77,27 @@ const char *ztd_header_list(struct MHD_Connection *c, ztd_req *r, const char *na
     return ztd_header(c, name);
 }
 
+void ztd_response_server_header(struct MHD_Response *resp)
+{
+    MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING);
+}
+
+static void record(ztd_req *r, unsigned status, uint64_t body_len)
+{
+    r->status = (int)status;
+    r->bytes = strcmp(r->method, "HEAD") ? body_len : 0; /* HEAD sends no body */
+    r->responded = true;
+}
+
 enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
                           struct MHD_Response *resp, uint64_t body_len)
 {
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING);
-    MHD_add_response_header(resp, "X-Request-Id", r->request_id);
-    r->status = (int)status;
-    r->bytes = strcmp(r->method, "HEAD") ? body_len : 0; /* HEAD sends no body */
-    r->responded = true;
+    ztd_response_server_header(resp);
+    if (r->send_request_id || status >= 400) /* an error can always be found in the log */
+        MHD_add_response_header(resp, "X-Request-Id", r->request_id);
+    record(r, status, body_len);
     if (r->in_data || r->defer_early) {
         r->deferred = resp;
         r->deferred_status = status;
@@ -96,6 +107,18 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
     enum MHD_Result ret = MHD_queue_response(c, status, resp);
     MHD_destroy_response(resp);
     return ret;
+}
+
+bool ztd_req_can_share(const ztd_req *r)
+{
+    return !r->send_request_id && !r->in_data && !r->defer_early;
+}
+
+enum MHD_Result ztd_queue_shared(struct MHD_Connection *c, ztd_req *r, unsigned status,
+                                 struct MHD_Response *resp, uint64_t body_len)
+{
+    record(r, status, body_len);
+    return MHD_queue_response(c, status, resp); /* takes a reference of its own */
 }
 
 struct MHD_Response *ztd_response_owned(char *body, size_t n, const char *content_type)

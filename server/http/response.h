@@ -19,9 +19,19 @@
 #include "http/request.h"
 
 /* Queue resp (consumed, NULL: MHD_NO), recording status and body size for
- * the access log and metrics. */
+ * the access log and metrics. It gets X-Request-Id when r->send_request_id or
+ * status >= 400 (request_id_header). */
 enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
                           struct MHD_Response *resp, uint64_t body_len);
+/* A response shared by many requests (built once, kept by its owner, who
+ * destroys it): it carries no per-request header, so it may answer r only when
+ * ztd_req_can_share(r) (no X-Request-Id to send, not held back). Its owner adds
+ * the Server header with ztd_response_server_header(). resp stays the
+ * caller's; libmicrohttpd takes a reference of its own while it sends. */
+bool ztd_req_can_share(const ztd_req *r);
+enum MHD_Result ztd_queue_shared(struct MHD_Connection *c, ztd_req *r, unsigned status,
+                                 struct MHD_Response *resp, uint64_t body_len);
+void ztd_response_server_header(struct MHD_Response *resp);
 /* A response for a body of n bytes from malloc(), which it frees (at once
  * when it cannot be made: NULL, which ztd_queue answers with MHD_NO), with its
  * Content-Type. */

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,9 @@ static void entry_drop(ztd_entry *e)
     free(e->error);
     zt_free(e->manifest_json);
     ztd_coded_set_free(&e->manifest_coded);
+    for (size_t i = 0; i < sizeof(e->manifest_resp) / sizeof(e->manifest_resp[0]); i++)
+        if (e->manifest_resp[i]) /* a connection still sending it holds its own reference */
+            MHD_destroy_response(e->manifest_resp[i]);
     free(e);
 }
 

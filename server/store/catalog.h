@@ -23,6 +23,8 @@
 #include <sys/types.h>
 #include <ztensor/ztensor.h>
 
+struct MHD_Response;
+
 #include "store/coded.h"
 #include "store/digests.h"
 #include "store/fdcache.h"
@@ -53,6 +55,9 @@ typedef struct ztd_entry {
     ztd_fdslot fds;                        /* e->file's place in the open-file budget (fdcache.h) */
 
     ztd_coded_set manifest_coded; /* manifest_json in zstd and gzip, made on demand */
+    /* The manifest's 200 answers (identity, zstd, gzip), built by the first
+     * request that may share one (http/body.h); destroyed with the entry. */
+    struct MHD_Response *manifest_resp[1 + ZTD_CODINGS];
     /* A file of the upstream (store/upstream.h), else NULL: file is then its
      * remote model (no fd), and up_free releases both. */
     struct ztd_upstream_entry *up;

@@ -158,6 +158,7 @@ static void assert_defaults(const ztd_config *c)
     assert_int_equal(c->shutdown_grace_ms, 10000);
     assert_string_equal(c->access_log, "-");
     assert_int_equal(c->access_log_format, ZTD_ACCESS_TEXT);
+    assert_int_equal(c->request_id_header, ZTD_REQUEST_ID_ECHO);
     assert_int_equal(c->log_level, ZTD_LOG_INFO);
     assert_string_equal(c->error_log, "-");
     assert_true(c->watch);
@@ -784,6 +785,7 @@ static const char *const option_names[] = {"config",
                                            "shutdown_grace",
                                            "access_log",
                                            "access_log_format",
+                                           "request_id_header",
                                            "log_level",
                                            "error_log",
                                            "watch",
