@@ -54,20 +54,21 @@ typedef enum ztd_request_id_mode {
  * when action != ZTD_ACTION_RUN). Durations are in milliseconds. */
 typedef struct ztd_config {
     ztd_action action;
-    char *config_path;              /* --config / ZTENSORD_CONFIG */
-    char *root;                     /* directory served */
-    char *listen;                   /* "HOST:PORT" (ztd_listen_parse) or "unix:PATH" */
-    char *listen_mode;              /* octal permissions of a Unix socket (ztd_listen_mode) */
-    unsigned threads;               /* 0 = one per CPU core */
-    uint64_t max_manifest_size;     /* bytes */
-    unsigned max_ranges;            /* parts of a multipart/byteranges response */
-    unsigned max_decode_streams;    /* zstd components decoded at once for clients */
-    unsigned connection_limit;      /* simultaneous connections */
-    uint64_t connection_timeout_ms; /* idle connection timeout */
-    uint64_t lingering_max;         /* body bytes read and dropped to deliver a refusal */
-    uint64_t lingering_timeout_ms;  /* ... and for how long */
-    uint64_t shutdown_grace_ms;     /* draining time after SIGTERM */
-    char *access_log;               /* "-" = stderr, "off", or a path */
+    char *config_path;               /* --config / ZTENSORD_CONFIG */
+    char *root;                      /* directory served */
+    char *listen;                    /* "HOST:PORT" (ztd_listen_parse) or "unix:PATH" */
+    char *listen_mode;               /* octal permissions of a Unix socket (ztd_listen_mode) */
+    unsigned threads;                /* 0 = one per CPU core */
+    uint64_t max_manifest_size;      /* bytes */
+    uint64_t shared_response_memory; /* bytes of small components in shared answers */
+    unsigned max_ranges;             /* parts of a multipart/byteranges response */
+    unsigned max_decode_streams;     /* zstd components decoded at once for clients */
+    unsigned connection_limit;       /* simultaneous connections */
+    uint64_t connection_timeout_ms;  /* idle connection timeout */
+    uint64_t lingering_max;          /* body bytes read and dropped to deliver a refusal */
+    uint64_t lingering_timeout_ms;   /* ... and for how long */
+    uint64_t shutdown_grace_ms;      /* draining time after SIGTERM */
+    char *access_log;                /* "-" = stderr, "off", or a path */
     ztd_access_format access_log_format;
     ztd_request_id_mode request_id_header;
     ztd_log_level log_level;

@@ -364,6 +364,13 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "ztensord_open_files{state=\"open\"} %zu\nztensord_open_files{state=\"limit\"} %zu\n",
         g->open_files, g->max_open_files);
     put(&o,
+        "# HELP ztensord_shared_response_bytes Bytes of small components copied into answers "
+        "shared by every request, and the most allowed (shared_response_memory).\n"
+        "# TYPE ztensord_shared_response_bytes gauge\n"
+        "ztensord_shared_response_bytes{state=\"used\"} %llu\n"
+        "ztensord_shared_response_bytes{state=\"limit\"} %llu\n",
+        (unsigned long long)g->shared_bytes, (unsigned long long)g->shared_limit);
+    put(&o,
         "# HELP ztensord_file_reopens_total Catalog files opened again on use after being "
         "closed to stay within max_open_files.\n# TYPE ztensord_file_reopens_total counter\n"
         "ztensord_file_reopens_total %llu\n",

@@ -1,6 +1,8 @@
 /* Operations routes: /healthz, /readyz, /metrics (see handlers.h). */
 #include "handlers/handlers.h"
+#include "core/config.h"
 #include "core/metrics.h"
+#include "http/body.h"
 #include "http/conns.h"
 #include "http/response.h"
 #include "store/catalog.h"
@@ -53,6 +55,8 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
     g.max_open_files = fs.max;
     g.file_reopens = fs.reopens;
     g.file_closes = fs.evictions;
+    g.shared_bytes = ztd_body_shared_bytes();
+    g.shared_limit = s->cfg->shared_response_memory;
     ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy);
     ztd_cache_stats cst;
     ztd_upstream_stats ust;

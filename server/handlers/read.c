@@ -193,6 +193,10 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
             quote_etag(b.etag, sizeof(b.etag), zt_component_digest(comp));
         else
             ztd_identity_etag(e, b.off, b.len, b.etag);
+        /* Verified raw bytes never change for this entry, nor do their headers:
+         * a small component's answer can be built once (http/body.h). */
+        if (named && !zstd && dk == ZT_DIGEST_SHA256 && b.len <= ZTD_SHARED_SPAN_MAX)
+            b.shared = ztd_entry_component_slot(e, comp, blob);
     } else {
         /* Decoded on the fly: another representation, so another ETag. */
         b.kind = ZTD_BODY_DECODE;

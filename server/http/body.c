@@ -674,18 +674,69 @@ static const ztd_body *cache_as_fd(const ztd_body *b, ztd_body *out)
     return out;
 }
 
+/* ---- answers shared by every request (body.h: b->shared) */
+
+static uint64_t g_shared_limit, g_shared_bytes; /* atomic */
+
+void ztd_body_set_shared_limit(uint64_t bytes)
+{
+    __atomic_store_n(&g_shared_limit, bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t ztd_body_shared_bytes(void)
+{
+    return __atomic_load_n(&g_shared_bytes, __ATOMIC_RELAXED);
+}
+
+/* A span's copy: its length is kept before the bytes, for the budget. */
+#define SPAN_HEAD 16
+
+static void shared_span_free(void *bytes)
+{
+    char *p = (char *)bytes - SPAN_HEAD;
+    uint64_t len;
+    memcpy(&len, p, sizeof(len));
+    __atomic_sub_fetch(&g_shared_bytes, len, __ATOMIC_RELAXED);
+    free(p);
+}
+
+/* The file span b in memory, as a response; NULL when the budget is spent,
+ * memory runs out or the file is shorter than the span. */
+static struct MHD_Response *shared_span_response(const ztd_body *b)
+{
+    uint64_t limit = __atomic_load_n(&g_shared_limit, __ATOMIC_RELAXED);
+    if (__atomic_add_fetch(&g_shared_bytes, b->len, __ATOMIC_RELAXED) > limit) {
+        __atomic_sub_fetch(&g_shared_bytes, b->len, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    char *p = malloc(SPAN_HEAD + (size_t)b->len);
+    if (!p || pread(b->fd, p + SPAN_HEAD, (size_t)b->len, (off_t)b->off) != (ssize_t)b->len) {
+        free(p);
+        __atomic_sub_fetch(&g_shared_bytes, b->len, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    memcpy(p, &b->len, sizeof(b->len));
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(
+        (size_t)b->len, p + SPAN_HEAD, shared_span_free);
+    if (!resp)
+        shared_span_free(p + SPAN_HEAD);
+    return resp;
+}
+
 /* The 200 answer from b->shared, built by the first request that finds it
  * empty (two that race both build, one keeps its own). One response for every
  * request: no header copies, no allocation, and libmicrohttpd sends headers
- * and body in one sendmsg as before. */
-static enum MHD_Result send_shared(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
+ * and body in one sendmsg as before. NULL: no answer could be built to share
+ * (the caller answers as without a slot). */
+static struct MHD_Response *shared_response(const ztd_body *b)
 {
     struct MHD_Response *resp = __atomic_load_n(b->shared, __ATOMIC_ACQUIRE);
     if (!resp) {
-        resp =
-            MHD_create_response_from_buffer((size_t)b->len, (void *)b->mem, MHD_RESPMEM_PERSISTENT);
+        resp = b->kind == ZTD_BODY_MEM ? MHD_create_response_from_buffer(
+                                             (size_t)b->len, (void *)b->mem, MHD_RESPMEM_PERSISTENT)
+                                       : shared_span_response(b);
         if (!resp)
-            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+            return NULL;
         representation_headers(resp, b);
         MHD_add_response_header(resp, "Content-Type", b->content_type);
         ztd_response_server_header(resp);
@@ -696,7 +747,14 @@ static enum MHD_Result send_shared(struct MHD_Connection *c, ztd_req *r, const z
             resp = none;
         }
     }
-    return ztd_queue_shared(c, r, MHD_HTTP_OK, resp, b->len);
+    return resp;
+}
+
+static bool may_share(const ztd_req *r, const ztd_body *b)
+{
+    return b->shared && ztd_req_can_share(r) &&
+           (b->kind == ZTD_BODY_MEM ||
+            (b->kind == ZTD_BODY_FD && b->len > 0 && b->len <= ZTD_SHARED_SPAN_MAX));
 }
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
@@ -765,8 +823,9 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
     case ZTD_PLAN_FULL:
         break;
     }
-    if (b->shared && b->kind == ZTD_BODY_MEM && ztd_req_can_share(r))
-        return send_shared(c, r, b);
+    struct MHD_Response *shared = may_share(r, b) ? shared_response(b) : NULL;
+    if (shared)
+        return ztd_queue_shared(c, r, MHD_HTTP_OK, shared, b->len);
     struct MHD_Response *resp = span_response(r, b, 0, b->len, sock, &fail);
     if (!resp)
         return span_failed(c, r, b, &fail);

@@ -42,15 +42,25 @@ typedef struct ztd_body {
     bool tls; /* no sendfile: copy file spans through a 64 KiB buffer */
     unsigned max_ranges;
     unsigned max_decode_streams; /* DECODE: decoders running at once, or 503 */
-    /* MEM only: where the 200 answer to a GET or HEAD with no Range and no
-     * condition that changes it is kept, once built, for every request that
-     * ztd_req_can_share() allows (an atomic slot whose owner destroys the
-     * response; the bytes, headers and validators must be the same for all) */
+    /* MEM, or FD of at most ZTD_SHARED_SPAN_MAX bytes: where the 200 answer to
+     * a GET or HEAD with no Range and no condition that changes it is kept,
+     * once built, for every request that ztd_req_can_share() allows (an atomic
+     * slot whose owner destroys the response; the bytes, headers and
+     * validators must be the same for all). FD bytes are copied into memory
+     * counted against ztd_body_set_shared_limit(); past it, each request
+     * builds its own answer as without a slot. */
     struct MHD_Response **shared;
     /* extra headers (tensor metadata) */
     void (*add_headers)(struct MHD_Response *resp, const void *ctx);
     const void *ctx;
 } ztd_body;
+
+#define ZTD_SHARED_SPAN_MAX (64u * 1024)
+/* Most bytes of file spans held in shared answers at once (0: none). Set
+ * before serving. */
+void ztd_body_set_shared_limit(uint64_t bytes);
+/* Bytes of file spans held in shared answers now. */
+uint64_t ztd_body_shared_bytes(void);
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b);
 /* What ztd_send_body will answer to the request's Range and conditionals for

@@ -15,6 +15,7 @@
 #include "core/metrics.h"
 #include "core/workq.h"
 #include "http/mhd_log.h"
+#include "http/body.h"
 #include "http/response.h"
 #include "http/routes.h"
 #include "http/tcp_acked.h"
@@ -507,6 +508,7 @@ static int load_tls(ztd_server *s)
 
 int ztd_http_start(ztd_server *s)
 {
+    ztd_body_set_shared_limit(s->cfg->shared_response_memory);
     if (s->listen_fd < 0 && bind_listen(s) != 0)
         return -1;
     s->port = socket_port(s->listen_fd);

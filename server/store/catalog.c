@@ -74,6 +74,10 @@ static void entry_drop(ztd_entry *e)
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     ztd_fdcache_forget(&e->fds);
+    for (size_t i = 0; e->component_resp && i < 2 * e->digests.n; i++)
+        if (e->component_resp[i])
+            MHD_destroy_response(e->component_resp[i]);
+    free(e->component_resp);
     ztd_digest_checks_free(&e->digests);
     ztd_decode_marks_free(e->decode_marks);
     ztd_v2_entry_free(e->v2);
@@ -89,6 +93,25 @@ static void entry_drop(ztd_entry *e)
         if (e->manifest_resp[i]) /* a connection still sending it holds its own reference */
             MHD_destroy_response(e->manifest_resp[i]);
     free(e);
+}
+
+struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob)
+{
+    const ztd_digest_check *k = ztd_digest_find(&e->digests, c);
+    if (!k)
+        return NULL;
+    struct MHD_Response **v = __atomic_load_n(&e->component_resp, __ATOMIC_ACQUIRE);
+    if (!v) {
+        struct MHD_Response **none = NULL;
+        if (!(v = calloc(2 * e->digests.n, sizeof(*v))))
+            return NULL;
+        if (!__atomic_compare_exchange_n(&e->component_resp, &none, v, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            free(v); /* another request made it first */
+            v = none;
+        }
+    }
+    return &v[2 * (size_t)(k - e->digests.v) + (blob ? 1 : 0)];
 }
 
 /* Made by the first request for it, not by the scan: the JSON of every

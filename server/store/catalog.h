@@ -58,6 +58,10 @@ typedef struct ztd_entry {
     /* The manifest's 200 answers (identity, zstd, gzip), built by the first
      * request that may share one (http/body.h); destroyed with the entry. */
     struct MHD_Response *manifest_resp[1 + ZTD_CODINGS];
+    /* The 200 answers to its small verified components, by name and by blob
+     * URL (two per entry of digests.v): NULL until a request builds one
+     * (http/body.h); the array is made on first use; destroyed with the entry. */
+    struct MHD_Response **component_resp; /* atomic */
     /* A file of the upstream (store/upstream.h), else NULL: file is then its
      * remote model (no fd), and up_free releases both. */
     struct ztd_upstream_entry *up;
@@ -151,6 +155,10 @@ void ztd_entry_release(ztd_entry *e);
 /* The file's manifest as compact JSON, made on first use and kept with the
  * entry; *len its length. NULL for an invalid file or out of memory. */
 const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len);
+/* Where the shared 200 answer to component c (which has a sha256 digest) by
+ * name (blob false) or by blob URL is kept; NULL when c has no digest or
+ * memory ran out. */
+struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob);
 
 /* Does the open file still have the size, mtime and ctime it was opened with?
  * False after an in-place write even with its mtime put back: what was
