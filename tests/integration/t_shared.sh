@@ -92,12 +92,17 @@ check_eq "metrics: b's copy counted once" "$(shared_used)" $((8192 + 4000))
 rand "$T/a2.raw" 4096
 pack "$T/m2.zt" a=u8:4096:"$T/a2.raw"
 mv "$T/m2.zt" "$R/m.zt"
-for i in $(seq 100); do
-    http "$T/new" "$M/objects/a/data"
-    cmp -s "$T/new.body" "$T/a2.raw" && break
-    sleep 0.1
-done
-check "replaced: the new bytes" cmp -s "$T/new.body" "$T/a2.raw"
+# served PATH FILE: wait (10 s at most) until PATH of m.zt answers FILE's bytes, into $T/new
+served() {
+    local i
+    for i in $(seq 100); do
+        http "$T/new" "$M/$1"
+        cmp -s "$T/new.body" "$2" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "replaced: the new bytes" served objects/a/data "$T/a2.raw"
 wait_verified
 for i in 1 2; do
     http "$T/new$i" "$M/objects/a/data"
@@ -113,11 +118,7 @@ start_daemon "$R" --shared-response-memory 5000 || finish
 M=$URL/v1/files/m.zt
 pack "$T/m3.zt" a=u8:4096:"$T/a.raw" b=u8:4000:"$T/b.raw"
 mv "$T/m3.zt" "$R/m.zt"
-for i in $(seq 100); do
-    http "$T/x" "$M/objects/b/data"
-    cmp -s "$T/x.body" "$T/b.raw" && break
-    sleep 0.1
-done
+check "bounded: the new file is served" served objects/b/data "$T/b.raw"
 wait_verified
 for i in 1 2; do
     req "bounded: a $i" 200 "$M/objects/a/data"
