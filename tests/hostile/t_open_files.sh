@@ -66,7 +66,7 @@ check "the default budget keeps more open ($(fds) > $EMPTY + 100)" [ "$(fds)" -g
 
 # ---- a response in flight survives the eviction of its file
 start_daemon "$R" --max-open-files 2 --verify-digests=false || finish
-curl -s --max-time 60 --limit-rate 1M -o "$T/z.got" "$URL/v1/files/z.zt/objects/t/data" &
+$HELP slowget "$PORT" /v1/files/z.zt/objects/t/data "$T/z.got" $((1 << 20)) >"$T/z.code" &
 ZPID=$!
 sleep 0.5
 read -r wrong most < <(all_served 0 29)
@@ -75,6 +75,7 @@ check "the slow download was still running" kill -0 "$ZPID"
 read -r wrong most < <(all_served 30 59)
 check_eq "30 more" "$wrong" 0
 wait "$ZPID"
+check_eq "the slow download: 200" "$(cat "$T/z.code")" 200
 check_same "the decoded component arrived byte-exact" "$T/z.got" "$T/z.raw"
 read -r wrong most < <(all_served 60 $((N - 1)))
 check_eq "the others afterwards" "$wrong" 0

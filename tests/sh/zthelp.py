@@ -31,6 +31,11 @@ Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
                                  size of FILE, send only its first NBYTES bytes, wait HOLD
                                  seconds (reading whatever the server answers), then reset
                                  the connection. Prints the status the server sent, or 000.
+  slowget PORT TARGET OUT RATE   GET TARGET with a 64 KiB receive buffer, reading at most
+                                 RATE bytes a second (60 s at most), the body into OUT; print
+                                 the status. Unlike curl --limit-rate (an average that lets a
+                                 loopback transfer finish at once), the server stays
+                                 blocked on the socket for the whole transfer.
 """
 import json
 import os
@@ -244,6 +249,30 @@ def cmd_partial(port, method, target, path, nbytes, hold, headers):
     print(status)
 
 
+def cmd_slowget(port, target, out, rate):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: the window
+    s.settimeout(10)
+    s.connect(("127.0.0.1", int(port)))
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n"
+               % (target, port)).encode("latin-1"))
+    step, pause = 16384, 16384 / float(rate)
+    got = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        d = s.recv(step)
+        if not d:
+            break
+        got += d
+        time.sleep(pause)
+    s.close()
+    head, _, body = got.partition(b"\r\n\r\n")
+    with open(out, "wb") as f:
+        f.write(body)
+    parts = head.split(b" ", 2)
+    print(parts[1].decode("latin-1") if head.startswith(b"HTTP/") and len(parts) > 1 else "000")
+
+
 def main(argv):
     if len(argv) < 2:
         fail(__doc__)
@@ -264,6 +293,7 @@ def main(argv):
             "%d-%d" % (i * int(a[1]), i * int(a[1])) for i in range(int(a[0])))),
         "u64": lambda: cmd_u64(a[0], a[1:]),
         "partial": lambda: cmd_partial(a[0], a[1], a[2], a[3], a[4], a[5], a[6:]),
+        "slowget": lambda: cmd_slowget(*a),
     }
     if c not in cmds:
         fail("unknown subcommand %s\n%s" % (c, __doc__))
