@@ -34,10 +34,11 @@ typedef struct meta_ctx {
 /* The metadata a client needs to use the bytes. Offsets, stored lengths and
  * digests are in the object's JSON (and a verified digest in ETag and Repr-Digest):
  * every response header costs each request about as much as the route lookup. */
-static void add_meta(struct MHD_Response *resp, const void *p)
+static bool add_meta(struct MHD_Response *resp, const void *p)
 {
     const meta_ctx *m = p;
     char buf[2048], *w = buf;
+    bool ok = true;
     const uint64_t *shape = zt_object_shape(m->o);
     for (size_t i = 0; i < zt_object_ndim(m->o) && w < buf + sizeof(buf) - 24; i++) {
         if (i)
@@ -46,12 +47,15 @@ static void add_meta(struct MHD_Response *resp, const void *p)
     }
     *w = 0;
     if (buf[0])
-        MHD_add_response_header(resp, "X-Ztensor-Shape", buf);
-    MHD_add_response_header(resp, "X-Ztensor-Format", zt_object_format(m->o));
-    MHD_add_response_header(resp, "X-Ztensor-Dtype", zt_dtype_name(zt_component_dtype(m->c)));
+        ok &= MHD_add_response_header(resp, "X-Ztensor-Shape", buf) == MHD_YES;
+    ok &= MHD_add_response_header(resp, "X-Ztensor-Format", zt_object_format(m->o)) == MHD_YES;
+    ok &= MHD_add_response_header(resp, "X-Ztensor-Dtype",
+                                  zt_dtype_name(zt_component_dtype(m->c))) == MHD_YES;
     if (zt_component_type(m->c))
-        MHD_add_response_header(resp, "X-Ztensor-Type", zt_component_type(m->c));
-    MHD_add_response_header(resp, "X-Ztensor-Encoding", zt_component_encoding_name(m->c));
+        ok &= MHD_add_response_header(resp, "X-Ztensor-Type", zt_component_type(m->c)) == MHD_YES;
+    ok &= MHD_add_response_header(resp, "X-Ztensor-Encoding", zt_component_encoding_name(m->c)) ==
+          MHD_YES;
+    return ok;
 }
 
 /* "\"<s>\"" into out (s is a manifest digest string, shorter than out). */
@@ -195,7 +199,8 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
             ztd_identity_etag(e, b.off, b.len, b.etag);
         /* Verified raw bytes never change for this entry, nor do their headers:
          * a small component's answer can be built once (http/body.h). */
-        if (named && !zstd && dk == ZT_DIGEST_SHA256 && b.len <= ZTD_SHARED_SPAN_MAX)
+        if (named && !zstd && dk == ZT_DIGEST_SHA256 && b.len <= ZTD_SHARED_SPAN_MAX &&
+            ztd_body_shared_room(b.len))
             b.shared = ztd_entry_component_slot(e, comp, blob);
     } else {
         /* Decoded on the fly: another representation, so another ETag. */

@@ -546,36 +546,46 @@ static struct MHD_Response *span_response(const ztd_req *r, const ztd_body *b, u
     return NULL;
 }
 
-static void validator_headers(struct MHD_Response *resp, const ztd_body *b)
+/* MHD_add_response_header, noting a failure (out of memory) in *ok. */
+static void add(struct MHD_Response *resp, const char *name, const char *value, bool *ok)
 {
-    char date[32];
-    if (b->etag[0])
-        MHD_add_response_header(resp, "ETag", b->etag);
-    if (!b->last_modified_text)
-        ztd_http_date_format(b->last_modified, date);
-    MHD_add_response_header(resp, "Last-Modified",
-                            b->last_modified_text ? b->last_modified_text : date);
-    if (b->cache_control && b->cache_control[0])
-        MHD_add_response_header(resp, "Cache-Control", b->cache_control);
-    if (b->vary_accept_encoding)
-        MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+    if (MHD_add_response_header(resp, name, value) != MHD_YES)
+        *ok = false;
 }
 
-static void representation_headers(struct MHD_Response *resp, const ztd_body *b)
+/* false: a header could not be added (out of memory). */
+static bool validator_headers(struct MHD_Response *resp, const ztd_body *b)
 {
-    validator_headers(resp, b);
-    MHD_add_response_header(resp, "Accept-Ranges", "bytes");
+    char date[32];
+    bool ok = true;
+    if (b->etag[0])
+        add(resp, "ETag", b->etag, &ok);
+    if (!b->last_modified_text)
+        ztd_http_date_format(b->last_modified, date);
+    add(resp, "Last-Modified", b->last_modified_text ? b->last_modified_text : date, &ok);
+    if (b->cache_control && b->cache_control[0])
+        add(resp, "Cache-Control", b->cache_control, &ok);
+    if (b->vary_accept_encoding)
+        add(resp, "Vary", "Accept-Encoding", &ok);
+    return ok;
+}
+
+static bool representation_headers(struct MHD_Response *resp, const ztd_body *b)
+{
+    bool ok = validator_headers(resp, b);
+    add(resp, "Accept-Ranges", "bytes", &ok);
     if (b->content_encoding)
-        MHD_add_response_header(resp, "Content-Encoding", b->content_encoding);
+        add(resp, "Content-Encoding", b->content_encoding, &ok);
     if (b->sha256) {
         char v[64] = "sha-256=:";
         int n = EVP_EncodeBlock((unsigned char *)v + 9, b->sha256, 32); /* 44 chars */
         v[9 + n] = ':';
         v[10 + n] = 0;
-        MHD_add_response_header(resp, "Repr-Digest", v);
+        add(resp, "Repr-Digest", v, &ok);
     }
-    if (b->add_headers)
-        b->add_headers(resp, b->ctx);
+    if (b->add_headers && !b->add_headers(resp, b->ctx))
+        ok = false;
+    return ok;
 }
 
 /* Is the file now shorter than the representation's end? (Small spans are
@@ -683,6 +693,11 @@ void ztd_body_set_shared_limit(uint64_t bytes)
     __atomic_store_n(&g_shared_limit, bytes, __ATOMIC_RELAXED);
 }
 
+bool ztd_body_shared_room(uint64_t len)
+{
+    return ztd_body_shared_bytes() + len <= __atomic_load_n(&g_shared_limit, __ATOMIC_RELAXED);
+}
+
 uint64_t ztd_body_shared_bytes(void)
 {
     return __atomic_load_n(&g_shared_bytes, __ATOMIC_RELAXED);
@@ -737,9 +752,14 @@ static struct MHD_Response *shared_response(const ztd_body *b)
                                        : shared_span_response(b);
         if (!resp)
             return NULL;
-        representation_headers(resp, b);
-        MHD_add_response_header(resp, "Content-Type", b->content_type);
-        ztd_response_server_header(resp);
+        /* A header lost to a failed allocation would be lost for every request
+         * of this file version: such a response is not kept. */
+        bool ok = representation_headers(resp, b);
+        add(resp, "Content-Type", b->content_type, &ok);
+        if (!ok || !ztd_response_server_header(resp)) {
+            MHD_destroy_response(resp);
+            return NULL;
+        }
         struct MHD_Response *none = NULL;
         if (!__atomic_compare_exchange_n(b->shared, &none, resp, false, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE)) {

@@ -51,7 +51,7 @@ typedef struct ztd_body {
      * builds its own answer as without a slot. */
     struct MHD_Response **shared;
     /* extra headers (tensor metadata) */
-    void (*add_headers)(struct MHD_Response *resp, const void *ctx);
+    bool (*add_headers)(struct MHD_Response *resp, const void *ctx); /* false: one failed */
     const void *ctx;
 } ztd_body;
 
@@ -61,6 +61,9 @@ typedef struct ztd_body {
 void ztd_body_set_shared_limit(uint64_t bytes);
 /* Bytes of file spans held in shared answers now. */
 uint64_t ztd_body_shared_bytes(void);
+/* Would a span of len bytes fit in the bound now? (A hint: the bound is checked
+ * again when the copy is made.) */
+bool ztd_body_shared_room(uint64_t len);
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b);
 /* What ztd_send_body will answer to the request's Range and conditionals for

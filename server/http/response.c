@@ -77,9 +77,9 @@ const char *ztd_header_list(struct MHD_Connection *c, ztd_req *r, const char *na
     return ztd_header(c, name);
 }
 
-void ztd_response_server_header(struct MHD_Response *resp)
+bool ztd_response_server_header(struct MHD_Response *resp)
 {
-    MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING);
+    return MHD_add_response_header(resp, "Server", "ztensord/" ZT_VERSION_STRING) == MHD_YES;
 }
 
 static void record(ztd_req *r, unsigned status, uint64_t body_len)

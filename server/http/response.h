@@ -31,7 +31,7 @@ enum MHD_Result ztd_queue(struct MHD_Connection *c, ztd_req *r, unsigned status,
 bool ztd_req_can_share(const ztd_req *r);
 enum MHD_Result ztd_queue_shared(struct MHD_Connection *c, ztd_req *r, unsigned status,
                                  struct MHD_Response *resp, uint64_t body_len);
-void ztd_response_server_header(struct MHD_Response *resp);
+bool ztd_response_server_header(struct MHD_Response *resp); /* false: out of memory */
 /* A response for a body of n bytes from malloc(), which it frees (at once
  * when it cannot be made: NULL, which ztd_queue answers with MHD_NO), with its
  * Content-Type. */

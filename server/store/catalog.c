@@ -87,11 +87,15 @@ static void entry_drop(ztd_entry *e)
         zt_close(e->file);
     free(e->name);
     free(e->error);
+    /* The shared manifest answers send manifest_json and the coded copies
+     * without a copy of their own: destroyed first. No connection is sending
+     * them now: each request pinned the entry until libmicrohttpd reported it
+     * complete, which it does only once the response is sent or given up. */
+    for (size_t i = 0; i < sizeof(e->manifest_resp) / sizeof(e->manifest_resp[0]); i++)
+        if (e->manifest_resp[i])
+            MHD_destroy_response(e->manifest_resp[i]);
     zt_free(e->manifest_json);
     ztd_coded_set_free(&e->manifest_coded);
-    for (size_t i = 0; i < sizeof(e->manifest_resp) / sizeof(e->manifest_resp[0]); i++)
-        if (e->manifest_resp[i]) /* a connection still sending it holds its own reference */
-            MHD_destroy_response(e->manifest_resp[i]);
     free(e);
 }
 
