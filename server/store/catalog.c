@@ -99,12 +99,15 @@ static void entry_drop(ztd_entry *e)
     free(e);
 }
 
-struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob)
+struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob,
+                                               bool make)
 {
     const ztd_digest_check *k = ztd_digest_find(&e->digests, c);
     if (!k)
         return NULL;
     struct MHD_Response **v = __atomic_load_n(&e->component_resp, __ATOMIC_ACQUIRE);
+    if (!v && !make)
+        return NULL;
     if (!v) {
         struct MHD_Response **none = NULL;
         if (!(v = calloc(2 * e->digests.n, sizeof(*v))))

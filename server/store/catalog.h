@@ -156,9 +156,10 @@ void ztd_entry_release(ztd_entry *e);
  * entry; *len its length. NULL for an invalid file or out of memory. */
 const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len);
 /* Where the shared 200 answer to component c (which has a sha256 digest) by
- * name (blob false) or by blob URL is kept; NULL when c has no digest or
- * memory ran out. */
-struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob);
+ * name (blob false) or by blob URL is kept; NULL when c has no digest, when
+ * the entry has no slots yet and make is false, or memory ran out. */
+struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob,
+                                               bool make);
 
 /* Does the open file still have the size, mtime and ctime it was opened with?
  * False after an in-place write even with its mtime put back: what was
