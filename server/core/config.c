@@ -139,9 +139,10 @@ static const option options[] = {
              "Largest manifest read from a file; a file whose manifest is larger is refused."),
     OPT_SIZE("shared_response_memory", shared_response_memory, "64M", 0, 64 * GIB,
              "Memory for answers built once and shared by every request: the 200 answer to a "
-             "verified component of at most 64 KiB (raw, with a sha256 digest), kept with its "
-             "file version while it is served. Past this, each request builds its own answer "
-             "as before; 0 turns them off. Manifests' shared answers use their JSON, not this."),
+             "verified component of at most 64 KiB (raw, with a sha256 digest), built by its "
+             "second request (one asked for once costs nothing) and kept with its file version "
+             "while it is served. Past this, each request builds its own answer as before; 0 "
+             "turns them off. Manifests' shared answers use their JSON, not this."),
     OPT_UINT("max_open_files", max_open_files, "4096", 1, 1048576,
              "Most served files with an open fd and mapping, like nginx's open_file_cache: the "
              "least recently used others keep their manifest and are reopened when asked for. "

@@ -198,8 +198,9 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
         else
             ztd_identity_etag(e, b.off, b.len, b.etag);
         /* Verified raw bytes never change for this entry, nor do their headers:
-         * a small component's answer can be built once (http/body.h). An answer
-         * already built is used even when the bound has no room for new ones. */
+         * a small component's answer can be built once, by its second request
+         * (http/body.h, catalog.h). An answer already built is used even when
+         * the bound has no room for new ones. */
         if (named && !zstd && dk == ZT_DIGEST_SHA256 && b.len <= ZTD_SHARED_SPAN_MAX)
             b.shared = ztd_entry_component_slot(e, comp, blob, ztd_body_shared_room(b.len));
     } else {

@@ -105,12 +105,13 @@ struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component 
     const ztd_digest_check *k = ztd_digest_find(&e->digests, c);
     if (!k)
         return NULL;
+    size_t n = 2 * e->digests.n; /* answers, then as many "asked before" flags */
     struct MHD_Response **v = __atomic_load_n(&e->component_resp, __ATOMIC_ACQUIRE);
     if (!v && !make)
         return NULL;
     if (!v) {
         struct MHD_Response **none = NULL;
-        if (!(v = calloc(2 * e->digests.n, sizeof(*v))))
+        if (!(v = calloc(n, sizeof(*v) + 1)))
             return NULL;
         if (!__atomic_compare_exchange_n(&e->component_resp, &none, v, false, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE)) {
@@ -118,7 +119,15 @@ struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component 
             v = none;
         }
     }
-    return &v[2 * (size_t)(k - e->digests.v) + (blob ? 1 : 0)];
+    size_t i = 2 * (size_t)(k - e->digests.v) + (blob ? 1 : 0);
+    uint8_t *asked = (uint8_t *)(v + n);
+    /* A component's first request is answered alone: only one asked for again
+     * gets a copy, so a client that reads a model once, tensor by tensor,
+     * leaves none behind. */
+    if (!__atomic_load_n(&v[i], __ATOMIC_ACQUIRE) &&
+        !__atomic_exchange_n(&asked[i], 1, __ATOMIC_RELAXED))
+        return NULL;
+    return &v[i];
 }
 
 /* Made by the first request for it, not by the scan: the JSON of every

@@ -60,7 +60,8 @@ typedef struct ztd_entry {
     struct MHD_Response *manifest_resp[1 + ZTD_CODINGS];
     /* The 200 answers to its small verified components, by name and by blob
      * URL (two per entry of digests.v): NULL until a request builds one
-     * (http/body.h); the array is made on first use; destroyed with the entry. */
+     * (http/body.h), followed by as many bytes that say "asked for once"; the
+     * array is made on first use; destroyed with the entry. */
     struct MHD_Response **component_resp; /* atomic */
     /* A file of the upstream (store/upstream.h), else NULL: file is then its
      * remote model (no fd), and up_free releases both. */
@@ -157,7 +158,11 @@ void ztd_entry_release(ztd_entry *e);
 const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len);
 /* Where the shared 200 answer to component c (which has a sha256 digest) by
  * name (blob false) or by blob URL is kept; NULL when c has no digest, when
- * the entry has no slots yet and make is false, or memory ran out. */
+ * the entry has no slots yet and make is false, when memory ran out, or for
+ * the first request for that answer in this file version (none is built yet:
+ * a component asked for once, as by a client that loads a model tensor by
+ * tensor, is answered alone and costs no copy; the next request gets the
+ * slot). */
 struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob,
                                                bool make);
 

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Shared answers: once a small raw component's sha256 is verified, its 200 answer (by name,
-# and by blob URL with its own Cache-Control) is built once and shared by every request
+# and by blob URL with its own Cache-Control) is built once, by its second request (one
+# asked for once, as by a loader reading a model tensor by tensor, keeps no copy), and
+# shared by every request
 # that sends no X-Request-Id of its own; ztensord_shared_response_bytes counts their copies
 # against shared_response_memory. Whatever the sharing, every answer is the one a request
 # would get alone: the bytes, ETag, Repr-Digest, X-Ztensor-* headers; HEAD, Range,
@@ -21,6 +23,17 @@ shared_limit() { curl -s "$URL/metrics" | awk '$1 == "ztensord_shared_response_b
 
 check_eq "metrics: nothing shared before any request" "$(shared_used)" 0
 check_eq "metrics: the default limit, 64 MiB" "$(shared_limit)" $((64 << 20))
+
+# asked for once (a loader reads each tensor once): answered from the file, no copy
+SHA_B=$(sha256sum "$T/b.raw" | cut -d' ' -f1)
+http "$T/once" "$URL/v1/blobs/sha256:$SHA_B"
+check_code "once by blob: 200" 200
+check "once by blob: the bytes" cmp -s "$T/once.body" "$T/b.raw"
+http "$T/once" "$M/objects/b/data"
+check_code "once by name: 200" 200
+check "once by name: the bytes" cmp -s "$T/once.body" "$T/b.raw"
+check_eq "metrics: a component asked for once by name and once by blob keeps no copy" \
+    "$(shared_used)" 0
 
 SHA_A=$(sha256sum "$T/a.raw" | cut -d' ' -f1)
 B64_A=$(openssl dgst -sha256 -binary "$T/a.raw" | base64)
@@ -43,12 +56,15 @@ for i in 1 2 3; do
 done
 check_eq "by name: the same headers each time" "$(headers_no_date "$T/a3.hdr")" \
     "$(headers_no_date "$T/a1.hdr")"
+check_eq "by name: the first answer (from the file) has the shared one's headers" \
+    "$(headers_no_date "$T/a2.hdr")" "$(headers_no_date "$T/a1.hdr")"
 check_eq "metrics: one 4096-byte copy shared" "$(shared_used)" 4096
 check_nomatch "by name: not immutable" "$(hdr "$T/a1.hdr" Cache-Control)" immutable
 
 http "$T/blob" "$URL/v1/blobs/sha256:$SHA_A"
 check_code "by blob: 200" 200
 same_answer "by blob" "$T/blob"
+check_eq "metrics: by blob once: no copy yet" "$(shared_used)" 4096
 check_match "by blob: immutable" "$(hdr "$T/blob.hdr" Cache-Control)" immutable
 http "$T/blob2" "$URL/v1/blobs/sha256:$SHA_A"
 check_match "by blob again: immutable" "$(hdr "$T/blob2.hdr" Cache-Control)" immutable
