@@ -693,6 +693,11 @@ void ztd_body_set_shared_limit(uint64_t bytes)
     __atomic_store_n(&g_shared_limit, bytes, __ATOMIC_RELAXED);
 }
 
+void ztd_body_destroy_shared(void *answer)
+{
+    MHD_destroy_response(answer);
+}
+
 bool ztd_body_shared_room(uint64_t len)
 {
     return ztd_body_shared_bytes() + len <= __atomic_load_n(&g_shared_limit, __ATOMIC_RELAXED);
@@ -745,7 +750,8 @@ static struct MHD_Response *shared_span_response(const ztd_body *b)
  * (the caller answers as without a slot). */
 static struct MHD_Response *shared_response(const ztd_body *b)
 {
-    struct MHD_Response *resp = __atomic_load_n(b->shared, __ATOMIC_ACQUIRE);
+    void *built = __atomic_load_n(b->shared, __ATOMIC_ACQUIRE);
+    struct MHD_Response *resp = built;
     if (!resp) {
         resp = b->kind == ZTD_BODY_MEM ? MHD_create_response_from_buffer(
                                              (size_t)b->len, (void *)b->mem, MHD_RESPMEM_PERSISTENT)
@@ -760,8 +766,8 @@ static struct MHD_Response *shared_response(const ztd_body *b)
             MHD_destroy_response(resp);
             return NULL;
         }
-        struct MHD_Response *none = NULL;
-        if (!__atomic_compare_exchange_n(b->shared, &none, resp, false, __ATOMIC_ACQ_REL,
+        void *none = NULL;
+        if (!__atomic_compare_exchange_n(b->shared, &none, (void *)resp, false, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE)) {
             MHD_destroy_response(resp);
             resp = none;

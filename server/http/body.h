@@ -45,11 +45,12 @@ typedef struct ztd_body {
     /* MEM, or FD of at most ZTD_SHARED_SPAN_MAX bytes: where the 200 answer to
      * a GET or HEAD with no Range and no condition that changes it is kept,
      * once built, for every request that ztd_req_can_share() allows (an atomic
-     * slot whose owner destroys the response; the bytes, headers and
+     * slot holding a struct MHD_Response * once built, whose owner destroys it
+     * with ztd_body_destroy_shared(); the bytes, headers and
      * validators must be the same for all). FD bytes are copied into memory
      * counted against ztd_body_set_shared_limit(); past it, each request
      * builds its own answer as without a slot. */
-    struct MHD_Response **shared;
+    void **shared;
     /* extra headers (tensor metadata) */
     bool (*add_headers)(struct MHD_Response *resp, const void *ctx); /* false: one failed */
     const void *ctx;
@@ -64,6 +65,9 @@ uint64_t ztd_body_shared_bytes(void);
 /* Would a span of len bytes fit in the bound now? (A hint: the bound is checked
  * again when the copy is made.) */
 bool ztd_body_shared_room(uint64_t len);
+/* Destroys a shared answer (a slot's struct MHD_Response *): what the catalog
+ * is given to destroy those its entries hold (ztd_catalog_answer_free). */
+void ztd_body_destroy_shared(void *answer);
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b);
 /* What ztd_send_body will answer to the request's Range and conditionals for

@@ -20,6 +20,7 @@
 #include "http/routes.h"
 #include "http/tcp_acked.h"
 #include "http/unix_listen.h"
+#include "store/catalog.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -509,6 +510,7 @@ static int load_tls(ztd_server *s)
 int ztd_http_start(ztd_server *s)
 {
     ztd_body_set_shared_limit(s->cfg->shared_response_memory);
+    ztd_catalog_answer_free(ztd_body_destroy_shared);
     if (s->listen_fd < 0 && bind_listen(s) != 0)
         return -1;
     s->port = socket_port(s->listen_fd);

@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,14 +68,26 @@ static void entry_hold(ztd_entry *e)
     __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
 }
 
+static void (*g_answer_free)(void *answer);
+
+void ztd_catalog_answer_free(void (*destroy)(void *answer))
+{
+    g_answer_free = destroy;
+}
+
+static void answer_free(void *answer)
+{
+    if (answer && g_answer_free)
+        g_answer_free(answer);
+}
+
 static void entry_drop(ztd_entry *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     ztd_fdcache_forget(&e->fds);
     for (size_t i = 0; e->component_resp && i < 2 * e->digests.n; i++)
-        if (e->component_resp[i])
-            MHD_destroy_response(e->component_resp[i]);
+        answer_free(e->component_resp[i]);
     free(e->component_resp);
     ztd_digest_checks_free(&e->digests);
     ztd_decode_marks_free(e->decode_marks);
@@ -92,25 +103,23 @@ static void entry_drop(ztd_entry *e)
      * them now: each request pinned the entry until libmicrohttpd reported it
      * complete, which it does only once the response is sent or given up. */
     for (size_t i = 0; i < sizeof(e->manifest_resp) / sizeof(e->manifest_resp[0]); i++)
-        if (e->manifest_resp[i])
-            MHD_destroy_response(e->manifest_resp[i]);
+        answer_free(e->manifest_resp[i]);
     zt_free(e->manifest_json);
     ztd_coded_set_free(&e->manifest_coded);
     free(e);
 }
 
-struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob,
-                                               bool make)
+void **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob, bool make)
 {
     const ztd_digest_check *k = ztd_digest_find(&e->digests, c);
     if (!k)
         return NULL;
     size_t n = 2 * e->digests.n; /* answers, then as many "asked before" flags */
-    struct MHD_Response **v = __atomic_load_n(&e->component_resp, __ATOMIC_ACQUIRE);
+    void **v = __atomic_load_n(&e->component_resp, __ATOMIC_ACQUIRE);
     if (!v && !make)
         return NULL;
     if (!v) {
-        struct MHD_Response **none = NULL;
+        void **none = NULL;
         if (!(v = calloc(n, sizeof(*v) + 1)))
             return NULL;
         if (!__atomic_compare_exchange_n(&e->component_resp, &none, v, false, __ATOMIC_ACQ_REL,

@@ -23,8 +23,6 @@
 #include <sys/types.h>
 #include <ztensor/ztensor.h>
 
-struct MHD_Response;
-
 #include "store/coded.h"
 #include "store/digests.h"
 #include "store/fdcache.h"
@@ -56,13 +54,14 @@ typedef struct ztd_entry {
 
     ztd_coded_set manifest_coded; /* manifest_json in zstd and gzip, made on demand */
     /* The manifest's 200 answers (identity, zstd, gzip), built by the first
-     * request that may share one (http/body.h); destroyed with the entry. */
-    struct MHD_Response *manifest_resp[1 + ZTD_CODINGS];
+     * request that may share one (http/body.h: libmicrohttpd responses, opaque
+     * here); destroyed with the entry by ztd_catalog_answer_free's function. */
+    void *manifest_resp[1 + ZTD_CODINGS];
     /* The 200 answers to its small verified components, by name and by blob
      * URL (two per entry of digests.v): NULL until a request builds one
      * (http/body.h), followed by as many bytes that say "asked for once"; the
-     * array is made on first use; destroyed with the entry. */
-    struct MHD_Response **component_resp; /* atomic */
+     * array is made on first use; destroyed with the entry, as above. */
+    void **component_resp; /* atomic */
     /* A file of the upstream (store/upstream.h), else NULL: file is then its
      * remote model (no fd), and up_free releases both. */
     struct ztd_upstream_entry *up;
@@ -163,8 +162,11 @@ const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len);
  * a component asked for once, as by a client that loads a model tensor by
  * tensor, is answered alone and costs no copy; the next request gets the
  * slot). */
-struct MHD_Response **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob,
-                                               bool make);
+void **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob, bool make);
+/* How the shared answers an entry holds (manifest_resp, component_resp) are
+ * destroyed with it: the HTTP layer's function, given once at start-up before
+ * any answer is built. Keeps store/ free of the HTTP library's types. */
+void ztd_catalog_answer_free(void (*destroy)(void *answer));
 
 /* Does the open file still have the size, mtime and ctime it was opened with?
  * False after an in-place write even with its mtime put back: what was
