@@ -35,7 +35,9 @@ Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
                                  RATE bytes a second (60 s at most), the body into OUT; print
                                  the status. Unlike curl --limit-rate (an average that lets a
                                  loopback transfer finish at once), the server stays
-                                 blocked on the socket for the whole transfer.
+                                 blocked on the socket for the whole transfer, which lasts
+                                 at least SIZE / RATE seconds (SIZE: the bytes it reads).
+                                 PORT may be unix:PATH (a Unix socket; Host: localhost).
 """
 import json
 import os
@@ -250,14 +252,19 @@ def cmd_partial(port, method, target, path, nbytes, hold, headers):
 
 
 def cmd_slowget(port, target, out, rate):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if port.startswith("unix:"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        addr, host = port[len("unix:"):], "localhost"
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        addr, host = ("127.0.0.1", int(port)), "127.0.0.1:%s" % port
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: the window
     s.settimeout(10)
-    s.connect(("127.0.0.1", int(port)))
-    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n"
-               % (target, port)).encode("latin-1"))
+    s.connect(addr)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+               % (target, host)).encode("latin-1"))
     step, pause = 16384, 16384 / float(rate)
-    got = b""
+    got = bytearray()  # appended in place: bytes += would copy it all at every step
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         d = s.recv(step)
@@ -266,7 +273,7 @@ def cmd_slowget(port, target, out, rate):
         got += d
         time.sleep(pause)
     s.close()
-    head, _, body = got.partition(b"\r\n\r\n")
+    head, _, body = bytes(got).partition(b"\r\n\r\n")
     with open(out, "wb") as f:
         f.write(body)
     parts = head.split(b" ", 2)

@@ -12,9 +12,11 @@ pack "$T/origin/m.zt" a=u8:$((40 << 20)):"$T/a.bin" b=u8:$((40 << 20)):"$T/b.bin
 start_origin "$T/origin" || finish
 start_sidecar "$T/side" "$O_URL" "$T/cache" --cache-size 64M --upstream-timeout 20s || finish
 
-# a slow reader holds a (about 4 s at 10 MB/s; more than the socket buffers hold)
-curl -s --limit-rate 10M -o "$T/slow" -w '%{http_code} %{size_download}' \
-    "$URL/v1/files/m.zt/objects/a/data" >"$T/slow.st" &
+# a slow reader holds a: zthelp slowget reads through a 64 KiB window at 10 MiB/s, 4 s at
+# least, and the sidecar stays blocked sending it (curl --limit-rate 10M took 3.0-3.7 s and
+# bursts up to 10 MB, which loopback socket buffers can take: the sidecar could be done
+# well before the 2 s the check below needs)
+$HELP slowget "$PORT" /v1/files/m.zt/objects/a/data "$T/slow" $((10 << 20)) >"$T/slow.code" &
 slow=$!
 sleep 0.5
 t0=$(date +%s%N)
@@ -25,14 +27,14 @@ check_same "b: bytes" "$T/r.body" "$T/b.bin"
 check "b waited for a's response to end (>= 1.5 s: $(((t1 - t0) / 1000000)) ms)" \
     [ $(((t1 - t0) / 1000000)) -ge 1500 ]
 wait "$slow"
-check_eq "a: sent whole while b waited" "$(cat "$T/slow.st")" "200 $((40 << 20))"
+check_eq "a: sent whole while b waited" "$(cat "$T/slow.code") $(stat -c %s "$T/slow")" "200 $((40 << 20))"
 check_same "a: bytes" "$T/slow" "$T/a.bin"
 check_eq "a was evicted for b" "$(metric "$URL" '^ztensord_cache_evictions_total')" 1
 stop_daemon
 
 # no room within upstream_timeout: 507 cache_full
 start_sidecar "$T/side" "$O_URL" "$T/cache2" --cache-size 64M --upstream-timeout 1s || finish
-curl -s --limit-rate 4M -o /dev/null "$URL/v1/files/m.zt/objects/a/data" &
+$HELP slowget "$PORT" /v1/files/m.zt/objects/a/data /dev/null $((4 << 20)) >/dev/null & # 10 s
 slow=$!
 sleep 0.5
 http "$T/r" "$URL/v1/files/m.zt/objects/b/data"

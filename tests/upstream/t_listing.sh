@@ -55,9 +55,10 @@ check_eq "listing after the TTL: revalidated with 304" \
 # ---- a file replaced upstream
 http "$T/r" "$URL/v1/files/a.zt/objects/w/data"
 check_same "version 1" "$T/r.body" "$T/v1.bin"
-# a slow reader of version 1 (cached) across the replacement
-curl -s --limit-rate 3M -o "$T/slow" -w '%{http_code} %{size_download}' \
-    "$URL/v1/files/a.zt/objects/w/data" >"$T/slow.st" &
+# a slow reader of version 1 (cached) across the replacement: zthelp slowget reads through
+# a 64 KiB window at 1 MiB/s, 8 s at least (curl --limit-rate let this 8 MiB loopback
+# transfer end in 0.01 s, before the replacement)
+$HELP slowget "$PORT" /v1/files/a.zt/objects/w/data "$T/slow" $((1 << 20)) >"$T/slow.code" &
 slow=$!
 sleep 0.3
 pack "$T/a2.zt" w=u8:$((8 << 20)):"$T/v2.bin" x=u8:300000:"$T/x2.bin" || finish
@@ -75,6 +76,9 @@ check_code "the next request: the new version" 200
 check_same "the next request: the new version's bytes, not a mix" "$T/r.body" "$T/x2.bin"
 http "$T/r" "$URL/v1/files/a.zt/objects/w/data"
 check_same "then: w of version 2" "$T/r.body" "$T/v2.bin"
+if kill -0 "$slow" 2>/dev/null; then ok "the slow reader of version 1 was still reading when version 2 was served"; else
+    bad "the slow reader of version 1 was still reading when version 2 was served" "it had already finished: nothing crossed the replacement"
+fi
 check_eq "after the TTL: the manifest is version 2's" "$(curl -s "$URL/v1/files/a.zt")" \
     "$(curl -s "$O_URL/v1/files/a.zt")"
 http "$T/r" "$URL/v1/files/a.zt/raw"
@@ -83,7 +87,7 @@ mkdir -p "$T/pulled"
 "$ZT" pull --quiet -o "$T/pulled" "$URL/v1/files/a.zt" >"$T/pull.out" 2>&1
 check_same "after the TTL: zt pull gets version 2" "$T/pulled/a.zt" "$T/origin/a.zt"
 wait "$slow"
-check_eq "the slow reader: complete" "$(cat "$T/slow.st")" "200 $((8 << 20))"
+check_eq "the slow reader: complete" "$(cat "$T/slow.code") $(stat -c %s "$T/slow")" "200 $((8 << 20))"
 check_same "the slow reader: version 1 only" "$T/slow" "$T/v1.bin"
 stop_origin
 finish
