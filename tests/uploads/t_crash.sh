@@ -57,10 +57,11 @@ for i in $(seq 1 20); do
         session_job "$name" 2>/dev/null &
     fi
     JOB=$!
-    # Half of the PUT rounds wait (bounded) for the upload to reach staging before the
-    # random delay, so that a loaded machine, where curl may start late, still kills
-    # uploads in progress; the other rounds kill at any point, also before staging.
-    if [ $mode = put ] && [ $((i % 4)) = 1 ]; then
+    # Half of the rounds of each mode wait (bounded) for the upload to reach staging
+    # before the random delay, so that a loaded machine, where curl may start late, or an
+    # unlucky draw of delays still kills uploads in progress (at least 3 of 10 are
+    # wanted below); the other rounds kill at any point, also before staging.
+    if [ $((i % 4)) -le 2 ] && [ $((i % 4)) -ge 1 ]; then
         for _ in $(seq 1 100); do
             [ "$(staging_count "$R")" -gt 0 ] && break
             sleep 0.05
