@@ -202,7 +202,8 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
          * (http/body.h, catalog.h). An answer already built is used even when
          * the bound has no room for new ones. */
         if (named && !zstd && dk == ZT_DIGEST_SHA256 && b.len <= ZTD_SHARED_SPAN_MAX)
-            b.shared = ztd_entry_component_slot(e, comp, blob, ztd_body_shared_room(b.len));
+            b.shared = ztd_entry_component_slot(e, comp, blob, ztd_body_shared_room(b.len),
+                                                &b.shared_asked);
     } else {
         /* Decoded on the fly: another representation, so another ETag. */
         b.kind = ZTD_BODY_DECODE;

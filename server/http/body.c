@@ -753,6 +753,8 @@ static struct MHD_Response *shared_response(const ztd_body *b)
     void *built = __atomic_load_n(b->shared, __ATOMIC_ACQUIRE);
     struct MHD_Response *resp = built;
     if (!resp) {
+        if (b->shared_asked && !__atomic_exchange_n(b->shared_asked, 1, __ATOMIC_RELAXED))
+            return NULL; /* asked for the first time: answered alone (body.h) */
         resp = b->kind == ZTD_BODY_MEM ? MHD_create_response_from_buffer(
                                              (size_t)b->len, (void *)b->mem, MHD_RESPMEM_PERSISTENT)
                                        : shared_span_response(b);

@@ -51,6 +51,11 @@ typedef struct ztd_body {
      * counted against ztd_body_set_shared_limit(); past it, each request
      * builds its own answer as without a slot. */
     void **shared;
+    /* With shared, for FD spans (else NULL): set by the first request that
+     * could take the shared answer, which is answered alone; the next one
+     * builds it. A component read once (a loader going tensor by tensor)
+     * costs no copy. */
+    uint8_t *shared_asked;
     /* extra headers (tensor metadata) */
     bool (*add_headers)(struct MHD_Response *resp, const void *ctx); /* false: one failed */
     const void *ctx;

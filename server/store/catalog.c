@@ -109,7 +109,8 @@ static void entry_drop(ztd_entry *e)
     free(e);
 }
 
-void **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob, bool make)
+void **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob, bool make,
+                                uint8_t **asked)
 {
     const ztd_digest_check *k = ztd_digest_find(&e->digests, c);
     if (!k)
@@ -129,13 +130,9 @@ void **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob, 
         }
     }
     size_t i = 2 * (size_t)(k - e->digests.v) + (blob ? 1 : 0);
-    uint8_t *asked = (uint8_t *)(v + n);
-    /* A component's first request is answered alone: only one asked for again
-     * gets a copy, so a client that reads a model once, tensor by tensor,
-     * leaves none behind. */
-    if (!__atomic_load_n(&v[i], __ATOMIC_ACQUIRE) &&
-        !__atomic_exchange_n(&asked[i], 1, __ATOMIC_RELAXED))
-        return NULL;
+    if (!make && !__atomic_load_n(&v[i], __ATOMIC_ACQUIRE))
+        return NULL; /* none built, and no room to build one */
+    *asked = (uint8_t *)(v + n) + i;
     return &v[i];
 }
 

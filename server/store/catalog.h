@@ -156,13 +156,12 @@ void ztd_entry_release(ztd_entry *e);
  * entry; *len its length. NULL for an invalid file or out of memory. */
 const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len);
 /* Where the shared 200 answer to component c (which has a sha256 digest) by
- * name (blob false) or by blob URL is kept; NULL when c has no digest, when
- * the entry has no slots yet and make is false, when memory ran out, or for
- * the first request for that answer in this file version (none is built yet:
- * a component asked for once, as by a client that loads a model tensor by
- * tensor, is answered alone and costs no copy; the next request gets the
- * slot). */
-void **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob, bool make);
+ * name (blob false) or by blob URL is kept, and in *asked its "asked for once"
+ * flag (http/body.h: the first request that could take the answer is answered
+ * alone). NULL when c has no digest, when none is built and make (room for a
+ * new one) is false, or when memory ran out. */
+void **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob, bool make,
+                                uint8_t **asked);
 /* How the shared answers an entry holds (manifest_resp, component_resp) are
  * destroyed with it: the HTTP layer's function, given once at start-up before
  * any answer is built. Keeps store/ free of the HTTP library's types. */

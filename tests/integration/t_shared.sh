@@ -29,10 +29,13 @@ SHA_B=$(sha256sum "$T/b.raw" | cut -d' ' -f1)
 http "$T/once" "$URL/v1/blobs/sha256:$SHA_B"
 check_code "once by blob: 200" 200
 check "once by blob: the bytes" cmp -s "$T/once.body" "$T/b.raw"
+# requests that cannot take a shared answer do not count as asking for it
+req "b: a range first" 206 -r 0-99 "$M/objects/b/data"
+req "b: with a client id first" 200 -H 'X-Request-Id: first-1' "$M/objects/b/data"
 http "$T/once" "$M/objects/b/data"
 check_code "once by name: 200" 200
 check "once by name: the bytes" cmp -s "$T/once.body" "$T/b.raw"
-check_eq "metrics: a component asked for once by name and once by blob keeps no copy" \
+check_eq "metrics: a component asked for once by name (after a range and a client id) and once by blob keeps no copy" \
     "$(shared_used)" 0
 
 SHA_A=$(sha256sum "$T/a.raw" | cut -d' ' -f1)
