@@ -113,7 +113,6 @@ static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
 {
     memset(b, 0, sizeof(*b));
     b->entry = e;
-    b->fd = zt_file_fd(e->file);
     b->last_modified = e->mtime_ns / 1000000000;
     b->last_modified_text = e->last_modified;
     /* With read tokens a shared cache must not hand responses to others. */
@@ -172,7 +171,6 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
                          zt_component_encoding_name(comp),
                          (unsigned long long)zt_component_length(comp),
                          (unsigned long long)zt_component_offset(comp));
-    b.fd = zt_component_fd(e->file, comp);
     /* A digest validates only the representation it covers: the stored bytes
      * (1.x), or the decoded bytes (v2); for a raw component both. xxh3 (v2)
      * names a representation as well as sha256 does; crc32c is not used. And
@@ -188,15 +186,14 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
         b.vary_accept_encoding = true;
     if (!zstd || ztd_accepts_zstd(ztd_header(c, "Accept-Encoding"))) {
         /* The stored bytes: sendfile straight from the file. */
-        b.kind = ZTD_BODY_FD;
-        b.off = zt_component_offset(comp);
-        b.len = zt_component_length(comp);
+        ztd_body_single(&b, ztd_seg_file(zt_component_fd(e->file, comp), zt_component_offset(comp),
+                                         zt_component_length(comp)));
         b.content_encoding = zstd ? "zstd" : NULL;
         b.sha256 = covers_stored ? sha : NULL;
         if (named && covers_stored)
             quote_etag(b.etag, sizeof(b.etag), zt_component_digest(comp));
         else
-            ztd_identity_etag(e, b.off, b.len, b.etag);
+            ztd_identity_etag(e, zt_component_offset(comp), b.len, b.etag);
         /* Verified raw bytes never change for this entry, nor do their headers:
          * a small component's answer can be built once, by its second request
          * (http/body.h, catalog.h). An answer already built is used even when
@@ -206,10 +203,7 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
                                                 &b.shared_asked);
     } else {
         /* Decoded on the fly: another representation, so another ETag. */
-        b.kind = ZTD_BODY_DECODE;
-        b.zf = e->file;
-        b.zc = comp;
-        b.len = zt_component_decoded_length(comp);
+        ztd_body_single(&b, ztd_seg_decode(e->file, comp));
         b.sha256 = covers_decoded ? sha : NULL;
         char id[40];
         ztd_identity_etag(e, zt_component_offset(comp), b.len, id);
@@ -253,9 +247,7 @@ static enum MHD_Result send_manifest(ztd_server *s, struct MHD_Connection *c, zt
     }
     ztd_body b;
     init_body(&b, s, e);
-    b.kind = ZTD_BODY_MEM;
-    b.mem = cd ? cd->bytes : json;
-    b.len = cd ? cd->len : json_len;
+    ztd_body_single(&b, ztd_seg_mem(cd ? cd->bytes : json, cd ? cd->len : json_len));
     b.content_type = "application/json";
     b.content_encoding = cd ? ztd_coding_name(k) : NULL;
     b.vary_accept_encoding = true;
@@ -285,9 +277,8 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
     ztd_req_set_ctx(r, x, object_ctx_free);
     ztd_body b;
     init_body(&b, s, e);
-    b.kind = ZTD_BODY_MEM;
-    b.mem = x->json; /* MEM bodies are PERSISTENT: x outlives the response */
-    b.len = strlen(x->json);
+    /* MEM bodies are PERSISTENT: x outlives the response */
+    ztd_body_single(&b, ztd_seg_mem(x->json, strlen(x->json)));
     b.content_type = "application/json";
     tagged_etag(b.etag, "object", e);
     return ztd_send_body(c, r, &b);
@@ -336,9 +327,7 @@ static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd
     if (m->route == ZTD_ROUTE_RAW) {
         ztd_body b;
         init_body(&b, s, e);
-        b.kind = ZTD_BODY_FD;
-        b.off = 0;
-        b.len = e->size;
+        ztd_body_single(&b, ztd_seg_file(zt_file_fd(e->file), 0, e->size));
         b.content_type = "application/octet-stream";
         /* v2: the same strong validator on every copy of the file (catalog_v2.h) */
         if (e->v2 && e->v2->raw_etag[0])
@@ -411,7 +400,7 @@ enum MHD_Result ztd_read_list(ztd_server *s, struct MHD_Connection *c, ztd_req *
  * bytes /raw needs between components, and the first byte of a fill are
  * waited for off the workers (http/offload.h): an upstream that fails then
  * gets a clear 502/504 instead of a 200 cut short. Later bytes are streamed
- * to the client as the fill lands them (http/body_cache.h). */
+ * to the client as the fill lands them (http/seg_stream.h). */
 
 enum { UP_OPEN = 1, UP_SEGS, UP_WAIT, UP_WAITED, UP_ROOM };
 
@@ -638,7 +627,7 @@ static bool must_wait_whole(struct MHD_Connection *c, up_req *x, const ztd_body 
  * workers)? Only the first: it shows the upstream answers, so that a fetch
  * that fails at once is answered 502/504, not a 200 cut short; the bytes a
  * range needs further on are waited for by the response's reader
- * (http/body_cache.h), which holds no thread meanwhile. */
+ * (http/seg_stream.h), which holds no thread meanwhile. */
 static bool must_wait(up_req *x, ztd_cache_item *it)
 {
     uint64_t ready;
@@ -752,9 +741,9 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
     meta_ctx meta = {o, comp};
     ztd_body b;
     init_component_body(&b, s, e, &meta);
-    b.kind = ZTD_BODY_CACHE;
-    b.fd = -1;
-    b.len = zt_component_length(comp);
+    x->one = ztd_seg_item(NULL, 0, zt_component_length(comp));
+    ztd_body_single(&b, x->one);
+    b.segs = &x->one; /* its item is set below, once held */
     b.content_encoding = zstd ? "zstd" : NULL;
     b.vary_accept_encoding = zstd;
     /* A digest names the stored bytes as send_component says (sha256, or a v2
@@ -774,9 +763,6 @@ static enum MHD_Result send_upstream_component(ztd_server *s, struct MHD_Connect
     } else {
         ztd_upstream_span_etag(e, zt_component_offset(comp), b.len, b.etag);
     }
-    x->one = (ztd_body_seg){.len = b.len};
-    b.segs = &x->one;
-    b.nsegs = 1;
     uint64_t lo, hi;
     if (needed_span(c, r, &b, &lo, &hi)) {
         ztd_cache_item *it;
@@ -834,10 +820,7 @@ static enum MHD_Result send_upstream_decoded(ztd_server *s, struct MHD_Connectio
     meta_ctx meta = {o, comp};
     ztd_body b;
     init_component_body(&b, s, e, &meta);
-    b.kind = ZTD_BODY_DECODE;
-    b.zf = e->file;
-    b.zc = comp;
-    b.len = zt_component_decoded_length(comp);
+    ztd_body_single(&b, ztd_seg_decode(e->file, comp));
     b.vary_accept_encoding = true;
     decoded_validators(s, &b, e, comp, blob);
     uint64_t lo, hi, ready;
@@ -864,9 +847,9 @@ static enum MHD_Result send_upstream_decoded(ztd_server *s, struct MHD_Connectio
             return ztd_error(c, r, ZTD_ERR_UPSTREAM_TIMEOUT,
                              "upstream %s: the component did not arrive whole in time",
                              ztd_upstream_url(s->upstream));
-        b.stored_at_fd = true;
-        b.fd = ztd_cache_item_fd(it);
-        b.off = 0;
+        b.one.stored_at_fd = true;
+        b.one.fd = ztd_cache_item_fd(it);
+        b.one.off = 0;
     }
     return ztd_send_body(c, r, &b);
 }
@@ -903,8 +886,6 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
     }
     ztd_body b;
     init_body(&b, s, e);
-    b.kind = ZTD_BODY_CACHE;
-    b.fd = -1;
     b.len = e->size;
     b.content_type = "application/octet-stream";
     if (e->v2 && e->v2->raw_etag[0]) /* the origin's v2 /raw validator (catalog_v2.h) */
@@ -923,7 +904,7 @@ static enum MHD_Result send_upstream_raw(ztd_server *s, struct MHD_Connection *c
     size_t nfull = 0;
     for (size_t i = 0; i < x->nsegs; i++) {
         const ztd_upstream_seg *u = &x->useg[i];
-        x->segs[i] = (ztd_body_seg){.len = u->len, .mem = u->mem};
+        x->segs[i] = u->comp ? ztd_seg_item(NULL, 0, u->len) : ztd_seg_mem(u->mem, u->len);
         if (!u->comp || !reads || u->at + u->len <= lo || u->at >= hi)
             continue;
         char msg[600];
@@ -1015,12 +996,8 @@ static enum MHD_Result read_upstream_blob(ztd_server *s, struct MHD_Connection *
     /* Complete, so checked against its digest: served as it is, from the cache. */
     ztd_body b;
     memset(&b, 0, sizeof(b));
-    b.kind = ZTD_BODY_CACHE;
-    b.fd = -1;
-    b.len = ztd_cache_item_size(it);
-    x->one = (ztd_body_seg){.len = b.len, .item = it};
-    b.segs = &x->one;
-    b.nsegs = 1;
+    x->one = ztd_seg_item(it, 0, ztd_cache_item_size(it));
+    ztd_body_single(&b, x->one);
     b.content_type = "application/octet-stream";
     b.cache_control =
         s->cfg->require_read_token ? "private, max-age=31536000, immutable" : IMMUTABLE;

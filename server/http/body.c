@@ -1,17 +1,17 @@
 /*
- * Byte responses (see body.h). A file span goes out with sendfile through
- * MHD's fd response (the fd is dup()ed per response, as MHD closes it);
- * several ranges as multipart/byteranges read with pread; a zstd component is
- * decoded on the fly by libztensor's pull decoder (pread-based, so a file
- * truncated in place gives a short response, never SIGBUS). A decoded span
- * takes one of max_decode_streams slots (decode.c), is checked and decoded up
- * to its first bytes before the response is queued, so that a component that
- * does not decode gets a clear error, and a body that fails later ends its
- * connection at once.
+ * Byte responses (see body.h): the plan, made once per request, and the
+ * response for it. A span within one segment goes out its own way: a file
+ * span with sendfile through MHD's fd response (the fd is dup()ed per
+ * response, as MHD closes it), memory as it is, a decoded component through
+ * its decoder (decode_stream.h), a complete cache item as a file. A span
+ * across segments goes out as an iovec or a reader (seg_stream.h); several
+ * ranges of one file or memory segment as multipart/byteranges read with
+ * pread.
  */
 #include "http/body.h"
 #include "http/conns.h"
-#include "store/decode.h"
+#include "http/decode_stream.h"
+#include "http/seg_stream.h"
 #include "core/log.h"
 #include "http/range.h"
 #include "http/response.h"
@@ -29,238 +29,11 @@
 #define BLOCK (256u * 1024)
 #define ZTD_SMALL_BODY (64u * 1024) /* spans up to this go out from memory, see small_response */
 
-/* ---- ending a response that cannot be finished */
-
 static int conn_socket(struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     return ci ? ci->connect_fd : -1;
-}
-
-/* A body that cannot be finished must end its connection at once (RFC 9112
- * §9.6), so the client knows it is incomplete. libmicrohttpd 0.9.75 closes the
- * connection when a content reader reports an error, but under MHD_USE_TURBO
- * without a shutdown(), and when the error comes from the first read (made
- * from its idle handler) it frees the connection only at its next event: the
- * client waited for connection_timeout. The shutdown here tells the client at
- * once and wakes the daemon's epoll to clean up. */
-static ssize_t cut(int sock)
-{
-    if (sock >= 0)
-        shutdown(sock, SHUT_RDWR);
-    return MHD_CONTENT_READER_END_WITH_ERROR;
-}
-
-/* Why a span could not be turned into a response, beyond "out of memory". */
-typedef struct body_fail {
-    ztd_err err; /* ZTD_ERR_NONE: nothing recorded */
-    char msg[900];
-} body_fail;
-
-/* ---- decoded component stream (single span at most) */
-
-/* Decoded before the response is queued: a component that fails at its start
- * (or before the range) gets a clear error instead of a 200 cut short, and a
- * span this small needs no decoder once the response is made. */
-#define DECODE_HEAD ZTD_SMALL_BODY
-
-typedef struct dstream {
-    zt_decoder *d;
-    ztd_entry *entry;
-    const zt_component *zc;
-    uint64_t at, end; /* decoded offsets: the next byte to produce, the span's end */
-    char *head;       /* decoded ahead, sent first */
-    size_t head_len, head_pos;
-    int sock;
-    bool slot; /* holds a max_decode_streams slot */
-} dstream;
-
-static void dstream_free(void *cls)
-{
-    dstream *s = cls;
-    zt_decoder_free(s->d);
-    free(s->head);
-    ztd_entry_release(s->entry);
-    if (s->slot)
-        ztd_decode_release(); /* after the decoder's memory is freed: it may trim */
-    free(s);
-}
-
-/* The decoder ends only at the component's end, which no span passes; but a
- * response must never be left waiting for bytes that will not come. */
-static zt_status ended_early(zt_error *err, uint64_t at)
-{
-    memset(err, 0, sizeof(*err));
-    err->code = ZT_E_SIZE;
-    snprintf(err->message, sizeof(err->message), "decoded data ends early, at byte %llu",
-             (unsigned long long)at);
-    return ZT_E_SIZE;
-}
-
-/* Up to cap decoded bytes of the span (all of it unless it ends first). */
-static zt_status dstream_fill(dstream *s, char *buf, size_t cap, size_t *got, zt_error *err)
-{
-    *got = 0;
-    if (cap > s->end - s->at)
-        cap = (size_t)(s->end - s->at);
-    while (*got < cap) {
-        size_t n;
-        zt_status st = zt_decoder_read(s->d, buf + *got, cap - *got, &n, err);
-        if (!st && n == 0)
-            st = ended_early(err, s->at);
-        if (st)
-            return st;
-        *got += n;
-        s->at += n;
-    }
-    return ZT_OK;
-}
-
-static zt_status dstream_skip(dstream *s, uint64_t skip, zt_error *err)
-{
-    char scratch[16384];
-    uint64_t end = s->end;
-    s->end = skip;
-    zt_status st = ZT_OK;
-    while (!st && s->at < skip) {
-        size_t n;
-        st = dstream_fill(s, scratch, sizeof(scratch), &n, err);
-    }
-    s->end = end;
-    return st;
-}
-
-static ssize_t dstream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    dstream *s = cls;
-    (void)pos; /* libmicrohttpd reads in order */
-    if (s->head) {
-        size_t n = s->head_len - s->head_pos < max ? s->head_len - s->head_pos : max;
-        memcpy(buf, s->head + s->head_pos, n);
-        if ((s->head_pos += n) == s->head_len) {
-            free(s->head);
-            s->head = NULL;
-        }
-        return (ssize_t)n;
-    }
-    if (s->at == s->end)
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    uint64_t at = s->at;
-    size_t n;
-    zt_error err;
-    if (dstream_fill(s, buf, max, &n, &err) == ZT_OK)
-        return (ssize_t)n;
-    ztd_log(ZTD_LOG_ERROR,
-            "decoding \"%s\" failed after %llu decoded bytes; response cut short: %s",
-            s->entry->name, (unsigned long long)at, err.message);
-    ztd_decode_mark_bad(&s->entry->decode_marks, s->entry->file, s->zc, &err);
-    return cut(s->sock);
-}
-
-/* The error for a component that does not decode (first failure: `code`, `why`). */
-static void refuse_undecodable(body_fail *f, const ztd_body *b, zt_status code, const char *why)
-{
-    f->err = ztd_err_of_zt(code, ZTD_OP_DECODE);
-    snprintf(f->msg, sizeof(f->msg),
-             "\"%s\": the component cannot be decoded: %s; its stored bytes are served to "
-             "requests with Accept-Encoding: zstd",
-             b->entry->name, why);
-}
-
-static void decode_failed(body_fail *f, const ztd_body *b, const zt_error *err)
-{
-    if (ztd_decode_is_data_error(err->code)) {
-        ztd_decode_mark_bad(&b->entry->decode_marks, b->zf, b->zc, err);
-        refuse_undecodable(f, b, err->code, err->message);
-    } else if (ztd_err_of_zt(err->code, ZTD_OP_DECODE) == ZTD_ERR_FILE_CHANGED) {
-        f->err = ZTD_ERR_FILE_CHANGED;
-        snprintf(f->msg, sizeof(f->msg),
-                 "\"%s\" could not be read (%s); retry once it has been rescanned", b->entry->name,
-                 err->message);
-    } /* else out of memory: the caller's 500 */
-}
-
-/* Frames are checked once per component, by the first response that decodes to
- * its end (where a frame shorter than declared would cut it). */
-static zt_status check_frames(const ztd_body *b, uint64_t span_end, zt_error *err)
-{
-    if (span_end != b->len ||
-        ztd_decode_get(&b->entry->decode_marks, b->zf, b->zc) != ZTD_DECODE_UNCHECKED)
-        return ZT_OK;
-    zt_status st = b->stored_at_fd ? zt_component_check_frames_at(b->zf, b->zc, b->fd, b->off, err)
-                                   : zt_component_check_frames(b->zf, b->zc, err);
-    if (!st)
-        ztd_decode_mark_ok(&b->entry->decode_marks, b->zf, b->zc);
-    return st;
-}
-
-/* Decoder, skip to the span, decode its head. */
-static zt_status dstream_start(dstream *s, const ztd_body *b, uint64_t start, uint64_t len,
-                               zt_error *err)
-{
-    zt_status st = check_frames(b, start + len, err);
-    if (!st)
-        st = b->stored_at_fd ? zt_decoder_new_at(b->zf, b->zc, b->fd, b->off, &s->d, err)
-                             : zt_decoder_new(b->zf, b->zc, &s->d, err);
-    if (!st)
-        st = dstream_skip(s, start, err);
-    if (st)
-        return st;
-    s->head_len = len < DECODE_HEAD ? (size_t)len : DECODE_HEAD;
-    if (!(s->head = malloc(s->head_len))) {
-        err->code = ZT_E_NOMEM;
-        return ZT_E_NOMEM;
-    }
-    size_t n;
-    return dstream_fill(s, s->head, s->head_len, &n, err);
-}
-
-static struct MHD_Response *decode_response(const ztd_req *r, const ztd_body *b, uint64_t start,
-                                            uint64_t len, int sock, body_fail *f)
-{
-    zt_status code;
-    const char *why = ztd_decode_why(&b->entry->decode_marks, b->zf, b->zc, &code);
-    if (why) {
-        refuse_undecodable(f, b, code, why);
-        return NULL;
-    }
-    if (!strcmp(r->method, "HEAD"))
-        return ztd_head_response(len);
-    if (!ztd_decode_acquire(b->max_decode_streams)) {
-        f->err = ZTD_ERR_TOO_MANY_DECODERS;
-        snprintf(f->msg, sizeof(f->msg),
-                 "%u zstd components are being decoded already (max_decode_streams); retry, or "
-                 "accept zstd (Accept-Encoding: zstd) to get the stored bytes",
-                 b->max_decode_streams);
-        return NULL;
-    }
-    dstream *s = calloc(1, sizeof(*s));
-    if (!s) {
-        ztd_decode_release();
-        return NULL;
-    }
-    s->slot = true;
-    s->entry = b->entry;
-    ztd_entry_retain(s->entry);
-    s->zc = b->zc;
-    s->end = start + len;
-    s->sock = sock;
-    zt_error err;
-    if (dstream_start(s, b, start, len, &err)) {
-        decode_failed(f, b, &err);
-        dstream_free(s);
-        return NULL;
-    }
-    struct MHD_Response *resp;
-    if (s->at == s->end) { /* all of it decoded: no decoder to keep */
-        resp = MHD_create_response_from_buffer_with_free_callback(s->head_len, s->head, free);
-        if (resp)
-            s->head = NULL;
-        dstream_free(s);
-        return resp;
-    }
-    return ztd_reader_response(len, BLOCK, dstream_read, s, dstream_free);
 }
 
 /* ---- multipart/byteranges from a file */
@@ -311,7 +84,7 @@ static ssize_t mpart_read(void *cls, uint64_t pos, char *buf, size_t max)
         return (ssize_t)n;
     }
     ssize_t r = pread(m->fd, buf, n, (off_t)(m->base + s->src + within));
-    return r > 0 ? r : cut(m->sock);
+    return r > 0 ? r : ztd_body_cut(m->sock);
 }
 
 static int add_seg(mpart *m, uint64_t *at, char *text, uint64_t len, uint64_t src)
@@ -336,9 +109,10 @@ static struct MHD_Response *multipart_response(const ztd_body *b, const ztd_plan
         free(m);
         return NULL;
     }
-    m->fd = b->kind == ZTD_BODY_FD ? dup(b->fd) : -1;
-    m->mem = b->kind == ZTD_BODY_MEM ? b->mem : NULL;
-    m->base = b->off;
+    const ztd_body_seg *g = &b->segs[0];
+    m->fd = g->kind == ZTD_SEG_FILE ? dup(g->fd) : -1;
+    m->mem = g->kind == ZTD_SEG_MEM ? (const char *)g->mem : NULL;
+    m->base = g->off;
     m->entry = b->entry;
     ztd_entry_retain(m->entry);
     m->sock = sock;
@@ -387,7 +161,7 @@ static ssize_t fstream_read(void *cls, uint64_t pos, char *buf, size_t max)
     if (max > f->len - pos)
         max = (size_t)(f->len - pos);
     ssize_t r = pread(f->fd, buf, max, (off_t)(f->off + pos));
-    return r > 0 ? r : cut(f->sock);
+    return r > 0 ? r : ztd_body_cut(f->sock);
 }
 
 static void fstream_free(void *cls)
@@ -397,15 +171,16 @@ static void fstream_free(void *cls)
     free(f);
 }
 
-static struct MHD_Response *copy_response(const ztd_body *b, uint64_t start, uint64_t len, int sock)
+static struct MHD_Response *copy_response(const ztd_body_seg *g, uint64_t start, uint64_t len,
+                                          int sock)
 {
     fstream *f = malloc(sizeof(*f));
-    if (!f || (f->fd = dup(b->fd)) < 0) {
+    if (!f || (f->fd = dup(g->fd)) < 0) {
         free(f);
         return NULL;
     }
     f->sock = sock;
-    f->off = b->off + start;
+    f->off = g->off + start;
     f->len = len;
     return ztd_reader_response(len, 64 * 1024, fstream_read, f, fstream_free);
 }
@@ -482,12 +257,12 @@ static void small_buf_put(void *p)
     l->n++;
 }
 
-static struct MHD_Response *small_response(const ztd_body *b, uint64_t start, uint64_t len)
+static struct MHD_Response *small_response(const ztd_body_seg *g, uint64_t start, uint64_t len)
 {
     char *buf = small_buf_get();
     if (!buf)
         return NULL;
-    ssize_t r = pread(b->fd, buf, (size_t)len, (off_t)(b->off + start));
+    ssize_t r = pread(g->fd, buf, (size_t)len, (off_t)(g->off + start));
     if (r != (ssize_t)len) { /* the file shrank since fstat: refuse like a bad span */
         small_buf_put(buf);
         return NULL;
@@ -499,51 +274,68 @@ static struct MHD_Response *small_response(const ztd_body *b, uint64_t start, ui
     return resp;
 }
 
-/* ---- single span */
+/* ---- a span: within one segment, or across several */
+
+/* [start, start + len) of file segment g. */
+static struct MHD_Response *file_response(const ztd_body *b, const ztd_body_seg *g, uint64_t start,
+                                          uint64_t len, int sock)
+{
+    if (b->tls)
+        return copy_response(g, start, len, sock);
+    if (len <= ZTD_SMALL_BODY)
+        return small_response(g, start, len);
+    int fd = dup(g->fd);
+    if (fd < 0)
+        return NULL;
+    struct MHD_Response *resp = MHD_create_response_from_fd_at_offset64(len, fd, g->off + start);
+    if (!resp)
+        close(fd);
+    return resp;
+}
+
+/* A complete cache item's span is a file span (sendfile); false when the
+ * item is still filling. */
+static bool item_as_file(const ztd_body_seg *g, ztd_body_seg *out)
+{
+    uint64_t ready;
+    if (!g->item || ztd_cache_item_state(g->item, &ready) != ZTD_CACHE_COMPLETE)
+        return false; /* none held (the answer reads no byte), or filling */
+    *out = ztd_seg_file(ztd_cache_item_fd(g->item), g->off, g->len);
+    out->immutable = true;
+    return true;
+}
 
 static struct MHD_Response *span_response(const ztd_req *r, const ztd_body *b, uint64_t start,
-                                          uint64_t len, int sock, body_fail *f)
+                                          uint64_t len, int sock, ztd_body_fail *f)
 {
     if (len == 0)
         return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    switch (b->kind) {
-    case ZTD_BODY_FD: {
-        if (b->tls)
-            return copy_response(b, start, len, sock);
-        if (len <= ZTD_SMALL_BODY)
-            return small_response(b, start, len);
-        int fd = dup(b->fd);
-        if (fd < 0)
-            return NULL;
-        struct MHD_Response *resp =
-            MHD_create_response_from_fd_at_offset64(len, fd, b->off + start);
-        if (!resp)
-            close(fd);
-        return resp;
-    }
-    case ZTD_BODY_MEM:
-        return MHD_create_response_from_buffer((size_t)len, (void *)(b->mem + start),
-                                               MHD_RESPMEM_PERSISTENT);
-    case ZTD_BODY_DECODE:
-        return decode_response(r, b, start, len, sock, f);
-    case ZTD_BODY_CACHE: {
-        ztd_body fb = *b;
-        uint64_t at = start;
-        if (ztd_cache_span_in_item(b->segs, b->nsegs, &at, len, &fb.fd, &fb.off, &fb.len)) {
-            fb.kind = ZTD_BODY_FD; /* complete: sent as a local file is */
-            return span_response(r, &fb, at, len, sock, f);
+    bool head = !strcmp(r->method, "HEAD");
+    uint64_t at;
+    const ztd_body_seg *g = &b->segs[ztd_seg_find(b->segs, b->nsegs, start, &at)];
+    ztd_body_seg whole;
+    if (start + len <= at + g->len) { /* within one segment */
+        uint64_t in = start - at;
+        switch (g->kind) {
+        case ZTD_SEG_FILE:
+            return file_response(b, g, in, len, sock);
+        case ZTD_SEG_MEM:
+            return MHD_create_response_from_buffer((size_t)len, (void *)(g->mem + in),
+                                                   MHD_RESPMEM_PERSISTENT);
+        case ZTD_SEG_DECODE:
+            return ztd_decode_response(r, b->entry, g, in, len, sock, b->max_decode_streams, f);
+        case ZTD_SEG_ITEM:
+            if (item_as_file(g, &whole))
+                return file_response(b, &whole, in, len, sock);
+            break; /* filling: the reader */
         }
-        struct MHD_Response *mapped =
-            b->tls || !strcmp(r->method, "HEAD")
-                ? NULL
-                : ztd_cache_mapped_response(b->segs, b->nsegs, b->entry, start, len);
-        if (mapped)
-            return mapped;
-        return ztd_cache_stream_response(b->segs, b->nsegs, b->entry, start, len, sock,
-                                         !strcmp(r->method, "HEAD"));
     }
-    }
-    return NULL;
+    struct MHD_Response *mapped =
+        b->tls || head ? NULL : ztd_seg_mapped_response(b->segs, b->nsegs, b->entry, start, len);
+    if (mapped)
+        return mapped;
+    return ztd_seg_stream_response(b->segs, b->nsegs, b->entry, start, len, sock, head,
+                                   b->max_decode_streams, f);
 }
 
 /* MHD_add_response_header, noting a failure (out of memory) in *ok. */
@@ -576,6 +368,8 @@ static bool representation_headers(struct MHD_Response *resp, const ztd_body *b)
     add(resp, "Accept-Ranges", "bytes", &ok);
     if (b->content_encoding)
         add(resp, "Content-Encoding", b->content_encoding, &ok);
+    if (b->content_disposition)
+        add(resp, "Content-Disposition", b->content_disposition, &ok);
     if (b->sha256) {
         char v[64] = "sha-256=:";
         int n = EVP_EncodeBlock((unsigned char *)v + 9, b->sha256, 32); /* 44 chars */
@@ -588,22 +382,37 @@ static bool representation_headers(struct MHD_Response *resp, const ztd_body *b)
     return ok;
 }
 
-/* Is the file now shorter than the representation's end? (Small spans are
- * read with pread, which notices by itself; see span_failed.) */
+/* Does any segment read a catalog file that may change in place? */
+static bool reads_file(const ztd_body *b)
+{
+    for (size_t i = 0; i < b->nsegs; i++)
+        if (ztd_seg_reads_file(&b->segs[i]))
+            return true;
+    return false;
+}
+
+/* Is a file now shorter than a segment's end? (Small spans are read with
+ * pread, which notices by itself; see span_failed.) */
 static bool shrunk(const ztd_body *b)
 {
     struct stat sb;
-    return fstat(b->fd, &sb) == 0 && (uint64_t)sb.st_size < b->off + b->len;
+    for (size_t i = 0; i < b->nsegs; i++) {
+        const ztd_body_seg *g = &b->segs[i];
+        if (g->kind == ZTD_SEG_FILE && fstat(g->fd, &sb) == 0 &&
+            (uint64_t)sb.st_size < g->off + g->len)
+            return true;
+    }
+    return false;
 }
 
 /* A span could not be turned into a response: a reason recorded in f, the
  * file shrank, or memory ran out. */
 static enum MHD_Result span_failed(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
-                                   const body_fail *f)
+                                   const ztd_body_fail *f)
 {
     if (f->err)
         return ztd_error(c, r, f->err, "%s", f->msg);
-    if (b->kind == ZTD_BODY_FD && shrunk(b))
+    if (shrunk(b))
         return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
                          "\"%s\" is shorter on disk than when it was opened (truncated in "
                          "place?); retry once it has been rescanned",
@@ -615,25 +424,24 @@ static enum MHD_Result span_failed(struct MHD_Connection *c, ztd_req *r, const z
  * longer match the validators (and a file cut short would stall sendfile, see
  * conns.c): refuse, and let the rescan the change triggers settle it. Small
  * spans skip the fstat, as before, and rely on the stale mark that inotify or
- * the connection sweep sets. */
+ * the connection sweep sets. Memory and cache items never change. */
 static bool file_changed(const ztd_body *b)
 {
-    if (b->kind == ZTD_BODY_MEM || b->kind == ZTD_BODY_CACHE) /* cache items never change */
+    if (!reads_file(b))
         return false;
-    if (b->kind == ZTD_BODY_FD && b->len <= ZTD_SMALL_BODY)
+    if (b->nsegs == 1 && b->segs[0].kind == ZTD_SEG_FILE && b->len <= ZTD_SMALL_BODY)
         return ztd_entry_stale(b->entry);
     return ztd_entry_changed(b->entry);
 }
 
-/* Will the response read the file while it is sent? Not a small span, which
- * span_response() reads into memory at once. */
+/* Will the response read the file while it is sent? Not a small span of one
+ * file segment, which span_response() reads into memory at once. */
 static bool reads_while_sending(const ztd_body *b, const ztd_plan *p)
 {
-    if (b->kind == ZTD_BODY_MEM || (p->status != ZTD_PLAN_PARTIAL && p->status != ZTD_PLAN_FULL))
+    if ((p->status != ZTD_PLAN_PARTIAL && p->status != ZTD_PLAN_FULL) || !reads_file(b))
         return false;
-    if (b->kind == ZTD_BODY_CACHE)
-        return false; /* its items never change; the pin holds them */
-    if (b->kind == ZTD_BODY_DECODE || b->tls || (p->status == ZTD_PLAN_PARTIAL && p->nspans > 1))
+    if (b->nsegs > 1 || b->segs[0].kind != ZTD_SEG_FILE || b->tls ||
+        (p->status == ZTD_PLAN_PARTIAL && p->nspans > 1))
         return true;
     uint64_t len = p->status == ZTD_PLAN_FULL ? b->len : p->spans[0].len;
     return len > ZTD_SMALL_BODY;
@@ -667,21 +475,32 @@ void ztd_body_plan(struct MHD_Connection *c, const ztd_body *b, ztd_plan *plan)
         free(own[i]);
 }
 
-/* A cached component that is complete, in one item, is a local file: sent
- * from its fd as one is, with multipart ranges. b itself otherwise. */
-static const ztd_body *cache_as_fd(const ztd_body *b, ztd_body *out)
+/* A cached component that is complete, in one item, is a file span: sent as
+ * a local file is, with multipart ranges. b itself otherwise. */
+static const ztd_body *item_body_as_file(const ztd_body *b, ztd_body *out)
 {
-    uint64_t at = 0;
-    int fd;
-    uint64_t off, len;
-    if (b->nsegs != 1 || b->len == 0 ||
-        !ztd_cache_span_in_item(b->segs, 1, &at, b->len, &fd, &off, &len) || len != b->len)
+    ztd_body_seg g;
+    if (b->nsegs != 1 || b->segs[0].kind != ZTD_SEG_ITEM || !item_as_file(&b->segs[0], &g))
         return b;
     *out = *b;
-    out->kind = ZTD_BODY_FD;
-    out->fd = fd;
-    out->off = off;
+    ztd_body_single(out, g);
     return out;
+}
+
+void ztd_body_single(ztd_body *b, ztd_body_seg s)
+{
+    b->one = s;
+    b->segs = &b->one;
+    b->nsegs = 1;
+    b->len = s.len;
+}
+
+/* Several ranges go out as multipart/byteranges from one file or memory
+ * segment; other bodies answer them with the whole (RFC 9110 lets a server
+ * ignore Range). */
+static bool multipart_ok(const ztd_body *b)
+{
+    return b->nsegs == 1 && (b->segs[0].kind == ZTD_SEG_FILE || b->segs[0].kind == ZTD_SEG_MEM);
 }
 
 /* ---- answers shared by every request (body.h: b->shared) */
@@ -730,7 +549,8 @@ static struct MHD_Response *shared_span_response(const ztd_body *b)
         return NULL;
     }
     char *p = malloc(SPAN_HEAD + (size_t)b->len);
-    if (!p || pread(b->fd, p + SPAN_HEAD, (size_t)b->len, (off_t)b->off) != (ssize_t)b->len) {
+    const ztd_body_seg *g = &b->segs[0];
+    if (!p || pread(g->fd, p + SPAN_HEAD, (size_t)b->len, (off_t)g->off) != (ssize_t)b->len) {
         free(p);
         __atomic_sub_fetch(&g_shared_bytes, b->len, __ATOMIC_RELAXED);
         return NULL;
@@ -755,9 +575,10 @@ static struct MHD_Response *shared_response(const ztd_body *b)
     if (!resp) {
         if (b->shared_asked && !__atomic_exchange_n(b->shared_asked, 1, __ATOMIC_RELAXED))
             return NULL; /* asked for the first time: answered alone (body.h) */
-        resp = b->kind == ZTD_BODY_MEM ? MHD_create_response_from_buffer(
-                                             (size_t)b->len, (void *)b->mem, MHD_RESPMEM_PERSISTENT)
-                                       : shared_span_response(b);
+        resp = b->segs[0].kind == ZTD_SEG_MEM
+                   ? MHD_create_response_from_buffer((size_t)b->len, (void *)b->segs[0].mem,
+                                                     MHD_RESPMEM_PERSISTENT)
+                   : shared_span_response(b);
         if (!resp)
             return NULL;
         /* A header lost to a failed allocation would be lost for every request
@@ -780,9 +601,9 @@ static struct MHD_Response *shared_response(const ztd_body *b)
 
 static bool may_share(const ztd_req *r, const ztd_body *b)
 {
-    return b->shared && ztd_req_can_share(r) &&
-           (b->kind == ZTD_BODY_MEM ||
-            (b->kind == ZTD_BODY_FD && b->len > 0 && b->len <= ZTD_SHARED_SPAN_MAX));
+    return b->shared && ztd_req_can_share(r) && b->nsegs == 1 &&
+           (b->segs[0].kind == ZTD_SEG_MEM ||
+            (b->segs[0].kind == ZTD_SEG_FILE && b->len > 0 && b->len <= ZTD_SHARED_SPAN_MAX));
 }
 
 enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_body *b)
@@ -793,20 +614,16 @@ enum MHD_Result ztd_send_body(struct MHD_Connection *c, ztd_req *r, const ztd_bo
                          "in place?); retry once it has been rescanned",
                          b->entry->name);
     ztd_body whole;
-    if (b->kind == ZTD_BODY_CACHE)
-        b = cache_as_fd(b, &whole);
+    b = item_body_as_file(b, &whole);
     ztd_plan plan;
     ztd_body_plan(c, b, &plan);
     if (reads_while_sending(b, &plan))
         ztd_conns_pin(c, b->entry); /* a change to the file aborts it: ztd_conns_sweep */
-    /* Ranges of a stream decoded on the fly: one span (decode and skip), not several;
-     * so for the cache's segments (RFC 9110 lets a server ignore Range). */
-    if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1 &&
-        (b->kind == ZTD_BODY_DECODE || b->kind == ZTD_BODY_CACHE))
+    if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1 && !multipart_ok(b))
         plan.status = ZTD_PLAN_FULL;
     char cr[96];
     int sock = conn_socket(c);
-    body_fail fail = {0};
+    ztd_body_fail fail = {0};
     switch (plan.status) {
     case ZTD_PLAN_NOT_MODIFIED: {
         struct MHD_Response *resp =

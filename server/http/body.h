@@ -1,38 +1,33 @@
 /*
- * Byte responses: one representation (a span of a file, bytes in memory, or a
- * component decoded on the fly) answered with the right status for the
- * request's Range and conditional headers, strong validators, Repr-Digest,
- * sendfile for file spans and multipart/byteranges for several ranges.
+ * Byte responses: the one send path. Every body is a list of segments (bytes
+ * in memory, a span of a file, a span of a cache item, a component decoded on
+ * the fly), planned once against the request's Range and conditional headers
+ * and answered with the right status, strong validators and Repr-Digest. The
+ * sender picks per span: sendfile for a file span or a complete cache item,
+ * memory, the decoder, an iovec over mappings for a span that crosses
+ * segments, or a reader that waits for a filling item (http/seg_stream.h).
+ * multipart/byteranges for several ranges of one file or memory segment.
  */
 #ifndef ZTD_BODY_H
 #define ZTD_BODY_H
 
 #include "http/range.h"
 #include "http/request.h"
-#include "http/body_cache.h"
+#include "http/seg.h"
 #include "store/catalog.h"
 
-typedef enum ztd_body_kind {
-    ZTD_BODY_FD,
-    ZTD_BODY_MEM,
-    ZTD_BODY_DECODE,
-    ZTD_BODY_CACHE
-} ztd_body_kind;
-
 typedef struct ztd_body {
-    ztd_body_kind kind;
-    int fd; /* FD: the file; the representation is [off, off + len) */
-    uint64_t off, len;
-    const char *mem;   /* MEM: len bytes, alive while r->pin is */
-    const zt_file *zf; /* DECODE: decode this component; len is its decoded length */
-    const zt_component *zc;
-    bool stored_at_fd;        /* DECODE: its stored bytes are at off in fd (a complete cache
-                                 item), not in zf (opened from its manifest alone) */
-    const ztd_body_seg *segs; /* CACHE: the representation is their bytes, len in all */
+    /* The representation: segs[0..nsegs) in order, len bytes in all. A body of
+     * one segment keeps it in `one` (ztd_body_single); a copy of such a body
+     * must point segs at its own `one`. */
+    const ztd_body_seg *segs;
     size_t nsegs;
+    uint64_t len;
+    ztd_body_seg one;
     ztd_entry *entry; /* the pinned entry the bytes belong to */
     const char *content_type;
-    const char *content_encoding; /* "zstd" when sending stored zstd bytes */
+    const char *content_encoding;    /* "zstd" when sending stored zstd bytes */
+    const char *content_disposition; /* or NULL */
     const char *cache_control;
     char etag[96];                  /* with quotes; "" for none */
     int64_t last_modified;          /* unix seconds */
@@ -41,17 +36,18 @@ typedef struct ztd_body {
     bool vary_accept_encoding;
     bool tls; /* no sendfile: copy file spans through a 64 KiB buffer */
     unsigned max_ranges;
-    unsigned max_decode_streams; /* DECODE: decoders running at once, or 503 */
-    /* MEM, or FD of at most ZTD_SHARED_SPAN_MAX bytes: where the 200 answer to
-     * a GET or HEAD with no Range and no condition that changes it is kept,
-     * once built, for every request that ztd_req_can_share() allows (an atomic
-     * slot holding a struct MHD_Response * once built, whose owner destroys it
-     * with ztd_body_destroy_shared(); the bytes, headers and
-     * validators must be the same for all). FD bytes are copied into memory
-     * counted against ztd_body_set_shared_limit(); past it, each request
-     * builds its own answer as without a slot. */
+    unsigned max_decode_streams; /* DECODE segments: decoders running at once, or 503 */
+    /* A single MEM segment, or a single FILE segment of at most
+     * ZTD_SHARED_SPAN_MAX bytes: where the 200 answer to a GET or HEAD with no
+     * Range and no condition that changes it is kept, once built, for every
+     * request that ztd_req_can_share() allows (an atomic slot holding a struct
+     * MHD_Response * once built, whose owner destroys it with
+     * ztd_body_destroy_shared(); the bytes, headers and validators must be the
+     * same for all). FILE bytes are copied into memory counted against
+     * ztd_body_set_shared_limit(); past it, each request builds its own answer
+     * as without a slot. */
     void **shared;
-    /* With shared, for FD spans (else NULL): set by the first request that
+    /* With shared, for FILE spans (else NULL): set by the first request that
      * could take the shared answer, which is answered alone; the next one
      * builds it. A component read once (a loader going tensor by tensor)
      * costs no copy. */
@@ -60,6 +56,9 @@ typedef struct ztd_body {
     bool (*add_headers)(struct MHD_Response *resp, const void *ctx); /* false: one failed */
     const void *ctx;
 } ztd_body;
+
+/* b's representation is the one segment s. */
+void ztd_body_single(ztd_body *b, ztd_body_seg s);
 
 #define ZTD_SHARED_SPAN_MAX (64u * 1024)
 /* Most bytes of file spans held in shared answers at once (0: none). Set
