@@ -10,10 +10,10 @@
 #include "http/headers.h"
 #include "http/response.h"
 #include "store/catalog.h"
-#include "store/coded.h"
+#include "store/precompressed.h"
 #include "handlers/listing.h"
 #include "store/catalog_v2.h"
-#include "store/upstream.h"
+#include "upstream/upstream.h"
 #include "http/offload.h"
 
 #include <inttypes.h>
@@ -228,7 +228,7 @@ static void entry_retain(void *e)
     ztd_entry_retain(e);
 }
 
-/* The manifest JSON, precompressed (store/coded.h) for a client that accepts
+/* The manifest JSON, precompressed (store/precompressed.h) for a client that accepts
  * zstd or gzip, zstd when it accepts both equally: a thirtieth to a fiftieth of the bytes
  * for a 1,000-object manifest. Each coding is another representation with its
  * own ETag; every answer varies with Accept-Encoding. From memory:
@@ -405,13 +405,13 @@ enum MHD_Result ztd_read_list(ztd_server *s, struct MHD_Connection *c, ztd_req *
     return ztd_listing_route(s, c, r);
 }
 
-/* ---- files of the upstream (store/upstream.h)
+/* ---- files of the upstream (upstream/upstream.h)
  *
  * A name the catalog does not hold is asked of the upstream. Opening it, the
  * bytes /raw needs between components, and the first byte of a fill are
  * waited for off the workers (http/offload.h): an upstream that fails then
  * gets a clear 502/504 instead of a 200 cut short. Later bytes are streamed
- * to the client as the fill lands them (http/body_cache.h). */
+ * to the client as the fill lands them (http/body_upstream.h). */
 
 enum { UP_OPEN = 1, UP_SEGS, UP_WAIT, UP_WAITED, UP_ROOM };
 
@@ -638,7 +638,7 @@ static bool must_wait_whole(struct MHD_Connection *c, up_req *x, const ztd_body 
  * workers)? Only the first: it shows the upstream answers, so that a fetch
  * that fails at once is answered 502/504, not a 200 cut short; the bytes a
  * range needs further on are waited for by the response's reader
- * (http/body_cache.h), which holds no thread meanwhile. */
+ * (http/body_upstream.h), which holds no thread meanwhile. */
 static bool must_wait(up_req *x, ztd_cache_item *it)
 {
     uint64_t ready;

@@ -4,14 +4,14 @@
  * several ranges as multipart/byteranges read with pread; a zstd component is
  * decoded on the fly by libztensor's pull decoder (pread-based, so a file
  * truncated in place gives a short response, never SIGBUS). A decoded span
- * takes one of max_decode_streams slots (decode.c), is checked and decoded up
+ * takes one of max_decode_streams slots (decoders.c), is checked and decoded up
  * to its first bytes before the response is queued, so that a component that
  * does not decode gets a clear error, and a body that fails later ends its
  * connection at once.
  */
 #include "http/body.h"
 #include "http/conns.h"
-#include "store/decode.h"
+#include "store/decoders.h"
 #include "core/log.h"
 #include "http/range.h"
 #include "http/response.h"

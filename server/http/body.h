@@ -9,7 +9,7 @@
 
 #include "http/range.h"
 #include "http/request.h"
-#include "http/body_cache.h"
+#include "http/body_upstream.h"
 #include "store/catalog.h"
 
 typedef enum ztd_body_kind {

@@ -6,19 +6,19 @@
  * complete (its digest checked). A fill that fails cuts the response short,
  * so no client takes a corrupt body for a complete one.
  */
-#ifndef ZTD_BODY_CACHE_H
-#define ZTD_BODY_CACHE_H
+#ifndef ZTD_BODY_UPSTREAM_H
+#define ZTD_BODY_UPSTREAM_H
 
 #include <microhttpd.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/cache.h"
+#include "upstream/items.h"
 #include "store/catalog.h"
 
 /* One piece of a representation, in order: bytes of a cache item
- * (store/cache.h; complete, or still filling) or bytes in memory. */
+ * (upstream/items.h; complete, or still filling) or bytes in memory. */
 typedef struct ztd_body_seg {
     uint64_t len;
     ztd_cache_item *item; /* [item_off, item_off + len) of it; held by the caller's pin */

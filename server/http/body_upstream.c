@@ -1,5 +1,5 @@
 /*
- * Byte responses from the upstream cache (see body_cache.h).
+ * Byte responses from the upstream cache (see body_upstream.h).
  *
  * A content reader must not hold a libmicrohttpd worker for long: when the
  * bytes it needs are not in the cache yet it waits at most WAIT_MS for them
@@ -13,7 +13,7 @@
  * its digest and made it durable). A fill that fails makes the reader end
  * the response with an error before its Content-Length is met.
  */
-#include "http/body_cache.h"
+#include "http/body_upstream.h"
 #include "core/log.h"
 #include "http/response.h"
 
