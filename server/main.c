@@ -13,11 +13,11 @@
 #include "store/publish.h"
 #include "store/sessions.h"
 #include "store/staging.h"
-#include "store/verifier.h"
+#include "store/bg_verifier.h"
 #include "core/watch.h"
 #include "core/workq.h"
-#include "store/prefetch.h"
-#include "store/upstream.h"
+#include "upstream/prefetch.h"
+#include "upstream/upstream.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -100,7 +100,7 @@ static void check_fd_budget(const ztd_server *srv, bool *warned)
     ztd_catalog_get_stats(srv->catalog, &cs);
     const ztd_config *cfg = srv->cfg;
     unsigned long long files = cs.files_valid + cs.files_invalid;
-    if (files > open_files_budget(cfg)) /* the rest wait closed (store/fdcache.h) */
+    if (files > open_files_budget(cfg)) /* the rest wait closed (store/open_files.h) */
         files = open_files_budget(cfg);
     unsigned long long need = files + 2ull * cfg->connection_limit + cfg->max_uploads + FD_SLACK;
     bool over = need > (unsigned long long)rl.rlim_cur;

@@ -82,7 +82,7 @@ typedef struct ztd_config {
     bool allow_anonymous_writes;
     uint64_t max_upload_size;
     unsigned max_uploads;
-    unsigned max_open_files; /* catalog files with an open fd at once (store/fdcache.h) */
+    unsigned max_open_files; /* catalog files with an open fd at once (store/open_files.h) */
     uint64_t disk_reserve;
     unsigned max_session_components;
     uint64_t session_idle_timeout_ms;
@@ -92,7 +92,7 @@ typedef struct ztd_config {
     uint64_t header_timeout_ms; /* request headers complete within this */
     uint64_t min_body_rate;     /* request body bytes per second */
     unsigned max_connections_per_address;
-    /* Pull-through cache (store/upstream.h); upstream "" = none. */
+    /* Pull-through cache (upstream/upstream.h); upstream "" = none. */
     char *upstream;
     ztd_upstream_kind upstream_kind;
     char *cache_dir;

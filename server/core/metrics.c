@@ -7,9 +7,9 @@
  */
 #include "core/metrics.h"
 #include "core/procstat.h"
-#include "store/cache.h"
-#include "store/prefetch.h"
-#include "store/upstream.h"
+#include "upstream/items.h"
+#include "upstream/prefetch.h"
+#include "upstream/upstream.h"
 
 #include <stdarg.h>
 #include <stddef.h>

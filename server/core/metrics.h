@@ -40,10 +40,10 @@ typedef struct ztd_metrics_gauges {
     size_t conns_waiting, conns_busy;
     uint64_t reloads;
     size_t digests[ZTD_DIGEST_STATES];   /* sha256 components by ztd_digest_state */
-    size_t open_files, max_open_files;   /* the open-file budget (store/fdcache.h) */
+    size_t open_files, max_open_files;   /* the open-file budget (store/open_files.h) */
     uint64_t shared_bytes, shared_limit; /* shared answers' copies (shared_response_memory) */
     uint64_t file_reopens, file_closes;
-    /* --upstream only, else NULL (store/cache.h, store/upstream.h) */
+    /* --upstream only, else NULL (upstream/items.h, upstream/upstream.h) */
     const struct ztd_cache_stats *cache;
     const struct ztd_upstream_stats *upstream;
     const struct ztd_prefetch_totals *prefetch;

@@ -46,7 +46,7 @@ ztd_handler ztd_component_begin, ztd_component_end;
 ztd_data_handler ztd_component_data;
 
 /* ---- prefetch.c: with --upstream, files fetched into the cache ahead of use
- * (store/prefetch.h).
+ * (upstream/prefetch.h).
  *   POST /v1/prefetch  queue a job (JSON {"files": [...], "prefix": ...}); 202
  *   GET  /v1/prefetch  every job kept, with its progress */
 ztd_handler ztd_prefetch_post, ztd_prefetch_status;

@@ -6,8 +6,8 @@
 #include "http/offload.h"
 #include "http/response.h"
 #include "http/router.h"
-#include "store/upstream.h"
-#include "store/upstream_listing.h"
+#include "upstream/upstream.h"
+#include "upstream/origin_listing.h"
 
 #include <jansson.h>
 #include <openssl/evp.h>

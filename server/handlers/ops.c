@@ -7,8 +7,8 @@
 #include "http/response.h"
 #include "store/catalog.h"
 #include "store/sessions.h"
-#include "store/prefetch.h"
-#include "store/upstream.h"
+#include "upstream/prefetch.h"
+#include "upstream/upstream.h"
 
 #include <stdlib.h>
 

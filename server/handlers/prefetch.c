@@ -1,13 +1,13 @@
 /*
  * Prefetch routes (see handlers.h): POST /v1/prefetch queues a job of files
- * and prefixes (store/prefetch.h) and answers its progress at once (202);
+ * and prefixes (upstream/prefetch.h) and answers its progress at once (202);
  * GET /v1/prefetch answers every job kept.
  */
 #include "handlers/handlers.h"
 #include "http/json_body.h"
 #include "http/prefetch_json.h"
 #include "http/response.h"
-#include "store/prefetch.h"
+#include "upstream/prefetch.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -10,10 +10,10 @@
 #include "http/headers.h"
 #include "http/response.h"
 #include "store/catalog.h"
-#include "store/coded.h"
+#include "store/precompressed.h"
 #include "handlers/listing.h"
 #include "store/catalog_v2.h"
-#include "store/upstream.h"
+#include "upstream/upstream.h"
 #include "http/offload.h"
 
 #include <inttypes.h>
@@ -222,7 +222,7 @@ static void entry_retain(void *e)
     ztd_entry_retain(e);
 }
 
-/* The manifest JSON, precompressed (store/coded.h) for a client that accepts
+/* The manifest JSON, precompressed (store/precompressed.h) for a client that accepts
  * zstd or gzip, zstd when it accepts both equally: a thirtieth to a fiftieth of the bytes
  * for a 1,000-object manifest. Each coding is another representation with its
  * own ETag; every answer varies with Accept-Encoding. From memory:
@@ -394,7 +394,7 @@ enum MHD_Result ztd_read_list(ztd_server *s, struct MHD_Connection *c, ztd_req *
     return ztd_listing_route(s, c, r);
 }
 
-/* ---- files of the upstream (store/upstream.h)
+/* ---- files of the upstream (upstream/upstream.h)
  *
  * A name the catalog does not hold is asked of the upstream. Opening it, the
  * bytes /raw needs between components, and the first byte of a fill are

@@ -7,7 +7,7 @@
 #include "http/decode_stream.h"
 #include "core/log.h"
 #include "http/response.h"
-#include "store/decode.h"
+#include "store/decoders.h"
 
 #include <stdio.h>
 #include <stdlib.h>

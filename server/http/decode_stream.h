@@ -2,7 +2,7 @@
  * A component decoded on the fly (a DECODE segment, see seg.h): libztensor's
  * pull decoder, pread-based, so a file truncated in place gives a short
  * response, never SIGBUS. A decoding response takes one of
- * max_decode_streams slots (store/decode.h). A component that does not decode
+ * max_decode_streams slots (store/decoders.h). A component that does not decode
  * is marked so on its entry and refused up front afterwards.
  */
 #ifndef ZTD_DECODE_STREAM_H

@@ -4,7 +4,7 @@
  *   {"files": ["a/b.zt", ...], "prefix": "dir/" or ["dir/", ...]}
  * (either or both). Names and prefixes are relative, with no empty, "." or
  * hidden segment, at most 4096 bytes each and ZTD_PREFETCH_MAX_NAMES in all.
- * The handler then only queues the names (store/prefetch.h).
+ * The handler then only queues the names (upstream/prefetch.h).
  */
 #ifndef ZTD_PREFETCH_JSON_H
 #define ZTD_PREFETCH_JSON_H

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <ztensor/ztensor.h>
 
-#include "store/cache.h"
+#include "upstream/items.h"
 
 typedef enum ztd_seg_kind {
     ZTD_SEG_MEM,   /* len bytes at mem, alive while the request's pin is */

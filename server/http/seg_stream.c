@@ -11,7 +11,7 @@
 #include "http/seg_stream.h"
 #include "core/log.h"
 #include "http/response.h"
-#include "store/decode.h"
+#include "store/decoders.h"
 
 #include <sys/types.h>
 

@@ -12,7 +12,7 @@
  * by every scan.
  */
 #include "store/catalog.h"
-#include "store/decode.h"
+#include "store/decoders.h"
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/hex.h"

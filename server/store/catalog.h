@@ -5,7 +5,7 @@
  * they pinned, so a replaced file's old fd and mapping live until the last
  * response using them ends.
  *
- * Open files are bounded (store/fdcache.h): an entry's zt_file keeps its
+ * Open files are bounded (store/open_files.h): an entry's zt_file keeps its
  * parsed manifest for the entry's life, but its fd and mapping only while the
  * file is among the max_open_files most recently used or pinned. Pinning is
  * ztd_entry_retain(): it opens the file again if it was let go, so whoever
@@ -23,9 +23,9 @@
 #include <sys/types.h>
 #include <ztensor/ztensor.h>
 
-#include "store/coded.h"
+#include "store/precompressed.h"
 #include "store/digests.h"
-#include "store/fdcache.h"
+#include "store/open_files.h"
 
 typedef struct ztd_entry {
     int refs;   /* atomic */
@@ -48,9 +48,9 @@ typedef struct ztd_entry {
     char file_etag[40];     /* "\"<32 hex>\"" from (dev, ino, mtime, size) */
     char last_modified[32]; /* the mtime as an HTTP-date, formatted once */
     bool stale;             /* atomic: the file changed in place since it was opened */
-    struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decode.c) */
+    struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decoders.c) */
     struct ztd_v2_entry *v2;               /* zTensor v2 files only (catalog_v2.h), else NULL */
-    ztd_fdslot fds;                        /* e->file's place in the open-file budget (fdcache.h) */
+    ztd_fdslot fds;                        /* e->file in the open-file budget (open_files.h) */
 
     ztd_coded_set manifest_coded; /* manifest_json in zstd and gzip, made on demand */
     /* The manifest's 200 answers (identity, zstd, gzip), built by the first
@@ -62,7 +62,7 @@ typedef struct ztd_entry {
      * (http/body.h), followed by as many bytes that say "asked for once"; the
      * array is made on first use; destroyed with the entry, as above. */
     void **component_resp; /* atomic */
-    /* A file of the upstream (store/upstream.h), else NULL: file is then its
+    /* A file of the upstream (upstream/upstream.h), else NULL: file is then its
      * remote model (no fd), and up_free releases both. */
     struct ztd_upstream_entry *up;
     void (*up_free)(struct ztd_upstream_entry *up);
@@ -106,7 +106,7 @@ typedef struct ztd_catalog_stats {
 
 ztd_catalog *ztd_catalog_new(const char *root, uint64_t max_manifest_size);
 void ztd_catalog_free(ztd_catalog *c);
-/* Most files with an open fd at once (ZTD_CATALOG_MAX_OPEN until set); see fdcache.h. */
+/* Most files with an open fd at once (ZTD_CATALOG_MAX_OPEN until set); see open_files.h. */
 #define ZTD_CATALOG_MAX_OPEN 4096
 void ztd_catalog_set_max_open(ztd_catalog *c, size_t max);
 void ztd_catalog_fd_stats(ztd_catalog *c, ztd_fdcache_stats *out);

@@ -9,7 +9,7 @@
 #include "core/log.h"
 #include "http/headers.h"
 #include "http/range.h"
-#include "store/verify.h"
+#include "store/upload_verify.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /*
- * test_cache.c: the upstream cache's store (server/store/cache.c and
- * cache_disk.c) on real directories: fills and lookups, single flight across
+ * test_cache.c: the upstream cache's store (server/upstream/items.c and
+ * items_disk.c) on real directories: fills and lookups, single flight across
  * threads, failed fills, LRU eviction within the bound, recovery at open
  * (including after a kill -9 mid-fill), a full disk (a 1 MiB tmpfs), symlinks
  * planted in the cache directory, and the check of file names as keys.
@@ -18,8 +18,8 @@
 #include <time.h>
 
 #include "core/clock.h"
-#include "store/cache.h"
-#include "store/cache_disk.h"
+#include "upstream/items.h"
+#include "upstream/items_disk.h"
 
 typedef struct fixture {
     char dir[512];

@@ -193,7 +193,7 @@ static size_t open_files(ztd_catalog *c)
     return st.open;
 }
 
-/* The open-file budget (fdcache.c): 6 files, 2 open at most; a retained
+/* The open-file budget (open_files.c): 6 files, 2 open at most; a retained
  * (pinned) entry is opened again and stays open, even past the budget while
  * more are pinned at once; a file replaced while closed is not reopened. */
 static void open_file_budget(void **state)

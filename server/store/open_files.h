@@ -10,8 +10,8 @@
  * The slot lives in the catalog entry; the cache only links slots, so it
  * knows nothing of entries. One mutex guards every slot's fields.
  */
-#ifndef ZTD_FDCACHE_H
-#define ZTD_FDCACHE_H
+#ifndef ZTD_OPEN_FILES_H
+#define ZTD_OPEN_FILES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /* Prefetch jobs (see prefetch.h). */
-#include "store/prefetch.h"
+#include "upstream/prefetch.h"
 #include "core/log.h"
 #include "core/workq.h"
 #include "http/router.h"
-#include "store/upstream.h"
-#include "store/upstream_listing.h"
+#include "upstream/upstream.h"
+#include "upstream/origin_listing.h"
 
 #include <inttypes.h>
 #include <pthread.h>

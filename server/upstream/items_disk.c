@@ -1,10 +1,10 @@
 /*
- * The upstream cache's files (see cache_disk.h). The cache directory may be
+ * The upstream cache's files (see items_disk.h). The cache directory may be
  * shared with things we do not trust (an emptyDir, a volume another container
  * writes): every path below it is reached from a held directory fd, one
  * component at a time with O_NOFOLLOW, and only regular files are taken.
  */
-#include "store/cache_disk.h"
+#include "upstream/items_disk.h"
 #include "core/hex.h"
 #include "core/log.h"
 

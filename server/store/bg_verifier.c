@@ -1,5 +1,5 @@
 /*
- * The background digest verifier (see verifier.h). It runs at the lowest CPU
+ * The background digest verifier (see bg_verifier.h). It runs at the lowest CPU
  * priority (nice 19) and in the idle I/O class, so that hashing a large tree
  * after start-up takes only what requests leave. zt_component_verify() does
  * the hashing (for large components on a second thread, which inherits both
@@ -7,7 +7,7 @@
  * a file replaced meanwhile is not hashed to the end for nothing; a pass over
  * a new snapshot skips every component already decided.
  */
-#include "store/verifier.h"
+#include "store/bg_verifier.h"
 #include "core/clock.h"
 #include "core/log.h"
 

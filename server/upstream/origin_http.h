@@ -3,8 +3,8 @@
  * libztensor-remote): telling what kind of server it is, and its listing.
  * Blocking; run off libmicrohttpd's threads.
  */
-#ifndef ZTD_UPSTREAM_HTTP_H
-#define ZTD_UPSTREAM_HTTP_H
+#ifndef ZTD_UPSTREAM_ORIGIN_HTTP_H
+#define ZTD_UPSTREAM_ORIGIN_HTTP_H
 
 #include <stddef.h>
 

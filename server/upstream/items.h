@@ -33,8 +33,8 @@
  *
  * Thread safety: every function may be called from any thread.
  */
-#ifndef ZTD_CACHE_H
-#define ZTD_CACHE_H
+#ifndef ZTD_UPSTREAM_ITEMS_H
+#define ZTD_UPSTREAM_ITEMS_H
 
 #include <stdbool.h>
 #include <stddef.h>

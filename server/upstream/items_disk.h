@@ -1,13 +1,13 @@
 /*
- * The upstream cache's files (see cache.h, docs/internals/cache.md): the
+ * The upstream cache's files (see items.h, docs/internals/cache.md): the
  * directories, the name of each key, the fill files in tmp/, their
  * publication, and the walk that rebuilds the index at open. Everything is
  * opened relative to directory fds held from open, with O_NOFOLLOW at every
  * step, so a symlink planted in the cache directory is never followed.
- * No locks here: the caller (cache.c) serialises what must be.
+ * No locks here: the caller (items.c) serialises what must be.
  */
-#ifndef ZTD_CACHE_DISK_H
-#define ZTD_CACHE_DISK_H
+#ifndef ZTD_UPSTREAM_ITEMS_DISK_H
+#define ZTD_UPSTREAM_ITEMS_DISK_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 
 #define ZTD_CACHE_TMP_NAME 48
 
-/* The two trees of items (this layer knows ids, not cache.h's keys). */
+/* The two trees of items (this layer knows ids, not items.h's keys). */
 typedef enum ztd_cache_tree {
     ZTD_CACHE_TREE_BLOBS = 0, /* blobs/sha256: items keyed by a component's digest */
     ZTD_CACHE_TREE_PARTS = 1, /* parts: items keyed by file, validator and name */

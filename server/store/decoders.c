@@ -1,5 +1,5 @@
 /*
- * Decoded zstd responses, what outlives one response (see decode.h): the
+ * Decoded zstd responses, what outlives one response (see decoders.h): the
  * decoder count against max_decode_streams, memory given back after a burst,
  * and per-entry marks of components checked or found bad.
  *
@@ -13,7 +13,7 @@
  * per stream (glibc hands the same freed buffers back) and would keep memory
  * that the trim is there to return, so there is none.
  */
-#include "store/decode.h"
+#include "store/decoders.h"
 #include "core/clock.h"
 #include "core/log.h"
 

@@ -4,8 +4,8 @@
  * result on its entry (see digests.h). Entries carried into a new snapshot
  * keep their results, so a file version is hashed once.
  */
-#ifndef ZTD_VERIFIER_H
-#define ZTD_VERIFIER_H
+#ifndef ZTD_BG_VERIFIER_H
+#define ZTD_BG_VERIFIER_H
 
 #include <stdbool.h>
 

@@ -1,7 +1,7 @@
 /*
- * The upstream cache's store (see cache.h and docs/internals/cache.md): the
+ * The upstream cache's store (see items.h and docs/internals/cache.md): the
  * index of items, single flight, references, and LRU eviction within the size
- * bound. The files themselves are cache_disk.c's.
+ * bound. The files themselves are items_disk.c's.
  *
  * One mutex guards the index, every item's state, ready count and reference
  * count, and the stats; each item has a condition variable for its waiters.
@@ -9,10 +9,10 @@
  * most recently released first, so eviction takes its tail and can never
  * pick an item a response still holds.
  */
-#include "store/cache.h"
+#include "upstream/items.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "store/cache_disk.h"
+#include "upstream/items_disk.h"
 
 #include <errno.h>
 #include <openssl/evp.h>

@@ -4,7 +4,7 @@
  * session of its own, checked against its digest, then published.
  */
 #include "core/log.h"
-#include "store/upstream_internal.h"
+#include "upstream/internal.h"
 
 #include <errno.h>
 #include <inttypes.h>

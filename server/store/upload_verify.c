@@ -1,9 +1,9 @@
 /*
- * Verifying a staged upload (see verify.h): libztensor's zt_file_verify on
+ * Verifying a staged upload (see upload_verify.h): libztensor's zt_file_verify on
  * one thread per core, stopping at the first problem, while the calling
  * thread fsyncs the staged file, which is mostly waiting on the disk.
  */
-#include "store/verify.h"
+#include "store/upload_verify.h"
 
 #include <errno.h>
 #include <unistd.h>

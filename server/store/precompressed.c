@@ -1,10 +1,10 @@
 /*
- * Precompressed bytes (see coded.h). Levels: zstd 9 and gzip 6 compress a
+ * Precompressed bytes (see precompressed.h). Levels: zstd 9 and gzip 6 compress a
  * 228 KB manifest in a few milliseconds, once per file version, on a work
  * queue thread; higher levels gained little on manifests for many times the
  * time, which a large manifest would take from uploads waiting on that queue.
  */
-#include "store/coded.h"
+#include "store/precompressed.h"
 #include "core/log.h"
 
 #include <stdbool.h>

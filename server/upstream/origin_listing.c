@@ -1,7 +1,7 @@
-/* The upstream's listing, cached and revalidated (see upstream_listing.h). */
-#include "store/upstream_listing.h"
+/* The upstream's listing, cached and revalidated (see origin_listing.h). */
+#include "upstream/origin_listing.h"
 #include "core/clock.h"
-#include "store/upstream_http.h"
+#include "upstream/origin_http.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * The upstream store (--upstream): files of another ztensord, or of a plain
  * HTTP server of .zt and .safetensors files, made to look like catalog
- * entries, with their bytes fetched into the cache (store/cache.h).
+ * entries, with their bytes fetched into the cache (upstream/items.h).
  *
  * A name the local catalog does not hold is asked of the upstream: the file
  * is opened once with libztensor-remote (footer and manifest, its validator
@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "core/errors.h"
-#include "store/cache.h"
+#include "upstream/items.h"
 #include "store/catalog.h"
 
 struct ztd_config;
@@ -63,7 +63,7 @@ ztd_cache *ztd_upstream_cache(ztd_upstream *u);
 /* With upstream_kind auto: ask the upstream what it is, unless known (blocks). */
 void ztd_upstream_tell_kind(ztd_upstream *u);
 bool ztd_upstream_kind_known(const ztd_upstream *u);
-/* A ztensord upstream's listing (store/upstream_listing.h); NULL for a plain
+/* A ztensord upstream's listing (upstream/origin_listing.h); NULL for a plain
  * upstream, or while the kind is not known. */
 struct ztd_uplist *ztd_upstream_listing(ztd_upstream *u);
 void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out);

@@ -6,8 +6,8 @@
  * once is refused up front with a clear error instead of another 200 that
  * dies midway. The marks belong to the entry: a replaced file starts clean.
  */
-#ifndef ZTD_DECODE_H
-#define ZTD_DECODE_H
+#ifndef ZTD_DECODERS_H
+#define ZTD_DECODERS_H
 
 #include <stdbool.h>
 

@@ -1,5 +1,5 @@
-/* Plain GETs to the upstream with libcurl's easy interface (see upstream_http.h). */
-#include "store/upstream_http.h"
+/* Plain GETs to the upstream with libcurl's easy interface (see origin_http.h). */
+#include "upstream/origin_http.h"
 #include "core/grow.h"
 #include "core/config.h"
 

@@ -3,8 +3,8 @@
  * checked and every zstd component decoded in full, on one thread per core
  * (at most 8), while the calling thread fsyncs the staged file.
  */
-#ifndef ZTD_VERIFY_H
-#define ZTD_VERIFY_H
+#ifndef ZTD_UPLOAD_VERIFY_H
+#define ZTD_UPLOAD_VERIFY_H
 
 #include <ztensor/ztensor.h>
 

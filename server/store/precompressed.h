@@ -9,8 +9,8 @@
  * meanwhile get the identity bytes. The set belongs to its owner (the entry),
  * so a replaced file starts over.
  */
-#ifndef ZTD_CODED_H
-#define ZTD_CODED_H
+#ifndef ZTD_PRECOMPRESSED_H
+#define ZTD_PRECOMPRESSED_H
 
 #include <stddef.h>
 

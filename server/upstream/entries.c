@@ -3,9 +3,9 @@
  * files (name -> entry), their opening and revalidation after upstream_ttl,
  * and the mapping of libztensor-remote errors to ours. Opens run in one
  * libztensor-remote session under a mutex (a session is used by one thread
- * at a time). Fills are in upstream_fill.c, /raw's gaps in upstream_raw.c.
+ * at a time). Fills are in fill.c, /raw's gaps in raw.c.
  */
-#include "store/upstream_internal.h"
+#include "upstream/internal.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/dates.h"
@@ -13,8 +13,8 @@
 #include "core/log.h"
 #include "core/workq.h"
 #include "store/catalog_v2.h"
-#include "store/upstream_http.h"
-#include "store/upstream_listing.h"
+#include "upstream/origin_http.h"
+#include "upstream/origin_listing.h"
 
 #include <errno.h>
 #include <inttypes.h>

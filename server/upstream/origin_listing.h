@@ -4,8 +4,8 @@
  * plain upstream has none. Thread safety: every function may be called from
  * any thread; one fetch at a time, the other callers wait for it.
  */
-#ifndef ZTD_UPSTREAM_LISTING_H
-#define ZTD_UPSTREAM_LISTING_H
+#ifndef ZTD_UPSTREAM_ORIGIN_LISTING_H
+#define ZTD_UPSTREAM_ORIGIN_LISTING_H
 
 #include <jansson.h>
 #include <stdint.h>

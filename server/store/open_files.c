@@ -1,10 +1,10 @@
 /*
- * The open-file budget (see fdcache.h). Pinned slots leave the LRU list, so
+ * The open-file budget (see open_files.h). Pinned slots leave the LRU list, so
  * eviction takes the list's tail in O(1) and never meets a file in use; a
  * reopen (open, fstat, mmap) runs under the mutex: a few microseconds for a
  * file whose inode is cached, and only for a file used after being evicted.
  */
-#include "store/fdcache.h"
+#include "store/open_files.h"
 #include "core/log.h"
 
 #include <errno.h>

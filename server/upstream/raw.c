@@ -3,7 +3,7 @@
  * components (served from cache items) and the bytes between them (fetched
  * once per entry and kept in memory).
  */
-#include "store/upstream_internal.h"
+#include "upstream/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

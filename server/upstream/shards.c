@@ -1,5 +1,5 @@
 /*
- * A zTensor v2 root's shards at the upstream (see upstream_internal.h). The
+ * A zTensor v2 root's shards at the upstream (see internal.h). The
  * origin serves a root's parts from its shard files, found beside it by
  * Appendix B's names ("dir/model.zt"'s shard "n" is "dir/model-n.zt"), and
  * says in the manifest JSON which it found. The cache opens them with the
@@ -9,7 +9,7 @@
  * what the origin's says. A shard replaced upstream fails its fills
  * (ZT_E_CHANGED) and makes a new entry at the next open.
  */
-#include "store/upstream_internal.h"
+#include "upstream/internal.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
- * Where a file is at the upstream (see upstream_internal.h): the URL the
+ * Where a file is at the upstream (see internal.h): the URL the
  * entries open and the shards of a v2 root are fetched from, which depends on
  * whether the upstream is a ztensord or a plain HTTP server.
  */
 #include "core/hex.h"
-#include "store/upstream_internal.h"
+#include "upstream/internal.h"
 #include "core/config.h"
 
 #include <stdio.h>

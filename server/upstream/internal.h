@@ -1,16 +1,16 @@
 /*
- * What the upstream store's files share (private to store/upstream*.c): the
- * store, its table of entries, and each entry's state. upstream_entries.c keeps the
- * table (opening, TTL, revalidation); upstream_fill.c fills components into
- * the cache; upstream_raw.c cuts a whole file into components and the gaps
- * between them for /raw.
+ * What the upstream store's files share (private to entries.c, fill.c,
+ * raw.c, shards.c and url.c): the store, its table of entries, and each
+ * entry's state. entries.c keeps the table (opening, TTL, revalidation);
+ * fill.c fills components into the cache; raw.c cuts a whole file into
+ * components and the gaps between them for /raw.
  */
-#ifndef ZTD_STORE_UPSTREAM_INTERNAL_H
-#define ZTD_STORE_UPSTREAM_INTERNAL_H
+#ifndef ZTD_UPSTREAM_INTERNAL_H
+#define ZTD_UPSTREAM_INTERNAL_H
 
 #include "core/workq.h"
-#include "store/upstream.h"
-#include "store/upstream_listing.h"
+#include "upstream/upstream.h"
+#include "upstream/origin_listing.h"
 
 #include <pthread.h>
 #include <ztensor/ztensor_remote.h>
@@ -18,7 +18,7 @@
 #define MAX_ENTRIES 4096   /* upstream files kept open at once */
 #define NAME_URL_MAX 16384 /* a 4096-byte name, percent-encoded, and the base */
 
-/* A shard of a v2 root (upstream_shards.c). */
+/* A shard of a v2 root (shards.c). */
 typedef struct ztd_up_shard {
     zt_remote_file *rf; /* pinned; NULL when it could not be opened: its parts are 503 */
     char *status;       /* "ok", or why not (the manifest JSON's "status") */
@@ -80,7 +80,7 @@ zt_remote *ztd_up_thread_session(ztd_upstream *u);
 /* The URL of file NAME at the upstream into out; false when it does not fit. */
 bool ztd_up_file_url(const ztd_upstream *u, const char *name, char *out, size_t cap);
 
-/* ---- a v2 root's shards (upstream_shards.c) */
+/* ---- a v2 root's shards (shards.c) */
 
 /* Opens e's shards (a v2 root's, by Appendix B's names beside it), pins them
  * and sets the manifest JSON's shard state as the origin's says it. Blocks on
