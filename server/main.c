@@ -295,6 +295,13 @@ static int setup_store(ztd_server *srv)
         }
         ztd_log(ZTD_LOG_INFO, "upstream %s, cache %s (%llu bytes at most)", cfg->upstream,
                 cfg->cache_dir, (unsigned long long)cfg->cache_size);
+        /* Waits on the upstream end within upstream_timeout each: enough
+         * threads that the ones stuck on a silent upstream leave room. */
+        unsigned waiters = 4 * cfg->upstream_fills > 16 ? 4 * cfg->upstream_fills : 16;
+        if (!(srv->waitq = ztd_workq_new(waiters, "ztd-upwait"))) {
+            ztd_log(ZTD_LOG_ERROR, "upstream: out of threads");
+            return -1;
+        }
         if (!(srv->prefetch = ztd_prefetch_new(srv->upstream, cfg->upstream_fills)) ||
             start_prefetch(srv) != 0) {
             ztd_log(ZTD_LOG_ERROR, "prefetch: out of memory or threads");
@@ -308,6 +315,7 @@ static int setup_store(ztd_server *srv)
 static void teardown(ztd_server *srv, bool free_catalog)
 {
     ztd_workq_free(srv->workq); /* drained by ztd_http_stop already */
+    ztd_workq_free(srv->waitq);
     ztd_prefetch_free(srv->prefetch);
     ztd_upstream_free(srv->upstream); /* after the requests that held its entries */
     ztd_publisher_free(srv->publisher);

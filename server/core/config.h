@@ -99,6 +99,7 @@ typedef struct ztd_config {
     uint64_t cache_size;
     char *upstream_token_file;
     uint64_t upstream_ttl_ms;
+    uint64_t upstream_stale_ms;
     uint64_t upstream_connect_timeout_ms;
     uint64_t upstream_timeout_ms;
     unsigned upstream_retries;

@@ -31,8 +31,10 @@ typedef struct ztd_server {
     struct ztd_sessions *sessions;   /* component upload sessions */
     struct ztd_publisher *publisher; /* preconditions, rename, catalog update */
     struct ztd_workq *workq;         /* blocking work, off libmicrohttpd's threads (NULL: none) */
-    struct ztd_upstream *upstream;   /* --upstream (upstream/upstream.h), or NULL */
-    struct ztd_prefetch *prefetch;   /* with upstream (upstream/prefetch.h), else NULL */
+    struct ztd_workq *waitq; /* with upstream: opens and waits on the upstream, never on workq,
+                                so that a slow upstream cannot stall publishing (NULL: workq) */
+    struct ztd_upstream *upstream; /* --upstream (upstream/upstream.h), or NULL */
+    struct ztd_prefetch *prefetch; /* with upstream (upstream/prefetch.h), else NULL */
     /* Set by ztd_http_start: */
     struct MHD_Daemon *daemon;
     struct ztd_conns *conns; /* every open connection (http/conns.h) */

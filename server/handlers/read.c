@@ -3,6 +3,7 @@
  * the request's state, until libmicrohttpd is done with the response.
  */
 #include "handlers/handlers.h"
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/decimal.h"
 #include "core/hex.h"
@@ -557,7 +558,7 @@ static ztd_err acquire_all(up_req *x)
 static void room_job(ztd_offload *o)
 {
     up_req *x = (up_req *)o;
-    uint64_t limit = x->s->cfg->upstream_timeout_ms, waited = 0, need = 0;
+    uint64_t limit = x->s->cfg->upstream_timeout_ms, need = 0;
     for (size_t i = 0; i < x->nroom; i++)
         need += zt_component_length(x->room[i]);
     if (need > x->s->cfg->cache_size) { /* no amount of waiting makes room for it */
@@ -568,9 +569,13 @@ static void room_job(ztd_offload *o)
                  need, x->s->cfg->cache_size);
         return;
     }
-    while ((x->err = acquire_all(x)) == ZTD_ERR_CACHE_FULL && waited < limit) {
-        nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
-        waited += 20;
+    ztd_cache *cache = ztd_upstream_cache(x->s->upstream);
+    uint64_t until = ztd_now_ms() + limit;
+    for (;;) {
+        uint64_t gen = ztd_cache_room_gen(cache);
+        if ((x->err = acquire_all(x)) != ZTD_ERR_CACHE_FULL || ztd_now_ms() >= until)
+            break;
+        ztd_cache_wait_room(cache, gen, (int)(until - ztd_now_ms())); /* until a response ends */
     }
 }
 
@@ -581,7 +586,7 @@ static int offload(ztd_server *s, struct MHD_Connection *c, up_req *x, int phase
 {
     memset(&x->off, 0, sizeof(x->off));
     x->phase = phase;
-    return ztd_offload_start(s, c, &x->off, fn) ? 0 : 1;
+    return ztd_offload_wait(s, c, &x->off, fn) ? 0 : 1;
 }
 
 static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, ztd_req *r)

@@ -591,6 +591,8 @@ void ztd_http_stop(ztd_server *s)
     /* A request waiting for work off the workers is suspended, and
      * libmicrohttpd must not stop with one: let the work finish, which resumes
      * it, and give its answer a moment to go out. */
+    if (s->waitq)
+        ztd_workq_drain(s->waitq);
     if (s->workq) {
         ztd_workq_drain(s->workq);
         if (n)

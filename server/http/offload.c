@@ -13,21 +13,33 @@ static void run(ztd_job *job)
     MHD_resume_connection(c);
 }
 
-bool ztd_offload_start(ztd_server *s, struct MHD_Connection *c, ztd_offload *o,
-                       void (*fn)(ztd_offload *o))
+static bool start_on(struct ztd_workq *q, struct MHD_Connection *c, ztd_offload *o,
+                     void (*fn)(ztd_offload *o))
 {
     o->fn = fn;
     o->c = c;
     o->started = true;
-    if (!s->workq) {
+    if (!q) {
         fn(o);
         __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
         return true;
     }
     o->job.run = run;
     MHD_suspend_connection(c); /* before the job exists: it may resume at once */
-    ztd_workq_submit(s->workq, &o->job);
+    ztd_workq_submit(q, &o->job);
     return false;
+}
+
+bool ztd_offload_start(ztd_server *s, struct MHD_Connection *c, ztd_offload *o,
+                       void (*fn)(ztd_offload *o))
+{
+    return start_on(s->workq, c, o, fn);
+}
+
+bool ztd_offload_wait(ztd_server *s, struct MHD_Connection *c, ztd_offload *o,
+                      void (*fn)(ztd_offload *o))
+{
+    return start_on(s->waitq ? s->waitq : s->workq, c, o, fn);
 }
 
 bool ztd_offload_done(const ztd_offload *o)

@@ -39,6 +39,11 @@ typedef struct ztd_offload {
  *     ... answer from what fn left ... */
 bool ztd_offload_start(ztd_server *s, struct MHD_Connection *c, ztd_offload *o,
                        void (*fn)(ztd_offload *o));
+/* The same on the upstream's own queue (s->waitq), for opens and waits on
+ * an upstream: they may take upstream_timeout each, and must not hold the
+ * queue that publishes uploads. */
+bool ztd_offload_wait(ztd_server *s, struct MHD_Connection *c, ztd_offload *o,
+                      void (*fn)(ztd_offload *o));
 /* Has the work run? */
 bool ztd_offload_done(const ztd_offload *o);
 

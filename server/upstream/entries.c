@@ -28,6 +28,10 @@
 
 /* ---- set-up */
 
+/* Background revalidations at once: each may wait upstream_timeout on a
+ * silent upstream, and none blocks a request. */
+#define REVALIDATIONS 4
+
 static char *read_token(const char *path, char *err, size_t cap)
 {
     FILE *f = fopen(path, "re");
@@ -55,6 +59,7 @@ static void options_of(ztd_upstream *u, const ztd_config *cfg)
     u->opt.connect_timeout = (double)cfg->upstream_connect_timeout_ms / 1000.0;
     u->opt.stall_timeout = (double)cfg->upstream_timeout_ms / 1000.0;
     u->opt.total_timeout = 0; /* a fill of 1 GiB takes as long as it takes; stalls are cut */
+    u->open_timeout = (double)cfg->upstream_timeout_ms / 1000.0; /* an open: retries included */
     u->opt.min_rate = (double)cfg->upstream_min_rate; /* and so is an upstream that drips */
     u->opt.max_retries = cfg->upstream_retries;
     u->opt.max_backoff = 5.0;
@@ -74,9 +79,10 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
         u->base[--bl] = 0;
     u->kind = (int)cfg->upstream_kind;
     u->ttl_ms = cfg->upstream_ttl_ms;
+    u->stale_ms = cfg->upstream_stale_ms;
     pthread_mutex_init(&u->mu, NULL);
-    pthread_mutex_init(&u->session_mu, NULL);
     pthread_cond_init(&u->cv, NULL);
+    pthread_key_create(&u->open_session, free_session);
     pthread_key_create(&u->fill_session, free_session);
     if (!(u->slots = calloc(MAX_ENTRIES, sizeof(*u->slots))))
         goto fail;
@@ -93,6 +99,7 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
     if (!(u->cache = ztd_cache_open(cfg->cache_dir, cfg->cache_size, err, cap)))
         goto fail_quiet;
     if (!(u->fills = ztd_workq_new(cfg->upstream_fills, "ztd-fill")) ||
+        !(u->revalidations = ztd_workq_new(REVALIDATIONS, "ztd-revalidate")) ||
         !(u->list = ztd_uplist_new(u->base, u->token, u->opt.connect_timeout, u->opt.stall_timeout,
                                    u->ttl_ms)))
         goto fail;
@@ -110,14 +117,14 @@ void ztd_upstream_free(ztd_upstream *u)
     if (!u)
         return;
     ztd_workq_free(u->fills); /* fills end first: they hold entries and items */
+    ztd_workq_free(u->revalidations);
     for (size_t i = 0; u->slots && i < u->n; i++) {
         ztd_entry_release(u->slots[i].e);
         free(u->slots[i].name);
     }
     free(u->slots);
     ztd_cache_close(u->cache);
-    zt_remote_free(u->session); /* each lock goes with what it guards */
-    pthread_mutex_destroy(&u->session_mu);
+    pthread_key_delete(u->open_session);
     pthread_key_delete(u->fill_session);
     ztd_uplist_free(u->list);
     pthread_mutex_destroy(&u->mu);
@@ -318,16 +325,8 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
     }
     zt_remote_file *rf = NULL;
     zt_error ze;
-    pthread_mutex_lock(&u->session_mu);
-    zt_status st = ZT_OK;
-    if (!u->session) { /* made once the kind is known: it says how URLs are read */
-        zt_remote_options o = u->opt;
-        o.flags = ztd_upstream_is_ztensord(u) ? 0 : ZT_REMOTE_PLAIN_URL;
-        st = zt_remote_new(&o, &u->session, &ze);
-    }
-    if (!st)
-        st = zt_remote_open_in(u->session, url, &rf, &ze);
-    pthread_mutex_unlock(&u->session_mu);
+    zt_remote *session = ztd_up_open_session(u, &ze);
+    zt_status st = session ? zt_remote_open_in(session, url, &rf, &ze) : ze.code;
     COUNT(u, opens, 1);
     if (st) {
         COUNT(u, open_failures, 1);
@@ -354,6 +353,21 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
         *out = NULL;
     }
     return err;
+}
+
+zt_remote *ztd_up_open_session(ztd_upstream *u, zt_error *ze)
+{
+    zt_remote *s = pthread_getspecific(u->open_session);
+    if (s)
+        return s;
+    /* made once the kind is known: it says how URLs are read */
+    zt_remote_options o = u->opt;
+    o.flags = ztd_upstream_is_ztensord(u) ? 0 : ZT_REMOTE_PLAIN_URL;
+    o.total_timeout = u->open_timeout;
+    if (zt_remote_new(&o, &s, ze) != ZT_OK)
+        return NULL;
+    pthread_setspecific(u->open_session, s);
+    return s;
 }
 
 static slot *find_slot(ztd_upstream *u, const char *name)
@@ -401,11 +415,62 @@ static bool fresh(const ztd_upstream *u, const slot *s, uint64_t now)
     return s->e && now - s->checked < u->ttl_ms;
 }
 
+/* Past its TTL, but within the stale window: served while revalidated. */
+static bool stale_ok(const ztd_upstream *u, const slot *s, uint64_t now)
+{
+    return s->e && now - s->checked < u->ttl_ms + u->stale_ms;
+}
+
+typedef struct reval_job {
+    ztd_job job;
+    ztd_upstream *u;
+    char *name;
+} reval_job;
+
+static void revalidate(ztd_job *job)
+{
+    reval_job *j = (reval_job *)job;
+    ztd_entry *e = NULL;
+    char msg[600];
+    ztd_upstream_get(j->u, j->name, &e, msg, sizeof(msg));
+    ztd_entry_release(e);
+    pthread_mutex_lock(&j->u->mu);
+    slot *s = find_slot(j->u, j->name);
+    if (s)
+        s->revalidating = false;
+    pthread_mutex_unlock(&j->u->mu);
+    free(j->name);
+    free(j);
+}
+
+/* Queues a revalidation of s, unless one is queued or running (u->mu held). */
+static void revalidate_later(ztd_upstream *u, slot *s)
+{
+    if (s->revalidating || s->opening)
+        return;
+    reval_job *j = calloc(1, sizeof(*j));
+    if (!j || !(j->name = strdup(s->name))) {
+        free(j);
+        return; /* the next request tries again */
+    }
+    j->job.run = revalidate;
+    j->u = u;
+    s->revalidating = true;
+    ztd_workq_submit(u->revalidations, &j->job);
+}
+
 ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
 {
+    uint64_t now = ztd_now_ms();
     pthread_mutex_lock(&u->mu);
     slot *s = find_slot(u, name);
-    ztd_entry *e = s && fresh(u, s, ztd_now_ms()) ? s->e : NULL;
+    ztd_entry *e = NULL;
+    if (s && fresh(u, s, now)) {
+        e = s->e;
+    } else if (s && stale_ok(u, s, now)) {
+        e = s->e; /* stale-while-revalidate: nobody waits for the upstream */
+        revalidate_later(u, s);
+    }
     if (e)
         ztd_entry_retain(e);
     pthread_mutex_unlock(&u->mu);
@@ -437,10 +502,13 @@ static void settle_slot(ztd_upstream *u, slot *s, ztd_err got, ztd_entry *e, ztd
         ztd_entry_retain(s->e);
         *out = s->e;
     } else if (s->e && got != ZTD_ERR_FILE_NOT_FOUND && got != ZTD_ERR_FILE_INVALID) {
-        /* Upstream unreachable: what was opened stays served, checked again later. */
-        s->checked = ztd_now_ms();
-        ztd_entry_retain(s->e);
-        *out = s->e;
+        /* Upstream unreachable: what was opened stays served within the stale
+         * window (stale-if-error), checked again by the next request; past
+         * it, the error. */
+        if (stale_ok(u, s, ztd_now_ms())) {
+            ztd_entry_retain(s->e);
+            *out = s->e;
+        }
     } else {
         drop_slot(u, s);
     }
@@ -455,6 +523,12 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
         s = find_slot(u, name);
         if (!s || !s->opening)
             break;
+        if (stale_ok(u, s, ztd_now_ms())) { /* being revalidated: the version we have */
+            *out = s->e;
+            ztd_entry_retain(*out);
+            pthread_mutex_unlock(&u->mu);
+            return ZTD_ERR_NONE;
+        }
         pthread_cond_wait(&u->cv, &u->mu); /* single flight: one open per name */
     }
     if (s && fresh(u, s, ztd_now_ms())) {

@@ -44,9 +44,10 @@ struct ztd_upstream_entry {
 
 typedef struct slot {
     char *name;
-    ztd_entry *e;     /* NULL while first opening */
-    uint64_t checked; /* ztd_now_ms() of the last open or revalidation */
-    bool opening;     /* someone is opening it: wait on cv */
+    ztd_entry *e;      /* NULL while first opening */
+    uint64_t checked;  /* ztd_now_ms() of the last successful open or revalidation */
+    bool opening;      /* someone is opening it: wait on cv, or serve e while stale */
+    bool revalidating; /* a background revalidation is queued or running */
 } slot;
 
 struct ztd_upstream {
@@ -56,9 +57,11 @@ struct ztd_upstream {
     ztd_cache *cache;
     zt_remote_options opt;
     char *token;
-    pthread_mutex_t session_mu;
-    zt_remote *session; /* opens */
+    uint64_t stale_ms;
+    double open_timeout;        /* seconds: an open, retries included */
+    pthread_key_t open_session; /* opens: one session per thread, no lock held across the network */
     pthread_key_t fill_session;
+    ztd_workq *revalidations; /* background revalidations of stale entries */
     ztd_workq *fills;
     ztd_uplist *list;   /* a ztensord upstream's listing */
     pthread_mutex_t mu; /* the table */
@@ -77,6 +80,9 @@ ztd_err ztd_up_err_of_remote(const ztd_upstream *u, const char *what, const zt_e
 void ztd_up_expire(ztd_upstream *u, const ztd_entry *e);
 /* This thread's session for reads (fills and gaps); NULL when out of memory. */
 zt_remote *ztd_up_thread_session(ztd_upstream *u);
+/* This thread's session for opens (footer and manifest): bounded by
+ * upstream_timeout, retries included; made on first use. NULL with ze set. */
+zt_remote *ztd_up_open_session(ztd_upstream *u, zt_error *ze);
 /* The URL of file NAME at the upstream into out; false when it does not fit. */
 bool ztd_up_file_url(const ztd_upstream *u, const char *name, char *out, size_t cap);
 

@@ -49,9 +49,12 @@ struct ztd_cache {
     ztd_cache_disk disk;
     ztd_cache_item **buckets;
     size_t nbuckets, count;
-    ztd_cache_item lru; /* sentinel: lru.next is the most recent, lru.prev the least */
-    uint64_t serial;    /* names fill files */
-    uint64_t seed;      /* keys the hash: digests are chosen by whoever chose the bytes */
+    ztd_cache_item lru;  /* sentinel: lru.next is the most recent, lru.prev the least */
+    uint64_t serial;     /* names fill files */
+    uint64_t seed;       /* keys the hash: digests are chosen by whoever chose the bytes */
+    pthread_cond_t room; /* broadcast when an item stops being referenced or is dropped */
+    unsigned room_waiters;
+    uint64_t room_gen; /* counts those events */
     ztd_cache_stats st;
 };
 
@@ -313,6 +316,11 @@ ztd_cache *ztd_cache_open(const char *dir, uint64_t max_bytes, char *err, size_t
         return NULL;
     }
     pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->room, &ca);
+    pthread_condattr_destroy(&ca);
     c->nbuckets = INITIAL_BUCKETS;
     c->lru.prev = c->lru.next = &c->lru;
     c->st.max_bytes = max_bytes;
@@ -336,6 +344,7 @@ void ztd_cache_close(ztd_cache *c)
     free(c->buckets);
     ztd_cache_disk_close(&c->disk);
     pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->room);
     free(c);
 }
 
@@ -453,8 +462,40 @@ void ztd_cache_item_release(ztd_cache_item *it)
             it->fd = -1;
             lru_push(c, it);
         }
+        c->room_gen++;
+        if (c->room_waiters)
+            pthread_cond_broadcast(&c->room);
     }
     pthread_mutex_unlock(&c->mu);
+}
+
+uint64_t ztd_cache_room_gen(ztd_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t g = c->room_gen;
+    pthread_mutex_unlock(&c->mu);
+    return g;
+}
+
+bool ztd_cache_wait_room(ztd_cache *c, uint64_t seen, int timeout_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&c->mu);
+    c->room_waiters++;
+    while (c->room_gen == seen && rc == 0)
+        rc = pthread_cond_timedwait(&c->room, &c->mu, &until);
+    c->room_waiters--;
+    bool changed = c->room_gen != seen;
+    pthread_mutex_unlock(&c->mu);
+    return changed;
 }
 
 int ztd_cache_item_fd(const ztd_cache_item *it)

@@ -117,6 +117,12 @@ ztd_cache_state ztd_cache_fill_done(ztd_cache_item *it, bool ok);
  * last byte until COMPLETE (so that a FAILED fill can still cut it short);
  * want = size + 1 waits for the end of the fill. */
 ztd_cache_state ztd_cache_wait(ztd_cache_item *it, uint64_t want, int timeout_ms, uint64_t *ready);
+/* Room: a count of the times an item stopped being referenced, read before
+ * trying to take items; then wait (at most timeout_ms) until it moves past
+ * `seen`, so that room may have been made: false on timeout. A condition,
+ * not a poll: what waits for room sleeps until a response ends. */
+uint64_t ztd_cache_room_gen(ztd_cache *c);
+bool ztd_cache_wait_room(ztd_cache *c, uint64_t seen, int timeout_ms);
 /* The state and readable bytes now, without waiting. */
 ztd_cache_state ztd_cache_item_state(const ztd_cache_item *it, uint64_t *ready);
 

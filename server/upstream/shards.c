@@ -44,9 +44,8 @@ static zt_status open_one(ztd_upstream *u, const ztd_entry *e, size_t i, const c
                  name);
         return ZT_E_ARG;
     }
-    pthread_mutex_lock(&u->session_mu);
-    zt_status st = zt_remote_open_in(u->session, url, &sh->rf, ze);
-    pthread_mutex_unlock(&u->session_mu);
+    zt_remote *session = ztd_up_open_session(u, ze);
+    zt_status st = session ? zt_remote_open_in(session, url, &sh->rf, ze) : ze->code;
     COUNT(u, opens, 1);
     if (st == ZT_E_NOT_FOUND) /* the origin's words for a shard it does not have */
         snprintf(ze->message, sizeof(ze->message), "v2 §7.1: shard \"%.200s\" not found at %.400s",
