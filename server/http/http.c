@@ -295,11 +295,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ztd_req *r = *con_cls;
     if (!r)
         return MHD_NO; /* uri_logged() could not allocate it */
-    if (!r->started)
-        return first_call(s, c, r, url, method, version);
+    if (!r->started) {
+        enum MHD_Result ret = first_call(s, c, r, url, method, version);
+        if (r->deferred) /* refused before its body: the body is drained */
+            ztd_conns_draining(c);
+        return ret;
+    }
     ztd_conns_body(c, *upload_size); /* every path below takes all it is given */
-    if (r->deferred)
+    if (r->deferred) {
+        ztd_conns_draining(c); /* refused mid-body, or already draining */
         return send_deferred(s, c, r, upload_size);
+    }
     if (r->responded) {
         *upload_size = 0; /* MHD drops the rest of the body and closes */
         return MHD_YES;
