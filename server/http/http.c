@@ -9,6 +9,7 @@
 #include "core/config.h"
 #include "http/conns.h"
 #include "http/framing.h"
+#include "http/head_wire.h"
 #include "http/headers.h"
 #include "core/hex.h"
 #include "core/log.h"
@@ -124,21 +125,61 @@ static size_t target_sent_len(const char *url, const char *version, const char *
     return seen;
 }
 
+/* Headers go to framing one behind: a value's length on the wire is known once the next
+ * header's name (or the end of the head) shows where its line ended (head_wire.h). */
+typedef struct head_walk {
+    ztd_framing *f;
+    const char *end; /* the end of the head in libmicrohttpd's buffer, or NULL */
+    const char *key, *value;
+    size_t key_size, value_size;
+} head_walk;
+
+static void flush_header(head_walk *w, const char *next, bool last)
+{
+    if (!w->key)
+        return;
+    size_t n = w->value_size;
+#if MHD_VERSION < 0x01000000
+    if (w->end)
+        n = ztd_value_wire_len(w->value, w->value_size, next, last);
+#else
+    (void)next;
+    (void)last;
+#endif
+    ztd_framing_header(w->f, w->key, w->key_size, w->value, n);
+    w->key = NULL;
+}
+
 static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                   size_t key_size, const char *value, size_t value_size)
 {
     (void)kind;
-    ztd_framing_header(cls, key, key_size, value, value_size);
+    head_walk *w = cls;
+    flush_header(w, key, false);
+    w->key = key;
+    w->key_size = key_size;
+    w->value = value;
+    w->value_size = value_size;
     return MHD_YES;
+}
+
+/* Where the head ends in libmicrohttpd's buffer: it starts at the method. */
+static const char *head_end(struct MHD_Connection *c, const char *method)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return ci && method ? method + ci->header_size : NULL;
 }
 
 /* RFC 9112 framing of the request's head (framing.h). A refusal goes out at once, with
  * Connection: close: nothing after this head on the connection is read as a request. */
-static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *url, const char *version,
-                         ztd_framing *f, enum MHD_Result *ret)
+static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *method, const char *url,
+                         const char *version, ztd_framing *f, enum MHD_Result *ret)
 {
     ztd_framing_begin(f, version, r->target, target_sent_len(url, version, r->target));
-    MHD_get_connection_values_n(c, MHD_HEADER_KIND, add_header, f);
+    head_walk w = {.f = f, .end = head_end(c, method)};
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, add_header, &w);
+    flush_header(&w, w.end, true);
     ztd_framing_end(f);
     char *q = strchr(r->target, '?'); /* the router and the logs take no query */
     if (q)
@@ -229,7 +270,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
         return MHD_NO;
     ztd_framing f;
     enum MHD_Result ret;
-    if (check_framing(c, r, url, version, &f, &ret) != 0)
+    if (check_framing(c, r, method, url, version, &f, &ret) != 0)
         return ret;
     if (!ztd_conns_admit(c, r->path)) /* queued now, so MHD closes the connection after it */
         return ztd_fail(c, r, ZTD_ERR_OVERLOADED);
