@@ -16,6 +16,7 @@
 #include "core/metrics.h"
 #include "core/workq.h"
 #include "http/mhd_log.h"
+#include "http/query.h"
 #include "http/body.h"
 #include "http/response.h"
 #include "http/routes.h"
@@ -226,6 +227,36 @@ static bool authorized(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_
     }
 }
 
+static enum MHD_Result take_query_name(void *cls, enum MHD_ValueKind kind, const char *key,
+                                       size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)value;
+    (void)value_size;
+    return ztd_query_name(cls, key, key_size) ? MHD_NO : MHD_YES;
+}
+
+/* A route that reads its query: no parameter named twice (query.h). Otherwise its 400
+ * is queued. */
+static bool query_ok(struct MHD_Connection *c, ztd_req *r, enum MHD_Result *ret)
+{
+    if (!r->route->query)
+        return true;
+    ztd_query_names q;
+    ztd_query_begin(&q);
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, take_query_name, &q);
+    if (q.status == ZTD_QUERY_OK)
+        return true;
+    char name[65];
+    ztd_query_bad_name(&q, name, sizeof(name));
+    if (q.status == ZTD_QUERY_TOO_MANY)
+        *ret = ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "more than %d query parameters", ZTD_QUERY_MAX);
+    else
+        *ret = ztd_error(c, r, ZTD_ERR_BAD_REQUEST,
+                         "query parameter \"%s\" is given more than once", name);
+    return false;
+}
+
 /* The router found no route: its answer (400, 404, 405 with Allow, 414). */
 static enum MHD_Result no_route(struct MHD_Connection *c, ztd_req *r)
 {
@@ -283,7 +314,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
     r->defer_early = f.has_body && !f.expect_continue && s->cfg->lingering_max > 0 &&
                      (f.chunked || f.content_length <= s->cfg->lingering_max);
     ret = MHD_YES;
-    if (authorized(s, c, r, r->route->scope, &ret) && r->route->begin)
+    if (authorized(s, c, r, r->route->scope, &ret) && query_ok(c, r, &ret) && r->route->begin)
         ret = r->route->begin(s, c, r);
     r->defer_early = false;
     return ret;
@@ -295,7 +326,8 @@ static enum MHD_Result last_call(ztd_server *s, struct MHD_Connection *c, ztd_re
     enum MHD_Result ret;
     if (!r->route)
         return no_route(c, r);
-    if (r->route->body == ZTD_REQ_BODY_NONE && !authorized(s, c, r, r->route->scope, &ret))
+    if (r->route->body == ZTD_REQ_BODY_NONE &&
+        (!authorized(s, c, r, r->route->scope, &ret) || !query_ok(c, r, &ret)))
         return ret;
     return r->route->handler(s, c, r);
 }
