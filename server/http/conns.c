@@ -84,8 +84,7 @@ struct ztd_conns {
 static const char *const k_why[ZTD_CUT_REASONS] = {
     [ZTD_CUT_HEADER_TIMEOUT] = "no complete request headers within header_timeout",
     [ZTD_CUT_SLOW_BODY] = "request body slower than min_body_rate",
-    [ZTD_CUT_EVICTED] = "idle or draining a refused body, closed to make room near "
-                        "connection_limit",
+    [ZTD_CUT_EVICTED] = "idle or draining a refused body, closed near connection_limit",
     [ZTD_CUT_FILE_CHANGED] = "response aborted: its file changed on disk",
     [ZTD_CUT_CLIENT_GONE] = "the client closed its side in the middle of a request body",
 };
