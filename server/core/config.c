@@ -157,9 +157,10 @@ static const option options[] = {
     OPT_UINT("connection_limit", connection_limit, "1024", 1, 1048576,
              "Most client connections open at once. Near it, connections waiting for a "
              "request (idle keep-alive, or nothing sent yet) are closed, oldest first, to make "
-             "room; and a reserve of a sixteenth of it (1 to 64) is kept: once busy connections "
-             "fill the rest, requests other than /healthz, /readyz and /metrics are answered "
-             "503 overloaded."),
+             "room, then those reading and dropping the body of a refused request (see "
+             "lingering_max); and a reserve of a sixteenth of it (1 to 64) is kept: once busy "
+             "connections (not counting those) fill the rest, requests other than /healthz, "
+             "/readyz and /metrics are answered 503 overloaded."),
     OPT_DURATION("connection_timeout", connection_timeout_ms, "60s", SEC, 24 * HOUR,
                  "Close a connection that has been idle this long."),
     OPT_DURATION("header_timeout", header_timeout_ms, "30s", 0, HOUR,

@@ -340,10 +340,12 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "# TYPE ztensord_upload_sessions gauge\nztensord_upload_sessions %zu\n",
         g->sessions);
     put(&o,
-        "# HELP ztensord_connections Open client connections: waiting for a request, or "
-        "busy with one.\n# TYPE ztensord_connections gauge\n"
-        "ztensord_connections{state=\"waiting\"} %zu\nztensord_connections{state=\"busy\"} %zu\n",
-        g->conns_waiting, g->conns_busy);
+        "# HELP ztensord_connections Open client connections: waiting for a request, "
+        "busy with one, or draining the body of a refused one.\n"
+        "# TYPE ztensord_connections gauge\n"
+        "ztensord_connections{state=\"waiting\"} %zu\nztensord_connections{state=\"busy\"} %zu\n"
+        "ztensord_connections{state=\"draining\"} %zu\n",
+        g->conns_waiting, g->conns_busy, g->conns_draining);
     put_counters(&o, "ztensord_connections_closed_total",
                  "Connections the server closed itself, by reason.", "reason", k_cuts, g_cuts,
                  ZTD_CUT_REASONS);

@@ -37,7 +37,7 @@ void ztd_metrics_conn_cut(ztd_conn_cut why);
 
 typedef struct ztd_metrics_gauges {
     size_t files_valid, files_invalid, sessions;
-    size_t conns_waiting, conns_busy;
+    size_t conns_waiting, conns_busy, conns_draining;
     uint64_t reloads;
     size_t digests[ZTD_DIGEST_STATES];   /* sha256 components by ztd_digest_state */
     size_t open_files, max_open_files;   /* the open-file budget (store/open_files.h) */

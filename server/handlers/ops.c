@@ -57,7 +57,7 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
     g.file_closes = fs.evictions;
     g.shared_bytes = ztd_body_shared_bytes();
     g.shared_limit = s->cfg->shared_response_memory;
-    ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy);
+    ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy, &g.conns_draining);
     ztd_cache_stats cst;
     ztd_upstream_stats ust;
     ztd_prefetch_totals pt;

@@ -1,8 +1,9 @@
 /*
  * The connection registry (see conns.h): a record per connection, in one of
- * two lists under one mutex: `waiting` (for a request's headers) in the order
- * they started waiting, so the oldest is the head, and `busy` (a request is
- * being received, handled or answered).
+ * three lists under one mutex: `waiting` (for a request's headers) in the order
+ * they started waiting, so the oldest is the head, `busy` (a request is being
+ * received, handled or answered) and `draining` (a refused request whose body
+ * is read and dropped before the refusal goes out), oldest first too.
  *
  * Why shutdown(fd) from another thread cannot hit a reused descriptor
  * (libmicrohttpd 0.9.75, src/microhttpd/daemon.c):
@@ -52,25 +53,27 @@ typedef enum conn_state {
     WAITING,   /* for a request: after accept, or between keep-alive requests */
     RECEIVING, /* headers complete, the body (if any) arriving */
     ANSWERING, /* the request is complete: being handled and answered */
+    DRAINING,  /* refused; its body is read and dropped, then the refusal sent */
     DOOMED,    /* shut down here; libmicrohttpd has yet to close it */
 } conn_state;
 
 typedef struct conn {
-    struct conn *prev, *next; /* in waiting or busy; unlinked when DOOMED */
+    struct conn *prev, *next; /* in a list; unlinked when DOOMED */
     ztd_conns *reg;
     int fd;
     conn_state state;
     uint64_t since_ms;   /* WAITING: start of the header deadline; RECEIVING: of the window */
     uint64_t body, mark; /* RECEIVING: body bytes so far, and when the window started */
     uint64_t seen;       /* RECEIVING: body bytes at the previous sweep */
+    bool drained;        /* DRAINING: the body is all read, the refusal going out */
     ztd_entry *pin;      /* the file the response is read from, or NULL */
     char addr[INET6_ADDRSTRLEN];
 } conn;
 
 struct ztd_conns {
     pthread_mutex_t mu;
-    conn waiting, busy; /* sentinels of circular lists */
-    size_t nwaiting, nbusy;
+    conn waiting, busy, draining; /* sentinels of circular lists */
+    size_t nwaiting, nbusy, ndraining;
     size_t mark; /* more live connections than this: evict; more busy: 503 */
     uint64_t header_timeout_ms, min_body_rate;
     uint64_t next_file_check;
@@ -81,7 +84,7 @@ struct ztd_conns {
 static const char *const k_why[ZTD_CUT_REASONS] = {
     [ZTD_CUT_HEADER_TIMEOUT] = "no complete request headers within header_timeout",
     [ZTD_CUT_SLOW_BODY] = "request body slower than min_body_rate",
-    [ZTD_CUT_EVICTED] = "idle, closed to make room near connection_limit",
+    [ZTD_CUT_EVICTED] = "idle or draining a refused body, closed near connection_limit",
     [ZTD_CUT_FILE_CHANGED] = "response aborted: its file changed on disk",
     [ZTD_CUT_CLIENT_GONE] = "the client closed its side in the middle of a request body",
 };
@@ -125,6 +128,7 @@ ztd_conns *ztd_conns_new(const ztd_conns_limits *lim)
     pthread_mutex_init(&r->mu, NULL);
     list_init(&r->waiting);
     list_init(&r->busy);
+    list_init(&r->draining);
     r->mark = ztd_conns_mark(lim->connection_limit);
     r->header_timeout_ms = lim->header_timeout_ms;
     r->min_body_rate = lim->min_body_rate;
@@ -156,6 +160,8 @@ static void unlink_conn(ztd_conns *r, conn *x)
     list_del(x);
     if (x->state == WAITING)
         r->nwaiting--;
+    else if (x->state == DRAINING)
+        r->ndraining--;
     else
         r->nbusy--;
 }
@@ -202,10 +208,15 @@ static void started(ztd_conns *r, struct MHD_Connection *c, void **socket_contex
     pthread_mutex_lock(&r->mu);
     set_waiting(r, x, ztd_now_ms());
     /* Near the limit, make room: the connection that has waited longest for a
-     * request goes (never the new one, the tail). One per new connection keeps
-     * the count at the mark while idle clients keep coming. */
-    if (r->nwaiting + r->nbusy > r->mark && r->nwaiting > 1)
-        cut(r, r->waiting.next, ZTD_CUT_EVICTED);
+     * request goes (never the new one, the tail), else the oldest draining a
+     * refused body (its client only loses the refusal). One per new connection
+     * keeps the count at the mark while idle or refused clients keep coming. */
+    if (r->nwaiting + r->nbusy + r->ndraining > r->mark) {
+        if (r->nwaiting > 1)
+            cut(r, r->waiting.next, ZTD_CUT_EVICTED);
+        else if (r->ndraining)
+            cut(r, r->draining.next, ZTD_CUT_EVICTED);
+    }
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -259,15 +270,33 @@ bool ztd_conns_admit(struct MHD_Connection *c, const char *url)
     return !over || open_route(url);
 }
 
+void ztd_conns_draining(struct MHD_Connection *c)
+{
+    conn *x = conn_of(c);
+    if (!x)
+        return;
+    ztd_conns *r = x->reg;
+    pthread_mutex_lock(&r->mu);
+    if (x->state == RECEIVING) {
+        unlink_conn(r, x);
+        x->state = DRAINING;
+        list_add_tail(&r->draining, x);
+        r->ndraining++;
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
 void ztd_conns_body(struct MHD_Connection *c, size_t n)
 {
     conn *x = conn_of(c);
     if (!x)
         return;
     pthread_mutex_lock(&x->reg->mu);
-    if (x->state == RECEIVING) {
+    if (x->state == RECEIVING || x->state == DRAINING) {
         if (n)
             x->body += n;
+        else if (x->state == DRAINING)
+            x->drained = true; /* still evictable while the refusal goes out */
         else
             x->state = ANSWERING;
     }
@@ -292,8 +321,9 @@ void ztd_conns_done(struct MHD_Connection *c)
     ztd_conns *r = x->reg;
     pthread_mutex_lock(&r->mu);
     x->pin = NULL;
-    if (x->state == RECEIVING || x->state == ANSWERING) {
+    if (x->state == RECEIVING || x->state == ANSWERING || x->state == DRAINING) {
         unlink_conn(r, x);
+        x->drained = false;
         set_waiting(r, x, ztd_now_ms()); /* the next request's header deadline starts now */
     }
     pthread_mutex_unlock(&r->mu);
@@ -326,16 +356,23 @@ static bool client_gone(conn *x)
     return recv(x->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
-static void sweep_busy(ztd_conns *r, uint64_t now, bool check_files)
+/* Is a body arriving: one being received, or one being drained? */
+static bool body_arriving(const conn *x)
 {
-    for (conn *x = r->busy.next, *next; x != &r->busy; x = next) {
+    return x->state == RECEIVING || (x->state == DRAINING && !x->drained);
+}
+
+/* The connections of the busy or the draining list (head). */
+static void sweep_list(ztd_conns *r, conn *head, uint64_t now, bool check_files)
+{
+    for (conn *x = head->next, *next; x != head; x = next) {
         next = x->next;
-        if (x->state == RECEIVING && client_gone(x)) {
+        if (body_arriving(x) && client_gone(x)) {
             cut(r, x, ZTD_CUT_CLIENT_GONE);
             continue;
         }
         uint64_t elapsed = now - x->since_ms;
-        if (x->state == RECEIVING && r->min_body_rate && elapsed >= BODY_WINDOW_MS) {
+        if (body_arriving(x) && r->min_body_rate && elapsed >= BODY_WINDOW_MS) {
             if ((double)(x->body - x->mark) * 1000 < (double)r->min_body_rate * (double)elapsed &&
                 !server_behind(x)) {
                 cut(r, x, ZTD_CUT_SLOW_BODY);
@@ -398,7 +435,8 @@ void ztd_conns_sweep(ztd_conns *r, bool files_changed)
     bool check_files = files_changed || now >= r->next_file_check;
     if (check_files)
         r->next_file_check = now + FILE_CHECK_MS;
-    sweep_busy(r, now, check_files);
+    sweep_list(r, &r->busy, now, check_files);
+    sweep_list(r, &r->draining, now, false);
     uint64_t cuts[ZTD_CUT_REASONS];
     char changed[sizeof(r->changed)];
     memcpy(cuts, r->cuts, sizeof(cuts));
@@ -409,13 +447,14 @@ void ztd_conns_sweep(ztd_conns *r, bool files_changed)
     log_cuts(cuts, changed);
 }
 
-void ztd_conns_counts(ztd_conns *r, size_t *waiting, size_t *busy)
+void ztd_conns_counts(ztd_conns *r, size_t *waiting, size_t *busy, size_t *draining)
 {
-    *waiting = *busy = 0;
+    *waiting = *busy = *draining = 0;
     if (!r)
         return;
     pthread_mutex_lock(&r->mu);
     *waiting = r->nwaiting;
     *busy = r->nbusy;
+    *draining = r->ndraining;
     pthread_mutex_unlock(&r->mu);
 }

@@ -8,9 +8,11 @@
  *  - min_body_rate: a request body must arrive at this many bytes per second,
  *    over 10 s windows;
  *  - headroom: near connection_limit the connections that wait for a request
- *    (idle keep-alive, or nothing sent yet), oldest first, are closed to make
- *    room; when busy connections alone fill the limit less a reserve, requests
- *    other than /healthz, /readyz and /metrics are answered 503 `overloaded`;
+ *    (idle keep-alive, or nothing sent yet), oldest first, then those draining
+ *    the body of a refused request, oldest first, are closed to make room; when
+ *    busy connections alone (never draining ones) fill the limit less a
+ *    reserve, requests other than /healthz, /readyz and /metrics are answered
+ *    503 `overloaded`;
  *  - in-place changes: a response whose file changed on disk since the catalog
  *    opened it is cut short, so no client takes a mix of old and new bytes for
  *    a complete body (and the entry is marked stale for later requests).
@@ -53,6 +55,10 @@ void ztd_conns_notify(void *cls, struct MHD_Connection *c, void **socket_context
  * when busy connections fill the limit less the reserve and the request is not
  * for /healthz, /readyz or /metrics: answer 503 overloaded. */
 bool ztd_conns_admit(struct MHD_Connection *c, const char *url);
+/* The request was refused and its body is being read and dropped before the
+ * refusal is sent (http.c, send_deferred): the connection no longer counts as
+ * busy, and may be closed to make room like an idle one. */
+void ztd_conns_draining(struct MHD_Connection *c);
 /* The handler was given n bytes of the request body; n = 0: the request is
  * complete (the handler's last call). */
 void ztd_conns_body(struct MHD_Connection *c, size_t n);
@@ -67,8 +73,8 @@ void ztd_conns_done(struct MHD_Connection *c);
  * deadline and the responses whose file changed. Accepts NULL. */
 void ztd_conns_sweep(ztd_conns *r, bool files_changed);
 
-/* Connections waiting for a request, and busy with one. */
-void ztd_conns_counts(ztd_conns *r, size_t *waiting, size_t *busy);
+/* Connections waiting for a request, busy with one, and draining a refused body. */
+void ztd_conns_counts(ztd_conns *r, size_t *waiting, size_t *busy, size_t *draining);
 
 /* The limit less the reserve: room kept for health checks and new connections. */
 size_t ztd_conns_mark(unsigned connection_limit);

@@ -164,6 +164,10 @@ void ztd_framing_header(ztd_framing *f, const char *name, size_t name_len, const
         fail(f, 400, "a header name is not a token (whitespace before the colon?)");
         return;
     }
+    if (memchr(value, '\0', value_len)) {
+        fail(f, 400, "a header value holds a NUL byte");
+        return;
+    }
     if (has_control(value, value_len)) {
         fail(f, 400, "a header value holds a control character");
         return;

@@ -23,8 +23,9 @@
  *     authority must be a non-empty host[:port] (no userinfo); the route is taken from the
  *     path after it ("/" when there is none). Other forms are left to the router.
  *   - Header names are tokens (RFC 9110 §5.1): no whitespace (so "Content-Length : 5" is
- *     refused), no separators, not empty. Header values hold no control character but HTAB
- *     (a bare CR, for one).
+ *     refused), no separators, not empty. Header values hold no NUL byte (RFC 9110 §5.5; the
+ *     caller passes a value's length on the wire, see head_wire.h) and no other control
+ *     character but HTAB (a bare CR, for one).
  *   - Host: exactly one in HTTP/1.1, at most one in HTTP/1.0; its value is empty or
  *     host[:port] characters (RFC 9112 §3.2).
  *   - Content-Length: at most one header, 1 to 19 digits (a list, a sign or a second header,
@@ -85,7 +86,8 @@ typedef struct ztd_framing {
 void ztd_framing_begin(ztd_framing *f, const char *version, const char *target, size_t sent_len);
 
 /* One header line, in the order received. name and value are not NUL-terminated; the value is
- * as libmicrohttpd gives it (leading whitespace removed, trailing whitespace kept). */
+ * as libmicrohttpd gives it (leading whitespace removed, trailing whitespace kept), value_len
+ * its length on the wire: NUL bytes in it, which cut libmicrohttpd's C string, included. */
 void ztd_framing_header(ztd_framing *f, const char *name, size_t name_len, const char *value,
                         size_t value_len);
 

@@ -9,12 +9,14 @@
 #include "core/config.h"
 #include "http/conns.h"
 #include "http/framing.h"
+#include "http/head_wire.h"
 #include "http/headers.h"
 #include "core/hex.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/workq.h"
 #include "http/mhd_log.h"
+#include "http/query.h"
 #include "http/body.h"
 #include "http/response.h"
 #include "http/routes.h"
@@ -124,21 +126,61 @@ static size_t target_sent_len(const char *url, const char *version, const char *
     return seen;
 }
 
+/* Headers go to framing one behind: a value's length on the wire is known once the next
+ * header's name (or the end of the head) shows where its line ended (head_wire.h). */
+typedef struct head_walk {
+    ztd_framing *f;
+    const char *end; /* the end of the head in libmicrohttpd's buffer, or NULL */
+    const char *key, *value;
+    size_t key_size, value_size;
+} head_walk;
+
+static void flush_header(head_walk *w, const char *next, bool last)
+{
+    if (!w->key)
+        return;
+    size_t n = w->value_size;
+#if MHD_VERSION < 0x01000000
+    if (w->end)
+        n = ztd_value_wire_len(w->value, w->value_size, next, last);
+#else
+    (void)next;
+    (void)last;
+#endif
+    ztd_framing_header(w->f, w->key, w->key_size, w->value, n);
+    w->key = NULL;
+}
+
 static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                   size_t key_size, const char *value, size_t value_size)
 {
     (void)kind;
-    ztd_framing_header(cls, key, key_size, value, value_size);
+    head_walk *w = cls;
+    flush_header(w, key, false);
+    w->key = key;
+    w->key_size = key_size;
+    w->value = value;
+    w->value_size = value_size;
     return MHD_YES;
+}
+
+/* Where the head ends in libmicrohttpd's buffer: it starts at the method. */
+static const char *head_end(struct MHD_Connection *c, const char *method)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return ci && method ? method + ci->header_size : NULL;
 }
 
 /* RFC 9112 framing of the request's head (framing.h). A refusal goes out at once, with
  * Connection: close: nothing after this head on the connection is read as a request. */
-static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *url, const char *version,
-                         ztd_framing *f, enum MHD_Result *ret)
+static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *method, const char *url,
+                         const char *version, ztd_framing *f, enum MHD_Result *ret)
 {
     ztd_framing_begin(f, version, r->target, target_sent_len(url, version, r->target));
-    MHD_get_connection_values_n(c, MHD_HEADER_KIND, add_header, f);
+    head_walk w = {.f = f, .end = head_end(c, method)};
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, add_header, &w);
+    flush_header(&w, w.end, true);
     ztd_framing_end(f);
     char *q = strchr(r->target, '?'); /* the router and the logs take no query */
     if (q)
@@ -185,6 +227,36 @@ static bool authorized(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_
     }
 }
 
+static enum MHD_Result take_query_name(void *cls, enum MHD_ValueKind kind, const char *key,
+                                       size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)value;
+    (void)value_size;
+    return ztd_query_name(cls, key, key_size) ? MHD_NO : MHD_YES;
+}
+
+/* A route that reads its query: no parameter named twice (query.h). Otherwise its 400
+ * is queued. */
+static bool query_ok(struct MHD_Connection *c, ztd_req *r, enum MHD_Result *ret)
+{
+    if (!r->route->query)
+        return true;
+    ztd_query_names q;
+    ztd_query_begin(&q);
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, take_query_name, &q);
+    if (q.status == ZTD_QUERY_OK)
+        return true;
+    char name[65];
+    ztd_query_bad_name(&q, name, sizeof(name));
+    if (q.status == ZTD_QUERY_TOO_MANY)
+        *ret = ztd_error(c, r, ZTD_ERR_BAD_REQUEST, "more than %d query parameters", ZTD_QUERY_MAX);
+    else
+        *ret = ztd_error(c, r, ZTD_ERR_BAD_REQUEST,
+                         "query parameter \"%s\" is given more than once", name);
+    return false;
+}
+
 /* The router found no route: its answer (400, 404, 405 with Allow, 414). */
 static enum MHD_Result no_route(struct MHD_Connection *c, ztd_req *r)
 {
@@ -229,7 +301,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
         return MHD_NO;
     ztd_framing f;
     enum MHD_Result ret;
-    if (check_framing(c, r, url, version, &f, &ret) != 0)
+    if (check_framing(c, r, method, url, version, &f, &ret) != 0)
         return ret;
     if (!ztd_conns_admit(c, r->path)) /* queued now, so MHD closes the connection after it */
         return ztd_fail(c, r, ZTD_ERR_OVERLOADED);
@@ -242,7 +314,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
     r->defer_early = f.has_body && !f.expect_continue && s->cfg->lingering_max > 0 &&
                      (f.chunked || f.content_length <= s->cfg->lingering_max);
     ret = MHD_YES;
-    if (authorized(s, c, r, r->route->scope, &ret) && r->route->begin)
+    if (authorized(s, c, r, r->route->scope, &ret) && query_ok(c, r, &ret) && r->route->begin)
         ret = r->route->begin(s, c, r);
     r->defer_early = false;
     return ret;
@@ -254,7 +326,8 @@ static enum MHD_Result last_call(ztd_server *s, struct MHD_Connection *c, ztd_re
     enum MHD_Result ret;
     if (!r->route)
         return no_route(c, r);
-    if (r->route->body == ZTD_REQ_BODY_NONE && !authorized(s, c, r, r->route->scope, &ret))
+    if (r->route->body == ZTD_REQ_BODY_NONE &&
+        (!authorized(s, c, r, r->route->scope, &ret) || !query_ok(c, r, &ret)))
         return ret;
     return r->route->handler(s, c, r);
 }
@@ -295,11 +368,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ztd_req *r = *con_cls;
     if (!r)
         return MHD_NO; /* uri_logged() could not allocate it */
-    if (!r->started)
-        return first_call(s, c, r, url, method, version);
+    if (!r->started) {
+        enum MHD_Result ret = first_call(s, c, r, url, method, version);
+        if (r->deferred) /* refused before its body: the body is drained */
+            ztd_conns_draining(c);
+        return ret;
+    }
     ztd_conns_body(c, *upload_size); /* every path below takes all it is given */
-    if (r->deferred)
+    if (r->deferred) {
+        ztd_conns_draining(c); /* refused mid-body, or already draining */
         return send_deferred(s, c, r, upload_size);
+    }
     if (r->responded) {
         *upload_size = 0; /* MHD drops the rest of the body and closes */
         return MHD_YES;

@@ -12,22 +12,38 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Decimal digits into a uint64_t; -1 if there is no digit or the value overflows. */
-static int parse_u64(const char **pp, uint64_t *out)
+/* Decimal digits into a uint64_t; -1 if there is no digit. A value above UINT64_MAX is
+ * read as UINT64_MAX with *big set: past any representation's end (range.h). */
+static int parse_u64(const char **pp, uint64_t *out, int *big)
 {
     const char *p = *pp;
     uint64_t v = 0;
+    *big = 0;
     if (!ztd_is_digit(*p))
         return -1;
     for (; ztd_is_digit(*p); p++) {
         uint64_t d = (uint64_t)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
+        if (*big || v > (UINT64_MAX - d) / 10)
+            *big = 1;
+        else
+            v = v * 10 + d;
     }
     *pp = p;
-    *out = v;
+    *out = *big ? UINT64_MAX : v;
     return 0;
+}
+
+/* Digits [a, a_end) as a number below digits [b, b_end)? For two values both past
+ * UINT64_MAX: leading zeros skipped, the shorter is smaller, else the first differing digit. */
+static int digits_less(const char *a, const char *a_end, const char *b, const char *b_end)
+{
+    while (a < a_end && *a == '0')
+        a++;
+    while (b < b_end && *b == '0')
+        b++;
+    if (a_end - a != b_end - b)
+        return a_end - a < b_end - b;
+    return memcmp(a, b, (size_t)(a_end - a)) < 0;
 }
 
 /* ---- Range ---------------------------------------------------------------------------- */
@@ -37,11 +53,12 @@ static int parse_spec(const char **pp, uint64_t length, int *sat, ztd_span *span
 {
     const char *p = *pp;
     uint64_t first, last;
+    int first_big, last_big;
 
     *sat = 0;
     if (*p == '-') {
         p++;
-        if (parse_u64(&p, &last) != 0)
+        if (parse_u64(&p, &last, &last_big) != 0)
             return -1;
         if (last > 0 && length > 0) {
             uint64_t n = last < length ? last : length;
@@ -50,16 +67,19 @@ static int parse_spec(const char **pp, uint64_t length, int *sat, ztd_span *span
             *sat = 1;
         }
     } else {
-        if (parse_u64(&p, &first) != 0 || *p != '-')
+        const char *f0 = p;
+        if (parse_u64(&p, &first, &first_big) != 0 || *p != '-')
             return -1;
-        p++;
+        const char *f1 = p++;
         if (ztd_is_digit(*p)) {
-            if (parse_u64(&p, &last) != 0 || last < first)
+            const char *l0 = p;
+            if (parse_u64(&p, &last, &last_big) != 0 || last < first ||
+                (first_big && last_big && digits_less(l0, p, f0, f1)))
                 return -1;
         } else {
             last = UINT64_MAX;
         }
-        if (first < length) {
+        if (first < length && !first_big) {
             uint64_t end = last < length - 1 ? last : length - 1;
             span->start = first;
             span->len = end - first + 1;

@@ -33,7 +33,10 @@
  * Range syntax (RFC 9110 §14.1.1), as accepted here:
  *   "bytes" (any case) "=" then a comma-separated list of "a-b", "a-" or "-n" with optional
  *   spaces/tabs around the commas and at both ends. Numbers are ASCII digits only (no sign),
- *   leading zeros allowed, a value above UINT64_MAX is a syntax error. Empty list elements
+ *   leading zeros allowed, any number of digits: a value above UINT64_MAX is past the end of
+ *   any representation, so "a-HUGE" means "a to the end", "-HUGE" the whole representation and
+ *   "HUGE-" or "HUGE-HUGE" is unsatisfiable (RFC 9110 §14.1.1; nginx answers 416 to all of
+ *   them, which refuses a valid "to the end" range). Empty list elements
  *   ("0-1,,2-3") are skipped, but at least one spec is required. No whitespace inside a spec.
  *   A syntactically invalid header (other unit, garbage, a-b with b < a) is IGNORED as a whole
  *   (200 full), which RFC 9110 §14.2 allows. (nginx ignores an unknown unit but answers 416 to

@@ -6,38 +6,39 @@
 #include "handlers/handlers.h"
 #include "http/json_body.h"
 
-#define ROUTE(id, methods, scope, body, begin, data, handler, upload)                              \
+#define ROUTE(id, methods, scope, body, begin, data, handler, upload, query)                       \
     [ZTD_ROUTE_##id] = {ZTD_ROUTE_##id, methods, ZTD_SCOPE_##scope, ZTD_REQ_BODY_##body,           \
-                        begin,          data,    handler,           upload}
+                        begin,          data,    handler,           upload,                        \
+                        query}
 
 /* clang-format off */
 static const ztd_route_def k_routes[ZTD_ROUTE_COUNT] = {
-    /*    route             methods      scope  body    begin, data, handler, upload */
-    ROUTE(HEALTHZ,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_healthz, false),
-    ROUTE(READYZ,           "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_readyz, false),
-    ROUTE(METRICS,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_metrics, false),
-    ROUTE(LIST,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_list, false),
-    ROUTE(MANIFEST,         "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
-    ROUTE(RAW,              "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
-    ROUTE(OBJECT,           "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
-    ROUTE(COMPONENT,        "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
-    ROUTE(BLOB,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_blob, false),
+    /*    route             methods      scope  body    begin, data, handler, upload, query */
+    ROUTE(HEALTHZ,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_healthz, false, false),
+    ROUTE(READYZ,           "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_readyz, false, false),
+    ROUTE(METRICS,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_metrics, false, false),
+    ROUTE(LIST,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_list, false, true),
+    ROUTE(MANIFEST,         "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
+    ROUTE(RAW,              "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
+    ROUTE(OBJECT,           "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
+    ROUTE(COMPONENT,        "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
+    ROUTE(BLOB,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_blob, false, false),
     ROUTE(PUT_FILE,         "PUT",       WRITE, STREAM, ztd_put_begin, ztd_put_data, ztd_put_end,
-                                                        true),
+                                                        true, false),
     ROUTE(DELETE_FILE,      "DELETE",    WRITE, JSON,   NULL, ztd_json_body_data, ztd_delete_file,
-                                                        false),
+                                                        false, false),
     ROUTE(UPLOAD_NEW,       "POST",      WRITE, JSON,   NULL, ztd_json_body_data, ztd_session_open,
-                                                        false),
-    ROUTE(UPLOAD_STATUS,    "GET, HEAD", WRITE, NONE,   NULL, NULL, ztd_session_status, false),
+                                                        false, false),
+    ROUTE(UPLOAD_STATUS,    "GET, HEAD", WRITE, NONE,   NULL, NULL, ztd_session_status, false, false),
     ROUTE(UPLOAD_ABORT,     "DELETE",    WRITE, JSON,   NULL, ztd_json_body_data, ztd_session_abort,
-                                                        false),
+                                                        false, false),
     ROUTE(UPLOAD_COMPONENT, "PUT",       WRITE, STREAM, ztd_component_begin, ztd_component_data,
-                                                        ztd_component_end, true),
+                                                        ztd_component_end, true, true),
     ROUTE(UPLOAD_COMMIT,    "POST",      WRITE, JSON,   NULL, ztd_json_body_data,
-                                                        ztd_session_commit, true),
+                                                        ztd_session_commit, true, false),
     ROUTE(PREFETCH,         "POST",      WRITE, JSON,   NULL, ztd_json_body_data,
-                                                        ztd_prefetch_post, false),
-    ROUTE(PREFETCH_STATUS,  "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_prefetch_status, false),
+                                                        ztd_prefetch_post, false, false),
+    ROUTE(PREFETCH_STATUS,  "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_prefetch_status, false, false),
 };
 /* clang-format on */
 

@@ -7,6 +7,8 @@
  *  - body: what the route does with a request body;
  *  - begin, data: for routes with a body, called after the head (begin may
  *    refuse) and with each piece of the body (data);
+ *  - query: the route reads query parameters, so a name given twice is a 400
+ *    (query.h), checked with the scope;
  *  - handler: the request is complete: answer it. It may be called again,
  *    when the answer waits for work done off libmicrohttpd's threads
  *    (http/offload.h).
@@ -40,6 +42,7 @@ typedef struct ztd_route_def {
     ztd_data_handler *data; /* NULL unless body is not NONE */
     ztd_handler *handler;
     bool upload; /* counted in ztensord_uploads_total */
+    bool query;  /* reads query parameters: each at most once (query.h) */
 } ztd_route_def;
 
 /* The row of route id; NULL for ZTD_ROUTE_NONE and out-of-range values. */

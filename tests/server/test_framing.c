@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "http/framing.h"
+#include "http/head_wire.h"
 
 static ztd_framing f;
 
@@ -148,6 +149,46 @@ static void header_names_and_values(void **state)
     expect_fail(400, ctl, "HTTP/1.1", "/", H("Host", "h", "X-A", "\x01"));
     /* the first broken rule is the one reported */
     expect_fail(400, token, "HTTP/1.1", "/", H("Bad Name", "x", "X-A", "\x01"));
+    /* a NUL, given with the value's length on the wire (head_wire.h) */
+    const char *nul = "a header value holds a NUL byte";
+    ztd_framing_begin(&f, "HTTP/1.1", "/", 1);
+    ztd_framing_header(&f, "Host", 4, "h", 1);
+    ztd_framing_header(&f, "X-A", 3, "a\0b", 3);
+    assert_int_equal(ztd_framing_end(&f), 400);
+    assert_string_equal(f.message, nul);
+    ztd_framing_begin(&f, "HTTP/1.1", "/", 1);
+    ztd_framing_header(&f, "Range", 5, "\0", 1);
+    ztd_framing_header(&f, "Host", 4, "h", 1);
+    assert_int_equal(ztd_framing_end(&f), 400);
+    assert_string_equal(f.message, nul);
+}
+
+/* A head as libmicrohttpd 0.9.75 leaves it in its buffer: line ends and colons replaced by
+ * NULs in place. */
+static void value_wire_lengths(void **state)
+{
+    (void)state;
+    /* "X-A: a\0b\r\nY: c\r\n\r\n" after the parse */
+    static const char h1[] = "X-A\0 a\0b\0\0Y\0 c\0\0\0\0";
+    const char *v1 = h1 + 5, *k2 = h1 + 10, *v2 = h1 + 13, *end = h1 + sizeof(h1) - 1;
+    assert_int_equal(ztd_value_wire_len(v1, 1, k2, false), 3); /* "a\0b" */
+    assert_int_equal(ztd_value_wire_len(v2, 1, end, true), 1); /* "c" */
+    /* clean lines, CRLF and bare LF: the reported length */
+    static const char h2[] = "A\0 xy\0\0B\0 z\0C\0 w\0\0";
+    assert_int_equal(ztd_value_wire_len(h2 + 3, 2, h2 + 7, false), 2);
+    assert_int_equal(ztd_value_wire_len(h2 + 10, 1, h2 + 12, false), 1);
+    assert_int_equal(ztd_value_wire_len(h2 + 15, 1, h2 + sizeof(h2) - 1, true), 1);
+    /* "A: a\0" CRLF, and the last header "A: a\0" CRLF CRLF: the NUL is seen */
+    static const char h3[] = "A\0 a\0\0\0B\0 b\0\0\0\0\0";
+    assert_int_equal(ztd_value_wire_len(h3 + 3, 1, h3 + 7, false), 2);
+    assert_int_equal(ztd_value_wire_len(h3 + 10, 1, h3 + sizeof(h3) - 1, true), 2);
+    /* "A: a\0" then a bare LF: cannot be told from "a" CRLF */
+    assert_int_equal(ztd_value_wire_len(h3 + 3, 1, h3 + 6, false), 1);
+    /* a next line that cannot follow: the reported length */
+    assert_int_equal(ztd_value_wire_len(v1, 1, NULL, false), 1);
+    assert_int_equal(ztd_value_wire_len(v2, 1, h1, false), 1);
+    assert_int_equal(ztd_value_wire_len(v1, 3, v1 + 2, false), 3);
+    assert_int_equal(ztd_value_wire_len(NULL, 0, h1, true), 0);
 }
 
 static void hosts(void **state)
@@ -234,6 +275,7 @@ int main(void)
         cmocka_unit_test(lengths),
         cmocka_unit_test(transfer_encodings),
         cmocka_unit_test(header_names_and_values),
+        cmocka_unit_test(value_wire_lengths),
         cmocka_unit_test(hosts),
         cmocka_unit_test(targets),
         cmocka_unit_test(versions_and_expect),
