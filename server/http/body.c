@@ -13,6 +13,7 @@
 #include "http/decode_stream.h"
 #include "http/seg_stream.h"
 #include "core/log.h"
+#include "upstream/items.h"
 #include "http/range.h"
 #include "http/response.h"
 

@@ -13,7 +13,7 @@
 
 #include "http/range.h"
 #include "http/request.h"
-#include "http/seg.h"
+#include "store/segment.h"
 #include "store/catalog.h"
 
 typedef struct ztd_body {

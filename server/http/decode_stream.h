@@ -12,7 +12,7 @@
 
 #include "core/errors.h"
 #include "http/request.h"
-#include "http/seg.h"
+#include "store/segment.h"
 #include "store/catalog.h"
 
 /* Why a span could not be turned into a response, beyond "out of memory". */

@@ -10,6 +10,7 @@
  */
 #include "http/seg_stream.h"
 #include "core/log.h"
+#include "upstream/items.h"
 #include "http/response.h"
 #include "store/decoders.h"
 

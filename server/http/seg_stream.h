@@ -16,7 +16,7 @@
 #include <microhttpd.h>
 
 #include "http/decode_stream.h"
-#include "http/seg.h"
+#include "store/segment.h"
 #include "store/catalog.h"
 
 /* The iovec response for [start, start + len), or NULL when a segment it

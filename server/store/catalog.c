@@ -12,6 +12,7 @@
  * by every scan.
  */
 #include "store/catalog.h"
+#include "store/source.h"
 #include "store/decoders.h"
 #include "core/log.h"
 #include "core/clock.h"
@@ -272,6 +273,7 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
         return NULL;
     }
     e->refs = 1;
+    e->src = &ztd_source_local;
     e->name_len = strlen(rel);
     e->size = (uint64_t)sb->st_size;
     e->dev = sb->st_dev;

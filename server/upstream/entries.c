@@ -80,6 +80,9 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
     u->kind = (int)cfg->upstream_kind;
     u->ttl_ms = cfg->upstream_ttl_ms;
     u->stale_ms = cfg->upstream_stale_ms;
+    u->timeout_ms = cfg->upstream_timeout_ms;
+    u->cache_size = cfg->cache_size;
+    u->retries = cfg->upstream_retries;
     pthread_mutex_init(&u->mu, NULL);
     pthread_cond_init(&u->cv, NULL);
     pthread_key_create(&u->open_session, free_session);
@@ -252,8 +255,8 @@ static void file_etag_of(const char *validator, char out[40])
     out[34] = 0;
 }
 
-static ztd_entry *entry_new(const char *name, const char *url, zt_remote_file *rf, char *msg,
-                            size_t cap)
+static ztd_entry *entry_new(ztd_upstream *u, const char *name, const char *url, zt_remote_file *rf,
+                            char *msg, size_t cap)
 {
     ztd_entry *e = calloc(1, sizeof(*e));
     struct ztd_upstream_entry *up = calloc(1, sizeof(*up));
@@ -263,10 +266,12 @@ static ztd_entry *entry_new(const char *name, const char *url, zt_remote_file *r
         goto fail;
     }
     pthread_mutex_init(&up->mu, NULL);
+    up->u = u;
     up->rf = rf;
     up->e = e;
     e->up = up;
     e->up_free = up_free;
+    e->src = &ztd_source_upstream;
     e->refs = 1;
     e->name_len = strlen(name);
     e->file = (zt_file *)zt_remote_file_zt(rf); /* owned by rf; read-only here */
@@ -345,7 +350,7 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
                  name, u->base);
         return ZTD_ERR_UPSTREAM_FAILED;
     }
-    if (!(*out = entry_new(name, url, rf, msg, cap)))
+    if (!(*out = entry_new(u, name, url, rf, msg, cap)))
         return ZTD_ERR_INTERNAL;
     ztd_err err = ztd_up_open_shards(u, *out, msg, cap); /* a v2 root's */
     if (err) {

@@ -276,6 +276,13 @@ ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
     }
 }
 
+bool ztd_upstream_item_complete(ztd_upstream *u, const ztd_entry *e, const zt_component *c)
+{
+    ztd_cache_key k;
+    item_key(e, c, &k);
+    return ztd_cache_is_complete(u->cache, &k);
+}
+
 ztd_err ztd_upstream_fill_error(ztd_entry *e, char *msg, size_t cap)
 {
     struct ztd_upstream_entry *up = e->up;

@@ -58,6 +58,8 @@ struct ztd_upstream {
     zt_remote_options opt;
     char *token;
     uint64_t stale_ms;
+    uint64_t timeout_ms, cache_size; /* upstream_timeout, cache_size: what waits are bounded by */
+    unsigned retries;
     double open_timeout;        /* seconds: an open, retries included */
     pthread_key_t open_session; /* opens: one session per thread, no lock held across the network */
     pthread_key_t fill_session;

@@ -426,6 +426,15 @@ ztd_cache_item *ztd_cache_lookup(ztd_cache *c, const ztd_cache_key *key)
     return it;
 }
 
+bool ztd_cache_is_complete(ztd_cache *c, const ztd_cache_key *key)
+{
+    pthread_mutex_lock(&c->mu);
+    ztd_cache_item *it = find(c, key);
+    bool complete = it && it->state == ZTD_CACHE_COMPLETE;
+    pthread_mutex_unlock(&c->mu);
+    return complete;
+}
+
 void ztd_cache_item_retain(ztd_cache_item *it)
 {
     pthread_mutex_lock(&it->c->mu);

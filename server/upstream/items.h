@@ -93,6 +93,8 @@ ztd_cache_state ztd_cache_acquire(ztd_cache *c, const ztd_cache_key *key, uint64
                                   ztd_cache_item **out, int *err_no);
 /* A complete item only, or NULL (no fill is started). */
 ztd_cache_item *ztd_cache_lookup(ztd_cache *c, const ztd_cache_key *key);
+/* Is the key's item complete (checked)? Takes nothing, opens nothing. */
+bool ztd_cache_is_complete(ztd_cache *c, const ztd_cache_key *key);
 void ztd_cache_item_retain(ztd_cache_item *it);
 void ztd_cache_item_release(ztd_cache_item *it);
 

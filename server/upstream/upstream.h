@@ -86,6 +86,8 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
  * on ZTD_ERR_NONE (the item may still be filling). */
 ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
                           ztd_cache_item **out, char *msg, size_t cap);
+/* Is c's item complete, its digest checked? Never starts a fill. */
+bool ztd_upstream_item_complete(ztd_upstream *u, const ztd_entry *e, const zt_component *c);
 /* Why the last fill of an item of e failed (the error and its message), for
  * an answer that has not started yet. ZTD_ERR_NONE when none is known. */
 ztd_err ztd_upstream_fill_error(ztd_entry *e, char *msg, size_t cap);
@@ -119,6 +121,11 @@ ztd_entry *ztd_upstream_find_blob(ztd_upstream *u, const uint8_t sha256[32],
 /* The component of e with this sha256, or false. */
 bool ztd_upstream_find_blob_in(const ztd_entry *e, const uint8_t sha256[32],
                                const zt_component **comp);
+
+/* An upstream file's source (store/source.h, upstream/source.c): cache
+ * items, filled on first use; waits for a fill's first byte, a whole item,
+ * room in the cache or the bytes between components. */
+extern const struct ztd_source_ops ztd_source_upstream;
 
 /* "\"<32 hex>\"": the validator of a span of an upstream entry's file whose
  * bytes have no sha256 to name them (from the file's ETag and the span). */

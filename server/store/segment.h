@@ -1,18 +1,18 @@
 /*
- * A body segment: one piece of a representation, in order (see body.h). A
+ * A body segment: one piece of a representation, in order (http/body.h). A
  * component is one segment; an upstream file's /raw is cache items and the
  * bytes between them; a safetensors view is its header in memory, then each
  * tensor as a file span or a decoded stream.
  */
-#ifndef ZTD_SEG_H
-#define ZTD_SEG_H
+#ifndef ZTD_SEGMENT_H
+#define ZTD_SEGMENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <ztensor/ztensor.h>
 
-#include "upstream/items.h"
+struct ztd_cache_item; /* upstream/items.h: the store knows it only as a pointer */
 
 typedef enum ztd_seg_kind {
     ZTD_SEG_MEM,   /* len bytes at mem, alive while the request's pin is */
@@ -27,7 +27,7 @@ typedef struct ztd_body_seg {
     const uint8_t *mem;
     int fd; /* FILE; DECODE with stored_at_fd: the stored bytes are at off in fd */
     uint64_t off;
-    ztd_cache_item *item; /* held by the caller's pin */
+    struct ztd_cache_item *item; /* held by the caller's pin */
     const zt_file *zf;
     const zt_component *zc;
     bool stored_at_fd; /* DECODE: read the stored bytes from fd (a complete
@@ -45,7 +45,7 @@ static inline ztd_body_seg ztd_seg_file(int fd, uint64_t off, uint64_t len)
     return (ztd_body_seg){.kind = ZTD_SEG_FILE, .len = len, .fd = fd, .off = off};
 }
 
-static inline ztd_body_seg ztd_seg_item(ztd_cache_item *it, uint64_t off, uint64_t len)
+static inline ztd_body_seg ztd_seg_item(struct ztd_cache_item *it, uint64_t off, uint64_t len)
 {
     return (ztd_body_seg){.kind = ZTD_SEG_ITEM, .len = len, .item = it, .off = off, .fd = -1};
 }

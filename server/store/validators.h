@@ -1,0 +1,43 @@
+/*
+ * The validator rules, in one place: which ETag names a representation,
+ * which Repr-Digest it carries, and whether a year of immutability applies.
+ * A digest names bytes only once the server has checked it against them
+ * (the background verifier for a local file, the fill for a cache item),
+ * and only the representation it covers: the stored bytes (zTensor 1.x, a
+ * raw part), or the decoded ones (v2's digests of decoded bytes). xxh3 names
+ * a representation as well as sha256 does; crc32c names nothing.
+ * Representations no digest names get the file's identity (and
+ * ".identity" for decoded bytes).
+ */
+#ifndef ZTD_VALIDATORS_H
+#define ZTD_VALIDATORS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <ztensor/ztensor.h>
+
+struct ztd_entry;
+
+typedef struct ztd_repr_validators {
+    char etag[96];         /* with quotes */
+    const uint8_t *sha256; /* Repr-Digest of the representation, or NULL */
+    bool digest_named;     /* the ETag is a checked digest of these bytes */
+    bool immutable;        /* a blob URL's verified bytes: never change */
+} ztd_repr_validators;
+
+/* The validators of component c of e, stored or decoded; verified: its digest
+ * was checked against its bytes (the entry's source says); blob: asked by its
+ * digest (/v1/blobs). */
+void ztd_component_validators(const struct ztd_entry *e, const zt_component *c, bool decoded,
+                              bool verified, bool blob, ztd_repr_validators *out);
+
+/* The ETag of the whole file's bytes (/raw): a v2 file's identity when it
+ * has one (the same on every copy and every tier), else the file's. */
+void ztd_raw_etag(const struct ztd_entry *e, char out[96]);
+
+/* Cache-Control for v: immutable ones get a year, others the configured one
+ * (private when reads need a token). */
+const char *ztd_validators_cache_control(const ztd_repr_validators *v, bool private_reads,
+                                         const char *configured);
+
+#endif
