@@ -51,6 +51,17 @@ int tool_pull_shard_of(const char *name, const char *root);
  * of memory. */
 char *tool_path_join(const char *a, const char *b);
 
+/* ---- zt pull's output directory (tool_pull_dir.c) */
+/* DIR, created with its parents if missing, opened once (a link the user
+ * gave is followed); -1 after a message on stderr. */
+int tool_pull_top(const char *dir);
+/* rel's last segment. */
+const char *tool_pull_leaf(const char *rel);
+/* The directory rel's file goes in, below top (DIR, named dir in messages):
+ * each segment made if missing and opened without following a symbolic
+ * link. An fd, or -1 with *err naming the segment (ZT_E_IO). */
+int tool_pull_subdir(int top, const char *dir, const char *rel, zt_error *err);
+
 /* ---- zt pull --include/--exclude (tool_pull_select.c) */
 typedef struct tool_globs {
     const char **include, **exclude;
@@ -65,11 +76,13 @@ typedef struct tool_select_stats {
  * is none) and no --exclude (fnmatch). */
 int tool_pull_selected(const char *name, const tool_globs *g);
 /* The chosen objects of the remote file at url, with the file's attributes,
- * as a new .zt at dest (published by the writer). Resumable through
- * dest.ztsel/; stops with ZT_E_IO between objects once *cancel is set. */
-zt_status tool_pull_select(zt_remote *r, const char *url, const char *dest, const tool_globs *g,
-                           const volatile sig_atomic_t *cancel, tool_select_stats *s,
-                           zt_error *err);
+ * as a new .zt named `name` in the directory dfd (written to a new
+ * temporary file there, published by renameat; nothing there is followed if
+ * a symbolic link). Resumable through name.ztsel/; stops with ZT_E_IO
+ * between objects once *cancel is set. */
+zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *name,
+                           const tool_globs *g, const volatile sig_atomic_t *cancel,
+                           tool_select_stats *s, zt_error *err);
 
 /* ---- zt pack's arguments (tool_pack_spec.c) */
 typedef struct tool_pack_spec {

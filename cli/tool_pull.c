@@ -44,7 +44,9 @@ static const char k_help[] =
     "    as one version: every file verified (each shard by the root's\n"
     "    whole-file digest) before any is renamed into place. Bytes landed\n"
     "    ahead of the hashing are bounded (32 MiB in all, in the page cache,\n"
-    "    not in the process): memory is about the files' models.\n"
+    "    not in the process): memory is about the files' models. Nothing\n"
+    "    below DIR is followed if a symbolic link (DIR itself may be one): a\n"
+    "    link where the pull would write is an error naming it.\n"
     "\n"
     "OPTIONS\n"
     "    -o DIR             output directory (created if missing)\n"
@@ -89,6 +91,7 @@ static void on_signal(int sig)
 
 typedef struct job {
     char *url, *dest, *etag; /* etag: from the listing, or NULL */
+    char *rel;               /* dest below DIR: walked by fds (tool_pull_dir.c) */
     zt_remote_pull_stats stats;
     zt_status st;
     zt_error err;
@@ -101,6 +104,8 @@ typedef struct run {
     size_t phase2; /* jobs from here on wait until those before are finished */
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    int top;         /* DIR, opened once */
+    const char *dir; /* its name, for messages */
     zt_remote_options ropt;
     unsigned conns_each;
     size_t window_each; /* PULL_WINDOW shared by the files pulled at once */
@@ -117,7 +122,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int add_job(run *R, const char *url, const char *dest, const char *etag)
+static int add_job(run *R, const char *url, const char *rel, const char *etag)
 {
     if (R->n == R->cap) {
         size_t cap = R->cap ? 2 * R->cap : 16;
@@ -130,10 +135,13 @@ static int add_job(run *R, const char *url, const char *dest, const char *etag)
     job *j = &R->jobs[R->n];
     memset(j, 0, sizeof(*j));
     j->url = strdup(url);
-    j->dest = strdup(dest);
+    j->rel = strdup(rel);
+    j->dest = tool_path_join(R->dir, rel);
     j->etag = etag ? strdup(etag) : NULL;
-    if (!j->url || !j->dest || (etag && !j->etag))
+    if (!j->url || !j->rel || !j->dest || (etag && !j->etag)) {
+        free(j->url), free(j->rel), free(j->dest), free(j->etag);
         return -1;
+    }
     R->n++;
     return 0;
 }
@@ -141,8 +149,7 @@ static int add_job(run *R, const char *url, const char *dest, const char *etag)
 typedef struct list_ctx {
     run *R;
     const char *base; /* …/v1/files/ */
-    const char *dir;
-    size_t strip; /* bytes of the prefix's directory part */
+    size_t strip;     /* bytes of the prefix's directory part */
     size_t skipped;
     int bad;
 } list_ctx;
@@ -171,12 +178,11 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
     }
     if (esc)
         *p = 0;
-    char *url = esc ? tool_path_join(L->base, esc) : NULL, *dest = tool_path_join(L->dir, rel);
-    int rc = url && dest ? add_job(L->R, url, dest, etag) : -1;
+    char *url = esc ? tool_path_join(L->base, esc) : NULL;
+    int rc = url ? add_job(L->R, url, rel, etag) : -1;
     L->R->total += size;
     free(esc);
     free(url);
-    free(dest);
     if (rc)
         L->bad = 1;
     return rc ? 1 : 0;
@@ -202,7 +208,7 @@ static void shards_last(run *R)
 }
 
 /* The jobs of one URL argument: one file, or a prefix's listing. */
-static int plan_url(run *R, zt_remote *session, const char *url, const char *dir)
+static int plan_url(run *R, zt_remote *session, const char *url)
 {
     size_t n = strlen(url);
     if (n && url[n - 1] == '/') {
@@ -213,7 +219,7 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *dir
         }
         char *base = strndup(url, (size_t)(files - url) + 10);
         const char *prefix = files + 10;
-        list_ctx L = {R, base, dir, strlen(prefix), 0, 0};
+        list_ctx L = {R, base, strlen(prefix), 0, 0};
         zt_error err;
         zt_status st = base ? zt_remote_list(session, url, on_entry, &L, &err) : ZT_E_NOMEM;
         free(base);
@@ -227,10 +233,7 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *dir
         fprintf(stderr, "zt pull: %s: no file name in the URL\n", url);
         return ZT_EXIT_USAGE;
     }
-    char *dest = tool_path_join(dir, name);
-    int rc = dest && !add_job(R, url, dest, NULL) ? ZT_EXIT_OK : ZT_EXIT_SYSTEM;
-    free(dest);
-    return rc;
+    return add_job(R, url, name, NULL) ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
 }
 
 static void draw(run *R, int last)
@@ -268,15 +271,39 @@ static void on_progress(void *ud, uint64_t done, uint64_t total)
     pthread_mutex_unlock(&pc->R->mu);
 }
 
-/* mkdir -p: errors show up when the file is created. */
-static int mkdirs(char *path)
+/* One job: its directory made and opened below DIR (as the listing names
+ * it; never through a link), then the pull, its files named in there. */
+static void pull_job(run *R, zt_remote *session, job *j)
 {
-    for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
-        *p = 0;
-        mkdir(path, 0755);
-        *p = '/';
+    int dfd = tool_pull_subdir(R->top, R->dir, j->rel, &j->err);
+    if (dfd < 0) {
+        j->st = j->err.code;
+        return;
     }
-    return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+    const char *leaf = tool_pull_leaf(j->rel);
+    if (R->globs.ninclude || R->globs.nexclude) {
+        tool_select_stats ss;
+        j->st = tool_pull_select(session, j->url, dfd, leaf, &R->globs, &g_stop, &ss, &j->err);
+        j->stats.size = ss.bytes;
+        j->stats.fetched = ss.bytes - ss.resumed;
+        j->stats.resumed = ss.resumed;
+        j->stats.verified = ss.verified;
+        j->stats.unverified = ss.unverified;
+        j->stats.objects_unverified = ss.objects_unverified;
+        j->stats.digest_retries = ss.retries;
+    } else {
+        zt_remote_pull_options po;
+        zt_remote_pull_options_init(&po);
+        po.expect_etag = j->etag;
+        po.window_bytes = R->window_each;
+        po.cancel = &g_stop;
+        prog_ctx pc = {R, j};
+        po.progress = on_progress;
+        po.progress_ud = &pc;
+        po.dir_fd = dfd;
+        j->st = zt_remote_pull(session, j->url, leaf, &po, &j->stats, &j->err);
+    }
+    close(dfd);
 }
 
 static void *worker(void *ud)
@@ -304,34 +331,8 @@ static void *worker(void *ud)
         if (st0) {
             j->st = st0;
             j->err = err;
-            continue;
-        }
-        char *slash = strrchr(j->dest, '/');
-        if (slash) { /* its directory, as the listing names it */
-            *slash = 0;
-            mkdirs(j->dest);
-            *slash = '/';
-        }
-        zt_remote_pull_options po;
-        zt_remote_pull_options_init(&po);
-        po.expect_etag = j->etag;
-        po.window_bytes = R->window_each;
-        po.cancel = &g_stop;
-        prog_ctx pc = {R, j};
-        po.progress = on_progress;
-        po.progress_ud = &pc;
-        if (R->globs.ninclude || R->globs.nexclude) {
-            tool_select_stats ss;
-            j->st = tool_pull_select(session, j->url, j->dest, &R->globs, &g_stop, &ss, &j->err);
-            j->stats.size = ss.bytes;
-            j->stats.fetched = ss.bytes - ss.resumed;
-            j->stats.resumed = ss.resumed;
-            j->stats.verified = ss.verified;
-            j->stats.unverified = ss.unverified;
-            j->stats.objects_unverified = ss.objects_unverified;
-            j->stats.digest_retries = ss.retries;
         } else {
-            j->st = zt_remote_pull(session, j->url, j->dest, &po, &j->stats, &j->err);
+            pull_job(R, session, j);
         }
         pthread_mutex_lock(&R->mu);
         R->finished++;
@@ -498,17 +499,17 @@ int cmd_pull(int argc, char **argv)
     }
     if (!nurls)
         return free(urls), free(inc), free(exc), usage("no URL");
-    char *dcopy = strdup(dir);
-    if (!dcopy || mkdirs(dcopy) != 0) {
-        fprintf(stderr, "zt pull: %s: %s\n", dir, strerror(errno));
-        free(dcopy);
+    int top = tool_pull_top(dir);
+    if (top < 0) {
         free(urls);
         free(inc);
         free(exc);
         return ZT_EXIT_SYSTEM;
     }
-    free(dcopy);
-    run R = {.progress = !quiet && !json && isatty(STDERR_FILENO), .globs = {inc, exc, ninc, nexc}};
+    run R = {.progress = !quiet && !json && isatty(STDERR_FILENO),
+             .globs = {inc, exc, ninc, nexc},
+             .top = top,
+             .dir = dir};
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.cv, NULL);
     zt_remote_options_init(&R.ropt);
@@ -524,7 +525,7 @@ int cmd_pull(int argc, char **argv)
     if (zt_remote_new(&R.ropt, &session, &err))
         rc = tool_report("pull", urls[0], &err);
     for (size_t i = 0; rc == ZT_EXIT_OK && i < nurls; i++)
-        rc = plan_url(&R, session, urls[i], dir);
+        rc = plan_url(&R, session, urls[i]);
     zt_remote_free(session);
     shards_last(&R);
     if (rc == ZT_EXIT_OK && R.n) {
@@ -551,8 +552,10 @@ int cmd_pull(int argc, char **argv)
     for (size_t i = 0; i < R.n; i++) {
         free(R.jobs[i].url);
         free(R.jobs[i].dest);
+        free(R.jobs[i].rel);
         free(R.jobs[i].etag);
     }
+    close(top);
     free(R.jobs);
     free(urls);
     free(inc);

@@ -251,7 +251,10 @@ ZT_REMOTE_API zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_
  * Complete files are not fetched again: PATH carries an extended attribute
  * (user.ztensor.pull: the validator and PATH's mtime) once published, and a
  * later pull whose validator, size and mtime still match returns at once
- * with stats->skipped set (a filesystem without user xattrs pulls again). */
+ * with stats->skipped set (a filesystem without user xattrs pulls again).
+ *
+ * Symbolic links (dir_fd below): none is followed in the directory the pull
+ * writes in; one where a file of the pull goes is an error naming it. */
 #define ZT_REMOTE_PULL_DEFAULT_DIGEST_RETRIES 3
 #define ZT_REMOTE_PULL_DEFAULT_RESTARTS 3
 #define ZT_REMOTE_PULL_DEFAULT_BATCH (64u << 20)  /* bytes made durable at once */
@@ -278,6 +281,18 @@ typedef struct zt_remote_pull_options {
      * it returns ZT_E_IO ("interrupted"), with everything made durable so
      * far recorded for a later pull. May be NULL. */
     const volatile sig_atomic_t *cancel;
+    /* -1 (the default): path is a path as given, and its directory is opened
+     * once as given. A directory fd (the caller's, not closed): path is
+     * relative to it, and each directory on the way is opened without
+     * following a symbolic link (none is created). Either way every file of
+     * the pull (PATH, PATH.ztpart, PATH.ztpull) is named in that one
+     * directory and never followed if a symbolic link: such a link is
+     * ZT_E_IO naming it ("it is a symbolic link (not followed)"), new state
+     * and partial files are created with O_EXCL, and PATH is published by a
+     * rename inside the directory (a link at PATH is refused before the
+     * pull starts; one planted during it is replaced, never written
+     * through). */
+    int dir_fd;
 } zt_remote_pull_options;
 
 typedef struct zt_remote_pull_stats {
