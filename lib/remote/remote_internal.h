@@ -173,8 +173,12 @@ double ztr__rand01(zt_remote *r);
 zt_status ztr__run(ztr_batch *b);
 /* Monotonic seconds. */
 double ztr__now(void);
-/* The deadline of a call that starts now (0: none). */
+/* The deadline of a call that starts now (0: none): total_timeout from now,
+ * or the session's deadline when that comes first. */
 double ztr__deadline(const zt_remote *r);
+/* Which of the two a call's deadline is, for a message ("the total timeout
+ * (30 s)", "the session's deadline ..."). */
+const char *ztr__deadline_name(const zt_remote *r, double deadline, char *buf, size_t cap);
 
 /* ---- hashing threads (hash_lanes.c): segments pushed to lane k are hashed
  * in order on that lane's thread. new() returns NULL when no thread can be
@@ -348,5 +352,28 @@ void ztr__syncer_free(ztr_syncer *s);
 typedef int (*ztr_list_fn)(void *ud, const char *name, uint64_t size, const char *etag, int ok);
 int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, char *cursor,
                        size_t cap);
+
+/* ---- listings (listing_walk.c): what a walk of pages holds against a
+ * server that lies: the cursors seen (sha256), the last name, the prefix,
+ * the caps. */
+typedef struct ztr_walk {
+    char *prefix; /* decoded: as the server matches it */
+    size_t prefix_len;
+    char *last; /* the last name listed, or NULL */
+    size_t last_cap;
+    uint8_t (*seen)[32]; /* open addressing, at most half full */
+    size_t nseen, cap;
+    uint64_t entries, bytes, max_entries, max_bytes;
+} ztr_walk;
+/* prefix as in the URL (%XX decoded here). 0, or -1 out of memory. */
+int ztr__walk_init(ztr_walk *w, const char *prefix, uint64_t max_entries, uint64_t max_bytes);
+void ztr__walk_free(ztr_walk *w);
+/* A next_cursor: 0 new; 1 given by an earlier page (a loop, why says so);
+ * -1 out of memory. */
+int ztr__walk_cursor(ztr_walk *w, const char *cursor, char *why, size_t cap);
+/* A listed name: 0 fine; -1 outside the prefix, not after the name before
+ * (listed twice, or out of order); -2 over a cap; -3 out of memory. why
+ * says which. */
+int ztr__walk_entry(ztr_walk *w, const char *name, char *why, size_t cap);
 
 #endif
