@@ -47,9 +47,56 @@ int tool_pull_safe_rel(const char *rel);
 /* 1 when name is "<dir>/<stem>-<label>.zt" for root "<dir>/<stem>.zt": by v2's
  * positional convention (Appendix B), a shard that pulling root pulls too. */
 int tool_pull_shard_of(const char *name, const char *root);
+/* %XX decoded (as a server reads a URL's path); malloc'd, NULL when out of
+ * memory. */
+char *tool_url_unescape(const char *s);
+/* A listed name below prefix (decoded): the part after it, or NULL when the
+ * name does not start with prefix or the rest is not tool_pull_safe_rel. */
+const char *tool_pull_rel(const char *name, const char *prefix);
 /* "a/b", with one '/' between (none after an empty a); malloc'd, NULL when out
  * of memory. */
 char *tool_path_join(const char *a, const char *b);
+
+/* ---- zt pull's output directory (tool_pull_dir.c) */
+/* DIR, created with its parents if missing, opened once (a link the user
+ * gave is followed); -1 after a message on stderr. */
+int tool_pull_top(const char *dir);
+/* rel's last segment. */
+const char *tool_pull_leaf(const char *rel);
+/* The directory rel's file goes in, below top (DIR, named dir in messages):
+ * each segment made if missing and opened without following a symbolic
+ * link. An fd, or -1 with *err naming the segment (ZT_E_IO). */
+int tool_pull_subdir(int top, const char *dir, const char *rel, zt_error *err);
+
+/* ---- zt pull's limits (tool_pull_limits.c) */
+/* Bytes per second every request of a pull keeps up over a window
+ * (--stall-timeout, 30 s), or it is dropped and retried, and such retries
+ * count: a server that sends a byte every 5 s fails a pull in about 4
+ * minutes (7 windows of 30 s, and the backoff between them). */
+#define TOOL_PULL_MIN_RATE 1024.0
+typedef struct tool_pull_limits {
+    uint64_t max_files, max_listing_bytes; /* a prefix's listing, at most */
+    double timeout;                        /* seconds for the whole pull; 0: none */
+    double min_rate;                       /* bytes per second over a window; 0: off */
+    double window;                         /* seconds: zt_remote_options.stall_timeout */
+    double deadline;                       /* on zt_remote_clock(), from _start; 0: none */
+} tool_pull_limits;
+/* The defaults, then the environment (ZT_PULL_MAX_FILES,
+ * ZT_PULL_MAX_LISTING_BYTES, ZT_TIMEOUT, ZT_PULL_MIN_RATE,
+ * ZT_PULL_STALL_TIMEOUT; a bad value there is said and ignored). */
+void tool_pull_limits_init(tool_pull_limits *l);
+/* The pull starts now: the deadline is set from --timeout. */
+void tool_pull_limits_start(tool_pull_limits *l);
+/* 1 once the deadline has passed. */
+int tool_pull_limits_passed(const tool_pull_limits *l);
+/* 1 when e is a call ended by the deadline (passed, or before the next
+ * retry could run). */
+int tool_pull_limits_hit(const zt_error *e);
+/* Flag a with value v (NULL when none): 1 taken; 0 not one of these flags;
+ * -1 a bad value (said on stderr). */
+int tool_pull_limits_arg(tool_pull_limits *l, const char *a, const char *v);
+/* Into the options of every session of the pull. */
+void tool_pull_limits_apply(const tool_pull_limits *l, zt_remote_options *o);
 
 /* ---- zt pull --include/--exclude (tool_pull_select.c) */
 typedef struct tool_globs {
@@ -65,11 +112,13 @@ typedef struct tool_select_stats {
  * is none) and no --exclude (fnmatch). */
 int tool_pull_selected(const char *name, const tool_globs *g);
 /* The chosen objects of the remote file at url, with the file's attributes,
- * as a new .zt at dest (published by the writer). Resumable through
- * dest.ztsel/; stops with ZT_E_IO between objects once *cancel is set. */
-zt_status tool_pull_select(zt_remote *r, const char *url, const char *dest, const tool_globs *g,
-                           const volatile sig_atomic_t *cancel, tool_select_stats *s,
-                           zt_error *err);
+ * as a new .zt named `name` in the directory dfd (written to a new
+ * temporary file there, published by renameat; nothing there is followed if
+ * a symbolic link). Resumable through name.ztsel/; stops with ZT_E_IO
+ * between objects once *cancel is set. */
+zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *name,
+                           const tool_globs *g, const volatile sig_atomic_t *cancel,
+                           tool_select_stats *s, zt_error *err);
 
 /* ---- zt pack's arguments (tool_pack_spec.c) */
 typedef struct tool_pack_spec {

@@ -24,6 +24,8 @@ static const char k_help[] =
     "    zt pull URL... [-o DIR] [--connections N] [--chunk-size BYTES]\n"
     "            [--jobs N] [--token TOKEN] [--quiet] [--json]\n"
     "            [--include GLOB]... [--exclude GLOB]...\n"
+    "            [--max-files N] [--max-listing-bytes BYTES]\n"
+    "            [--timeout SECONDS] [--min-rate BYTES] [--stall-timeout SECONDS]\n"
     "\n"
     "DESCRIPTION\n"
     "    URL is one file (a ztensord file URL, or a .zt/.safetensors URL on any\n"
@@ -44,7 +46,9 @@ static const char k_help[] =
     "    as one version: every file verified (each shard by the root's\n"
     "    whole-file digest) before any is renamed into place. Bytes landed\n"
     "    ahead of the hashing are bounded (32 MiB in all, in the page cache,\n"
-    "    not in the process): memory is about the files' models.\n"
+    "    not in the process): memory is about the files' models. Nothing\n"
+    "    below DIR is followed if a symbolic link (DIR itself may be one): a\n"
+    "    link where the pull would write is an error naming it.\n"
     "\n"
     "OPTIONS\n"
     "    -o DIR             output directory (created if missing)\n"
@@ -60,12 +64,34 @@ static const char k_help[] =
     "                       component's digest checked; resumable: checked\n"
     "                       components are kept in NAME.ztsel/ until the end).\n"
     "    --token T          bearer token (default: $ZT_TOKEN)\n"
+    "    --max-files N      a prefix's listing holds at most N files (default\n"
+    "                       100000; $ZT_PULL_MAX_FILES)\n"
+    "    --max-listing-bytes B\n"
+    "                       and at most B bytes of names (default 64M;\n"
+    "                       $ZT_PULL_MAX_LISTING_BYTES). A listing over either,\n"
+    "                       or one that repeats a cursor or a name or lists a\n"
+    "                       name outside the prefix, fails before any file is\n"
+    "                       pulled.\n"
+    "    --timeout S        the whole pull (listing, every file, retries and\n"
+    "                       waits) ends within S seconds, or fails with exit\n"
+    "                       status 3 and what is verified kept (default 0:\n"
+    "                       none; $ZT_TIMEOUT). Set it in init containers.\n"
+    "    --min-rate B       bytes per second each request must receive over\n"
+    "                       a --stall-timeout window, or it is dropped and\n"
+    "                       retried, and such retries count (default 1K; 0\n"
+    "                       off; $ZT_PULL_MIN_RATE): a server that drips a\n"
+    "                       byte every 5 s fails the pull in about 4\n"
+    "                       minutes, never hours\n"
+    "    --stall-timeout S  that window, and the longest silence of a\n"
+    "                       request (default 30, 1 to 3600;\n"
+    "                       $ZT_PULL_STALL_TIMEOUT)\n"
     "    --quiet            no progress display\n"
     "    --json             a JSON summary on stdout\n"
     "\n"
     "EXIT STATUS\n"
-    "    0 every file pulled; 1 a digest still failed after retries, or an\n"
-    "    invalid file; 2 usage error; 3 network, HTTP or I/O error, or a file\n"
+    "    0 every file pulled; 1 a digest still failed after retries, an\n"
+    "    invalid file, or a listing over its caps; 2 usage error; 3 network,\n"
+    "    HTTP or I/O error, --timeout passed, a server too slow, or a file\n"
     "    that kept changing; 4 no space left on the device; 130 interrupted\n"
     "    by SIGINT or SIGTERM (what is verified is kept; a second signal exits\n"
     "    at once).\n";
@@ -87,11 +113,19 @@ static void on_signal(int sig)
 /* Bytes landed ahead of the hashing, in all: the data's share of memory. */
 #define PULL_WINDOW (32u << 20)
 
+/* What a pull gives back: made when the job starts, so that a listing's
+ * jobs waiting to start cost their names only (a zt_error is 1.2 KB). */
+typedef struct job_out {
+    zt_remote_pull_stats stats;
+    zt_error err;
+} job_out;
+static const job_out k_nomem = {.err = {.code = ZT_E_NOMEM, .message = "out of memory"}};
+
 typedef struct job {
     char *url, *dest, *etag; /* etag: from the listing, or NULL */
-    zt_remote_pull_stats stats;
+    char *rel;               /* dest below DIR: walked by fds (tool_pull_dir.c) */
+    job_out *o;              /* NULL until the job starts; &k_nomem when none could be had */
     zt_status st;
-    zt_error err;
     uint64_t done; /* bytes on disk, for the progress display */
 } job;
 
@@ -101,6 +135,8 @@ typedef struct run {
     size_t phase2; /* jobs from here on wait until those before are finished */
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    int top;         /* DIR, opened once */
+    const char *dir; /* its name, for messages */
     zt_remote_options ropt;
     unsigned conns_each;
     size_t window_each; /* PULL_WINDOW shared by the files pulled at once */
@@ -108,6 +144,7 @@ typedef struct run {
     int progress;
     double t0, last_draw;
     uint64_t total;
+    int timed_out; /* a failure was the deadline's (--timeout) */
 } run;
 
 static double now_s(void)
@@ -117,7 +154,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int add_job(run *R, const char *url, const char *dest, const char *etag)
+static int add_job(run *R, const char *url, const char *rel, const char *etag)
 {
     if (R->n == R->cap) {
         size_t cap = R->cap ? 2 * R->cap : 16;
@@ -130,10 +167,13 @@ static int add_job(run *R, const char *url, const char *dest, const char *etag)
     job *j = &R->jobs[R->n];
     memset(j, 0, sizeof(*j));
     j->url = strdup(url);
-    j->dest = strdup(dest);
+    j->rel = strdup(rel);
+    j->dest = tool_path_join(R->dir, rel);
     j->etag = etag ? strdup(etag) : NULL;
-    if (!j->url || !j->dest || (etag && !j->etag))
+    if (!j->url || !j->rel || !j->dest || (etag && !j->etag)) {
+        free(j->url), free(j->rel), free(j->dest), free(j->etag);
         return -1;
+    }
     R->n++;
     return 0;
 }
@@ -141,8 +181,8 @@ static int add_job(run *R, const char *url, const char *dest, const char *etag)
 typedef struct list_ctx {
     run *R;
     const char *base; /* …/v1/files/ */
-    const char *dir;
-    size_t strip; /* bytes of the prefix's directory part */
+    const char *prefix;
+    /* as the server matches names: %XX decoded */ /* bytes of the prefix's directory part */
     size_t skipped;
     int bad;
 } list_ctx;
@@ -155,9 +195,10 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
         L->skipped++;
         return 0;
     }
-    const char *rel = name + L->strip;
-    if (strlen(name) <= L->strip || !tool_pull_safe_rel(rel)) {
-        fprintf(stderr, "zt pull: refusing the listed name \"%s\"\n", name);
+    const char *rel = tool_pull_rel(name, L->prefix);
+    if (!rel) { /* outside the prefix, or a name that would leave DIR */
+        fprintf(stderr, "zt pull: refusing the listed name \"%s\" (prefix \"%s\")\n", name,
+                L->prefix);
         L->bad = 1;
         return 1;
     }
@@ -171,15 +212,59 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
     }
     if (esc)
         *p = 0;
-    char *url = esc ? tool_path_join(L->base, esc) : NULL, *dest = tool_path_join(L->dir, rel);
-    int rc = url && dest ? add_job(L->R, url, dest, etag) : -1;
+    char *url = esc ? tool_path_join(L->base, esc) : NULL;
+    int rc = url ? add_job(L->R, url, rel, etag) : -1;
     L->R->total += size;
     free(esc);
     free(url);
-    free(dest);
     if (rc)
         L->bad = 1;
     return rc ? 1 : 0;
+}
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "<head>.zt" (head: the first k bytes of name) against s, as strcmp would. */
+static int cmp_root(const char *name, size_t k, const char *s)
+{
+    int c = strncmp(name, s, k);
+    if (c)
+        return c;
+    size_t n = strnlen(s, k);
+    return n < k ? 1 : strcmp(".zt", s + k);
+}
+
+/* Is dest a shard of another job's dest? Its roots by the positional
+ * convention end where a '-' of its last segment begins: each is looked up
+ * in the sorted names (at most 8 of them: a label with more dashes is not a
+ * shard's here), so a listing of N names costs N log N, not N^2. */
+static int is_shard(const char *dest, const char **sorted, size_t n)
+{
+    size_t len = strlen(dest);
+    if (len < 4 || strcmp(dest + len - 3, ".zt"))
+        return 0;
+    const char *leaf = strrchr(dest, '/'), *end = dest + len - 3;
+    int tries = 0;
+    for (const char *p = leaf ? leaf + 1 : dest; p + 1 < end && tries < 8; p++) {
+        if (*p != '-')
+            continue;
+        tries++;
+        size_t lo = 0, hi = n, k = (size_t)(p - dest);
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            int c = cmp_root(dest, k, sorted[mid]);
+            if (!c)
+                return tool_pull_shard_of(dest, sorted[mid]);
+            if (c < 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+    }
+    return 0;
 }
 
 /* A prefix may list a v2 root and its shards, which the root's pull pulls
@@ -187,22 +272,39 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
  * are found complete (skipped) rather than written twice at once. */
 static void shards_last(run *R)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < R->n; i++) {
-        int shard = 0;
-        for (size_t r = 0; !shard && r < R->n; r++)
-            shard = r != i && tool_pull_shard_of(R->jobs[i].dest, R->jobs[r].dest);
-        if (!shard) { /* stable: keeps the listing's order */
-            job j = R->jobs[i];
-            memmove(&R->jobs[k + 1], &R->jobs[k], (i - k) * sizeof(job));
-            R->jobs[k++] = j;
-        }
+    const char **sorted = malloc((R->n ? R->n : 1) * sizeof(*sorted));
+    job *order = malloc((R->n ? R->n : 1) * sizeof(*order));
+    R->phase2 = R->n;
+    if (!sorted || !order) { /* all at once: a shard may be written twice, still verified */
+        free(sorted);
+        free(order);
+        return;
     }
-    R->phase2 = k;
+    for (size_t i = 0; i < R->n; i++)
+        sorted[i] = R->jobs[i].dest;
+    qsort(sorted, R->n, sizeof(*sorted), by_str);
+    size_t k = 0, m = 0;
+    unsigned char *shard = calloc(R->n ? R->n : 1, 1);
+    for (size_t i = 0; shard && i < R->n; i++)
+        shard[i] = (unsigned char)is_shard(R->jobs[i].dest, sorted, R->n);
+    for (size_t i = 0; shard && i < R->n; i++) /* stable: keeps the listing's order */
+        if (!shard[i])
+            order[k++] = R->jobs[i];
+    m = k;
+    for (size_t i = 0; shard && i < R->n; i++)
+        if (shard[i])
+            order[m++] = R->jobs[i];
+    if (shard && R->n) {
+        memcpy(R->jobs, order, R->n * sizeof(*order));
+        R->phase2 = k;
+    }
+    free(shard);
+    free(sorted);
+    free(order);
 }
 
 /* The jobs of one URL argument: one file, or a prefix's listing. */
-static int plan_url(run *R, zt_remote *session, const char *url, const char *dir)
+static int plan_url(run *R, zt_remote *session, const char *url)
 {
     size_t n = strlen(url);
     if (n && url[n - 1] == '/') {
@@ -212,13 +314,20 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *dir
             return ZT_EXIT_USAGE;
         }
         char *base = strndup(url, (size_t)(files - url) + 10);
-        const char *prefix = files + 10;
-        list_ctx L = {R, base, dir, strlen(prefix), 0, 0};
-        zt_error err;
-        zt_status st = base ? zt_remote_list(session, url, on_entry, &L, &err) : ZT_E_NOMEM;
+        char *prefix = tool_url_unescape(files + 10);
+        list_ctx L = {R, base, prefix, 0, 0};
+        zt_error err = {.code = ZT_E_NOMEM, .message = "out of memory"};
+        zt_status st =
+            base && prefix ? zt_remote_list(session, url, on_entry, &L, &err) : ZT_E_NOMEM;
         free(base);
-        if (st)
+        free(prefix);
+        if (st == ZT_E_LIMIT)
+            fprintf(stderr, "zt pull: a larger listing needs --max-files or --max-listing-bytes "
+                            "(ZT_PULL_MAX_FILES, ZT_PULL_MAX_LISTING_BYTES)\n");
+        if (st) {
+            R->timed_out |= tool_pull_limits_hit(&err);
             return tool_report("pull", url, &err);
+        }
         return L.bad ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
     }
     const char *slash = strrchr(url, '/');
@@ -227,10 +336,7 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *dir
         fprintf(stderr, "zt pull: %s: no file name in the URL\n", url);
         return ZT_EXIT_USAGE;
     }
-    char *dest = tool_path_join(dir, name);
-    int rc = dest && !add_job(R, url, dest, NULL) ? ZT_EXIT_OK : ZT_EXIT_SYSTEM;
-    free(dest);
-    return rc;
+    return add_job(R, url, name, NULL) ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
 }
 
 static void draw(run *R, int last)
@@ -268,15 +374,39 @@ static void on_progress(void *ud, uint64_t done, uint64_t total)
     pthread_mutex_unlock(&pc->R->mu);
 }
 
-/* mkdir -p: errors show up when the file is created. */
-static int mkdirs(char *path)
+/* One job: its directory made and opened below DIR (as the listing names
+ * it; never through a link), then the pull, its files named in there. */
+static void pull_job(run *R, zt_remote *session, job *j)
 {
-    for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
-        *p = 0;
-        mkdir(path, 0755);
-        *p = '/';
+    int dfd = tool_pull_subdir(R->top, R->dir, j->rel, &j->o->err);
+    if (dfd < 0) {
+        j->st = j->o->err.code;
+        return;
     }
-    return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+    const char *leaf = tool_pull_leaf(j->rel);
+    if (R->globs.ninclude || R->globs.nexclude) {
+        tool_select_stats ss;
+        j->st = tool_pull_select(session, j->url, dfd, leaf, &R->globs, &g_stop, &ss, &j->o->err);
+        j->o->stats.size = ss.bytes;
+        j->o->stats.fetched = ss.bytes - ss.resumed;
+        j->o->stats.resumed = ss.resumed;
+        j->o->stats.verified = ss.verified;
+        j->o->stats.unverified = ss.unverified;
+        j->o->stats.objects_unverified = ss.objects_unverified;
+        j->o->stats.digest_retries = ss.retries;
+    } else {
+        zt_remote_pull_options po;
+        zt_remote_pull_options_init(&po);
+        po.expect_etag = j->etag;
+        po.window_bytes = R->window_each;
+        po.cancel = &g_stop;
+        prog_ctx pc = {R, j};
+        po.progress = on_progress;
+        po.progress_ud = &pc;
+        po.dir_fd = dfd;
+        j->st = zt_remote_pull(session, j->url, leaf, &po, &j->o->stats, &j->o->err);
+    }
+    close(dfd);
 }
 
 static void *worker(void *ud)
@@ -301,42 +431,20 @@ static void *worker(void *ud)
         pthread_mutex_unlock(&R->mu);
         if (!j)
             break;
-        if (st0) {
+        job_out *out = calloc(1, sizeof(*out));
+        j->o = out ? out : (job_out *)&k_nomem;
+        if (!out) {
+            j->st = ZT_E_NOMEM;
+        } else if (st0) {
             j->st = st0;
-            j->err = err;
-            continue;
-        }
-        char *slash = strrchr(j->dest, '/');
-        if (slash) { /* its directory, as the listing names it */
-            *slash = 0;
-            mkdirs(j->dest);
-            *slash = '/';
-        }
-        zt_remote_pull_options po;
-        zt_remote_pull_options_init(&po);
-        po.expect_etag = j->etag;
-        po.window_bytes = R->window_each;
-        po.cancel = &g_stop;
-        prog_ctx pc = {R, j};
-        po.progress = on_progress;
-        po.progress_ud = &pc;
-        if (R->globs.ninclude || R->globs.nexclude) {
-            tool_select_stats ss;
-            j->st = tool_pull_select(session, j->url, j->dest, &R->globs, &g_stop, &ss, &j->err);
-            j->stats.size = ss.bytes;
-            j->stats.fetched = ss.bytes - ss.resumed;
-            j->stats.resumed = ss.resumed;
-            j->stats.verified = ss.verified;
-            j->stats.unverified = ss.unverified;
-            j->stats.objects_unverified = ss.objects_unverified;
-            j->stats.digest_retries = ss.retries;
+            out->err = err;
         } else {
-            j->st = zt_remote_pull(session, j->url, j->dest, &po, &j->stats, &j->err);
+            pull_job(R, session, j);
         }
         pthread_mutex_lock(&R->mu);
         R->finished++;
         if (!j->st)
-            j->done = j->stats.size;
+            j->done = j->o->stats.size;
         pthread_cond_broadcast(&R->cv);
         pthread_mutex_unlock(&R->mu);
     }
@@ -378,29 +486,33 @@ static int summarize(run *R, int json, int quiet, double seconds)
     int rc = ZT_EXIT_OK;
     for (size_t i = 0; i < R->n; i++) {
         job *j = &R->jobs[i];
-        retries += j->stats.digest_retries;
-        restarts += j->stats.restarts;
-        fetched += j->stats.fetched;
-        if (j->stats.changed)
+        if (!j->o) /* every job starts unless interrupted (above) */
+            j->o = (job_out *)&k_nomem;
+        retries += j->o->stats.digest_retries;
+        restarts += j->o->stats.restarts;
+        fetched += j->o->stats.fetched;
+        if (j->o->stats.changed)
             fprintf(stderr,
                     "zt pull: %s changed at the origin during the pull: fetched its new "
                     "version %s\n",
-                    j->dest, j->stats.etag);
+                    j->dest, j->o->stats.etag);
         if (j->st) {
-            int e = j->st == ZT_E_NOSPACE ? ZT_EXIT_NOSPACE : tool_report("pull", j->dest, &j->err);
+            R->timed_out |= tool_pull_limits_hit(&j->o->err);
+            int e =
+                j->st == ZT_E_NOSPACE ? ZT_EXIT_NOSPACE : tool_report("pull", j->dest, &j->o->err);
             if (j->st == ZT_E_NOSPACE)
-                tool_report("pull", j->dest, &j->err);
+                tool_report("pull", j->dest, &j->o->err);
             if (rc == ZT_EXIT_OK || e == ZT_EXIT_NOSPACE)
                 rc = e;
             continue;
         }
         ok++;
-        bytes += j->stats.size;
-        resumed += j->stats.resumed;
-        skipped += j->stats.skipped != 0;
-        ver += j->stats.verified;
-        unver += j->stats.unverified;
-        objs_unver += j->stats.objects_unverified;
+        bytes += j->o->stats.size;
+        resumed += j->o->stats.resumed;
+        skipped += j->o->stats.skipped != 0;
+        ver += j->o->stats.verified;
+        unver += j->o->stats.unverified;
+        objs_unver += j->o->stats.objects_unverified;
     }
     if (json) {
         printf("{\"files\":%zu,\"failed\":%zu,\"skipped\":%zu,\"bytes\":%llu,\"fetched\":%llu,"
@@ -410,7 +522,7 @@ static int summarize(run *R, int json, int quiet, double seconds)
                ok, R->n - ok, skipped, (unsigned long long)bytes, (unsigned long long)fetched,
                (unsigned long long)resumed, seconds, retries, restarts, ver, unver, objs_unver);
         for (size_t i = 0, k = 0; i < R->n; i++)
-            if (R->jobs[i].stats.changed) {
+            if (R->jobs[i].o && R->jobs[i].o->stats.changed) {
                 if (k++)
                     putchar(',');
                 json_str(R->jobs[i].dest);
@@ -443,13 +555,15 @@ int cmd_pull(int argc, char **argv)
     const char **inc = calloc((size_t)argc, sizeof(*inc)),
                **exc = calloc((size_t)argc, sizeof(*exc));
     size_t nurls = 0, ninc = 0, nexc = 0;
+    tool_pull_limits lim;
+    tool_pull_limits_init(&lim);
     if (!urls || !inc || !exc) {
         free(urls);
         free(inc);
         free(exc);
         return ZT_EXIT_SYSTEM;
     }
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1, n_lim; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (tool_is_help(a)) {
             fputs(k_help, stdout);
@@ -461,6 +575,10 @@ int cmd_pull(int argc, char **argv)
             quiet = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if ((n_lim = tool_pull_limits_arg(&lim, a, v)) != 0) {
+            if (n_lim < 0)
+                return free(urls), free(inc), free(exc), usage("a limit out of range");
+            i++;
         } else if ((!strcmp(a, "--include") || !strcmp(a, "--exclude")) && v) {
             if (a[2] == 'i')
                 inc[ninc++] = v;
@@ -498,22 +616,24 @@ int cmd_pull(int argc, char **argv)
     }
     if (!nurls)
         return free(urls), free(inc), free(exc), usage("no URL");
-    char *dcopy = strdup(dir);
-    if (!dcopy || mkdirs(dcopy) != 0) {
-        fprintf(stderr, "zt pull: %s: %s\n", dir, strerror(errno));
-        free(dcopy);
+    int top = tool_pull_top(dir);
+    if (top < 0) {
         free(urls);
         free(inc);
         free(exc);
         return ZT_EXIT_SYSTEM;
     }
-    free(dcopy);
-    run R = {.progress = !quiet && !json && isatty(STDERR_FILENO), .globs = {inc, exc, ninc, nexc}};
+    run R = {.progress = !quiet && !json && isatty(STDERR_FILENO),
+             .globs = {inc, exc, ninc, nexc},
+             .top = top,
+             .dir = dir};
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.cv, NULL);
     zt_remote_options_init(&R.ropt);
     R.ropt.bearer_token = token && *token ? token : NULL;
     R.ropt.chunk_size = chunk;
+    tool_pull_limits_start(&lim); /* one deadline for every session of the pull */
+    tool_pull_limits_apply(&lim, &R.ropt);
     const char *v = getenv("ZT_REMOTE_CA_FILE");
     if (v && *v)
         R.ropt.ca_file = v;
@@ -524,7 +644,7 @@ int cmd_pull(int argc, char **argv)
     if (zt_remote_new(&R.ropt, &session, &err))
         rc = tool_report("pull", urls[0], &err);
     for (size_t i = 0; rc == ZT_EXIT_OK && i < nurls; i++)
-        rc = plan_url(&R, session, urls[i], dir);
+        rc = plan_url(&R, session, urls[i]);
     zt_remote_free(session);
     shards_last(&R);
     if (rc == ZT_EXIT_OK && R.n) {
@@ -548,11 +668,20 @@ int cmd_pull(int argc, char **argv)
             draw(&R, 1);
         rc = summarize(&R, json, quiet, now_s() - R.t0);
     }
+    if (rc != ZT_EXIT_OK && (R.timed_out || tool_pull_limits_passed(&lim)))
+        fprintf(stderr,
+                "zt pull: --timeout (%g s) passed: the pull stopped; what is verified is kept "
+                "(NAME.ztpart, NAME.ztpull): run the same command to continue\n",
+                lim.timeout);
     for (size_t i = 0; i < R.n; i++) {
         free(R.jobs[i].url);
         free(R.jobs[i].dest);
+        free(R.jobs[i].rel);
         free(R.jobs[i].etag);
+        if (R.jobs[i].o != &k_nomem)
+            free(R.jobs[i].o);
     }
+    close(top);
     free(R.jobs);
     free(urls);
     free(inc);

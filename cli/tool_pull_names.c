@@ -1,8 +1,10 @@
 /*
  * zt pull's local names: which names from a server's listing may be written
  * under the destination directory, how a directory and a name are joined,
- * and which names may be the shards of a v2 root in the same listing. Apart from tool_pull.c so
- * that tests reach them (tests/cli/test_pull_names.c).
+ * which names may be the shards of a v2 root in the same listing, and what a
+ * listed name is below the prefix asked for (a name outside it is refused,
+ * never cut blindly). Apart from tool_pull.c so that tests reach them
+ * (tests/cli/test_pull_names.c).
  */
 #include "tool.h"
 
@@ -44,4 +46,37 @@ int tool_pull_shard_of(const char *name, const char *root)
         return 0;
     const char *label = name + stem + 1;
     return label < name + nn - 3 && !memchr(label, '/', (size_t)(name + nn - 3 - label));
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+char *tool_url_unescape(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    for (; out && *s; s++) {
+        int hi = s[0] == '%' ? hexval(s[1]) : -1, lo = hi >= 0 ? hexval(s[2]) : -1;
+        if (lo >= 0) {
+            *o++ = (char)(hi * 16 + lo);
+            s += 2;
+        } else {
+            *o++ = *s;
+        }
+    }
+    if (out)
+        *o = 0;
+    return out;
+}
+
+const char *tool_pull_rel(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) || !tool_pull_safe_rel(name + n))
+        return NULL;
+    return name + n;
 }

@@ -28,32 +28,30 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <ztensor/ztensor_experimental.h>
 
 #define SELECT_RETRIES 3
 
-/* DEST.ztsel: the components verified so far, for a resume. */
+/* DEST.ztsel: the components verified so far, for a resume. Named by
+ * directory fds, never through a symbolic link. */
 typedef struct kept {
-    char dir[4096];
-    bool ok; /* usable: the directory exists and holds this version */
+    int fd;  /* DEST.ztsel, or -1 */
+    bool ok; /* usable: the directory holds this version */
 } kept;
 
-static void kept_path(const kept *k, const char *name, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s/%s", k->dir, name);
-}
-
-/* Empties k->dir (its files only: nothing else is put there). */
+/* Empties k->fd (its files only: nothing else is put there). */
 static void kept_clear(const kept *k)
 {
-    DIR *d = opendir(k->dir);
+    int fd = k->fd >= 0 ? dup(k->fd) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *e;
-    char path[4400];
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        kept_path(k, e->d_name, path, sizeof(path));
-        unlink(path);
-    }
+    if (!d && fd >= 0)
+        close(fd);
+    if (d) /* the dup shares its offset with k->fd, perhaps at the end since the last time */
+        rewinddir(d);
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            unlinkat(k->fd, e->d_name, 0);
     if (d)
         closedir(d);
 }
@@ -61,68 +59,72 @@ static void kept_clear(const kept *k)
 /* Writes n bytes to DIR/name through DIR/name.tmp, fsynced, renamed. */
 static int kept_write(const kept *k, const char *name, const void *p, size_t n)
 {
-    char tmp[4420], path[4400];
-    kept_path(k, name, path, sizeof(path));
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+    unlinkat(k->fd, tmp, 0);
+    int fd = openat(k->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    const uint8_t *b = p;
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, b + done, n - done);
-        if (w <= 0)
-            break;
-        done += (size_t)w;
-    }
-    int ok = done == n && fsync(fd) == 0;
+    int ok = tool_write_all(fd, p, n) == 0 && fsync(fd) == 0;
     close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
+    if (!ok || renameat(k->fd, tmp, k->fd, name) != 0) {
+        unlinkat(k->fd, tmp, 0);
         return -1;
     }
     return 0;
 }
 
-/* Opens DEST.ztsel for the version pinned by rf: kept components stay when
- * the pin matches, otherwise the directory is emptied and pinned anew. A
- * directory that cannot be had only means no resume. */
-static void kept_open(kept *k, const char *dest, zt_remote_file *rf)
+/* Opens DEST.ztsel in dfd for the version pinned by rf: kept components
+ * stay when the pin matches, otherwise the directory is emptied and pinned
+ * anew. A directory that cannot be had only means no resume; a symbolic
+ * link there is an error (in *err). */
+static zt_status kept_open(kept *k, int dfd, const char *dest, zt_remote_file *rf, zt_error *err)
 {
-    char pin[600];
+    char pin[600], dir[300];
     int n = snprintf(pin, sizeof(pin), "%s\n%s\n%llu\n", zt_remote_file_etag(rf),
                      zt_remote_file_last_modified(rf),
                      (unsigned long long)zt_file_size(zt_remote_file_zt(rf)));
     k->ok = false;
-    if (snprintf(k->dir, sizeof(k->dir), "%s.ztsel", dest) >= (int)sizeof(k->dir) ||
-        (mkdir(k->dir, 0755) != 0 && errno != EEXIST) || n <= 0 || (size_t)n >= sizeof(pin) ||
+    k->fd = -1;
+    if (snprintf(dir, sizeof(dir), "%s.ztsel", dest) >= (int)sizeof(dir) || n <= 0 ||
+        (size_t)n >= sizeof(pin) ||
         !(zt_remote_file_etag(rf)[0] || zt_remote_file_last_modified(rf)[0]))
-        return;
-    char path[4400], old[600];
-    kept_path(k, "pin", path, sizeof(path));
-    FILE *f = fopen(path, "rb");
-    size_t m = f ? fread(old, 1, sizeof(old), f) : 0;
-    if (f)
-        fclose(f);
-    if (m == (size_t)n && !memcmp(old, pin, m)) {
+        return ZT_OK;
+    mkdirat(dfd, dir, 0755);
+    k->fd = openat(dfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat sb;
+    if (k->fd < 0 && fstatat(dfd, dir, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
+        err->code = ZT_E_IO;
+        snprintf(err->message, sizeof(err->message), "%s: it is a symbolic link (not followed)",
+                 dir);
+        return ZT_E_IO;
+    }
+    if (k->fd < 0)
+        return ZT_OK;
+    char old[600];
+    int fd = openat(k->fd, "pin", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    ssize_t m = fd >= 0 ? read(fd, old, sizeof(old)) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (m == n && !memcmp(old, pin, (size_t)m)) {
         k->ok = true;
-        return;
+        return ZT_OK;
     }
     kept_clear(k);
     k->ok = kept_write(k, "pin", pin, (size_t)n) == 0;
+    return ZT_OK;
 }
 
 /* Component `index` from DEST.ztsel into buf (n bytes): 0, or -1 when it is
  * not kept. */
 static int kept_read(const kept *k, size_t index, void *buf, uint64_t n)
 {
-    char name[32], path[4400];
+    char name[32];
     snprintf(name, sizeof(name), "%zu", index);
-    kept_path(k, name, path, sizeof(path));
-    int fd = k->ok ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    int fd = k->ok ? openat(k->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
     struct stat sb;
     int rc = -1;
-    if (fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == n) {
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == n) {
         uint8_t *b = buf;
         uint64_t done = 0;
         while (done < n) {
@@ -138,10 +140,19 @@ static int kept_read(const kept *k, size_t index, void *buf, uint64_t n)
     return rc;
 }
 
-static void kept_remove(const kept *k)
+static void kept_remove(const kept *k, int dfd, const char *dest)
 {
+    char dir[300];
     kept_clear(k);
-    rmdir(k->dir);
+    snprintf(dir, sizeof(dir), "%s.ztsel", dest);
+    unlinkat(dfd, dir, AT_REMOVEDIR);
+}
+
+static void kept_close(kept *k)
+{
+    if (k->fd >= 0)
+        close(k->fd);
+    k->fd = -1;
 }
 
 int tool_pull_selected(const char *name, const tool_globs *g)
@@ -241,26 +252,31 @@ static zt_status copy_object(zt_remote_file *rf, zt_writer *w, const zt_object *
     return st;
 }
 
-zt_status tool_pull_select(zt_remote *r, const char *url, const char *dest, const tool_globs *g,
-                           const volatile sig_atomic_t *cancel, tool_select_stats *s, zt_error *err)
+/* A new temporary file beside name in dfd (O_EXCL, never a link): its fd,
+ * its name in tmp; -1 with errno. */
+static int temp_beside(int dfd, const char *name, char *tmp, size_t cap)
 {
-    memset(s, 0, sizeof(*s));
-    err->message[0] = 0;
-    zt_remote_file *rf;
-    zt_status st = zt_remote_open_in(r, url, &rf, err);
-    if (st)
-        return st;
+    static unsigned seq;
+    for (unsigned i = 0; i < 100; i++) {
+        unsigned k = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+        snprintf(tmp, cap, ".%s.tmp.%ld.%u", name, (long)getpid(), k);
+        int fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Everything but the publication: the chosen objects into w. */
+static zt_status select_into(zt_remote_file *rf, zt_writer *w, const kept *k, const tool_globs *g,
+                             const volatile sig_atomic_t *cancel, tool_select_stats *s,
+                             zt_error *err)
+{
     const zt_file *f = zt_remote_file_zt(rf);
-    zt_writer *w = NULL;
-    zt_writer_options wo;
-    zt_writer_options_init(&wo);
-    st = zt_writer_open(dest, &wo, &w, err);
-    char *fa = st ? NULL : attributes(zt_file_manifest_json(f, ZT_JSON_COMPACT, err));
-    if (!st && fa)
-        st = zt_writer_set_attributes(w, fa, err);
+    char *fa = attributes(zt_file_manifest_json(f, ZT_JSON_COMPACT, err));
+    zt_status st = fa ? zt_writer_set_attributes(w, fa, err) : ZT_OK;
     free(fa);
-    kept k;
-    kept_open(&k, dest, rf);
     for (size_t i = 0, index0 = 0; !st && i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
         size_t first = index0;
@@ -273,13 +289,51 @@ zt_status tool_pull_select(zt_remote *r, const char *url, const char *dest, cons
             break;
         }
         s->objects++;
-        st = copy_object(rf, w, o, first, &k, s, err);
+        st = copy_object(rf, w, o, first, k, s, err);
+    }
+    return st ? st : zt_writer_finish(w, err);
+}
+
+zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *name,
+                           const tool_globs *g, const volatile sig_atomic_t *cancel,
+                           tool_select_stats *s, zt_error *err)
+{
+    memset(s, 0, sizeof(*s));
+    err->message[0] = 0;
+    zt_remote_file *rf;
+    zt_status st = zt_remote_open_in(r, url, &rf, err);
+    if (st)
+        return st;
+    kept k;
+    st = kept_open(&k, dfd, name, rf, err);
+    char tmp[400];
+    int fd = st ? -1 : temp_beside(dfd, name, tmp, sizeof(tmp));
+    if (!st && fd < 0) {
+        st = err->code = errno == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO;
+        snprintf(err->message, sizeof(err->message), "cannot create a temporary file beside %s: %s",
+                 name, strerror(errno));
+    }
+    zt_writer *w = NULL;
+    zt_writer_options wo;
+    zt_writer_options_init(&wo);
+    if (!st) {
+        (void)fchmod(fd, 0644); /* as zt_writer_open makes it: umask aside */
+        st = zt_writer_open_fd(fd, &wo, &w, err);
     }
     if (!st)
-        st = zt_writer_finish(w, err);
+        st = select_into(rf, w, &k, g, cancel, s, err);
     zt_writer_free(w);
+    /* Published within dfd: a link planted at name is replaced, never followed. */
+    if (!st)
+        st = zt_publish_rename(dfd, tmp, dfd, name, 0, NULL, err);
+    if (fd >= 0) {
+        close(fd);
+        if (st)
+            unlinkat(dfd, tmp, 0);
+    }
     zt_remote_close(rf);
     if (!st)
-        kept_remove(&k);
+        kept_remove(&k, dfd, name);
+    kept_close(&k);
     return st;
 }

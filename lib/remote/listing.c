@@ -3,7 +3,9 @@
  * GET /v1/files?prefix=P&limit=N&cursor=C, each parsed by a pure function
  * (fuzz_listing feeds it anything) and handed to the caller entry by entry.
  * A page is a plain GET, retried like a range request (network errors, 5xx,
- * 429) with the session's backoff.
+ * 429) with the session's backoff. Every entry and cursor passes the walk's
+ * checks (listing_walk.c) before the caller sees it: a server that loops,
+ * repeats a name, lists outside the prefix or never ends is an error.
  */
 #include "remote_internal.h"
 
@@ -73,8 +75,21 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-/* One GET of url into pg, retried; the final HTTP status in *code. */
-static zt_status get_page(zt_remote *r, const char *url, page *pg, long *code, zt_error *err)
+/* The walk's deadline passed (or would before the next attempt). */
+static zt_status too_late(zt_remote *r, double deadline, const char *url, const char *why,
+                          zt_error *err)
+{
+    char dn[80];
+    return ztr__fail(err, ZT_E_NETWORK, url, NULL, NULL, 0, 0, "%s%s%s passed", why,
+                     why[0] ? "; " : "", ztr__deadline_name(r, deadline, dn, sizeof(dn)));
+}
+
+/* One GET of url into pg, retried, ending by deadline (0: none); the final
+ * HTTP status in *code. A page that arrives slower than the session's
+ * min_rate (1 byte/s at least) over a stall_timeout is dropped and retried,
+ * like a range request. */
+static zt_status get_page(zt_remote *r, const char *url, double deadline, page *pg, long *code,
+                          zt_error *err)
 {
     char auth[4200];
     struct curl_slist *h = NULL;
@@ -86,6 +101,11 @@ static zt_status get_page(zt_remote *r, const char *url, page *pg, long *code, z
     double wait = r->opt.backoff;
     zt_status st = ZT_OK;
     for (unsigned attempt = 0;; attempt++) {
+        double left = deadline > 0 ? deadline - ztr__now() : 0;
+        if (deadline > 0 && left <= 0) {
+            st = too_late(r, deadline, url, "", err);
+            break;
+        }
         CURL *e = ztr__easy_get(r);
         if (!e) {
             st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
@@ -102,8 +122,10 @@ static zt_status get_page(zt_remote *r, const char *url, page *pg, long *code, z
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->opt.connect_timeout * 1000));
-        curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        long rate = r->opt.min_rate > 1 ? (long)(r->opt.min_rate + 0.5) : 1;
+        curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, rate);
         curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(r->opt.stall_timeout + 0.999));
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, deadline > 0 ? (long)(left * 1000) + 1 : 0L);
         if (r->ca_file)
             curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
         if (r->opt.insecure) {
@@ -115,6 +137,16 @@ static zt_status get_page(zt_remote *r, const char *url, page *pg, long *code, z
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
         ztr__easy_put(r, e);
         bool transient = (cc != CURLE_OK && !pg->over) || *code == 429 || *code >= 500;
+        double wait_s = wait * (0.5 + ztr__rand01(r));
+        if (transient && deadline > 0 && ztr__now() + wait_s >= deadline) {
+            char why[CURL_ERROR_SIZE + 32];
+            if (cc)
+                snprintf(why, sizeof(why), "%s", eb[0] ? eb : curl_easy_strerror(cc));
+            else
+                snprintf(why, sizeof(why), "HTTP %ld", *code);
+            st = too_late(r, deadline, url, why, err);
+            break;
+        }
         if (!transient || attempt >= r->opt.max_retries) {
             if (pg->over)
                 st = ztr__fail(err, ZT_E_LIMIT, url, NULL, NULL, 0, 0,
@@ -124,7 +156,7 @@ static zt_status get_page(zt_remote *r, const char *url, page *pg, long *code, z
                                eb[0] ? eb : curl_easy_strerror(cc));
             break;
         }
-        usleep((useconds_t)((wait * (0.5 + ztr__rand01(r))) * 1e6));
+        usleep((useconds_t)(wait_s * 1e6));
         wait = wait * 2 < r->opt.max_backoff ? wait * 2 : r->opt.max_backoff;
     }
     curl_slist_free_all(h);
@@ -151,6 +183,26 @@ static bool query_escape(const char *s, char *out, size_t cap)
     return true;
 }
 
+typedef struct walk_ctx {
+    ztr_walk w;
+    zt_remote_list_fn fn;
+    void *ud;
+    zt_status code; /* why the walk stopped a page, or ZT_OK */
+    char why[600];
+} walk_ctx;
+
+/* Each entry through the walk's checks, then to the caller. */
+static int on_listed(void *ud, const char *name, uint64_t size, const char *etag, int ok)
+{
+    walk_ctx *c = ud;
+    int r = ztr__walk_entry(&c->w, name, c->why, sizeof(c->why));
+    if (r) {
+        c->code = r == -1 ? ZT_E_HTTP : r == -2 ? ZT_E_LIMIT : ZT_E_NOMEM;
+        return 1;
+    }
+    return c->fn(c->ud, name, size, etag, ok);
+}
+
 zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_list_fn fn, void *ud,
                          zt_error *err)
 {
@@ -170,11 +222,15 @@ zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_list_fn fn, vo
         st = ztr__fail(err, ZT_E_ARG, url, NULL, NULL, 0, 0, "URL too long");
     if (cursor)
         cursor[0] = 0;
+    walk_ctx c = {.fn = fn, .ud = ud};
+    double deadline = ztr__deadline(r); /* the whole walk is one call */
+    if (!st && ztr__walk_init(&c.w, url + base + 1, r->opt.list_max_entries, r->opt.list_max_bytes))
+        st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
     for (unsigned pages = 0; !st; pages++) {
         snprintf(q, cap, "%.*s?prefix=%s&limit=%u%s%s", (int)base, url, esc, PAGE_LIMIT,
                  cursor[0] ? "&cursor=" : "", cursor);
         long code;
-        if ((st = get_page(r, q, &pg, &code, err)))
+        if ((st = get_page(r, q, deadline, &pg, &code, err)))
             break;
         if (code != 200) {
             char why[200];
@@ -183,16 +239,20 @@ zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_list_fn fn, vo
                            "HTTP %ld: %s", code, why);
             break;
         }
-        char prev[64];
-        snprintf(prev, sizeof(prev), "%s", cursor);
-        int rc = ztr__parse_listing(pg.p ? pg.p : "", pg.n, fn, ud, cursor, 8300);
+        int rc = ztr__parse_listing(pg.p ? pg.p : "", pg.n, on_listed, &c, cursor, 8300);
         if (rc < 0)
             st = ztr__fail(err, ZT_E_JSON, q, NULL, NULL, 0, 0, "not a file listing");
+        else if (c.code)
+            st = ztr__fail(err, c.code, q, NULL, NULL, 0, 0, "%s", c.why);
         else if (rc > 0 || !cursor[0])
             break;
-        else if (pages + 1 >= MAX_PAGES || !strcmp(prev, cursor))
-            st = ztr__fail(err, ZT_E_HTTP, q, NULL, NULL, 0, 0, "the listing's pages do not end");
+        else if (pages + 1 >= MAX_PAGES)
+            st = ztr__fail(err, ZT_E_HTTP, q, NULL, NULL, 0, 0,
+                           "the listing's pages do not end: over %u pages", MAX_PAGES);
+        else if ((rc = ztr__walk_cursor(&c.w, cursor, c.why, sizeof(c.why))) != 0)
+            st = ztr__fail(err, rc > 0 ? ZT_E_HTTP : ZT_E_NOMEM, q, NULL, NULL, 0, 0, "%s", c.why);
     }
+    ztr__walk_free(&c.w);
     free(pg.p);
     free(q);
     free(esc);

@@ -47,9 +47,9 @@ typedef struct pull {
     zt_remote_file *rf;
     const zt_remote_pull_options *opt;
     zt_remote_pull_stats *stats;
-    const char *path;
+    const char *path; /* for messages; files are named in dfd by their last segment */
     char *part, *state;
-    int fd, sfd;
+    int dfd, fd, sfd;
     uint8_t *map;
     uint64_t size;
     comp_ref *comps; /* by offset */
@@ -77,6 +77,7 @@ void zt_remote_pull_options_init(zt_remote_pull_options *o)
     o->restarts = ZT_REMOTE_PULL_DEFAULT_RESTARTS;
     o->batch_bytes = ZT_REMOTE_PULL_DEFAULT_BATCH;
     o->window_bytes = ZT_REMOTE_PULL_DEFAULT_WINDOW;
+    o->dir_fd = -1;
 }
 
 static zt_status sys_fail(pull *p, zt_error *err, const char *what, const char *path, int e)
@@ -84,6 +85,15 @@ static zt_status sys_fail(pull *p, zt_error *err, const char *what, const char *
     zt_status code = e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO;
     return ztr__fail(err, code, p->rf ? p->rf->url : NULL, NULL, NULL, 0, 0, "%s %s: %s", what,
                      path, strerror(e));
+}
+
+/* A file of the pull that could not be opened or made: says why (a link
+ * there is not followed). */
+static zt_status file_fail(pull *p, zt_error *err, const char *what, const char *path, int e)
+{
+    zt_status code = e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO;
+    return ztr__fail(err, code, p->rf ? p->rf->url : NULL, NULL, NULL, 0, 0, "%s %s: %s", what,
+                     path, ztr__why(p->dfd, ztr__leaf(path), false, e));
 }
 
 static int by_offset(const void *a, const void *b)
@@ -139,9 +149,9 @@ static zt_status layout(pull *p, zt_error *err)
 /* A state file of this version: its records are kept (resume). */
 static bool load_state(pull *p)
 {
-    int fd = open(p->state, O_RDONLY | O_CLOEXEC);
+    int e, fd = ztr__open_regular(p->dfd, ztr__leaf(p->state), O_RDONLY, &e);
     if (fd < 0)
-        return false;
+        return false; /* a link there is refused when the state is made anew */
     struct stat sb;
     char *buf = NULL;
     bool ok = false;
@@ -157,7 +167,8 @@ static bool load_state(pull *p)
     free(buf);
     close(fd);
     struct stat pb;
-    if (ok && (stat(p->part, &pb) != 0 || (uint64_t)pb.st_size != p->size))
+    if (ok && (fstatat(p->dfd, ztr__leaf(p->part), &pb, AT_SYMLINK_NOFOLLOW) != 0 ||
+               !S_ISREG(pb.st_mode) || (uint64_t)pb.st_size != p->size))
         ok = false;
     if (!ok)
         memset(p->done, 0, p->ncomp + p->nspans);
@@ -179,17 +190,20 @@ static zt_status open_files(pull *p, bool resume, zt_error *err)
         memcpy(st.lm, p->rf->pin.lm, sizeof(st.lm));
         char head[512];
         int n = ztr__pull_state_header(head, sizeof(head), &st, p->ncomp + p->nspans);
-        p->sfd = open(p->state, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (p->sfd < 0)
-            return sys_fail(p, err, "cannot create", p->state, errno);
+        int e;
+        if ((p->sfd = ztr__create_new(p->dfd, ztr__leaf(p->state), O_WRONLY, &e)) < 0)
+            return file_fail(p, err, "cannot create", p->state, e);
         if (n < 0 || write(p->sfd, head, (size_t)n) != n || fdatasync(p->sfd) != 0)
             return sys_fail(p, err, "cannot write", p->state, n < 0 ? EINVAL : errno);
-    } else if ((p->sfd = open(p->state, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
-        return sys_fail(p, err, "cannot open", p->state, errno);
+        if ((p->fd = ztr__create_new(p->dfd, ztr__leaf(p->part), O_RDWR, &e)) < 0)
+            return file_fail(p, err, "cannot create", p->part, e);
+    } else {
+        int e;
+        if ((p->sfd = ztr__open_regular(p->dfd, ztr__leaf(p->state), O_WRONLY | O_APPEND, &e)) < 0)
+            return file_fail(p, err, "cannot open", p->state, e);
+        if ((p->fd = ztr__open_regular(p->dfd, ztr__leaf(p->part), O_RDWR, &e)) < 0)
+            return file_fail(p, err, "cannot open", p->part, e);
     }
-    p->fd = open(p->part, O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC), 0644);
-    if (p->fd < 0)
-        return sys_fail(p, err, "cannot create", p->part, errno);
     if (!resume) {
         /* All the space now: a full disk is one clear error before any transfer. */
         int e = posix_fallocate(p->fd, 0, (off_t)p->size);
@@ -656,35 +670,13 @@ static zt_status check_shard(pull *p, zt_error *err)
     if (!same) {
         memset(p->done, 0, p->ncomp + p->nspans);
         p->spans_bad = true;
-        unlink(p->state); /* what it records done is not: a later pull starts over */
+        unlinkat(p->dfd, ztr__leaf(p->state), 0); /* what it records is not: start over */
         return ztr__fail(err, ZT_E_DIGEST_MISMATCH, p->rf->url, NULL, NULL, 0, 0,
                          "shard \"%s\": the file received hashes to %s, the root's shard table "
                          "says %s",
                          name, got, want_text);
     }
     return check_shard_parts(p, err);
-}
-
-static zt_status fsync_dir(pull *p, zt_error *err)
-{
-    char *dir = strdup(p->path);
-    if (!dir)
-        return ztr__fail(err, ZT_E_NOMEM, p->rf ? p->rf->url : NULL, NULL, NULL, 0, 0,
-                         "out of memory");
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        slash[1] = 0;
-    else if (slash)
-        *slash = 0;
-    else
-        strcpy(dir, ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int e = fd < 0 || fsync(fd) != 0 ? errno : 0;
-    if (fd >= 0)
-        close(fd);
-    zt_status st = e ? sys_fail(p, err, "cannot sync the directory", dir, e) : ZT_OK;
-    free(dir);
-    return st;
 }
 
 #define DONE_XATTR "user.ztensor.pull"
@@ -699,16 +691,21 @@ static int done_mark(const pull *p, const struct stat *sb, char *out, size_t cap
 }
 
 /* PATH is this version already, complete (published by an earlier pull and
- * not written since)? */
-static bool already_done(const pull *p)
+ * not written since)? 1 yes, 0 no, -1 PATH is a link or not a regular file
+ * (in *err): the mark of a file elsewhere says nothing of PATH. */
+static int already_done(pull *p, zt_error *err)
 {
     struct stat sb;
     char want[400], got[400];
-    if (stat(p->path, &sb) != 0 || (uint64_t)sb.st_size != p->size ||
-        !(p->rf->pin.etag[0] || p->rf->pin.lm[0]))
-        return false;
-    int n = done_mark(p, &sb, want, sizeof(want));
-    ssize_t g = getxattr(p->path, DONE_XATTR, got, sizeof(got));
+    int e, fd = ztr__open_regular(p->dfd, ztr__leaf(p->path), O_RDONLY, &e);
+    if (fd < 0 && e != ENOENT)
+        return file_fail(p, err, "cannot open", p->path, e), -1;
+    bool done = fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == p->size &&
+                (p->rf->pin.etag[0] || p->rf->pin.lm[0]);
+    int n = done ? done_mark(p, &sb, want, sizeof(want)) : 0;
+    ssize_t g = done ? fgetxattr(fd, DONE_XATTR, got, sizeof(got)) : -1;
+    if (fd >= 0)
+        close(fd);
     return n > 0 && g == n && !memcmp(got, want, (size_t)n);
 }
 
@@ -730,12 +727,15 @@ static zt_status seal(pull *p, zt_error *err)
     return ZT_OK;
 }
 
+/* Within dfd: a link planted at PATH is replaced, never followed. */
 static zt_status place(pull *p, zt_error *err)
 {
-    if (rename(p->part, p->path) != 0)
+    if (renameat(p->dfd, ztr__leaf(p->part), p->dfd, ztr__leaf(p->path)) != 0)
         return sys_fail(p, err, "cannot rename to", p->path, errno);
-    zt_status st = fsync_dir(p, err);
-    unlink(p->state);
+    zt_status st = fsync(p->dfd) != 0
+                       ? sys_fail(p, err, "cannot sync the directory of", p->path, errno)
+                       : ZT_OK;
+    unlinkat(p->dfd, ztr__leaf(p->state), 0);
     return st;
 }
 
@@ -767,12 +767,12 @@ static char *suffixed(const char *path, const char *sfx)
     return s;
 }
 
-zt_status ztr__pull_file(zt_remote_file *rf, const char *path, const ztr_shard_of *shard, bool hold,
-                         const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
+zt_status ztr__pull_file(zt_remote_file *rf, int dfd, const char *path, const ztr_shard_of *shard,
+                         bool hold, const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
                          bool *skipped, zt_error *err)
 {
     *skipped = false;
-    pull p = {.rf = rf, .opt = opt, .stats = stats, .path = path, .fd = -1, .sfd = -1};
+    pull p = {.rf = rf, .opt = opt, .stats = stats, .path = path, .dfd = dfd, .fd = -1, .sfd = -1};
     p.shard = shard;
     zt_status st = ZT_OK;
     p.size = p.rf->pin.size;
@@ -787,10 +787,11 @@ zt_status ztr__pull_file(zt_remote_file *rf, const char *path, const ztr_shard_o
     p.state = suffixed(path, ".ztpull");
     if (!p.part || !p.state)
         st = ztr__fail(err, ZT_E_NOMEM, rf->url, NULL, NULL, 0, 0, "out of memory");
-    if (!st && already_done(&p)) {
-        *skipped = true;
+    int done = st ? 0 : already_done(&p, err);
+    if (done) {
+        *skipped = done > 0;
         pull_free(&p);
-        return ZT_OK;
+        return done > 0 ? ZT_OK : err->code;
     }
     if (!st)
         st = layout(&p, err);
@@ -825,9 +826,9 @@ zt_status ztr__pull_file(zt_remote_file *rf, const char *path, const ztr_shard_o
     return st;
 }
 
-zt_status ztr__pull_place(const char *path, zt_error *err)
+zt_status ztr__pull_place(int dfd, const char *path, zt_error *err)
 {
-    pull p = {.path = path, .fd = -1, .sfd = -1};
+    pull p = {.path = path, .dfd = dfd, .fd = -1, .sfd = -1};
     p.part = suffixed(path, ".ztpart");
     p.state = suffixed(path, ".ztpull");
     zt_status st = p.part && p.state

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* "<dir>/<stem>-<name>.zt" for "<dir>/<stem>.zt" (or any other last segment),
  * keeping what follows the path in a URL ("?query"). */
@@ -64,35 +65,36 @@ static zt_status open_shard(zt_remote *r, const zt_remote_file *root, const char
     return ZT_OK;
 }
 
-static zt_status pull_model(zt_remote *r, zt_remote_file *root, const char *url, const char *path,
-                            const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
-                            shard_file *sh, size_t n, zt_error *err)
+static zt_status pull_model(zt_remote *r, zt_remote_file *root, const char *url, int dfd,
+                            const char *path, const zt_remote_pull_options *opt,
+                            zt_remote_pull_stats *stats, shard_file *sh, size_t n, zt_error *err)
 {
     zt_status st = ZT_OK;
     for (size_t i = 0; !st && i < n; i++)
         st = open_shard(r, root, url, path, i, &sh[i], err);
     bool root_skipped = false;
     if (!st)
-        st = ztr__pull_file(root, path, NULL, true, opt, stats, &root_skipped, err);
+        st = ztr__pull_file(root, dfd, path, NULL, true, opt, stats, &root_skipped, err);
     zt_remote_pull_options sopt = *opt;
     sopt.expect_etag = NULL; /* the root's */
     for (size_t i = 0; !st && i < n; i++) {
         ztr_shard_of of = {zt_remote_file_zt(root), i};
-        st = ztr__pull_file(sh[i].rf, sh[i].path, &of, true, &sopt, stats, &sh[i].skipped, err);
+        st =
+            ztr__pull_file(sh[i].rf, dfd, sh[i].path, &of, true, &sopt, stats, &sh[i].skipped, err);
     }
     /* Every file verified: in place, the root last. */
     for (size_t i = 0; !st && i < n; i++)
         if (!sh[i].skipped)
-            st = ztr__pull_place(sh[i].path, err);
+            st = ztr__pull_place(dfd, sh[i].path, err);
     if (!st && !root_skipped)
-        st = ztr__pull_place(path, err);
+        st = ztr__pull_place(dfd, path, err);
     stats->skipped = !st && root_skipped;
     for (size_t i = 0; i < n; i++)
         stats->skipped &= sh[i].skipped;
     return st;
 }
 
-zt_status ztr__pull_set(zt_remote *r, const char *url, const char *path,
+zt_status ztr__pull_set(zt_remote *r, const char *url, int dfd, const char *path,
                         const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
                         zt_error *err)
 {
@@ -107,13 +109,13 @@ zt_status ztr__pull_set(zt_remote *r, const char *url, const char *path,
     size_t n = zt_file_shard_count(zt_remote_file_zt(root));
     bool skipped = false;
     if (!n) {
-        st = ztr__pull_file(root, path, NULL, false, opt, stats, &skipped, err);
+        st = ztr__pull_file(root, dfd, path, NULL, false, opt, stats, &skipped, err);
         stats->skipped = !st && skipped;
         zt_remote_close(root);
         return st;
     }
     shard_file *sh = calloc(n, sizeof(*sh));
-    st = sh ? pull_model(r, root, url, path, opt, stats, sh, n, err)
+    st = sh ? pull_model(r, root, url, dfd, path, opt, stats, sh, n, err)
             : ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
     for (size_t i = 0; sh && i < n; i++) {
         zt_remote_close(sh[i].rf);
@@ -149,13 +151,17 @@ zt_status zt_remote_pull(zt_remote *r, const char *url, const char *path,
     if (opt->size < sizeof(*opt))
         return ztr__fail(err, ZT_E_ARG, url, NULL, NULL, 0, 0,
                          "zt_remote_pull_options not set by zt_remote_pull_options_init");
+    int dfd = ztr__pull_dir_open(opt->dir_fd, path, url, err);
+    if (dfd < 0)
+        return err->code;
     zt_status st;
     for (unsigned round = 0;; round++) {
-        st = ztr__pull_set(r, url, path, opt, stats, err);
+        st = ztr__pull_set(r, url, dfd, path, opt, stats, err);
         if (st != ZT_E_CHANGED || round >= opt->restarts)
             break;
         stats->changed = 1;
         stats->restarts++;
     }
+    close(dfd);
     return st;
 }

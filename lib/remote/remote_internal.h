@@ -173,8 +173,12 @@ double ztr__rand01(zt_remote *r);
 zt_status ztr__run(ztr_batch *b);
 /* Monotonic seconds. */
 double ztr__now(void);
-/* The deadline of a call that starts now (0: none). */
+/* The deadline of a call that starts now (0: none): total_timeout from now,
+ * or the session's deadline when that comes first. */
 double ztr__deadline(const zt_remote *r);
+/* Which of the two a call's deadline is, for a message ("the total timeout
+ * (30 s)", "the session's deadline ..."). */
+const char *ztr__deadline_name(const zt_remote *r, double deadline, char *buf, size_t cap);
 
 /* ---- hashing threads (hash_lanes.c): segments pushed to lane k are hashed
  * in order on that lane's thread. new() returns NULL when no thread can be
@@ -276,17 +280,40 @@ typedef struct ztr_shard_of {
     size_t index;
 } ztr_shard_of;
 /* Pulls rf (which stays the caller's) to path, adding to *stats; *skipped
- * when path was this version already. With hold, path.ztpart is left
- * complete, verified and durable, for ztr__pull_place. */
-zt_status ztr__pull_file(zt_remote_file *rf, const char *path, const ztr_shard_of *shard, bool hold,
-                         const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
+ * when path was this version already. Every file is named in dfd, the
+ * directory of path (ztr__pull_dir_open), by path's last segment; path
+ * itself names it in messages. With hold, path.ztpart is left complete,
+ * verified and durable, for ztr__pull_place. */
+zt_status ztr__pull_file(zt_remote_file *rf, int dfd, const char *path, const ztr_shard_of *shard,
+                         bool hold, const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
                          bool *skipped, zt_error *err);
-/* path.ztpart renamed to path, the directory synced, path.ztpull removed. */
-zt_status ztr__pull_place(const char *path, zt_error *err);
+/* path.ztpart renamed to path in dfd, the directory synced, path.ztpull removed. */
+zt_status ztr__pull_place(int dfd, const char *path, zt_error *err);
 /* One round of zt_remote_pull: the file, and the shards a v2 root names. */
-zt_status ztr__pull_set(zt_remote *r, const char *url, const char *path,
+zt_status ztr__pull_set(zt_remote *r, const char *url, int dfd, const char *path,
                         const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
                         zt_error *err);
+
+/* ---- pulls (pull_dir.c): the directory written in, never through a link */
+/* path's last segment. */
+const char *ztr__leaf(const char *path);
+/* The directory path's file goes in, opened once: with dir_fd >= 0, path is
+ * below it and each of its directories is opened with O_NOFOLLOW (none is
+ * created); with -1, path's directory is opened as given. An fd, or -1 with
+ * *err set. */
+int ztr__pull_dir_open(int dir_fd, const char *path, const char *url, zt_error *err);
+/* Why opening name in dfd failed with errno e, for a message: a symbolic
+ * link (not followed), not a directory (want_dir) or not a regular file
+ * when that is so, else strerror(e). */
+const char *ztr__why(int dfd, const char *name, bool want_dir, int e);
+/* An existing regular file name in dfd, opened with flags and O_NOFOLLOW (a
+ * FIFO is not waited on); -1 with *e (ELOOP: a link; EINVAL: not a regular
+ * file). */
+int ztr__open_regular(int dfd, const char *name, int flags, int *e);
+/* A new file name in dfd (a regular file there is removed first; a link or
+ * anything else is left and refused), O_CREAT | O_EXCL | O_NOFOLLOW; -1 with
+ * *e. */
+int ztr__create_new(int dfd, const char *name, int flags, int *e);
 
 /* ---- pulls (pull_state.c): the state file beside a partial file */
 typedef struct ztr_pull_state {
@@ -325,5 +352,28 @@ void ztr__syncer_free(ztr_syncer *s);
 typedef int (*ztr_list_fn)(void *ud, const char *name, uint64_t size, const char *etag, int ok);
 int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, char *cursor,
                        size_t cap);
+
+/* ---- listings (listing_walk.c): what a walk of pages holds against a
+ * server that lies: the cursors seen (sha256), the last name, the prefix,
+ * the caps. */
+typedef struct ztr_walk {
+    char *prefix; /* decoded: as the server matches it */
+    size_t prefix_len;
+    char *last; /* the last name listed, or NULL */
+    size_t last_cap;
+    uint8_t (*seen)[32]; /* open addressing, at most half full */
+    size_t nseen, cap;
+    uint64_t entries, bytes, max_entries, max_bytes;
+} ztr_walk;
+/* prefix as in the URL (%XX decoded here). 0, or -1 out of memory. */
+int ztr__walk_init(ztr_walk *w, const char *prefix, uint64_t max_entries, uint64_t max_bytes);
+void ztr__walk_free(ztr_walk *w);
+/* A next_cursor: 0 new; 1 given by an earlier page (a loop, why says so);
+ * -1 out of memory. */
+int ztr__walk_cursor(ztr_walk *w, const char *cursor, char *why, size_t cap);
+/* A listed name: 0 fine; -1 outside the prefix, not after the name before
+ * (listed twice, or out of order); -2 over a cap; -3 out of memory. why
+ * says which. */
+int ztr__walk_entry(ztr_walk *w, const char *name, char *why, size_t cap);
 
 #endif

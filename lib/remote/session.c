@@ -6,6 +6,7 @@
  */
 #include "remote_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,26 @@ double ztr__now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double zt_remote_clock(void)
+{
+    return ztr__now();
+}
+
 double ztr__deadline(const zt_remote *r)
 {
-    return r->opt.total_timeout > 0 ? ztr__now() + r->opt.total_timeout : 0;
+    double t = r->opt.total_timeout > 0 ? ztr__now() + r->opt.total_timeout : 0;
+    if (r->opt.deadline > 0 && (t == 0 || r->opt.deadline < t))
+        t = r->opt.deadline;
+    return t;
+}
+
+const char *ztr__deadline_name(const zt_remote *r, double deadline, char *buf, size_t cap)
+{
+    if (r->opt.deadline > 0 && deadline >= r->opt.deadline)
+        snprintf(buf, cap, "the session's deadline (zt_remote_options.deadline)");
+    else
+        snprintf(buf, cap, "the total timeout (%.3g s)", r->opt.total_timeout);
+    return buf;
 }
 
 /* ---- the session */
@@ -37,6 +55,8 @@ void zt_remote_options_init(zt_remote_options *o)
     o->connections = ZT_REMOTE_DEFAULT_CONNECTIONS;
     o->chunk_size = ZT_REMOTE_DEFAULT_CHUNK;
     o->open_window = ZT_REMOTE_DEFAULT_OPEN_WINDOW;
+    o->list_max_entries = ZT_REMOTE_DEFAULT_LIST_MAX_ENTRIES;
+    o->list_max_bytes = ZT_REMOTE_DEFAULT_LIST_MAX_BYTES;
 }
 
 /* A token goes into a header line: RFC 6750's b64token characters only. */
@@ -60,6 +80,8 @@ static zt_status check_options(const zt_remote_options *o, zt_error *err)
         bad = "connect_timeout must be in (0, 3600] seconds";
     else if (!(o->total_timeout >= 0 && o->total_timeout <= 1e7))
         bad = "total_timeout must be in [0, 1e7] seconds";
+    else if (!(o->deadline >= 0))
+        bad = "deadline must be 0 or a time on zt_remote_clock()";
     else if (!(o->stall_timeout >= 1 && o->stall_timeout <= 3600))
         bad = "stall_timeout must be in [1, 3600] seconds";
     else if (!(o->min_rate >= 0 && o->min_rate <= 1e12))
@@ -75,6 +97,8 @@ static zt_status check_options(const zt_remote_options *o, zt_error *err)
         bad = "chunk_size must be at least 64 KiB";
     else if (o->open_window < 64 || o->open_window > (64u << 20))
         bad = "open_window must be in [64 B, 64 MiB]";
+    else if (o->list_max_entries < 1 || o->list_max_bytes < 1)
+        bad = "list_max_entries and list_max_bytes must be at least 1";
     else if (o->bearer_token && !token_ok(o->bearer_token))
         bad = "bearer_token holds characters a bearer token may not (RFC 6750)";
     return bad ? ztr__fail(err, ZT_E_ARG, NULL, NULL, NULL, 0, 0, "options: %s", bad) : ZT_OK;

@@ -395,8 +395,9 @@ static void retry(ztr_batch *b, ztr_xfer *x, zt_status code, const char *why, do
         delay = after;
     double now = ztr__now();
     if (b->deadline > 0 && now + delay > b->deadline) {
-        fail(b, x, ZT_E_NETWORK, "%s; the total timeout (%.3g s) ends before the next attempt", why,
-             o->total_timeout);
+        char dn[80];
+        fail(b, x, ZT_E_NETWORK, "%s; %s ends before the next attempt", why,
+             ztr__deadline_name(b->r, b->deadline, dn, sizeof(dn)));
         return;
     }
     x->not_before = now + delay;
@@ -435,8 +436,10 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
         return; /* complete (or stopped by its consumer, or stalled after its last byte) */
     if (stalled || rc == CURLE_OK || retryable(rc)) {
         if (b->deadline > 0 && b->now >= b->deadline) {
-            fail(b, x, ZT_E_NETWORK, "the total timeout (%.3g s) passed: %s",
-                 b->r->opt.total_timeout, x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+            char dn[80];
+            fail(b, x, ZT_E_NETWORK, "%s passed: %s",
+                 ztr__deadline_name(b->r, b->deadline, dn, sizeof(dn)),
+                 x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
             return;
         }
         if (stalled && x->slow)
@@ -569,8 +572,9 @@ zt_status ztr__run(ztr_batch *b)
     for (;;) {
         b->now = ztr__now();
         if (b->deadline > 0 && b->now >= b->deadline) {
-            fail(b, run.n ? run.x[0] : NULL, ZT_E_NETWORK, "the total timeout (%.3g s) passed",
-                 b->r->opt.total_timeout);
+            char dn[80];
+            fail(b, run.n ? run.x[0] : NULL, ZT_E_NETWORK, "%s passed",
+                 ztr__deadline_name(b->r, b->deadline, dn, sizeof(dn)));
             break;
         }
         double next = start_some(b, &cursor, &run, &waiting);

@@ -61,9 +61,30 @@ static void shard_names(void **state)
         assert_false(tool_pull_shard_of(no[i][0], no[i][1]));
 }
 
+/* A listed name is cut below the prefix only when it starts with it (issue
+ * 27: it used to drop strlen(prefix) bytes of any name). */
+static void names_below_prefix(void **state)
+{
+    (void)state;
+    assert_string_equal(tool_pull_rel("llama/m.zt", "llama/"), "m.zt");
+    assert_string_equal(tool_pull_rel("llama/a/m.zt", "llama/"), "a/m.zt");
+    assert_string_equal(tool_pull_rel("m.zt", ""), "m.zt");
+    assert_string_equal(tool_pull_rel("a b/m.zt", "a b/"), "m.zt");
+    assert_null(tool_pull_rel("other/m.zt", "llama/"));
+    assert_null(tool_pull_rel("xxxxxx../m.zt", "llama/")); /* same length, other bytes */
+    assert_null(tool_pull_rel("llama/", "llama/"));        /* nothing below */
+    assert_null(tool_pull_rel("llama/../m.zt", "llama/")); /* leaves DIR */
+    assert_null(tool_pull_rel("llam", "llama/"));
+    char *d = tool_url_unescape("a%20b/%2Fx%zz%4");
+    assert_non_null(d);
+    assert_string_equal(d, "a b//x%zz%4");
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(safe_names), cmocka_unit_test(joins),
-                                       cmocka_unit_test(shard_names)};
+                                       cmocka_unit_test(shard_names),
+                                       cmocka_unit_test(names_below_prefix)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

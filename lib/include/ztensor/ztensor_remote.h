@@ -65,6 +65,8 @@ extern "C" {
 #define ZT_REMOTE_DEFAULT_CONNECTIONS 4
 #define ZT_REMOTE_DEFAULT_CHUNK (8u << 20)        /* bytes per range request of a large read */
 #define ZT_REMOTE_DEFAULT_OPEN_WINDOW (64u << 10) /* bytes asked for at each end on open */
+#define ZT_REMOTE_DEFAULT_LIST_MAX_ENTRIES 100000u
+#define ZT_REMOTE_DEFAULT_LIST_MAX_BYTES (64u << 20)
 
 /* Use the URL as given, even when it looks like a ztensord file URL
  * (…/v1/files/NAME, whose bytes zt_remote_open otherwise reads at …/raw). */
@@ -97,7 +99,20 @@ typedef struct zt_remote_options {
                                  stall_timeout is dropped like a stalled one, and such a
                                  retry does not start the failure count again (a server
                                  that drips bytes cannot hold a call forever) */
+    /* zt_remote_list: at most this many files (default 100,000) and bytes of
+     * names (default 64 MiB) in one listing; more is ZT_E_LIMIT. */
+    uint64_t list_max_entries;
+    uint64_t list_max_bytes;
+    /* A time on zt_remote_clock() (seconds) by which every call of the
+     * session ends: a call still running then fails with ZT_E_NETWORK ("the
+     * session's deadline ... passed"), and a call begun later fails at once.
+     * Unlike total_timeout (per call) it bounds a whole job of many calls
+     * (zt pull --timeout). 0 = none (the default). */
+    double deadline;
 } zt_remote_options;
+
+/* The clock of zt_remote_options.deadline: monotonic seconds. */
+ZT_REMOTE_API double zt_remote_clock(void);
 
 /* Fills *o with the defaults above; set fields after calling it. */
 ZT_REMOTE_API void zt_remote_options_init(zt_remote_options *o);
@@ -223,7 +238,11 @@ ZT_REMOTE_API zt_status zt_remote_file_ends(const zt_remote_file *rf, const uint
  * order: its name relative to the root, size, ETag (with its quotes) and ok
  * (0 for a file the server found invalid and does not serve). A non-zero
  * return from fn stops the walk (ZT_OK). Strings passed to fn live during
- * the call only. */
+ * the call only. A server that lies is an error before fn sees the entry:
+ * a cursor that an earlier page gave (compared by sha256, any length), a
+ * name not after the one before (listed twice, or out of byte order), a
+ * name that does not start with PREFIX: ZT_E_HTTP; more than
+ * list_max_entries files or list_max_bytes bytes of names: ZT_E_LIMIT. */
 typedef int (*zt_remote_list_fn)(void *ud, const char *name, uint64_t size, const char *etag,
                                  int ok);
 ZT_REMOTE_API zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_list_fn fn,
@@ -251,7 +270,10 @@ ZT_REMOTE_API zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_
  * Complete files are not fetched again: PATH carries an extended attribute
  * (user.ztensor.pull: the validator and PATH's mtime) once published, and a
  * later pull whose validator, size and mtime still match returns at once
- * with stats->skipped set (a filesystem without user xattrs pulls again). */
+ * with stats->skipped set (a filesystem without user xattrs pulls again).
+ *
+ * Symbolic links (dir_fd below): none is followed in the directory the pull
+ * writes in; one where a file of the pull goes is an error naming it. */
 #define ZT_REMOTE_PULL_DEFAULT_DIGEST_RETRIES 3
 #define ZT_REMOTE_PULL_DEFAULT_RESTARTS 3
 #define ZT_REMOTE_PULL_DEFAULT_BATCH (64u << 20)  /* bytes made durable at once */
@@ -278,6 +300,18 @@ typedef struct zt_remote_pull_options {
      * it returns ZT_E_IO ("interrupted"), with everything made durable so
      * far recorded for a later pull. May be NULL. */
     const volatile sig_atomic_t *cancel;
+    /* -1 (the default): path is a path as given, and its directory is opened
+     * once as given. A directory fd (the caller's, not closed): path is
+     * relative to it, and each directory on the way is opened without
+     * following a symbolic link (none is created). Either way every file of
+     * the pull (PATH, PATH.ztpart, PATH.ztpull) is named in that one
+     * directory and never followed if a symbolic link: such a link is
+     * ZT_E_IO naming it ("it is a symbolic link (not followed)"), new state
+     * and partial files are created with O_EXCL, and PATH is published by a
+     * rename inside the directory (a link at PATH is refused before the
+     * pull starts; one planted during it is replaced, never written
+     * through). */
+    int dir_fd;
 } zt_remote_pull_options;
 
 typedef struct zt_remote_pull_stats {
