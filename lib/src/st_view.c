@@ -445,7 +445,8 @@ zt_st_view *zt_st_view_new(const zt_file *f, zt_error *err)
     if (!st)
         st = check_entries(v, err);
     if (!st) {
-        qsort(v->e, v->n, sizeof(*v->e), cmp_entry);
+        if (v->n) /* qsort takes no NULL, even for nothing */
+            qsort(v->e, v->n, sizeof(*v->e), cmp_entry);
         st = build_header(v, f, err);
     }
     if (st) {
