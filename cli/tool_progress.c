@@ -75,7 +75,7 @@ zt_status tool_copy_component(const zt_file *f, const zt_component *c, tool_chun
         snprintf(err->message, sizeof(err->message), "out of memory");
         return ZT_E_NOMEM;
     }
-    zt_decoder *d;
+    zt_decoder *d = NULL;
     zt_status st = zt_decoder_new(f, c, &d, err);
     uint64_t total = 0;
     while (!st) {

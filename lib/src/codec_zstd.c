@@ -27,13 +27,20 @@ struct zt_decoder {
     bool pulled, pushed; /* zt_decoder_read or zt_decoder_push was called */
     uint8_t *out;        /* push mode: zstd output buffer */
     size_t out_cap;
-    const char *obj;
+    const zt_file *f; /* for the object's name in messages, looked up only then */
 };
+
+/* The name of the object that holds the component: a scan of the objects,
+ * so only for a message (made per decoder, it cost O(objects) each). */
+static const char *dobj(const zt_decoder *d)
+{
+    return zt__component_object(d->f, d->c);
+}
 
 static zt_status dfail(const zt_decoder *d, zt_error *err, zt_status code, const char *msg,
                        uint64_t a)
 {
-    return zt__fail(err, code, d->obj, d->c->role, 1, d->c->offset, msg, (unsigned long long)a);
+    return zt__fail(err, code, dobj(d), d->c->role, 1, d->c->offset, msg, (unsigned long long)a);
 }
 
 const char *zt__component_object(const zt_file *f, const struct zt_component *c)
@@ -60,7 +67,7 @@ static zt_status decoder_make(const zt_file *f, const zt_component *c, const zt_
     d->fd = src->mapped ? src->fd : -1;
     d->base = base;
     d->out_want = zt_component_decoded_length(c);
-    d->obj = zt__component_object(f, c);
+    d->f = f;
     if (c->encoding == ZT_ENC_ZSTD) {
         d->zs = ZSTD_createDStream();
         if (!d->zs) {
@@ -124,7 +131,7 @@ static zt_status pread_some(zt_decoder *d, uint8_t *dst, size_t cap, size_t *got
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
-            return zt__fail(err, r == 0 ? ZT_E_TRUNCATED : ZT_E_IO, d->obj, d->c->role, 1,
+            return zt__fail(err, r == 0 ? ZT_E_TRUNCATED : ZT_E_IO, dobj(d), d->c->role, 1,
                             d->c->offset + d->src_pos, "read: %s",
                             r == 0 ? "file shrank while being read" : strerror(errno));
         d->src_pos += (uint64_t)r;
@@ -188,7 +195,7 @@ static zt_status read_zstd(zt_decoder *d, uint8_t *buf, size_t cap, size_t *out_
                          "zstd frame needs a window over %llu bytes (ZT_ZSTD_WINDOW_LOG_MAX)",
                          1ull << ZT_ZSTD_WINDOW_LOG_MAX);
         if (ZSTD_isError(r))
-            return zt__fail(err, ZT_E_ZSTD, d->obj, d->c->role, 1, d->c->offset, "zstd: %s",
+            return zt__fail(err, ZT_E_ZSTD, dobj(d), d->c->role, 1, d->c->offset, "zstd: %s",
                             ZSTD_getErrorName(r));
         if (ib.pos || ob.pos)
             d->frame_open = r != 0;
@@ -219,10 +226,10 @@ zt_status zt_decoder_read(zt_decoder *d, void *buf, size_t cap, size_t *out_len,
 {
     *out_len = 0;
     if (d->pushed)
-        return zt__fail(err, ZT_E_STATE, d->obj, d->c->role, 0, 0,
+        return zt__fail(err, ZT_E_STATE, dobj(d), d->c->role, 0, 0,
                         "zt_decoder_read on a decoder fed with zt_decoder_push");
     if (!d->src && d->fd < 0)
-        return zt__fail(err, ZT_E_UNSUPPORTED, d->obj, d->c->role, 1, d->c->offset,
+        return zt__fail(err, ZT_E_UNSUPPORTED, dobj(d), d->c->role, 1, d->c->offset,
                         "the file was opened from its manifest alone: push its stored bytes "
                         "with zt_decoder_push");
     d->pulled = true;
@@ -262,7 +269,7 @@ void zt_decoder_free(zt_decoder *d)
 static zt_status push_state(zt_decoder *d, zt_error *err)
 {
     if (d->pulled)
-        return zt__fail(err, ZT_E_STATE, d->obj, d->c->role, 0, 0,
+        return zt__fail(err, ZT_E_STATE, dobj(d), d->c->role, 0, 0,
                         "zt_decoder_push on a decoder read with zt_decoder_read");
     d->pushed = true;
     if (d->zs && !d->out) {
@@ -284,7 +291,7 @@ static zt_status push_zstd(zt_decoder *d, ZSTD_inBuffer *ib, zt_sink_fn sink, vo
         size_t before = ib->pos;
         size_t r = ZSTD_decompressStream(d->zs, &ob, ib);
         if (ZSTD_isError(r))
-            return zt__fail(err, ZT_E_ZSTD, d->obj, d->c->role, 1, d->c->offset, "zstd: %s",
+            return zt__fail(err, ZT_E_ZSTD, dobj(d), d->c->role, 1, d->c->offset, "zstd: %s",
                             ZSTD_getErrorName(r));
         /* Only a call that moved tells where we are: after a frame's end, zstd
          * asks for the next frame's header even when no input follows. */
@@ -295,7 +302,7 @@ static zt_status push_zstd(zt_decoder *d, ZSTD_inBuffer *ib, zt_sink_fn sink, vo
                          "zstd data decodes to more than uncompressed_length %llu", d->out_want);
         d->out_total += ob.pos;
         if (ob.pos && sink(ud, d->out, ob.pos))
-            return zt__fail(err, ZT_E_IO, d->obj, d->c->role, 0, 0, "output failed");
+            return zt__fail(err, ZT_E_IO, dobj(d), d->c->role, 0, 0, "output failed");
         /* A full output buffer may leave decoded bytes inside zstd. */
         if (ib->pos == ib->size && ob.pos < ob.size)
             return ZT_OK;
@@ -312,14 +319,14 @@ zt_status zt_decoder_push(zt_decoder *d, const void *stored, size_t len, zt_sink
     if (st || !len)
         return st;
     if (len > d->src_len - d->src_pos)
-        return zt__fail(err, ZT_E_SIZE, d->obj, d->c->role, 1, d->c->offset + d->src_pos,
+        return zt__fail(err, ZT_E_SIZE, dobj(d), d->c->role, 1, d->c->offset + d->src_pos,
                         "%zu more stored bytes than the component's length %llu", len,
                         (unsigned long long)d->src_len);
     d->src_pos += len;
     if (!d->zs) {
         d->out_total += len;
         if (sink(ud, stored, len))
-            return zt__fail(err, ZT_E_IO, d->obj, d->c->role, 0, 0, "output failed");
+            return zt__fail(err, ZT_E_IO, dobj(d), d->c->role, 0, 0, "output failed");
         return ZT_OK;
     }
     ZSTD_inBuffer ib = {stored, len, 0};
@@ -332,7 +339,7 @@ zt_status zt_decoder_push_end(zt_decoder *d, zt_sink_fn sink, void *ud, zt_error
     if (st)
         return st;
     if (d->src_pos != d->src_len)
-        return zt__fail(err, ZT_E_TRUNCATED, d->obj, d->c->role, 1, d->c->offset + d->src_pos,
+        return zt__fail(err, ZT_E_TRUNCATED, dobj(d), d->c->role, 1, d->c->offset + d->src_pos,
                         "%llu of the component's %llu stored bytes were pushed",
                         (unsigned long long)d->src_pos, (unsigned long long)d->src_len);
     if (d->zs) {

@@ -268,6 +268,9 @@ bool zt__utf8_valid(const uint8_t *s, size_t n);
 struct json_t;
 zt_status zt__json_tree_to_value(const struct json_t *j, zt__arena *a, zt_value *out,
                                  zt_error *err);
+/* A value as a new JSON tree (docs/JSON.md's mapping), or NULL when out of
+ * memory; release with json_decref (st_view.c's __metadata__). */
+struct json_t *zt__value_json(const zt_value *v);
 
 /* ---- foreign formats */
 /* Structural bytes of an open file, read with pread() when mapped (file_io.c). */

@@ -142,6 +142,11 @@ static json_t *value_to_json(const zt_value *v, int depth)
     return NULL;
 }
 
+json_t *zt__value_json(const zt_value *v)
+{
+    return value_to_json(v, 0);
+}
+
 static json_t *u64_json(uint64_t u)
 {
     return u <= SAFE_INT ? json_integer((json_int_t)u) : big_string(u, 0);

@@ -5,7 +5,9 @@
  *
  *  1. open + validate: zt_open() + zt_close() of a file of N small dense
  *     objects (f32 [4,4], sha256 each), median of R runs, file in the page
- *     cache; zt_file_manifest_json() of the same file, median of R runs.
+ *     cache; zt_file_manifest_json() of the same file, median of R runs;
+ *     zt_st_view_new() + zt_st_view_free() of it (its safetensors view: the
+ *     header ztensord builds once per file version), median of R runs.
  *  2. digest verification: zt_component_verify() over one 1 GiB raw component,
  *     sha256 and crc32c, after a warm-up read so the bytes are page-cache
  *     resident (median of 3).
@@ -35,6 +37,7 @@
 #include <zstd.h>
 
 #include "ztensor/ztensor.h"
+#include "ztensor/ztensor_experimental.h"
 
 #define CHUNK (1u << 20)
 #define TMPFS_MAGIC_ 0x01021994
@@ -154,10 +157,10 @@ static void bench_open(int nobj, int runs)
     double tw = now() - t0;
 
     double *t = calloc((size_t)runs, sizeof(double)), *tj = calloc((size_t)runs, sizeof(double));
-    double *tc = calloc((size_t)runs, sizeof(double));
+    double *tc = calloc((size_t)runs, sizeof(double)), *tv = calloc((size_t)runs, sizeof(double));
     zt_error err;
     zt_file *f;
-    size_t jlen = 0;
+    size_t jlen = 0, hlen = 0;
     uint64_t mlen = 0;
     for (int r = 0; r < runs; r++) {
         double c0 = cpu_now();
@@ -182,6 +185,15 @@ static void bench_open(int nobj, int runs)
         jlen = strlen(js);
         zt_free(js);
     }
+    for (int r = 0; r < runs; r++) {
+        t0 = now();
+        zt_st_view *v = zt_st_view_new(f, &err);
+        if (!v)
+            die("safetensors view", &err);
+        zt_st_view_header(v, &hlen);
+        zt_st_view_free(v);
+        tv[r] = now() - t0;
+    }
     zt_close(f);
     double tmin = t[0], tmax = t[0];
     for (int r = 1; r < runs; r++) {
@@ -196,6 +208,9 @@ static void bench_open(int nobj, int runs)
            median(t, runs) * 1e3, runs, tmin * 1e3, tmax * 1e3, median(tc, runs) * 1e3);
     printf("    zt_file_manifest_json:  median %.1f ms over %d runs (%.1f MB of compact JSON)\n",
            median(tj, runs) * 1e3, runs, jlen / 1e6);
+    printf("    zt_st_view_new + free:  median %.1f ms over %d runs (%.1f MB safetensors header)\n",
+           median(tv, runs) * 1e3, runs, hlen / 1e6);
+    free(tv);
     free(t);
     free(tj);
     free(tc);

@@ -164,5 +164,17 @@ check "corpus dtype_bf16 -> safetensors" same_parts "$C/accept/dtype_bf16.zt" bf
 "$ZT" convert f4.zt -o f4.safetensors 2>err.txt
 check "v2 -> safetensors refuses f4_e2m1 by name" bash -c "grep -q 'object \"q\"' err.txt && [ ! -e f4.safetensors ]"
 
+# ---- a part that cannot be read ends the conversion cleanly: exit 1, the
+# reason, no output (a failed decoder set-up once freed a stale pointer)
+for bad in shard_missing shard_size_wrong seekable_no_checksum; do
+    for out in bad.safetensors bad12.zt; do
+        rm -f "$out"
+        "$ZT" convert "$C/reject/$bad.zt" -o "$out" 2>err.txt
+        rc=$?
+        check "$bad.zt -> $out: exit 1 ($rc), a ZT_E_ reason, no output" bash -c \
+            "[ $rc -eq 1 ] && grep -q 'ZT_E_' err.txt && [ ! -e $out ]"
+    done
+done
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -100,6 +100,71 @@ ZT_API zt_status zt_error_vset(zt_error *err, zt_status code, const char *object
                                const char *component, int has_offset, uint64_t offset,
                                const char *fmt, va_list ap);
 
+/* ---- safetensors views (st_view.c; mapping in docs/FOREIGN-FORMATS.md)
+ *
+ * The safetensors file a zt_file reads as, defined once for `zt convert` and
+ * ztensord: the header bytes, then each tensor's decoded bytes in the order
+ * of their components in the file (by offset, then length, then name), with
+ * no gaps. A server serves it as a segment list: the header from memory, then
+ * per tensor either a span of a file (raw) or a decoded stream (zstd).
+ *
+ * zt_st_view_new: NULL, with err, when safetensors cannot express an object
+ * (a format other than dense, a quantized_group without the source_tensors /
+ * source_shapes of an Ollama blob, a dtype or logical type safetensors has no
+ * name for, an encoding this library does not decode: ZT_E_UNSUPPORTED;
+ * bytes that do not match the shape: ZT_E_SIZE; a tensor name given twice or
+ * "__metadata__": ZT_E_DUPLICATE; a name that is not UTF-8 or holds a NUL:
+ * ZT_E_NAME; a dimension or offset above 2^63 - 1: ZT_E_LIMIT). The message
+ * says `object "NAME" cannot be written as safetensors: WHY`; err->object and
+ * err->component name them too. Only the manifest is read: the view of a file
+ * from zt_open_manifest() or of a detached one is the same.
+ *
+ * The view borrows f, which must outlive it: the names, objects and
+ * components it returns are owned by f; the header and notes by the view,
+ * valid until zt_st_view_free(), which accepts NULL. A view is immutable and
+ * may be read from any number of threads. */
+typedef struct zt_st_view zt_st_view;
+typedef struct zt_st_tensor {
+    const char *name;              /* the tensor's name in the header */
+    const char *dtype;             /* its safetensors dtype ("F32"); static */
+    const zt_object *object;       /* the object it comes from */
+    const zt_component *component; /* the component whose decoded bytes it is */
+    uint64_t offset;               /* its first byte in the view (after the header) */
+    uint64_t length;               /* its bytes: zt_component_decoded_length() */
+    int decode;                    /* 1: the decoded stream (zstd); 0: a span of stored bytes */
+    int shard;              /* a span's file: zt_component_shard() (-1 the file itself); the fd is
+                               zt_component_fd() */
+    uint64_t source_offset; /* a span's first byte in that file: zt_component_offset() */
+} zt_st_tensor;
+ZT_API zt_st_view *zt_st_view_new(const zt_file *f, zt_error *err);
+ZT_API void zt_st_view_free(zt_st_view *v);
+/* The view's first bytes: the 8-byte little-endian header length and the
+ * compact JSON header, padded with spaces to a multiple of 8 bytes. */
+ZT_API const void *zt_st_view_header(const zt_st_view *v, size_t *len);
+/* Bytes of the whole view: the header and every tensor. */
+ZT_API uint64_t zt_st_view_size(const zt_st_view *v);
+/* Tensors, in the order of their bytes in the view. */
+ZT_API size_t zt_st_view_count(const zt_st_view *v);
+/* Tensor i into *out; ZT_E_ARG when i >= zt_st_view_count(). */
+ZT_API zt_status zt_st_view_tensor(const zt_st_view *v, size_t i, zt_st_tensor *out);
+/* Where a read from byte pos of the view starts: the first tensor whose bytes
+ * end after pos (0 for a pos inside the header); zt_st_view_count() when pos
+ * is at or past the end. */
+ZT_API size_t zt_st_view_locate(const zt_st_view *v, uint64_t pos);
+/* Things a caller may want to warn about, as sentences: a file attribute that
+ * is not text, written to __metadata__ as its compact JSON text. */
+ZT_API size_t zt_st_view_note_count(const zt_st_view *v);
+ZT_API const char *zt_st_view_note(const zt_st_view *v, size_t i);
+
+/* model.safetensors.index.json for the n views of one model, views[i] to be
+ * served or written as view_names[i]: {"metadata": {"total_size": the bytes
+ * of every tensor}, "weight_map": {tensor: view name}}, as transformers writes
+ * it (Python's json.dumps(index, indent=2, sort_keys=True) and a newline).
+ * ZT_E_DUPLICATE naming a tensor that two views hold; ZT_E_ARG for n == 0 or
+ * a NULL name or view. Release with zt_free(). */
+ZT_API char *zt_st_index_json(const char *const *view_names, const zt_st_view *const *views,
+                              size_t n, zt_error *err);
+
 #ifdef __cplusplus
 }
 #endif
