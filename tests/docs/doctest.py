@@ -38,6 +38,7 @@ Marks in the docs:
 
 Prints one line per example and "N passed, M failed, K skipped"; exits 1 on a
 failure. With --update, outputs that differ are rewritten in the docs (review the diff).
+ZT_DOCTEST_KEEP=1 keeps the work directories (they are kept on a failure too).
 """
 import os
 import re
@@ -504,8 +505,10 @@ def main():
             run_doc(path, exe, zt, w, rep, update)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             rep.bad(doc, f"    {e}")
-        if rep.failed == 0:
+        if rep.failed == 0 and not os.environ.get("ZT_DOCTEST_KEEP"):
             shutil.rmtree(w, ignore_errors=True)
+        else:
+            print(f"# work directory kept: {w}")
     for_skip = f", {rep.skipped} skipped" if rep.skipped else ", 0 skipped"
     print(f"{rep.passed} passed, {rep.failed} failed{for_skip}")
     return 1 if rep.failed else 0
