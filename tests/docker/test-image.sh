@@ -12,7 +12,7 @@
 #      the same bytes from the first;
 #   6. the daemon runs as a non-root user; plus the image's config (user, env, volume,
 #      port, HEALTHCHECK), its shared libraries (ldd inside the image: every one found),
-#      the HEALTHCHECK script, a clean SIGTERM.
+#      the HEALTHCHECK script over TCP and over a unix socket, a clean SIGTERM.
 # Prints "N passed, M failed" and the time taken last; exits non-zero on any failure.
 #
 # Slow (about 2 minutes, 3 the first time on a machine, for debootstrap) and needs root,
@@ -273,6 +273,14 @@ if brun --env ZTENSORD_LISTEN=127.0.0.1:1 "$CTR" -- /bin/bash /usr/local/bin/zte
 else
     ok "HEALTHCHECK script: unhealthy when nothing listens"
 fi
+# over a unix socket (perl from the image's perl-base: bash has no /dev/unix)
+check_match "HEALTHCHECK script over unix:PATH inside the image: healthy" \
+    "$(brun --env ZTENSORD_LISTEN=unix:/tmp/z.sock "$CTR" -- /bin/bash -c '
+        ztensord --access-log off 2>/tmp/z.err &
+        for _ in $(seq 1 300); do [ -S /tmp/z.sock ] && break; sleep 0.1; done
+        /bin/bash /usr/local/bin/ztensord-healthcheck; rc=$?
+        kill -TERM %1; wait; exit $rc' 2>&1)" '^healthy$'
+
 # ---- 5. not root
 ZPID=
 for p in $(descendants "$RUN_PID"); do

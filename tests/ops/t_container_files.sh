@@ -13,7 +13,8 @@
 #     (compose) or emptyDir (k8s), a prefetch, and a health check on /readyz in compose;
 #     compose's environment starts a sidecar that serves an origin's file (the gate
 #     itself, /readyz while the prefetch cannot finish: tests/upstream/t_cluster_gate.sh);
-#   - docker/healthcheck.sh (the image's HEALTHCHECK) against real and fake servers;
+#   - docker/healthcheck.sh (the image's HEALTHCHECK) against real and fake servers, on
+#     TCP and on a unix socket (--listen unix:PATH);
 #   - every build dependency is in the Dockerfile's build stage, .ci/deps and README.md,
 #     and every library ztensord and zt link is installed by the runtime stage.
 . "$(dirname "$0")/lib.sh" "$@"
@@ -265,7 +266,11 @@ CURL_TLS=(--cacert "$T/c.pem")
 start_daemon "$R" --tls-cert "$T/c.pem" --tls-key "$T/k.pem" || finish
 out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT" ZTENSORD_TLS_CERT="$T/c.pem")
 check_match "healthcheck with TLS: the port accepts connections" "$?:$out" '^0:port [0-9]+ accepts connections'
-finish
+stop_daemon
+
+# Over a unix socket (--listen unix:PATH): bash has no /dev/unix, the script uses perl.
+# sun_path holds 107 bytes: keep the socket directory short whatever $T is.
+S=$(mktemp -d "${TMPDIR:-/tmp}/zthc.XXXXXX") || finish
 at_exit "rm -rf -- '$S'"
 # start_unix NAME FLAGS...: ztensord on unix:$S/z.sock, waits for its "listening" line.
 start_unix() {
