@@ -18,6 +18,7 @@
 #include "core/workq.h"
 #include "store/prefetch.h"
 #include "store/upstream.h"
+#include "store/upstream_http.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -267,6 +268,53 @@ static int start_prefetch(ztd_server *srv)
     return rc;
 }
 
+/* --upstream: say at start-up whether the upstream answered and what it is. With
+ * upstream_kind auto, ztd_upstream_new() asked BASE/v1/files already and logged what
+ * it is when it answered; with a kind set, GET BASE/healthz once here (open on a
+ * ztensord even with require_read_token), bounded like that probe by
+ * upstream_timeout. An upstream that did not answer is a warning, not a failure: the
+ * root is served, and the upstream asked again at the first request for its files. */
+static void report_upstream(const ztd_config *cfg, ztd_upstream *up)
+{
+    const char *base = ztd_upstream_url(up);
+    double ct = (double)cfg->upstream_connect_timeout_ms / 1000.0;
+    double t = (double)cfg->upstream_timeout_ms / 1000.0;
+    char url[4200], etag[256];
+    const char *why = "GET /v1/files?limit=1 had no answer";
+    int status = 0, timed_out = 0;
+    char *body = NULL;
+    size_t len;
+    if (cfg->upstream_kind == ZTD_UPSTREAM_AUTO) {
+        if (ztd_upstream_kind_known(up))
+            return; /* "upstream BASE is a ztensord" (or a plain HTTP server) was logged */
+    } else {
+        snprintf(url, sizeof(url), "%s/healthz", base);
+        if (ztd_upstream_http_get(url, NULL, NULL, ct, t, 4096, &status, &body, &len, etag,
+                                  &timed_out) != 0)
+            return; /* out of memory: nothing to say */
+        why = timed_out == 1 ? "GET /healthz timed out" : "GET /healthz: no connection";
+    }
+    if (!status) {
+        ztd_log(ZTD_LOG_WARN,
+                "upstream %s cannot be reached at start-up (%s; upstream_connect_timeout %.1fs, "
+                "upstream_timeout %.1fs): serving the root, and asking the upstream again at "
+                "the first request for a file the root does not hold",
+                base, why, ct, t);
+        return;
+    }
+    bool ztensord_like = status == 200 && body && strstr(body, "\"status\"");
+    bool want_ztensord = cfg->upstream_kind == ZTD_UPSTREAM_ZTENSORD;
+    free(body);
+    ztd_log(ztensord_like == want_ztensord ? ZTD_LOG_INFO : ZTD_LOG_WARN,
+            "upstream %s is %s (GET /healthz answered %d)%s", base,
+            ztensord_like ? "a ztensord" : "a plain HTTP server", status,
+            ztensord_like == want_ztensord ? ""
+            : want_ztensord ? ", but upstream_kind is ztensord: its files are asked for "
+                              "through the /v1 API"
+                            : ", but upstream_kind is plain: its files are read by URL, "
+                              "BASE/NAME");
+}
+
 /* The catalog of the root, the session table and the publisher. */
 static int setup_store(ztd_server *srv)
 {
@@ -295,6 +343,7 @@ static int setup_store(ztd_server *srv)
         }
         ztd_log(ZTD_LOG_INFO, "upstream %s, cache %s (%llu bytes at most)", cfg->upstream,
                 cfg->cache_dir, (unsigned long long)cfg->cache_size);
+        report_upstream(cfg, srv->upstream);
         if (!(srv->prefetch = ztd_prefetch_new(srv->upstream, cfg->upstream_fills)) ||
             start_prefetch(srv) != 0) {
             ztd_log(ZTD_LOG_ERROR, "prefetch: out of memory or threads");

@@ -268,8 +268,10 @@ static const option options[] = {
                "file under root wins over an upstream one of the same name."),
     OPT_ENUM("upstream_kind", upstream_kind, "auto", "KIND", upstream_kinds,
              "What upstream is: `ztensord`, `plain` (files by URL), or `auto`: a ztensord "
-             "when BASE/healthz answers 200 and BASE/v1/files answers a JSON listing at "
-             "start-up, else plain."),
+             "when BASE/v1/files?limit=1 answers a JSON listing at start-up, else plain (an "
+             "upstream that does not answer then is asked again at the first open). Start-up "
+             "logs what the upstream is, and warns when it cannot be reached or is not of the "
+             "kind set here; neither stops start-up."),
     OPT_STRING("cache_dir", cache_dir, 0, "", "DIR", NULL, "a directory path",
                "Where upstream bytes are cached (created, mode 0700); required with upstream. "
                "It survives restarts: its index is rebuilt at start-up and partial fills are "
