@@ -478,13 +478,55 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-/* The option whose name is within two edits of s[0..n), if any. */
+static const option *find_key(const char *s);
+
+/* Names other servers use for what an option here does (nginx' listen/port, Go's
+ * -addr, "--dir"...), compared after normalize(): "--port" suggests --listen. */
+static const struct {
+    const char *name, *option;
+} aliases[] = {
+    {"port", "listen"},
+    {"host", "listen"},
+    {"bind", "listen"},
+    {"address", "listen"},
+    {"addr", "listen"},
+    {"listen_address", "listen"},
+    {"http_port", "listen"},
+    {"socket", "listen"},
+    {"unix_socket", "listen"},
+    {"dir", "root"},
+    {"directory", "root"},
+    {"models", "root"},
+    {"model_dir", "root"},
+    {"models_dir", "root"},
+    {"data_dir", "root"},
+    {"root_dir", "root"},
+    {"path", "root"},
+    {"cache", "cache_dir"},
+    {"cache_path", "cache_dir"},
+    {"origin", "upstream"},
+    {"upstream_url", "upstream"},
+    {"workers", "threads"},
+    {"max_connections", "connection_limit"},
+    {"log", "error_log"},
+    {"log_file", "error_log"},
+    {"verbose", "log_level"},
+    {"cert", "tls_cert"},
+    {"key", "tls_key"},
+    {"token", "tokens_file"},
+    {"tokens", "tokens_file"},
+};
+
+/* The option whose name is within two edits of s[0..n), or an alias of, if any. */
 static const option *closest(const char *s, size_t n, bool file_keys)
 {
     char want[NAME_MAX_LEN + 1];
     if (n > NAME_MAX_LEN)
         return NULL;
     normalize(want, sizeof want, s, n);
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(want, aliases[i].name) == 0)
+            return find_key(aliases[i].option);
     const option *best = NULL;
     size_t best_d = 3;
     for (size_t i = 0; i < N_OPTIONS; i++) {
@@ -1318,7 +1360,10 @@ static const char *const description[] = {
     "Every option can be given as a command-line flag, as an environment variable or as a key "
     "of the JSON config file. A flag beats an environment variable, which beats the config "
     "file, which beats the default. An unknown flag, an unknown `" ENV_PREFIX "*` variable, "
-    "an unknown key, or an invalid or out-of-range value anywhere stops start-up.",
+    "an unknown key, or an invalid or out-of-range value anywhere stops start-up; the "
+    "message suggests the option meant: the nearest name, or the option another server's "
+    "name stands for here (`--port`, `--host` or `--bind` is `--listen`, `--dir` is "
+    "`--root`).",
     "Flags are `--name VALUE` or `--name=VALUE`; a boolean flag is `--name`, `--no-name` or "
     "`--name=true|false`. Booleans are `true`/`false`, `yes`/`no`, `on`/`off` or `1`/`0`. "
     "Sizes are bytes, or a number with `K`, `M`, `G` or `T` (powers of 1024). Durations are a "

@@ -297,6 +297,38 @@ static void test_flag_errors(void **state)
                NULL);
 }
 
+/* Other servers' names for an option suggest ours: --port is --listen here. */
+static void test_flag_aliases(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *typed, *want;
+    } cases[] = {
+        {"--port", "did you mean --listen?"},     {"--host", "did you mean --listen?"},
+        {"--bind", "did you mean --listen?"},     {"--addr", "did you mean --listen?"},
+        {"--address", "did you mean --listen?"},  {"--PORT", "did you mean --listen?"},
+        {"--dir", "did you mean --root?"},        {"--directory", "did you mean --root?"},
+        {"--models", "did you mean --root?"},     {"--data-dir", "did you mean --root?"},
+        {"--origin", "did you mean --upstream?"}, {"--cache", "did you mean --cache-dir?"},
+        {"--workers", "did you mean --threads?"}, {"--cert", "did you mean --tls-cert?"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[] = {"ztensord", "--root", "/a", (char *)cases[i].typed, "7070", NULL};
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "unknown flag \"%s\"", cases[i].typed);
+        load_fails(N(argv), argv, no_env, quoted, cases[i].want, NULL);
+    }
+    char *argv[] = {"ztensord", NULL};
+    char *port_env[] = {"ZTENSORD_ROOT=/r", "ZTENSORD_PORT=7070", NULL};
+    load_fails(N(argv), argv, port_env, "unknown environment variable \"ZTENSORD_PORT\"",
+               "did you mean ZTENSORD_LISTEN?", NULL);
+    char *path = temp_config("{\"root\": \"/r\", \"port\": 7070}");
+    char *file[] = {"ztensord", "--config", path, NULL};
+    load_fails(N(file), file, no_env, "unknown key \"port\"", "did you mean \"listen\"?", NULL);
+    unlink(path);
+    free(path);
+}
+
 /* ------------------------------------------------------------- types */
 
 static void test_bool(void **state)
@@ -949,6 +981,7 @@ int main(void)
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_flag_forms),
         cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_flag_aliases),
         cmocka_unit_test(test_bool),
         cmocka_unit_test(test_uint),
         cmocka_unit_test(test_size),
