@@ -5,6 +5,7 @@
 #include "core/clock.h"
 #include "store/catalog.h"
 #include "core/config.h"
+#include "core/config_modes.h"
 #include "http/conns.h"
 #include "http/http.h"
 #include "http/auth.h"
@@ -47,6 +48,7 @@ static int handle_action(ztd_config *cfg, const char *prog)
         return 1;
     case ZTD_ACTION_DUMP_CONFIG_MARKDOWN:
         ztd_config_markdown(stdout);
+        ztd_config_modes_markdown(stdout);
         return 1;
     case ZTD_ACTION_DUMP_CONFIG_JSON:
         ztd_config_dump_json(stdout);
@@ -69,6 +71,13 @@ static int open_logs(const ztd_config *cfg)
         return -1;
     }
     return 0;
+}
+
+/* An option that does nothing in this mode (core/config_modes.h): harmless, said once. */
+static void warn_unused(void *ud, const char *msg)
+{
+    (void)ud;
+    ztd_log(ZTD_LOG_WARN, "%s", msg);
 }
 
 #define FD_SLACK 64         /* stdio, logs, signalfd, inotify, listen socket, MHD's threads */
@@ -443,6 +452,7 @@ int main(int argc, char **argv)
         ztd_config_free(&cfg);
         return ZTD_EXIT_FAILURE;
     }
+    ztd_config_unused(&cfg, warn_unused, NULL);
     signal(SIGPIPE, SIG_IGN);
     sigset_t set;
     sigemptyset(&set);

@@ -1008,6 +1008,90 @@ static int set_json(ztd_config *c, const option *o, json_t *j, const char *src, 
 
 /* ------------------------------------------------------------- loading */
 
+bool ztd_config_is_default(const ztd_config *c, const char *name)
+{
+    const option *o = find_key(name);
+    if (!o)
+        return true;
+    ztd_config d;
+    char why[128];
+    memset(&d, 0, sizeof d);
+    if (o->def && store_value(&d, o, o->def, why, sizeof why) != 0)
+        return true; /* out of memory: say nothing rather than something wrong */
+    const void *a = (const char *)c + o->offset, *b = (const char *)&d + o->offset;
+    bool same = true;
+    switch (o->type) {
+    case T_STRING: {
+        const char *x = *(char *const *)a, *y = *(char *const *)b;
+        same = x == y || (x && y && strcmp(x, y) == 0);
+        free(*(char **)field_ptr(&d, o));
+        break;
+    }
+    case T_BOOL:
+        same = *(const bool *)a == *(const bool *)b;
+        break;
+    case T_ENUM:
+        same = *(const int *)a == *(const int *)b;
+        break;
+    case T_UINT:
+        same = *(const unsigned *)a == *(const unsigned *)b;
+        break;
+    case T_SIZE:
+    case T_DURATION:
+        same = *(const uint64_t *)a == *(const uint64_t *)b;
+        break;
+    }
+    return same;
+}
+
+/* host and port of an http(s):// URL (no brackets around IPv6); false if there is none. */
+static bool url_host_port(const char *url, char *host, size_t cap, unsigned *port)
+{
+    bool tls = strncmp(url, "https://", 8) == 0;
+    const char *h = url + (tls ? 8 : 7), *e;
+    if (*h == '[') {
+        e = strchr(++h, ']');
+        if (!e)
+            return false;
+    } else {
+        e = h + strcspn(h, ":/");
+    }
+    size_t n = (size_t)(e - h);
+    if (!n || n >= cap)
+        return false;
+    memcpy(host, h, n);
+    host[n] = 0;
+    e += *e == ']';
+    *port = *e == ':' ? (unsigned)strtoul(e + 1, NULL, 10) : tls ? 443 : 80;
+    return true;
+}
+
+static bool is_loopback(const char *host)
+{
+    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           strcmp(host, "::1") == 0;
+}
+
+/* An upstream that is this server's own listen address would ask itself for every
+ * file it does not hold, each request another request, until connections run out. */
+static int check_upstream_not_self(const ztd_config *c, char *err, size_t errlen)
+{
+    char lh[256], uh[256], why[64];
+    unsigned lp, up;
+    if (!c->upstream[0] || ztd_listen_unix_path(c->listen) ||
+        ztd_listen_parse(c->listen, lh, sizeof lh, &lp, why, sizeof why) != 0 || lp == 0 ||
+        !url_host_port(c->upstream, uh, sizeof uh, &up) || up != lp)
+        return 0;
+    bool any = strcmp(lh, "0.0.0.0") == 0 || strcmp(lh, "::") == 0;
+    if (!ieq(uh, lh) && !((any || is_loopback(lh)) && is_loopback(uh)))
+        return 0;
+    snprintf(err, errlen,
+             "option upstream %.300s is this server's own listen address %.300s: it would ask "
+             "itself for every file it does not hold",
+             c->upstream, c->listen);
+    return -1;
+}
+
 int ztd_config_init_defaults(ztd_config *c)
 {
     char err[256];
@@ -1314,6 +1398,8 @@ int ztd_config_load(ztd_config *out, int argc, char **argv, char **envp, char *e
         snprintf(err, errlen, "option prefetch needs upstream (see --help)");
         goto fail;
     }
+    if (check_upstream_not_self(&c, err, errlen) != 0)
+        goto fail;
     if (c.upstream[0] && !c.cache_dir[0]) {
         snprintf(err, errlen,
                  "option cache_dir is required with upstream: set --cache-dir DIR, "
