@@ -440,7 +440,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "ztensord: %s\n", err);
         return ZTD_EXIT_CONFIG;
     }
-    if (handle_action(&cfg, argv[0])) {
+    const char *prog = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+    /* --help names the program as typed in a shell, not as the path it was started by */
+    if (handle_action(&cfg, prog ? prog + 1 : argc > 0 && argv[0] ? argv[0] : "ztensord")) {
         ztd_config_free(&cfg);
         return ZTD_EXIT_OK;
     }
