@@ -5,6 +5,7 @@
 #include "core/clock.h"
 #include "store/catalog.h"
 #include "core/config.h"
+#include "core/config_modes.h"
 #include "http/conns.h"
 #include "http/http.h"
 #include "http/auth.h"
@@ -16,6 +17,7 @@
 #include "store/bg_verifier.h"
 #include "core/watch.h"
 #include "core/workq.h"
+#include "upstream/origin_http.h"
 #include "upstream/prefetch.h"
 #include "upstream/upstream.h"
 
@@ -46,6 +48,7 @@ static int handle_action(ztd_config *cfg, const char *prog)
         return 1;
     case ZTD_ACTION_DUMP_CONFIG_MARKDOWN:
         ztd_config_markdown(stdout);
+        ztd_config_modes_markdown(stdout);
         return 1;
     case ZTD_ACTION_DUMP_CONFIG_JSON:
         ztd_config_dump_json(stdout);
@@ -68,6 +71,13 @@ static int open_logs(const ztd_config *cfg)
         return -1;
     }
     return 0;
+}
+
+/* An option that does nothing in this mode (core/config_modes.h): harmless, said once. */
+static void warn_unused(void *ud, const char *msg)
+{
+    (void)ud;
+    ztd_log(ZTD_LOG_WARN, "%s", msg);
 }
 
 #define FD_SLACK 64         /* stdio, logs, signalfd, inotify, listen socket, MHD's threads */
@@ -267,6 +277,53 @@ static int start_prefetch(ztd_server *srv)
     return rc;
 }
 
+/* --upstream: say at start-up whether the upstream answered and what it is. With
+ * upstream_kind auto, ztd_upstream_new() asked BASE/v1/files already and logged what
+ * it is when it answered; with a kind set, GET BASE/healthz once here (open on a
+ * ztensord even with require_read_token), bounded like that probe by
+ * upstream_timeout. An upstream that did not answer is a warning, not a failure: the
+ * root is served, and the upstream asked again at the first request for its files. */
+static void report_upstream(const ztd_config *cfg, ztd_upstream *up)
+{
+    const char *base = ztd_upstream_url(up);
+    double ct = (double)cfg->upstream_connect_timeout_ms / 1000.0;
+    double t = (double)cfg->upstream_timeout_ms / 1000.0;
+    char url[4200], etag[256];
+    const char *why = "GET /v1/files?limit=1 had no answer";
+    int status = 0, timed_out = 0;
+    char *body = NULL;
+    size_t len;
+    if (cfg->upstream_kind == ZTD_UPSTREAM_AUTO) {
+        if (ztd_upstream_kind_known(up))
+            return; /* "upstream BASE is a ztensord" (or a plain HTTP server) was logged */
+    } else {
+        snprintf(url, sizeof(url), "%s/healthz", base);
+        if (ztd_upstream_http_get(url, NULL, NULL, ct, t, 4096, &status, &body, &len, etag,
+                                  &timed_out) != 0)
+            return; /* out of memory: nothing to say */
+        why = timed_out == 1 ? "GET /healthz timed out" : "GET /healthz: no connection";
+    }
+    if (!status) {
+        ztd_log(ZTD_LOG_WARN,
+                "upstream %s cannot be reached at start-up (%s; upstream_connect_timeout %.1fs, "
+                "upstream_timeout %.1fs): serving the root, and asking the upstream again at "
+                "the first request for a file the root does not hold",
+                base, why, ct, t);
+        return;
+    }
+    bool ztensord_like = status == 200 && body && strstr(body, "\"status\"");
+    bool want_ztensord = cfg->upstream_kind == ZTD_UPSTREAM_ZTENSORD;
+    free(body);
+    ztd_log(ztensord_like == want_ztensord ? ZTD_LOG_INFO : ZTD_LOG_WARN,
+            "upstream %s is %s (GET /healthz answered %d)%s", base,
+            ztensord_like ? "a ztensord" : "a plain HTTP server", status,
+            ztensord_like == want_ztensord ? ""
+            : want_ztensord ? ", but upstream_kind is ztensord: its files are asked for "
+                              "through the /v1 API"
+                            : ", but upstream_kind is plain: its files are read by URL, "
+                              "BASE/NAME");
+}
+
 /* The catalog of the root, the session table and the publisher. */
 static int setup_store(ztd_server *srv)
 {
@@ -295,6 +352,7 @@ static int setup_store(ztd_server *srv)
         }
         ztd_log(ZTD_LOG_INFO, "upstream %s, cache %s (%llu bytes at most)", cfg->upstream,
                 cfg->cache_dir, (unsigned long long)cfg->cache_size);
+        report_upstream(cfg, srv->upstream);
         /* Waits on the upstream end within upstream_timeout each: enough
          * threads that the ones stuck on a silent upstream leave room. */
         unsigned waiters = 4 * cfg->upstream_fills > 16 ? 4 * cfg->upstream_fills : 16;
@@ -390,7 +448,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "ztensord: %s\n", err);
         return ZTD_EXIT_CONFIG;
     }
-    if (handle_action(&cfg, argv[0])) {
+    const char *prog = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+    /* --help names the program as typed in a shell, not as the path it was started by */
+    if (handle_action(&cfg, prog ? prog + 1 : argc > 0 && argv[0] ? argv[0] : "ztensord")) {
         ztd_config_free(&cfg);
         return ZTD_EXIT_OK;
     }
@@ -402,6 +462,7 @@ int main(int argc, char **argv)
         ztd_config_free(&cfg);
         return ZTD_EXIT_FAILURE;
     }
+    ztd_config_unused(&cfg, warn_unused, NULL);
     signal(SIGPIPE, SIG_IGN);
     sigset_t set;
     sigemptyset(&set);

@@ -269,8 +269,10 @@ static const option options[] = {
                "file under root wins over an upstream one of the same name."),
     OPT_ENUM("upstream_kind", upstream_kind, "auto", "KIND", upstream_kinds,
              "What upstream is: `ztensord`, `plain` (files by URL), or `auto`: a ztensord "
-             "when BASE/healthz answers 200 and BASE/v1/files answers a JSON listing at "
-             "start-up, else plain."),
+             "when BASE/v1/files?limit=1 answers a JSON listing at start-up, else plain (an "
+             "upstream that does not answer then is asked again at the first open). Start-up "
+             "logs what the upstream is, and warns when it cannot be reached or is not of the "
+             "kind set here; neither stops start-up."),
     OPT_STRING("cache_dir", cache_dir, 0, "", "DIR", NULL, "a directory path",
                "Where upstream bytes are cached (created, mode 0700); required with upstream. "
                "It survives restarts: its index is rebuilt at start-up and partial fills are "
@@ -484,13 +486,55 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-/* The option whose name is within two edits of s[0..n), if any. */
+static const option *find_key(const char *s);
+
+/* Names other servers use for what an option here does (nginx' listen/port, Go's
+ * -addr, "--dir"...), compared after normalize(): "--port" suggests --listen. */
+static const struct {
+    const char *name, *option;
+} aliases[] = {
+    {"port", "listen"},
+    {"host", "listen"},
+    {"bind", "listen"},
+    {"address", "listen"},
+    {"addr", "listen"},
+    {"listen_address", "listen"},
+    {"http_port", "listen"},
+    {"socket", "listen"},
+    {"unix_socket", "listen"},
+    {"dir", "root"},
+    {"directory", "root"},
+    {"models", "root"},
+    {"model_dir", "root"},
+    {"models_dir", "root"},
+    {"data_dir", "root"},
+    {"root_dir", "root"},
+    {"path", "root"},
+    {"cache", "cache_dir"},
+    {"cache_path", "cache_dir"},
+    {"origin", "upstream"},
+    {"upstream_url", "upstream"},
+    {"workers", "threads"},
+    {"max_connections", "connection_limit"},
+    {"log", "error_log"},
+    {"log_file", "error_log"},
+    {"verbose", "log_level"},
+    {"cert", "tls_cert"},
+    {"key", "tls_key"},
+    {"token", "tokens_file"},
+    {"tokens", "tokens_file"},
+};
+
+/* The option whose name is within two edits of s[0..n), or an alias of, if any. */
 static const option *closest(const char *s, size_t n, bool file_keys)
 {
     char want[NAME_MAX_LEN + 1];
     if (n > NAME_MAX_LEN)
         return NULL;
     normalize(want, sizeof want, s, n);
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(want, aliases[i].name) == 0)
+            return find_key(aliases[i].option);
     const option *best = NULL;
     size_t best_d = 3;
     for (size_t i = 0; i < N_OPTIONS; i++) {
@@ -972,6 +1016,90 @@ static int set_json(ztd_config *c, const option *o, json_t *j, const char *src, 
 
 /* ------------------------------------------------------------- loading */
 
+bool ztd_config_is_default(const ztd_config *c, const char *name)
+{
+    const option *o = find_key(name);
+    if (!o)
+        return true;
+    ztd_config d;
+    char why[128];
+    memset(&d, 0, sizeof d);
+    if (o->def && store_value(&d, o, o->def, why, sizeof why) != 0)
+        return true; /* out of memory: say nothing rather than something wrong */
+    const void *a = (const char *)c + o->offset, *b = (const char *)&d + o->offset;
+    bool same = true;
+    switch (o->type) {
+    case T_STRING: {
+        const char *x = *(char *const *)a, *y = *(char *const *)b;
+        same = x == y || (x && y && strcmp(x, y) == 0);
+        free(*(char **)field_ptr(&d, o));
+        break;
+    }
+    case T_BOOL:
+        same = *(const bool *)a == *(const bool *)b;
+        break;
+    case T_ENUM:
+        same = *(const int *)a == *(const int *)b;
+        break;
+    case T_UINT:
+        same = *(const unsigned *)a == *(const unsigned *)b;
+        break;
+    case T_SIZE:
+    case T_DURATION:
+        same = *(const uint64_t *)a == *(const uint64_t *)b;
+        break;
+    }
+    return same;
+}
+
+/* host and port of an http(s):// URL (no brackets around IPv6); false if there is none. */
+static bool url_host_port(const char *url, char *host, size_t cap, unsigned *port)
+{
+    bool tls = strncmp(url, "https://", 8) == 0;
+    const char *h = url + (tls ? 8 : 7), *e;
+    if (*h == '[') {
+        e = strchr(++h, ']');
+        if (!e)
+            return false;
+    } else {
+        e = h + strcspn(h, ":/");
+    }
+    size_t n = (size_t)(e - h);
+    if (!n || n >= cap)
+        return false;
+    memcpy(host, h, n);
+    host[n] = 0;
+    e += *e == ']';
+    *port = *e == ':' ? (unsigned)strtoul(e + 1, NULL, 10) : tls ? 443 : 80;
+    return true;
+}
+
+static bool is_loopback(const char *host)
+{
+    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           strcmp(host, "::1") == 0;
+}
+
+/* An upstream that is this server's own listen address would ask itself for every
+ * file it does not hold, each request another request, until connections run out. */
+static int check_upstream_not_self(const ztd_config *c, char *err, size_t errlen)
+{
+    char lh[256], uh[256], why[64];
+    unsigned lp, up;
+    if (!c->upstream[0] || ztd_listen_unix_path(c->listen) ||
+        ztd_listen_parse(c->listen, lh, sizeof lh, &lp, why, sizeof why) != 0 || lp == 0 ||
+        !url_host_port(c->upstream, uh, sizeof uh, &up) || up != lp)
+        return 0;
+    bool any = strcmp(lh, "0.0.0.0") == 0 || strcmp(lh, "::") == 0;
+    if (!ieq(uh, lh) && !((any || is_loopback(lh)) && is_loopback(uh)))
+        return 0;
+    snprintf(err, errlen,
+             "option upstream %.300s is this server's own listen address %.300s: it would ask "
+             "itself for every file it does not hold",
+             c->upstream, c->listen);
+    return -1;
+}
+
 int ztd_config_init_defaults(ztd_config *c)
 {
     char err[256];
@@ -1278,6 +1406,8 @@ int ztd_config_load(ztd_config *out, int argc, char **argv, char **envp, char *e
         snprintf(err, errlen, "option prefetch needs upstream (see --help)");
         goto fail;
     }
+    if (check_upstream_not_self(&c, err, errlen) != 0)
+        goto fail;
     if (c.upstream[0] && !c.cache_dir[0]) {
         snprintf(err, errlen,
                  "option cache_dir is required with upstream: set --cache-dir DIR, "
@@ -1324,7 +1454,10 @@ static const char *const description[] = {
     "Every option can be given as a command-line flag, as an environment variable or as a key "
     "of the JSON config file. A flag beats an environment variable, which beats the config "
     "file, which beats the default. An unknown flag, an unknown `" ENV_PREFIX "*` variable, "
-    "an unknown key, or an invalid or out-of-range value anywhere stops start-up.",
+    "an unknown key, or an invalid or out-of-range value anywhere stops start-up; the "
+    "message suggests the option meant: the nearest name, or the option another server's "
+    "name stands for here (`--port`, `--host` or `--bind` is `--listen`, `--dir` is "
+    "`--root`).",
     "Flags are `--name VALUE` or `--name=VALUE`; a boolean flag is `--name`, `--no-name` or "
     "`--name=true|false`. Booleans are `true`/`false`, `yes`/`no`, `on`/`off` or `1`/`0`. "
     "Sizes are bytes, or a number with `K`, `M`, `G` or `T` (powers of 1024). Durations are a "

@@ -121,6 +121,10 @@ int ztd_config_init_defaults(ztd_config *c);
  * out->action first: --help and friends skip all other validation. */
 int ztd_config_load(ztd_config *out, int argc, char **argv, char **envp, char *err, size_t errlen);
 
+/* Whether option `name` (its config file key) holds its default value in *c; true
+ * for an unknown name. For the checks of options that do nothing (config_modes.h). */
+bool ztd_config_is_default(const ztd_config *c, const char *name);
+
 /* Releases the strings and zeroes *c. Accepts NULL and zeroed structs. */
 void ztd_config_free(ztd_config *c);
 

@@ -3,6 +3,7 @@
  * written out at each call: libztensor statuses and a full disk.
  */
 #include "core/errors.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -45,6 +46,24 @@ const char *ztd_err_message(ztd_err e)
 unsigned ztd_err_retry_after(ztd_err e)
 {
     return row(e)->retry_after;
+}
+
+int ztd_err_log_level(ztd_err e)
+{
+    switch (e) {
+    case ZTD_ERR_NOT_READY:
+    case ZTD_ERR_DRAINING:
+    case ZTD_ERR_OVERLOADED:
+    case ZTD_ERR_TOO_MANY_DECODERS:
+    case ZTD_ERR_TOO_MANY_UPLOADS:
+    case ZTD_ERR_PUBLISH_BUSY:
+        return ZTD_LOG_DEBUG;
+    case ZTD_ERR_UPLOADS_DISABLED: /* the configuration says so: said at start-up */
+    case ZTD_ERR_FILE_CHANGED:     /* replaced while being read: the client retries */
+        return ZTD_LOG_INFO;
+    default:
+        return ztd_err_status(e) >= 500 ? ZTD_LOG_ERROR : ZTD_LOG_INFO;
+    }
 }
 
 ztd_err ztd_errf(char *msg, size_t cap, ztd_err e, const char *fmt, ...)

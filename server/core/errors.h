@@ -147,6 +147,15 @@ const char *ztd_err_message(ztd_err e);
 /* Seconds for a Retry-After header, 0 for none. */
 unsigned ztd_err_retry_after(ztd_err e);
 
+/* How loud an answer with e is in the error log (a ztd_log_level): a fault of
+ * the server (most 5xx) is an error; a client's mistake (4xx), and a refusal the
+ * server makes by design (503 not_ready during the first scan, draining, load
+ * shedding: overloaded, too_many_decoders, too_many_uploads, publish_busy), is
+ * not. The refusals go at debug: an orchestrator probing /readyz every second,
+ * or a client retrying under load, must not fill the log at the default level;
+ * /metrics counts every answer by code (ztensord_errors_total). */
+int ztd_err_log_level(ztd_err e);
+
 /* e, with a message formatted into msg (cap bytes): for functions that
  * return an error and say why. */
 ztd_err ztd_errf(char *msg, size_t cap, ztd_err e, const char *fmt, ...)

@@ -43,6 +43,7 @@ static uint64_t g_upload_bytes;
 static uint64_t g_uploads[ZTD_UPLOAD_OUTCOMES];
 
 static uint64_t g_cuts[ZTD_CUT_REASONS];
+static uint64_t g_errors[ZTD_ERR_COUNT];
 
 static const char *const k_outcomes[] = {"published", "rejected", "failed", "aborted"};
 static const char *const k_cuts[] = {"header_timeout", "slow_body", "evicted", "file_changed",
@@ -108,6 +109,12 @@ void ztd_metrics_conn_cut(ztd_conn_cut why)
         ADD(&g_cuts[why], 1);
 }
 
+void ztd_metrics_error(ztd_err e)
+{
+    if ((unsigned)e < ZTD_ERR_COUNT)
+        ADD(&g_errors[e], 1);
+}
+
 typedef struct out {
     char *p;
     size_t len, cap;
@@ -156,6 +163,20 @@ static void render_requests(out *o)
     for (int r = 0; r < NROUTE; r++)
         put(o, "ztensord_response_bytes_total{route=\"%s\"} %llu\n",
             ztd_route_name((ztd_route_id)r), (unsigned long long)SUM(bytes[r]));
+}
+
+/* By code, so that refusals by design (not_ready, overloaded...), which the error
+ * log keeps at debug level, stay visible. Only codes answered at least once. */
+static void render_errors(out *o)
+{
+    put(o, "# HELP ztensord_errors_total Error answers, by error code and status.\n"
+           "# TYPE ztensord_errors_total counter\n");
+    for (int e = 1; e < ZTD_ERR_COUNT; e++) {
+        uint64_t v = LOAD(&g_errors[e]);
+        if (v)
+            put(o, "ztensord_errors_total{error=\"%s\",code=\"%u\"} %llu\n",
+                ztd_err_code((ztd_err)e), ztd_err_status((ztd_err)e), (unsigned long long)v);
+    }
 }
 
 static void render_histogram(out *o)
@@ -323,6 +344,7 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
 {
     out o = {0};
     render_requests(&o);
+    render_errors(&o);
     render_histogram(&o);
     put(&o,
         "# HELP ztensord_requests_in_flight Requests received and not yet completed.\n"

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/errors.h"
 #include "store/digests.h"
 #include "http/router.h"
 
@@ -34,6 +35,8 @@ void ztd_metrics_inflight(int delta);
 void ztd_metrics_upload_bytes(uint64_t n);
 void ztd_metrics_upload_outcome(ztd_upload_outcome o);
 void ztd_metrics_conn_cut(ztd_conn_cut why);
+/* An error answer (core/errors.h), counted by its code and status. */
+void ztd_metrics_error(ztd_err e);
 
 typedef struct ztd_metrics_gauges {
     size_t files_valid, files_invalid, sessions;

@@ -6,6 +6,7 @@
 #include "core/clock.h"
 #include "core/hex.h"
 #include "core/log.h"
+#include "core/metrics.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -173,7 +174,8 @@ static enum MHD_Result send_error(struct MHD_Connection *c, ztd_req *r, ztd_err 
     json_decref(j);
     if (!s)
         return MHD_NO;
-    ztd_log(status >= 500 ? ZTD_LOG_ERROR : ZTD_LOG_INFO, "%u %s: %s (%s)", status, code, msg,
+    ztd_metrics_error(e);
+    ztd_log((ztd_log_level)ztd_err_log_level(e), "%u %s: %s (%s)", status, code, msg,
             r->target ? r->target : "");
     size_t n = strlen(s);
     struct MHD_Response *resp = ztd_response_owned(s, n, "application/json");

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/config_modes.h"
 
 #ifndef ZT_SOURCE_DIR
 #error "ZT_SOURCE_DIR must name the source tree"
@@ -295,6 +296,146 @@ static void test_flag_errors(void **state)
     char *config_in_env_name[] = {"ztensord", "--root", "/a", "--no-threads", NULL};
     load_fails(N(config_in_env_name), config_in_env_name, no_env, "unknown flag \"--no-threads\"",
                NULL);
+}
+
+/* Other servers' names for an option suggest ours: --port is --listen here. */
+static void test_flag_aliases(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *typed, *want;
+    } cases[] = {
+        {"--port", "did you mean --listen?"},     {"--host", "did you mean --listen?"},
+        {"--bind", "did you mean --listen?"},     {"--addr", "did you mean --listen?"},
+        {"--address", "did you mean --listen?"},  {"--PORT", "did you mean --listen?"},
+        {"--dir", "did you mean --root?"},        {"--directory", "did you mean --root?"},
+        {"--models", "did you mean --root?"},     {"--data-dir", "did you mean --root?"},
+        {"--origin", "did you mean --upstream?"}, {"--cache", "did you mean --cache-dir?"},
+        {"--workers", "did you mean --threads?"}, {"--cert", "did you mean --tls-cert?"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[] = {"ztensord", "--root", "/a", (char *)cases[i].typed, "7070", NULL};
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "unknown flag \"%s\"", cases[i].typed);
+        load_fails(N(argv), argv, no_env, quoted, cases[i].want, NULL);
+    }
+    char *argv[] = {"ztensord", NULL};
+    char *port_env[] = {"ZTENSORD_ROOT=/r", "ZTENSORD_PORT=7070", NULL};
+    load_fails(N(argv), argv, port_env, "unknown environment variable \"ZTENSORD_PORT\"",
+               "did you mean ZTENSORD_LISTEN?", NULL);
+    char *path = temp_config("{\"root\": \"/r\", \"port\": 7070}");
+    char *file[] = {"ztensord", "--config", path, NULL};
+    load_fails(N(file), file, no_env, "unknown key \"port\"", "did you mean \"listen\"?", NULL);
+    unlink(path);
+    free(path);
+}
+
+/* ------------------------------------------------ options that do nothing */
+
+static void count_msg(void *ud, const char *msg)
+{
+    char *all = ud;
+    strncat(all, msg, 4095 - strlen(all));
+    strncat(all, "\n", 4095 - strlen(all));
+}
+
+/* How many options ztd_config_unused() reports for argv; their messages in out. */
+static size_t unused_of(int argc, char **argv, char *out)
+{
+    ztd_config c;
+    out[0] = 0;
+    load_ok(&c, argc, argv, no_env);
+    size_t n = ztd_config_unused(&c, count_msg, out);
+    ztd_config_free(&c);
+    return n;
+}
+
+static void test_unused_options(void **state)
+{
+    (void)state;
+    char msgs[4096];
+    char *plain[] = {"ztensord", "--root", "/a", NULL};
+    assert_int_equal(unused_of(N(plain), plain, msgs), 0);
+    /* set to the default: nothing to say either */
+    char *dflt[] = {"ztensord", "--root",        "/a",   "--cache-size",
+                    "10G",      "--listen-mode", "0660", NULL};
+    assert_int_equal(unused_of(N(dflt), dflt, msgs), 0);
+    char *cache[] = {"ztensord", "--root", "/a", "--cache-size", "5G", "--cache-dir", "/c", NULL};
+    assert_int_equal(unused_of(N(cache), cache, msgs), 2);
+    assert_non_null(strstr(msgs, "option cache_size is set but does nothing without upstream"));
+    assert_non_null(strstr(msgs, "option cache_dir is set but does nothing without upstream"));
+    char *with_up[] = {"ztensord",   "--root",      "/a",          "--cache-size", "5G",
+                       "--upstream", "http://o:70", "--cache-dir", "/c",           NULL};
+    assert_int_equal(unused_of(N(with_up), with_up, msgs), 0);
+    char *mode[] = {"ztensord", "--root", "/a", "--listen-mode", "0600", NULL};
+    assert_int_equal(unused_of(N(mode), mode, msgs), 1);
+    assert_non_null(strstr(msgs, "listen_mode"));
+    char *mode_unix[] = {"ztensord",
+                         "--root",
+                         "/a",
+                         "--listen-mode",
+                         "0600",
+                         "--listen",
+                         "unix:/run/z.sock",
+                         "--max-connections-per-address",
+                         "4",
+                         NULL};
+    assert_int_equal(unused_of(N(mode_unix), mode_unix, msgs), 1);
+    assert_non_null(strstr(msgs, "max_connections_per_address is set but does nothing on a unix"));
+    char *nowatch[] = {"ztensord", "--root", "/a", "--no-watch", "--rescan-debounce", "1s", NULL};
+    assert_int_equal(unused_of(N(nowatch), nowatch, msgs), 1);
+    char *logs[] = {"ztensord", "--root", "/a", "--access-log", "off", "--access-log-format",
+                    "json",     NULL};
+    assert_int_equal(unused_of(N(logs), logs, msgs), 1);
+    char *uploads[] = {"ztensord", "--root",         "/a", "--max-uploads",
+                       "2",        "--disk-reserve", "0",  NULL};
+    assert_int_equal(unused_of(N(uploads), uploads, msgs), 2);
+    char *anon[] = {"ztensord", "--root", "/a", "--max-uploads", "2", "--allow-anonymous-writes",
+                    NULL};
+    assert_int_equal(unused_of(N(anon), anon, msgs), 0);
+    char *both[] = {"ztensord", "--root", "/a", "--tokens-file", "/t", "--allow-anonymous-writes",
+                    NULL};
+    assert_int_equal(unused_of(N(both), both, msgs), 1);
+    assert_non_null(strstr(msgs, "allow_anonymous_writes"));
+}
+
+static void test_upstream_not_self(void **state)
+{
+    (void)state;
+    static const char *const refused[][2] = {
+        {"127.0.0.1:7070", "http://127.0.0.1:7070"},
+        {"127.0.0.1:7070", "http://localhost:7070/models"},
+        {"0.0.0.0:7070", "http://127.0.0.1:7070"},
+        {"[::1]:7070", "http://[::1]:7070"},
+        {"10.0.0.5:80", "http://10.0.0.5"},
+        {"10.0.0.5:443", "https://10.0.0.5/"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char *argv[] = {"ztensord",
+                        "--root",
+                        "/a",
+                        "--listen",
+                        (char *)refused[i][0],
+                        "--upstream",
+                        (char *)refused[i][1],
+                        "--cache-dir",
+                        "/c",
+                        NULL};
+        load_fails(N(argv), argv, no_env, "option upstream", "own listen address", NULL);
+    }
+    static const char *const fine[][2] = {
+        {"127.0.0.1:7071", "http://127.0.0.1:7070"}, {"127.0.0.1:0", "http://127.0.0.1:7070"},
+        {"10.0.0.5:7070", "http://10.0.0.6:7070"},   {"unix:/run/z.sock", "http://127.0.0.1:7070"},
+        {"10.0.0.5:80", "https://10.0.0.5"},
+    };
+    for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+        ztd_config c;
+        char *argv[] = {
+            "ztensord",   "--root",           "/a",          "--listen", (char *)fine[i][0],
+            "--upstream", (char *)fine[i][1], "--cache-dir", "/c",       NULL};
+        load_ok(&c, N(argv), argv, no_env);
+        ztd_config_free(&c);
+    }
 }
 
 /* ------------------------------------------------------------- types */
@@ -915,10 +1056,19 @@ static void check_generated(const char *rel, void (*fn)(FILE *))
     free(want);
 }
 
+/* docs/CONFIG.md: the option table's pages, then the options that do nothing in some
+ * modes (what ztensord --dump-config-markdown prints). */
+static void config_md(FILE *f)
+{
+    ztd_config_markdown(f);
+    ztd_config_modes_markdown(f);
+}
+
 static void test_config_md_matches_table(void **state)
 {
-    check_generated("docs/CONFIG.md", ztd_config_markdown);
-    char *md = capture(ztd_config_markdown);
+    check_generated("docs/CONFIG.md", config_md);
+    char *md = capture(config_md);
+    assert_non_null(strstr(md, "| [`cache_size`](#cache_size) | without upstream |"));
     for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++) {
         char heading[80];
         snprintf(heading, sizeof heading, "\n### %s\n", option_names[i]);
@@ -949,6 +1099,9 @@ int main(void)
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_flag_forms),
         cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_flag_aliases),
+        cmocka_unit_test(test_unused_options),
+        cmocka_unit_test(test_upstream_not_self),
         cmocka_unit_test(test_bool),
         cmocka_unit_test(test_uint),
         cmocka_unit_test(test_size),

@@ -7,13 +7,17 @@
 #      as context);
 #   3. buildah run --isolation chroot: ztensord inside the image, /models a host directory;
 #   4. curl from the host fetches a tensor component and compares its bytes;
-#   5. the daemon runs as a non-root user; plus the image's config (user, env, volume,
-#      port, HEALTHCHECK), its shared libraries, the HEALTHCHECK script, a clean SIGTERM.
-# Prints "N passed, M failed" last; exits non-zero on any failure.
+#   5. zt inside the image reads the tensor over HTTP (libcurl), and a second ztensord in
+#      the image, a pull-through cache (--upstream, as docker/compose.yaml runs it), serves
+#      the same bytes from the first;
+#   6. the daemon runs as a non-root user; plus the image's config (user, env, volume,
+#      port, HEALTHCHECK), its shared libraries (ldd inside the image: every one found),
+#      the HEALTHCHECK script over TCP and over a unix socket, a clean SIGTERM.
+# Prints "N passed, M failed" and the time taken last; exits non-zero on any failure.
 #
-# Slow (a few minutes; debootstrap the first time adds ~2 min) and needs root, so it is
-# not a ctest: .ci/run runs it when ZT_TEST_IMAGE=1. Missing tools (debootstrap, buildah,
-# podman, curl) are installed with apt-get when running as root.
+# Slow (about 2 minutes, 3 the first time on a machine, for debootstrap) and needs root,
+# so it is not a ctest: .ci/run runs it after .ci/test, every time. Missing tools
+# (debootstrap, buildah, podman, curl) are installed by .ci/deps-image.
 #
 # Environment:
 #   ZT_IMAGE_NAME   name of the built image (default localhost/ztensord:test; kept)
@@ -33,6 +37,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/zt-image.XXXXXX") || exit 1
 export LC_ALL=C.UTF-8
 
 RUN_PID=
+CACHE_PID=
 . "$REPO/tests/sh/checks.sh"
 
 cleanup() {
@@ -40,16 +45,21 @@ cleanup() {
         for p in $(descendants "$RUN_PID") "$RUN_PID"; do kill -KILL "$p" 2>/dev/null; done
         wait "$RUN_PID" 2>/dev/null
     fi
-    buildah rm "$CTR" >/dev/null 2>&1
+    if [ -n "$CACHE_PID" ]; then
+        for p in $(descendants "$CACHE_PID") "$CACHE_PID"; do kill -KILL "$p" 2>/dev/null; done
+        wait "$CACHE_PID" 2>/dev/null
+    fi
+    buildah rm "$CTR" "$CTR-cache" >/dev/null 2>&1
     if [ "$FAIL" -eq 0 ] && [ -z "${ZT_IT_KEEP:-}" ]; then rm -rf -- "$T"; else note "work directory kept: $T"; fi
 }
 finish() {
     cleanup
     trap - EXIT
-    echo "$PASS passed, $FAIL failed"
+    echo "$PASS passed, $FAIL failed ($(($(date +%s) - T_START)) s)"
     [ "$FAIL" -eq 0 ]
     exit
 }
+T_START=$(date +%s)
 trap cleanup EXIT
 trap 'bad interrupted; finish' INT TERM
 
@@ -68,15 +78,7 @@ if [ "$(id -u)" -ne 0 ]; then
     bad "running as root" "buildah --isolation chroot and debootstrap need root"
     finish
 fi
-need=()
-command -v debootstrap >/dev/null || need+=(debootstrap)
-command -v buildah >/dev/null || need+=(buildah)
-command -v podman >/dev/null || need+=(podman)
-command -v curl >/dev/null || need+=(curl)
-if [ ${#need[@]} -gt 0 ]; then
-    note "installing ${need[*]}"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+"$REPO/.ci/deps-image" >"$T/deps.log" 2>&1 || note "deps-image: $(tail -3 "$T/deps.log")"
 for tool in debootstrap buildah podman curl; do
     command -v "$tool" >/dev/null || {
         bad "tool $tool available"
@@ -180,7 +182,13 @@ brun() { buildah run --isolation chroot "$@"; }
 
 check_eq "id -u in the image" "$(brun "$CTR" -- id -u 2>&1)" 10001
 brun "$CTR" -- sh -c 'ldd /usr/local/bin/ztensord /usr/local/bin/zt' >"$T/ldd.txt" 2>&1
-if grep -q 'not found' "$T/ldd.txt"; then bad "shared libraries resolve" "$(grep 'not found' "$T/ldd.txt" | head -3)"; else ok "shared libraries resolve (ldd)"; fi
+ldd_rc=$?
+if [ "$ldd_rc" != 0 ] || grep -q 'not found' "$T/ldd.txt"; then
+    bad "shared libraries resolve (ldd in the image)" "exit $ldd_rc: $(grep -v '=> /' "$T/ldd.txt" | head -5 | tr '\n' ' ')"
+else
+    ok "shared libraries resolve (ldd in the image)"
+fi
+check_match "ztensord and zt load libcurl in the image" "$(grep -c 'libcurl\.so\.4 => /' "$T/ldd.txt")" '^2$'
 check_match "ztensord --version in the image" "$(brun "$CTR" -- ztensord --version 2>&1)" '^ztensord [0-9]'
 
 M=$T/models
@@ -230,6 +238,33 @@ if cmp -s "$T/b.got" <(tail -c +101 "$T/b.raw" | head -c 1000); then ok "range o
 check_match "uploads disabled on a read-only /models" "$(cat "$T/daemon.err")" 'uploads disabled'
 check_match "access log is JSON with a request id" "$(grep '"request_id"' "$T/daemon.err" | head -1)" '^\{.*"status":200'
 
+# ---- zt in the image reads over HTTP (libztensor-remote, libcurl)
+zsum=$(brun "$CTR" -- sh -c "zt get $URL/v1/files/model.zt w -o /tmp/w.got && sha256sum </tmp/w.got" 2>"$T/zget.err")
+check_eq "zt get over HTTP inside the image" "${zsum%% *}" "$(sha256sum <"$T/w.raw" | cut -d' ' -f1)"
+
+# ---- a pull-through cache in the image (docker/compose.yaml's sidecar): its upstream is
+# the ztensord above; /cache is the image's directory for it
+CPORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+    echo $((PORT + 1)))
+CACHE_CTR=$CTR-cache
+buildah from --name "$CACHE_CTR" "$IMAGE" >/dev/null 2>&1
+brun --env ZTENSORD_LISTEN=127.0.0.1:"$CPORT" --env ZTENSORD_UPSTREAM="$URL" \
+    --env ZTENSORD_CACHE_DIR=/cache --env ZTENSORD_ACCESS_LOG=off "$CACHE_CTR" -- \
+    /usr/local/bin/ztensord >"$T/cache.out" 2>"$T/cache.err" &
+CACHE_PID=$!
+for _ in $(seq 1 300); do
+    [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$CPORT/readyz")" = 200 ] && break
+    kill -0 "$CACHE_PID" 2>/dev/null || break
+    sleep 0.1
+done
+curl -sS --max-time 30 -o "$T/wc.got" "http://127.0.0.1:$CPORT/v1/files/model.zt/objects/w/data"
+if cmp -s "$T/wc.got" "$T/w.raw"; then ok "the cache in the image serves the upstream's bytes"; else bad "the cache in the image serves the upstream's bytes" "$(tail -3 "$T/cache.err")"; fi
+check_match "the cache logs what its upstream is" "$(cat "$T/cache.err")" "upstream .* (is|answered).* ztensord"
+for p in $(descendants "$CACHE_PID") "$CACHE_PID"; do kill -TERM "$p" 2>/dev/null; done
+wait "$CACHE_PID" 2>/dev/null
+CACHE_PID=
+buildah rm "$CACHE_CTR" >/dev/null 2>&1
+
 # ---- the HEALTHCHECK script, run inside the image as the runtime would
 check_match "HEALTHCHECK script: healthy" \
     "$(brun --env ZTENSORD_LISTEN=0.0.0.0:"$PORT" "$CTR" -- /bin/bash /usr/local/bin/ztensord-healthcheck 2>&1)" '^healthy$'
@@ -238,6 +273,13 @@ if brun --env ZTENSORD_LISTEN=127.0.0.1:1 "$CTR" -- /bin/bash /usr/local/bin/zte
 else
     ok "HEALTHCHECK script: unhealthy when nothing listens"
 fi
+# over a unix socket (perl from the image's perl-base: bash has no /dev/unix)
+check_match "HEALTHCHECK script over unix:PATH inside the image: healthy" \
+    "$(brun --env ZTENSORD_LISTEN=unix:/tmp/z.sock "$CTR" -- /bin/bash -c '
+        ztensord --access-log off 2>/tmp/z.err &
+        for _ in $(seq 1 300); do [ -S /tmp/z.sock ] && break; sleep 0.1; done
+        /bin/bash /usr/local/bin/ztensord-healthcheck; rc=$?
+        kill -TERM %1; wait; exit $rc' 2>&1)" '^healthy$'
 
 # ---- 5. not root
 ZPID=

@@ -146,5 +146,28 @@ stop_daemon
 start_daemon "$R" --threads 1 --connection-limit 2 || finish
 req "--threads 1 serves" 200 "$URL/v1/files/a.zt/objects/w/data"
 check_same "--threads 1 bytes" "$LAST.body" "$T/w.raw"
+stop_daemon
+
+# ---- options that do nothing in this mode: a warning each, and the server starts
+ZTENSORD_UPSTREAM_TTL=1m start_daemon "$R" --cache-size 5G --listen-mode 0600 --no-watch \
+    --rescan-debounce 1s --max-upload-size 1G || finish
+req "unused options: serves" 200 "$URL/v1/files/a.zt/objects/w/data"
+warns=$(grep 'level=warn ' "$D_ERR")
+check_match "cache_size without upstream: a warning" "$warns" 'option cache_size is set but does nothing without upstream'
+check_match "upstream_ttl (env) without upstream: a warning" "$warns" 'option upstream_ttl is set but does nothing without upstream'
+check_match "listen_mode on TCP: a warning" "$warns" 'option listen_mode is set but does nothing when listen is a TCP address'
+check_match "rescan_debounce with watch off: a warning" "$warns" 'option rescan_debounce is set but does nothing with watch off'
+check_match "max_upload_size with uploads off: a warning" "$warns" 'option max_upload_size is set but does nothing with uploads off'
+check_eq "one warning per unused option" "$(grep -c 'is set but does nothing' "$D_ERR")" 5
+stop_daemon
+start_daemon "$R" || finish
+check_eq "defaults: no unused-option warning" "$(grep -c 'is set but does nothing' "$D_ERR")" 0
+stop_daemon
+# an upstream that is the server's own address is refused (exit 2)
+P=$(free_port)
+timeout -s KILL 30 "$ZTENSORD" --root "$R" --listen 127.0.0.1:"$P" --upstream "http://localhost:$P" \
+    --cache-dir "$T/c" 2>"$T/self.err" # (it would run, asking itself, without the check)
+check_eq "upstream = own listen address: exit 2" "$?" 2
+check_match "upstream = own listen address: says why" "$(cat "$T/self.err")" 'is this server.s own listen address'
 
 finish

@@ -13,7 +13,10 @@
 #     (compose) or emptyDir (k8s), a prefetch, and a health check on /readyz in compose;
 #     compose's environment starts a sidecar that serves an origin's file (the gate
 #     itself, /readyz while the prefetch cannot finish: tests/upstream/t_cluster_gate.sh);
-#   - docker/healthcheck.sh (the image's HEALTHCHECK) against real and fake servers.
+#   - docker/healthcheck.sh (the image's HEALTHCHECK) against real and fake servers, on
+#     TCP and on a unix socket (--listen unix:PATH);
+#   - every build dependency is in the Dockerfile's build stage, .ci/deps and README.md,
+#     and every library ztensord and zt link is installed by the runtime stage.
 . "$(dirname "$0")/lib.sh" "$@"
 
 D=$REPO/docker
@@ -39,6 +42,50 @@ check_nomatch "no compiler in the runtime stage" "$(df | sed -n '/^FROM debian:b
 # every COPY source of the build stage exists (the context is the repository root)
 for src in $(df | awk '/^COPY / && !/--from/ { for (i = 2; i < NF; i++) print $i }'); do
     check "COPY source $src exists in the repository" test -e "$REPO/$src"
+done
+
+# ---- dependencies (tests/docker/test-image.sh builds and runs the image; this catches a
+# missing package in seconds). apt_words: the packages of a stage's apt-get install lines.
+apt_words() {
+    tr '\n' ' ' | sed 's/\\ / /g' | grep -oE 'apt-get install [^&]*' | tr ' ' '\n' |
+        grep -E '^[a-z0-9][a-z0-9.+-]+$' | grep -vx -e apt-get -e install
+}
+build_pkgs=$(df | sed -n '/^FROM debian:bookworm AS build/,/^FROM debian:bookworm-slim/p' | apt_words)
+run_pkgs=$(df | sed -n '/^FROM debian:bookworm-slim/,$p' | apt_words)
+check_ne "Dockerfile: packages of the build stage found" "$build_pkgs" ""
+check_ne "Dockerfile: packages of the runtime stage found" "$run_pkgs" ""
+# Every pkg-config module the build asks for (the tests' own excepted) comes from a -dev
+# package that the build stage, .ci/deps and README.md's list all name.
+mods=$(cat "$REPO/CMakeLists.txt" "$REPO/lib/CMakeLists.txt" "$REPO/server/CMakeLists.txt" \
+    "$REPO/cli/CMakeLists.txt" | grep -oE 'pkg_check_modules\([A-Z_]+( REQUIRED)? IMPORTED_TARGET [a-z0-9_.+-]+' |
+    awk '{print $NF}' | sort -u)
+check_ne "pkg-config modules of the build found" "$mods" ""
+for m in $mods; do
+    pc=$(pkg-config --path "$m" 2>/dev/null)
+    pkg=$(dpkg -S "$pc" 2>/dev/null | head -1 | cut -d: -f1)
+    if [ -z "$pkg" ]; then
+        bad "pkg-config module $m: its Debian package" "pkg-config --path $m gave '$pc'"
+        continue
+    fi
+    check_match "module $m ($pkg) in the Dockerfile's build stage" "$build_pkgs" "^$pkg\$"
+    check "module $m ($pkg) in .ci/deps" grep -qw -- "$pkg" "$REPO/.ci/deps"
+    check "module $m ($pkg) in README.md's dependencies" grep -qw -- "$pkg" "$REPO/README.md"
+done
+# Every library ztensord and zt link directly comes from a package the runtime stage
+# installs (glibc and libgcc-s1, which a sanitizer build links, are in every image).
+for bin in "$ZTENSORD" "$ZT"; do
+    for so in $(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+        path=$(ldd "$bin" | awk -v so="$so" '$1 == so {print $3}')
+        pkg=
+        for p in "$path" "$(realpath "$path" 2>/dev/null)" "/usr$path" "${path#/usr}"; do
+            [ -n "$p" ] && pkg=$(dpkg -S "$p" 2>/dev/null | head -1 | cut -d: -f1) && [ -n "$pkg" ] && break
+        done
+        case $pkg in
+        libc6 | libgcc-s1) continue ;; # glibc and the gcc runtime: in every Debian image
+        "") bad "$(basename "$bin") needs $so: its Debian package" "ldd gave '$path'" ;;
+        *) check_match "$(basename "$bin") needs $so: $pkg in the Dockerfile's runtime stage" "$run_pkgs" "^$pkg\$" ;;
+        esac
+    done
 done
 
 # ---- ZTENSORD_* names are real options
@@ -219,4 +266,59 @@ CURL_TLS=(--cacert "$T/c.pem")
 start_daemon "$R" --tls-cert "$T/c.pem" --tls-key "$T/k.pem" || finish
 out=$(hc ZTENSORD_LISTEN=127.0.0.1:"$PORT" ZTENSORD_TLS_CERT="$T/c.pem")
 check_match "healthcheck with TLS: the port accepts connections" "$?:$out" '^0:port [0-9]+ accepts connections'
+stop_daemon
+
+# Over a unix socket (--listen unix:PATH): bash has no /dev/unix, the script uses perl.
+# sun_path holds 107 bytes: keep the socket directory short whatever $T is.
+S=$(mktemp -d "${TMPDIR:-/tmp}/zthc.XXXXXX") || finish
+at_exit "rm -rf -- '$S'"
+# start_unix NAME FLAGS...: ztensord on unix:$S/z.sock, waits for its "listening" line.
+start_unix() {
+    local name=$1 i
+    shift
+    D_N=$((D_N + 1))
+    D_ERR=$T/daemon$D_N.err
+    "$ZTENSORD" --root "$R" --listen "unix:$S/z.sock" --access-log off "$@" 2>"$D_ERR" &
+    D_PID=$!
+    for i in $(seq 1 300); do
+        grep -q 'listening on https\?+unix:' "$D_ERR" 2>/dev/null && { ok "$name"; return 0; }
+        kill -0 "$D_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    bad "$name" "$(head -c 400 "$D_ERR")"
+    return 1
+}
+start_unix "ztensord on unix:$S/z.sock" || finish
+out=$(hc ZTENSORD_LISTEN="unix:$S/z.sock")
+check_eq "healthcheck: unix:PATH: healthy" "$?:$out" "0:healthy"
+out=$(hc ZTENSORD_LISTEN=0.0.0.0:1 ZTD_HEALTHCHECK_ADDR="unix:$S/z.sock" ZTD_HEALTHCHECK_PATH=/readyz)
+check_eq "healthcheck: ZTD_HEALTHCHECK_ADDR=unix:PATH, /readyz: healthy" "$?:$out" "0:healthy"
+out=$(hc ZTENSORD_LISTEN="unix:$S/z.sock" ZTD_HEALTHCHECK_PATH=/nothing-here)
+check_match "healthcheck: unix:PATH, a 404 path: unhealthy (exit 1)" "$?:$out" '^1:unhealthy: HTTP/1\.[01] 404'
+stop_daemon
+out=$(hc ZTENSORD_LISTEN="unix:$S/z.sock")
+check_match "healthcheck: unix:PATH with nothing listening: unhealthy (exit 1)" "$?:$out" "^1:unhealthy: cannot connect to unix:$S/z.sock"
+: >"$S/file"
+out=$(hc ZTENSORD_LISTEN="unix:$S/file")
+check_match "healthcheck: unix:PATH naming a regular file: unhealthy (exit 1)" "$?:$out" '^1:unhealthy: cannot connect'
+# a unix socket that accepts and says nothing: unhealthy, and the check ends
+$PY -c '
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1] + ".tmp"); s.listen(4); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.settimeout(20)
+c, _ = s.accept()
+time.sleep(8)' "$S/mute.sock" 2>"$T/mute.err" &
+mute=$!
+for i in $(seq 1 100); do
+    [ -S "$S/mute.sock" ] && break
+    sleep 0.05
+done
+out=$(hc ZTENSORD_LISTEN="unix:$S/mute.sock")
+check_match "healthcheck: unix socket that never answers: unhealthy (exit 1)" "$?:$out" '^1:unhealthy: no answer'
+kill "$mute" 2>/dev/null
+wait "$mute" 2>/dev/null
+start_unix "ztensord with TLS on unix:$S/z.sock" --tls-cert "$T/c.pem" --tls-key "$T/k.pem" || finish
+out=$(hc ZTENSORD_LISTEN="unix:$S/z.sock" ZTENSORD_TLS_CERT="$T/c.pem")
+check_match "healthcheck with TLS on unix:PATH: the socket accepts connections" "$?:$out" '^0:socket .* accepts connections'
 finish

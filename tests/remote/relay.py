@@ -33,6 +33,9 @@ file makes two):
                               the chunk that was hit, so a pull retries the
                               whole component a bounded number of times)
 
+GET /healthz (ztensord's start-up check of its upstream) is passed through
+untouched, not counted and not logged, except in mode hang.
+
 Writes its port to PORTFILE once listening; one line per request to LOGFILE:
     N METHOD PATH | Range | If-Match | If-Range | If-Unmodified-Since |
     Authorization -> STATUS
@@ -141,6 +144,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return True
 
     def do_GET(self):
+        if self.path == "/healthz" and MODE != "hang":
+            # ztensord's start-up question to an upstream whose upstream_kind is set: passed
+            # through, neither counted nor logged, so that SKIP counts the same requests
+            status, hdrs, body = self.fetch(False)
+            self.send(status, hdrs, body)
+            return
         with LOCK:
             COUNT[0] += 1
             n = COUNT[0]

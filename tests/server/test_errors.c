@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/errors.h"
+#include "core/log.h"
 
 #define MAX_ROWS 256
 
@@ -189,6 +190,27 @@ static void library_statuses_by_operation(void **state)
     assert_int_equal(ztd_err_of_zt(ZT_E_JSON, ZTD_OP_READ), ZTD_ERR_INTERNAL);
 }
 
+/* Refusals by design are quiet (a readiness probe loop, load shedding); faults are
+ * errors; a client's mistake is info. */
+static void log_levels(void **state)
+{
+    (void)state;
+    static const ztd_err quiet[] = {ZTD_ERR_NOT_READY,        ZTD_ERR_DRAINING,
+                                    ZTD_ERR_OVERLOADED,       ZTD_ERR_TOO_MANY_DECODERS,
+                                    ZTD_ERR_TOO_MANY_UPLOADS, ZTD_ERR_PUBLISH_BUSY};
+    for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++)
+        assert_int_equal(ztd_err_log_level(quiet[i]), ZTD_LOG_DEBUG);
+    static const ztd_err faults[] = {ZTD_ERR_INTERNAL,         ZTD_ERR_COMPONENT_CORRUPT,
+                                     ZTD_ERR_WRITE_FAILED,     ZTD_ERR_PUBLISH_FAILED,
+                                     ZTD_ERR_UPSTREAM_FAILED,  ZTD_ERR_UPSTREAM_TIMEOUT,
+                                     ZTD_ERR_FILE_UNAVAILABLE, ZTD_ERR_BLOB_DIGEST_MISMATCH};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        assert_int_equal(ztd_err_log_level(faults[i]), ZTD_LOG_ERROR);
+    for (int e = 1; e < ZTD_ERR_COUNT; e++)
+        if (ztd_err_status((ztd_err)e) < 500)
+            assert_int_equal(ztd_err_log_level((ztd_err)e), ZTD_LOG_INFO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +221,7 @@ int main(void)
         cmocka_unit_test(rows_are_well_formed),
         cmocka_unit_test(full_disk_is_507),
         cmocka_unit_test(library_statuses_by_operation),
+        cmocka_unit_test(log_levels),
     };
     return cmocka_run_group_tests(tests, load_doc, NULL);
 }
