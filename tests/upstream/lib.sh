@@ -33,11 +33,34 @@ stop_origin() {
 kill_origin_at_exit() { [ -n "$O_PID" ] && kill -KILL "$O_PID" 2>/dev/null; }
 at_exit kill_origin_at_exit
 
+# A sidecar revalidates an upstream file's manifest (and the upstream listing) once
+# upstream_ttl has passed: a request to the origin that a test counting the origin's
+# bytes or requests would count. Its default of 10 s can pass during the checks of a
+# slow run (a busy machine, ASan), so every sidecar the helpers start gets
+# --upstream-ttl $UPSTREAM_TTL (1h) unless its flags name one: a test about
+# revalidation names its own short TTL; every other test sees no revalidation at all.
+UPSTREAM_TTL=${UPSTREAM_TTL:-1h}
+# ttl_flags FLAGS...: sets TTL_FLAGS to FLAGS plus --upstream-ttl $UPSTREAM_TTL when they
+# have --upstream and no --upstream-ttl.
+ttl_flags() {
+    local a up=0
+    TTL_FLAGS=("$@")
+    for a in "$@"; do
+        case $a in
+        --upstream-ttl | --upstream-ttl=*) return 0 ;;
+        --upstream | --upstream=*) up=1 ;;
+        esac
+    done
+    [ "$up" = 1 ] && TTL_FLAGS+=(--upstream-ttl "$UPSTREAM_TTL")
+    return 0
+}
+
 # start_sidecar ROOT UPSTREAM CACHE [FLAGS...]: the ztensord under test.
 start_sidecar() {
     local root=$1 up=$2 cache=$3
     shift 3
-    start_daemon "$root" --upstream "$up" --cache-dir "$cache" "$@"
+    ttl_flags --upstream "$up" --cache-dir "$cache" "$@"
+    start_daemon "$root" "${TTL_FLAGS[@]}"
 }
 
 # metric URL NAME-REGEX: the sum of the samples whose series matches (0 if none).
@@ -89,5 +112,6 @@ same() {
 start_rootless() {
     local up=$1 cache=$2
     shift 2
-    launch_daemon --upstream "$up" --cache-dir "$cache" "$@"
+    ttl_flags --upstream "$up" --cache-dir "$cache" "$@"
+    launch_daemon "${TTL_FLAGS[@]}"
 }
