@@ -178,21 +178,36 @@ rand "$T/v2.raw" $((8 * 1024 * 1024))
 pack "$T/v1.zt" w=u8:$((8 * 1024 * 1024)):"$T/v1.raw"
 pack "$T/v2.zt" w=u8:$((8 * 1024 * 1024)):"$T/v2.raw"
 for how in rename inplace; do
+    pre=$(curl -s "$URL/v1/files" | $HELP listing /dev/stdin ch.zt etag 2>/dev/null)
     cp "$T/v1.zt" "$root/ch.zt"
     kill -HUP "$D_PID"
-    sleep 0.5
-    start_relay "$PORT" pass
+    for i in $(seq 1 300); do # until the origin serves version 1
+        e=$(curl -s "$URL/v1/files" | $HELP listing /dev/stdin ch.zt etag 2>/dev/null)
+        [ "$e" != "$pre" ] && [ "$e" != - ] && break
+        sleep 0.1
+    done
+    # the relay holds the pull's requests after the sixth until the origin serves the new
+    # version: the replacement lands mid-pull however fast or slow the pull is
+    old_etag=$(curl -s "$URL/v1/files" | $HELP listing /dev/stdin ch.zt etag)
+    rm -f "$T/gate"
+    start_relay "$PORT" gate 6 "$T/gate"
     rm -rf "$T/o9"
     "$ZT" pull "http://127.0.0.1:$RPORT/v1/files/ch.zt" -o "$T/o9" --connections 1 \
         --chunk-size 64K --json >"$T/pull.out" 2>"$T/pull.err" &
     pid=$!
-    for i in $(seq 1 200); do [ "$(wc -l <"$RLOG")" -ge 6 ] && break; sleep 0.02; done
+    for i in $(seq 1 300); do [ "$(wc -l <"$RLOG")" -ge 6 ] && break; sleep 0.1; done
     if [ $how = rename ]; then
         cp "$T/v2.zt" "$root/.ch.tmp" && mv "$root/.ch.tmp" "$root/ch.zt"
     else
         dd if="$T/v2.zt" of="$root/ch.zt" conv=notrunc status=none
     fi
     kill -HUP "$D_PID"
+    for i in $(seq 1 300); do
+        [ "$(curl -s "$URL/v1/files" | $HELP listing /dev/stdin ch.zt etag)" != "$old_etag" ] && break
+        sleep 0.1
+    done
+    check "$how: the pull was mid-transfer when the origin changed" kill -0 "$pid"
+    touch "$T/gate"
     wait $pid
     check_eq "$how: the pull succeeds" "$?" 0
     if cmp -s "$T/o9/ch.zt" "$T/v2.zt"; then
