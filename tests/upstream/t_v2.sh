@@ -70,7 +70,7 @@ same_named() {
     fi
 }
 
-start_origin "$o" || finish
+WAIT_VERIFIED=1 start_origin "$o" || finish # same() compares sha256 ETags
 start_rootless "$O_URL" "$T/cache" --upstream-ttl 1h || finish
 
 note "cold: every file, object and component against the origin"
