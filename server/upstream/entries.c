@@ -415,15 +415,17 @@ static void drop_slot(ztd_upstream *u, slot *s)
     *s = u->slots[--u->n];
 }
 
+/* checked 0 is "expired" (ztd_up_expire): the monotonic clock counts from boot,
+ * so now - 0 alone stays under a TTL longer than the uptime. */
 static bool fresh(const ztd_upstream *u, const slot *s, uint64_t now)
 {
-    return s->e && now - s->checked < u->ttl_ms;
+    return s->e && s->checked && now - s->checked < u->ttl_ms;
 }
 
 /* Past its TTL, but within the stale window: served while revalidated. */
 static bool stale_ok(const ztd_upstream *u, const slot *s, uint64_t now)
 {
-    return s->e && now - s->checked < u->ttl_ms + u->stale_ms;
+    return s->e && s->checked && now - s->checked < u->ttl_ms + u->stale_ms;
 }
 
 typedef struct reval_job {

@@ -45,7 +45,7 @@ struct ztd_upstream_entry {
 typedef struct slot {
     char *name;
     ztd_entry *e;      /* NULL while first opening */
-    uint64_t checked;  /* ztd_now_ms() of the last successful open or revalidation */
+    uint64_t checked;  /* ztd_now_ms() of the last successful open or revalidation; 0: expired */
     bool opening;      /* someone is opening it: wait on cv, or serve e while stale */
     bool revalidating; /* a background revalidation is queued or running */
 } slot;

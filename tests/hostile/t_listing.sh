@@ -67,12 +67,37 @@ for d in range(1, 201):
     for i in range(100):
         os.link(src, f"{root}/d{d}/f{i:03d}.zt")
 PYEOF
-kill -HUP "$D_PID"
-for i in $(seq 1 300); do
-    http "$T/c" "$URL/v1/files?prefix=big%2F&limit=1"
-    [ "$(jget "$T/c.body" next_cursor)" != MISSING ] && n=$(jget "$T/c.body" count) && [ "$n" = 1 ] && break
-    sleep 0.1
+# The rescan must be over before the pages are walked (waiting for the listing to show
+# some of big/ let a rescan still running give 15,200 of 20,000). Scans run one at a
+# time, and the inotify events of the links above may have started one that is still
+# running: wait for two more completed scans (ztensord_catalog_reloads_total), each
+# asked for with SIGHUP; the second began after the first ended, so after every link.
+# Meanwhile a file present before the rescans, a.zt, must never vanish: from the
+# listing or from a GET.
+reloads() { curl -s --max-time 10 "$URL/metrics" | awk '$1 == "ztensord_catalog_reloads_total" { print $2 }'; }
+SAMPLES=0 VANISHED=
+sample_a() {
+    SAMPLES=$((SAMPLES + 1))
+    http "$T/sa" "$URL/v1/files?prefix=a.zt"
+    [ "$CODE $(jget "$T/sa.body" count)" = "200 1" ] || VANISHED+=" listing:$CODE:$(head -c 100 "$T/sa.body")"
+    http "$T/sg" "$URL/v1/files/a.zt/objects/w/data"
+    [ "$CODE" = 200 ] && cmp -s "$T/sg.body" "$T/w.raw" || VANISHED+=" GET:$CODE:$(head -c 100 "$T/sg.body")"
+}
+n=$(reloads)
+for round in 1 2; do
+    kill -HUP "$D_PID"
+    for i in $(seq 1 600); do
+        sample_a
+        m=$(reloads)
+        [ -n "$m" ] && [ "$m" -gt "$n" ] && break
+        sleep 0.05
+    done
+    check "rescan $round: ztensord_catalog_reloads_total went past $n ($m)" [ "$m" -gt "$n" ]
+    n=$m
 done
+note "a.zt sampled $SAMPLES times while the rescans ran"
+check_eq "a file present before the rescans never vanished from the listing or a GET" "$VANISHED" ""
+check_eq "after the rescans: every file" "$(curl -s "$URL/metrics" | awk '$1 == "ztensord_catalog_files{state=\"valid\"}" { print $2 }')" 20009
 names "prefix=big%2F" >/dev/null
 check_eq "20,000 files: the default page holds 1000" "$(jget "$LAST.body" count)" 1000
 check_match "20,000 files: and a next_cursor" "$NEXT" '^[0-9a-f]+$'

@@ -31,6 +31,8 @@ listed() {
     $HELP listing "$T/l.json" "$1" status 2>/dev/null
 }
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds; prints the time taken.
+# (30 s everywhere: what is asserted is that the change is seen, not how soon; a 2 s
+# limit is what the debounce gives on a quiet machine, not on a busy one)
 wait_for() {
     local lim=$1 i t0
     shift
@@ -56,18 +58,18 @@ start_daemon "$R" || finish
 # ---- add (inotify)
 check_eq "new.zt absent at first" "$(listed new.zt)" MISSING
 mv "$S/new.zt" "$R/new.zt"
-if wait_for 2 is_listed new.zt; then ok "added file listed within 2 s (${WAITED_MS} ms)"; else bad "added file listed within 2 s"; fi
+if wait_for 30 is_listed new.zt; then ok "added file listed (${WAITED_MS} ms)"; else bad "added file listed"; fi
 req "added file served" 200 "$URL/v1/files/new.zt/objects/n/data"
 check_same "added file bytes" "$LAST.body" "$T/n.raw"
 # a new subdirectory, then a file moved into it right away
 mkdir -p "$R/d1/d2"
 cp "$R/new.zt" "$R/.tmp.zt"
 mv "$R/.tmp.zt" "$R/d1/d2/deep.zt"
-if wait_for 2 is_listed d1/d2/deep.zt; then ok "file in a new subdirectory listed within 2 s"; else bad "file in a new subdirectory listed within 2 s"; fi
+if wait_for 30 is_listed d1/d2/deep.zt; then ok "file in a new subdirectory listed"; else bad "file in a new subdirectory listed"; fi
 sleep 0.5
 cp "$R/new.zt" "$R/d1/d2/.tmp.zt"
 mv "$R/d1/d2/.tmp.zt" "$R/d1/d2/later.zt"
-if wait_for 2 is_listed d1/d2/later.zt; then ok "second file in the new subdirectory listed within 2 s"; else bad "second file in the new subdirectory listed within 2 s"; fi
+if wait_for 30 is_listed d1/d2/later.zt; then ok "second file in the new subdirectory listed"; else bad "second file in the new subdirectory listed"; fi
 # a hidden temporary file is not listed
 cp "$R/new.zt" "$R/.hidden.zt"
 sleep 0.6
@@ -146,10 +148,10 @@ for c in "$T"/loop/raw.*.code; do
 done
 check_eq "every /raw response during replacements is one whole file" "$rgood" "$rtotal"
 
-if wait_for 2 comp_sha_is /v1/files/r.zt/objects/w/data "$HB"; then
-    ok "final version B served within 2 s"
+if wait_for 30 comp_sha_is /v1/files/r.zt/objects/w/data "$HB"; then
+    ok "final version B served"
 else
-    bad "final version B served within 2 s"
+    bad "final version B served"
 fi
 wait_verified
 req "r.zt version B" 200 "$URL/v1/files/r.zt/objects/w/data"
@@ -163,10 +165,10 @@ req "old ETag no longer matches" 200 -H "If-None-Match: \"sha256:$HA\"" "$URL/v1
 
 # ---- replace in place by writing a new file of another size over it (cp, not rename)
 cp "$S/A.zt" "$R/r.zt"
-if wait_for 2 comp_sha_is /v1/files/r.zt/objects/w/data "$HA"; then
-    ok "in-place copy of version A seen within 2 s"
+if wait_for 30 comp_sha_is /v1/files/r.zt/objects/w/data "$HA"; then
+    ok "in-place copy of version A seen"
 else
-    bad "in-place copy of version A seen within 2 s"
+    bad "in-place copy of version A seen"
 fi
 # Until the rescan, the old entry serves the rewritten bytes: never under its digest.
 req "after in-place copy" 200 "$URL/v1/files/r.zt/objects/w/data"
@@ -180,11 +182,11 @@ fi
 
 # ---- remove
 rm -f "$R/new.zt"
-if wait_for 2 is_code 404 /v1/files/new.zt/raw; then ok "removed file 404 within 2 s"; else bad "removed file 404 within 2 s"; fi
+if wait_for 30 is_code 404 /v1/files/new.zt/raw; then ok "removed file 404"; else bad "removed file 404"; fi
 check_err "removed file" 404 file_not_found "$URL/v1/files/new.zt/objects/n/data"
 check_eq "removed file not listed" "$(listed new.zt)" MISSING
 rm -rf "$R/d1"
-if wait_for 2 not_listed d1/d2/deep.zt; then ok "removed directory's files unlisted within 2 s"; else bad "removed directory's files unlisted within 2 s"; fi
+if wait_for 30 not_listed d1/d2/deep.zt; then ok "removed directory's files unlisted"; else bad "removed directory's files unlisted"; fi
 check_eq "other files still listed" "$(listed keep.zt)" ok
 daemon_alive "daemon alive after the reload tests"
 
@@ -196,17 +198,17 @@ R0=$(reloads)
 check_eq "a fresh daemon: one scan" "$R0" 1
 cp "$R/keep.zt" "$R/.one.tmp"
 mv "$R/.one.tmp" "$R/one.zt"
-if wait_for 2 is_listed one.zt; then ok "a file renamed in: listed within 2 s"; else bad "a file renamed in: listed within 2 s"; fi
+if wait_for 30 is_listed one.zt; then ok "a file renamed in: listed"; else bad "a file renamed in: listed"; fi
 req "a file renamed in: served" 200 "$URL/v1/files/one.zt/objects/k/data"
 check_same "a file renamed in: bytes" "$LAST.body" "$T/k.raw"
 check_eq "a file renamed in: its entry updated, the root not rescanned" "$(reloads)" "$R0"
 rm -f "$R/one.zt"
-if wait_for 2 not_listed one.zt; then ok "the file removed: unlisted within 2 s"; else bad "the file removed: unlisted within 2 s"; fi
+if wait_for 30 not_listed one.zt; then ok "the file removed: unlisted"; else bad "the file removed: unlisted"; fi
 check_eq "the file removed: no rescan either" "$(reloads)" "$R0"
 mkdir -p "$S/dir"
 cp "$R/keep.zt" "$S/dir/in.zt"
 mv "$S/dir" "$R/dir"
-if wait_for 2 is_listed dir/in.zt; then ok "a directory moved in: its file listed within 2 s"; else bad "a directory moved in: its file listed within 2 s"; fi
+if wait_for 30 is_listed dir/in.zt; then ok "a directory moved in: its file listed"; else bad "a directory moved in: its file listed"; fi
 check_ne "a directory moved in: the root rescanned" "$(reloads)" "$R0"
 rm -rf "$R/dir"
 
@@ -217,7 +219,7 @@ mv "$R/.h.tmp" "$R/hup.zt"
 sleep 1
 check_eq "--no-watch: new file not listed without SIGHUP" "$(listed hup.zt)" MISSING
 kill -HUP "$D_PID"
-if wait_for 2 is_listed hup.zt; then ok "listed within 2 s of SIGHUP"; else bad "listed within 2 s of SIGHUP"; fi
+if wait_for 30 is_listed hup.zt; then ok "listed after SIGHUP"; else bad "listed after SIGHUP"; fi
 req "file added before SIGHUP served" 200 "$URL/v1/files/hup.zt/objects/k/data"
 check_same "file added before SIGHUP: bytes" "$LAST.body" "$T/k.raw"
 rm -f "$R/hup.zt"
@@ -225,7 +227,7 @@ sleep 0.5
 req "--no-watch: removed file still answered from the open entry" 200 "$URL/v1/files/hup.zt/objects/k/data"
 check_same "--no-watch: removed file still whole" "$LAST.body" "$T/k.raw"
 kill -HUP "$D_PID"
-if wait_for 2 is_code 404 /v1/files/hup.zt/raw; then ok "removed file 404 after SIGHUP"; else bad "removed file 404 after SIGHUP"; fi
+if wait_for 30 is_code 404 /v1/files/hup.zt/raw; then ok "removed file 404 after SIGHUP"; else bad "removed file 404 after SIGHUP"; fi
 for i in 1 2 3; do kill -HUP "$D_PID"; done
 sleep 0.5
 req "healthz after repeated SIGHUPs" 200 "$URL/healthz"

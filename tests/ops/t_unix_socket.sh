@@ -117,24 +117,22 @@ check_match "... and says it replaced it" "$(cat "$U_ERR")" 'removed a stale soc
 ucurl -o "$T/got.w2" "$C"
 check_same "component bytes after the restart" "$T/got.w2" "$T/w.raw"
 # Local peers have no address: the per-address limit (1 here) must not count them as one.
-# The three read through a small window at 2 MiB/s (zthelp slowget: 2 s at least; curl
-# --limit-rate 2M let these 4 MiB end in 5 ms, so the three need not overlap), and
-# /metrics, a fourth local client, must see them in flight at once.
-pids=()
+# The three are held after their header block (zthelp heldget: the 4 MiB answers stay in
+# flight however long the steps take; slowget's 2 s could end before a slow machine had
+# started the third), and /metrics, a fourth local client, must see them in flight at once.
+hpids=()
 for i in 1 2 3; do
-    $HELP slowget "unix:$SOCK" "${C#http://localhost}" "$T/par$i" $((2 << 20)) >"$T/par$i.code" &
-    pids+=($!)
+    held_get "par$i" "unix:$SOCK" "${C#http://localhost}"
+    check_eq "local client $i: its answer started" "$HELD_STATUS" 200
+    hpids+=("$HELD_PID")
 done
-inflight=0
-for _ in $(seq 1 40); do
-    inflight=$(ucurl http://localhost/metrics | awk '$1 == "ztensord_requests_in_flight" { print $2 }')
-    [ "${inflight:-0}" -ge 4 ] 2>/dev/null && break
-    sleep 0.05
-done
+inflight=$(ucurl http://localhost/metrics | awk '$1 == "ztensord_requests_in_flight" { print $2 }')
 check_ge "the three local clients in flight at once (and the /metrics request)" "$inflight" 4
-wait "${pids[@]}"
 n=0
-for i in 1 2 3; do [ "$(cat "$T/par$i.code")" = 200 ] && cmp -s "$T/par$i" "$T/w.raw" && n=$((n + 1)); done
+for i in 1 2 3; do
+    held_release "par$i" "${hpids[$((i - 1))]}"
+    [ "${HELD_RESULT% *}" = 200 ] && cmp -s "$T/par$i" "$T/w.raw" && n=$((n + 1))
+done
 check_eq "three parallel local clients with --max-connections-per-address 1" $n 3
 stop_unix "server over the stale socket"
 

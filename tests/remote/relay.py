@@ -19,6 +19,9 @@ file makes two):
     nofinal SKIP SECONDS      the request after SKIP gets its whole body chunked,
                               without the last chunk, then nothing for SECONDS
     encoding SKIP             later answers say Content-Encoding: gzip
+    gate SKIP FILE            the requests after SKIP wait (60 s at most) until FILE
+                              exists, then are forwarded: a test changes the origin
+                              while a client is certainly mid-transfer
     full                      forward without Range (the origin answers 200)
     no-if-match               forward without If-Match and If-Unmodified-Since
     no-conditionals           forward without If-Match, If-Unmodified-Since, If-Range
@@ -43,6 +46,7 @@ Every wait is bounded; the process ends when the test kills it.
 """
 import http.client
 import http.server
+import os
 import socketserver
 import sys
 import threading
@@ -175,6 +179,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             log(desc + " -> %d (made up)" % code)
             self.send(code, hdrs, body)
             return
+        if MODE == "gate" and n > int(ARGS[0]):
+            deadline = time.monotonic() + 60
+            while not os.path.exists(ARGS[1]) and time.monotonic() < deadline:
+                time.sleep(0.02)
         status, hdrs, body = self.fetch(MODE == "full")
         log(desc + " -> %d" % status)
         if n <= skip or status >= 300 or MODE not in ("flip", "flipone", "stall", "cut", "status",

@@ -4,7 +4,7 @@
 # relay.py. Byte-exact pulls of the demo files and the corpus's valid files;
 # a faulty path (cut, stalled, 503, flipped bytes) that still ends byte-exact
 # with no flipped byte landing; a byte flipped on every try fails naming the
-# object and component, and publishes nothing; kill -9 at 20 random points,
+# object and component, and publishes nothing; kill -9 at 12 random points,
 # each followed by a resume, ends byte-exact without fetching a verified
 # component again; a file replaced mid-pull (by rename, in place) ends as one
 # whole version; a full disk is a clear error that leaves only the partial
@@ -124,11 +124,11 @@ check_match "the message names the file, object and component" "$(cat "$T/pull.e
     'big\.zt: ZT_E_DIGEST_MISMATCH: .*object "[abc]", component "data"'
 check_eq "no final file" "$(ls "$T/o7")" "$(printf 'big.zt.ztpart\nbig.zt.ztpull')"
 
-note "kill -9 at 20 random points, each followed by a resume"
-rand "$T/k.raw" $((1024 * 1024))
+note "kill -9 at 12 random points, each followed by a resume"
+rand "$T/k.raw" $((512 * 1024))
 specs=()
-for i in $(seq 1 64); do specs+=("t$i=u8:$((1024 * 1024)):$T/k.raw"); done
-pack "$root/kill.zt" "${specs[@]}" # 64 MiB in 64 components
+for i in $(seq 1 64); do specs+=("t$i=u8:$((512 * 1024)):$T/k.raw"); done
+pack "$root/kill.zt" "${specs[@]}" # 32 MiB in 64 components
 "$ZT" info --json "$root/kill.zt" >"$T/kill.json"
 kill -HUP "$D_PID"
 for i in $(seq 1 100); do curl -sf -o /dev/null "$URL/v1/files/kill.zt" && break; sleep 0.1; done
@@ -144,7 +144,7 @@ for i in 1 2; do # the faster of two, so a slow first run does not put the kills
     rm -f "$T/o8/kill.zt"
 done
 refetched=0 resumed=0 finished=0 killed=0
-for i in $(seq 1 20); do
+for i in $(seq 1 12); do
     from=$(wc -l <"$RLOG")
     "$ZT" pull --quiet "http://127.0.0.1:$RPORT/v1/files/kill.zt" -o "$T/o8" --connections 2 \
         --chunk-size 64K >/dev/null 2>&1 &
@@ -170,7 +170,7 @@ done
 check_eq "no verified component fetched again after a kill" "$refetched" 0
 check_match "kills left verified components to resume from ($resumed records; $killed kills during a pull of $full_ms ms, $finished runs ended first)" \
     "$resumed" '^[1-9]'
-check_match "a quarter of the kills at least landed inside a pull" "$((killed >= 5))" '^1$'
+check_match "a quarter of the kills at least landed inside a pull" "$((killed >= 3))" '^1$'
 
 note "a file replaced at the origin during the pull: one whole version"
 rand "$T/v1.raw" $((8 * 1024 * 1024))
@@ -178,21 +178,36 @@ rand "$T/v2.raw" $((8 * 1024 * 1024))
 pack "$T/v1.zt" w=u8:$((8 * 1024 * 1024)):"$T/v1.raw"
 pack "$T/v2.zt" w=u8:$((8 * 1024 * 1024)):"$T/v2.raw"
 for how in rename inplace; do
+    pre=$(curl -s "$URL/v1/files" | $HELP listing /dev/stdin ch.zt etag 2>/dev/null)
     cp "$T/v1.zt" "$root/ch.zt"
     kill -HUP "$D_PID"
-    sleep 0.5
-    start_relay "$PORT" pass
+    for i in $(seq 1 300); do # until the origin serves version 1
+        e=$(curl -s "$URL/v1/files" | $HELP listing /dev/stdin ch.zt etag 2>/dev/null)
+        [ "$e" != "$pre" ] && [ "$e" != - ] && break
+        sleep 0.1
+    done
+    # the relay holds the pull's requests after the sixth until the origin serves the new
+    # version: the replacement lands mid-pull however fast or slow the pull is
+    old_etag=$(curl -s "$URL/v1/files" | $HELP listing /dev/stdin ch.zt etag)
+    rm -f "$T/gate"
+    start_relay "$PORT" gate 6 "$T/gate"
     rm -rf "$T/o9"
     "$ZT" pull "http://127.0.0.1:$RPORT/v1/files/ch.zt" -o "$T/o9" --connections 1 \
         --chunk-size 64K --json >"$T/pull.out" 2>"$T/pull.err" &
     pid=$!
-    for i in $(seq 1 200); do [ "$(wc -l <"$RLOG")" -ge 6 ] && break; sleep 0.02; done
+    for i in $(seq 1 300); do [ "$(wc -l <"$RLOG")" -ge 6 ] && break; sleep 0.1; done
     if [ $how = rename ]; then
         cp "$T/v2.zt" "$root/.ch.tmp" && mv "$root/.ch.tmp" "$root/ch.zt"
     else
         dd if="$T/v2.zt" of="$root/ch.zt" conv=notrunc status=none
     fi
     kill -HUP "$D_PID"
+    for i in $(seq 1 300); do
+        [ "$(curl -s "$URL/v1/files" | $HELP listing /dev/stdin ch.zt etag)" != "$old_etag" ] && break
+        sleep 0.1
+    done
+    check "$how: the pull was mid-transfer when the origin changed" kill -0 "$pid"
+    touch "$T/gate"
     wait $pid
     check_eq "$how: the pull succeeds" "$?" 0
     if cmp -s "$T/o9/ch.zt" "$T/v2.zt"; then

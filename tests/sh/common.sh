@@ -109,6 +109,31 @@ check_errbody() {
 # jget FILE KEY...: a value from a JSON file (MISSING if absent).
 jget() { $HELP get "$@" 2>/dev/null; }
 
+# held_get NAME PORT TARGET: a GET of TARGET whose reader stops after the header block
+# (zthelp heldget) until held_release NAME: a response the server is certainly still
+# sending, however long the steps in between take. Waits (up to 30 s) for the status
+# line, which it returns in HELD_STATUS; sets HELD_PID. The body goes to $T/NAME.
+held_get() {
+    local name=$1 i
+    rm -f "$T/$name.gate" "$T/$name.gate.started"
+    $HELP heldget "$2" "$3" "$T/$name" "$T/$name.gate" >"$T/$name.code" &
+    HELD_PID=$!
+    HELD_STATUS=
+    for i in $(seq 1 300); do
+        [ -s "$T/$name.gate.started" ] && break
+        kill -0 "$HELD_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    HELD_STATUS=$(cat "$T/$name.gate.started" 2>/dev/null)
+}
+# held_release NAME PID: let the held reader read the rest, and wait for it; sets
+# HELD_RESULT to "STATUS SIZE" (the status the reader saw, the body's size).
+held_release() {
+    touch "$T/$1.gate"
+    wait "$2"
+    HELD_RESULT="$(cat "$T/$1.code") $(stat -c %s "$T/$1" 2>/dev/null || echo 0)"
+}
+
 # ---- files
 
 sha256_hex() { openssl dgst -sha256 -r "$1" | cut -d' ' -f1; }

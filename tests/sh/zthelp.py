@@ -38,6 +38,14 @@ Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
                                  blocked on the socket for the whole transfer, which lasts
                                  at least SIZE / RATE seconds (SIZE: the bytes it reads).
                                  PORT may be unix:PATH (a Unix socket; Host: localhost).
+  heldget PORT TARGET OUT GATE   GET TARGET with a 64 KiB receive buffer; once the header
+                                 block has arrived, write its status to GATE.started and
+                                 read nothing more until the file GATE exists (120 s at
+                                 most), then read the rest at full speed into OUT; print
+                                 the status. While held, a body larger than the socket
+                                 buffers is certainly still in flight, however long the
+                                 steps between take (slowget's duration is a rate, which a
+                                 busy machine can outlast). PORT as for slowget.
 """
 import json
 import os
@@ -251,7 +259,8 @@ def cmd_partial(port, method, target, path, nbytes, hold, headers):
     print(status)
 
 
-def cmd_slowget(port, target, out, rate):
+def small_window_get(port, target):
+    """A socket with a 64 KiB receive window that has sent GET TARGET."""
     if port.startswith("unix:"):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         addr, host = port[len("unix:"):], "localhost"
@@ -263,6 +272,51 @@ def cmd_slowget(port, target, out, rate):
     s.connect(addr)
     s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
                % (target, host)).encode("latin-1"))
+    return s
+
+
+def write_response(got, out):
+    """Write the body of the raw response got to out; print its status."""
+    head, _, body = bytes(got).partition(b"\r\n\r\n")
+    with open(out, "wb") as f:
+        f.write(body)
+    parts = head.split(b" ", 2)
+    print(parts[1].decode("latin-1") if head.startswith(b"HTTP/") and len(parts) > 1 else "000")
+
+
+def cmd_heldget(port, target, out, gate):
+    s = small_window_get(port, target)
+    got = bytearray()
+    try:
+        while b"\r\n\r\n" not in got:
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+    except OSError:
+        pass
+    parts = bytes(got).split(b" ", 2)
+    status = parts[1].decode("latin-1") if got.startswith(b"HTTP/") and len(parts) > 1 else "000"
+    with open(gate + ".started.tmp", "w") as f:
+        f.write(status + "\n")
+    os.rename(gate + ".started.tmp", gate + ".started")
+    deadline = time.monotonic() + 120
+    while not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        while True:
+            d = s.recv(1 << 20)
+            if not d:
+                break
+            got += d
+    except OSError:
+        pass
+    s.close()
+    write_response(got, out)
+
+
+def cmd_slowget(port, target, out, rate):
+    s = small_window_get(port, target)
     step, pause = 16384, 16384 / float(rate)
     got = bytearray()  # appended in place: bytes += would copy it all at every step
     deadline = time.monotonic() + 60
@@ -273,11 +327,7 @@ def cmd_slowget(port, target, out, rate):
         got += d
         time.sleep(pause)
     s.close()
-    head, _, body = bytes(got).partition(b"\r\n\r\n")
-    with open(out, "wb") as f:
-        f.write(body)
-    parts = head.split(b" ", 2)
-    print(parts[1].decode("latin-1") if head.startswith(b"HTTP/") and len(parts) > 1 else "000")
+    write_response(got, out)
 
 
 def main(argv):
@@ -301,6 +351,7 @@ def main(argv):
         "u64": lambda: cmd_u64(a[0], a[1:]),
         "partial": lambda: cmd_partial(a[0], a[1], a[2], a[3], a[4], a[5], a[6:]),
         "slowget": lambda: cmd_slowget(*a),
+        "heldget": lambda: cmd_heldget(*a),
     }
     if c not in cmds:
         fail("unknown subcommand %s\n%s" % (c, __doc__))

@@ -31,7 +31,8 @@ zd_launch() {
     ZD_RUN=$((ZD_RUN + 1))
     ZD_ERR[$name]=$T/$name.$ZD_RUN.err
     local listen=127.0.0.1:${ZD_PORT[$name]:-0}
-    "$ZTENSORD" --root "${ZD_ROOT[$name]}" --listen "$listen" --access-log off "$@" \
+    ttl_flags "$@" # a long upstream_ttl unless the flags name one (lib.sh)
+    "$ZTENSORD" --root "${ZD_ROOT[$name]}" --listen "$listen" --access-log off "${TTL_FLAGS[@]}" \
         2>"${ZD_ERR[$name]}" &
     ZD_PID[$name]=$!
     if ! wait_listening "${ZD_ERR[$name]}" "${ZD_PID[$name]}"; then

@@ -19,7 +19,7 @@ pack "$T/origin/big.zt" big=u8:$((64 << 20)):"$T/big.bin" || finish
 # A file under the sidecar's own root wins over the upstream's of the same name.
 pack "$T/side/m.zt" s=u8:1000:"$T/s.bin" || finish
 
-start_origin "$T/origin" || finish
+WAIT_VERIFIED=1 start_origin "$T/origin" || finish # same() compares sha256 ETags
 start_sidecar "$T/side" "$O_URL" "$T/cache" || finish
 
 # ---- JSON and bytes, against the origin

@@ -26,13 +26,16 @@ start_evil "$T/up" $MODE || finish
 start_rootless "$E_URL" "$T/cache.$MODE" --upstream-kind plain --upstream-retries 0 \
     --upstream-ttl 2s || finish
 for d in sha256 none; do
+    ttl_start
     curl -s -o /dev/null "$URL/v1/files/$d.zt"
     cp "$T/new/$d.zt" "$T/up/$d.zt"
     touch -d '+5 seconds' "$T/up/$d.zt" # another mtime: another ETag
     code=$(curl -s --max-time 30 -o "$T/$d.body" -w '%{http_code}' "$URL/v1/files/$d.zt/objects/w/data")
     rc=$?
     note "$MODE $d: HTTP $code, curl exit $rc, $(stat -c %s "$T/$d.body") bytes; $(head -c 300 "$T/$d.body" | tr -d '\0' | grep -a -o '"message":"[^"]*"')"
-    if [ "$code" = 200 ] && [ "$rc" = 0 ]; then
+    if ! within_ttl 2; then # reopened: the new version, rightly
+        skip "$MODE $d: replaced upstream after the open: not a complete 200" "the steps outlasted the 2 s TTL"
+    elif [ "$code" = 200 ] && [ "$rc" = 0 ]; then
         bad "$MODE $d: replaced upstream after the open: not a complete 200" "a complete 200 was served"
         if cmp -s "$T/$d.body" "$T/b.bin"; then note "$MODE $d: ...with the new bytes under the old manifest"; fi
     else

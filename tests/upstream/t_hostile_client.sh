@@ -25,7 +25,7 @@ for i in $(seq 0 199); do
     args+=("c$i=u8:4096:$T/many/c$i.bin")
 done
 pack "$T/origin/many.zt" "${args[@]}" || finish
-start_origin "$T/origin" || finish
+WAIT_VERIFIED=1 start_origin "$T/origin" || finish # same() compares sha256 ETags
 oport=${O_URL##*:}
 
 # ---- ranges, cold
