@@ -8,6 +8,7 @@
 #include "http/conns.h"
 #include "http/http.h"
 #include "http/auth.h"
+#include "handlers/handlers.h"
 #include "core/log.h"
 #include "core/notify.h"
 #include "store/publish.h"
@@ -405,7 +406,10 @@ int main(int argc, char **argv)
 
     ztd_uploads uploads;
     ztd_uploads_init(&uploads, cfg.root, cfg.max_upload_size, cfg.disk_reserve, cfg.max_uploads);
-    ztd_server srv = {.cfg = &cfg, .listen_fd = ztd_listen_fd_from_env(), .uploads = &uploads};
+    ztd_server srv = {.cfg = &cfg,
+                      .listen_fd = ztd_listen_fd_from_env(),
+                      .uploads = &uploads,
+                      .routes = ztd_v1_routes()};
     bool activated = srv.listen_fd >= 0;
     int rc = start(&srv, sfd);
     if (rc != ZTD_EXIT_OK) {

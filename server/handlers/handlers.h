@@ -1,5 +1,5 @@
 /*
- * Every route handler, for the route table (http/routes.c), which is the one
+ * Every route handler, for the route table (handlers/routes.c), which is the one
  * place that says which answers what. Handlers are siblings: none calls
  * another; what they share is in store/ and http/. Each is called once the
  * request is complete (after its body, for routes that take one; again when
@@ -10,6 +10,11 @@
 #define ZTD_HANDLERS_H
 
 #include "http/handler.h"
+#include "http/routes.h"
+
+/* The /v1 route table (routes.c): ZTD_ROUTE_COUNT rows, indexed by route id,
+ * for ztd_server.routes and ztd_route_def_of(). Static storage. */
+const ztd_route_def *ztd_v1_routes(void);
 
 /* ---- ops.c: GET /healthz (the process answers), GET /readyz (the first
  * catalog scan is done and it is not shutting down), GET /metrics (Prometheus

@@ -5,7 +5,7 @@
 #include "handlers/listing.h"
 #include "http/offload.h"
 #include "http/response.h"
-#include "http/router.h"
+#include "store/names.h"
 #include "upstream/upstream.h"
 #include "upstream/origin_listing.h"
 
@@ -268,7 +268,7 @@ static char *merged_page(const ztd_snapshot *s, json_t *up, const ztd_listing_qu
         json_t *e = json_array_get(up, i);
         const char *name = json_string_value(json_object_get(e, "name"));
         /* an upstream is a stranger: a name no client could ask for is not listed */
-        if (name && !ztd_route_file_path_problem(name, strlen(name)) &&
+        if (name && !ztd_file_path_problem(name, strlen(name)) &&
             !ztd_snapshot_find(s, name, strlen(name)))
             v[n++] = e;
     }

@@ -142,16 +142,6 @@ typedef struct ztd_route_match {
  * either being NULL is BAD_REQUEST. out is always written; its status is returned. */
 ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match *out);
 
-/* Does the decoded name s[0..n) end in one of the served extensions (.zt, .safetensors, .alt;
- * case-sensitive)? The rule that ends {file} in a URL, and the catalog's rule for files. */
-bool ztd_route_file_ext(const char *s, size_t n);
-
-/* Why the decoded file path s[0..n) could not be asked for in a URL (NUL, invalid
- * UTF-8, absolute, an empty segment, a segment starting with '.'), or NULL when it
- * can. Names from elsewhere (an upstream's listing) go through it before they are
- * listed or fetched. */
-const char *ztd_route_file_path_problem(const char *s, size_t n);
-
 /* Stable lower-case name of a route for metrics labels and logs ("manifest", "component",
  * ...); "none" for ZTD_ROUTE_NONE and for out-of-range values. Static storage. */
 const char *ztd_route_name(ztd_route_id route);

@@ -17,7 +17,7 @@
 #include "core/clock.h"
 #include "core/hex.h"
 #include "core/dates.h"
-#include "http/router.h"
+#include "store/names.h"
 #include "core/utf8.h"
 #include "store/catalog_v2.h"
 
@@ -236,7 +236,7 @@ void ztd_stat_etag(const struct stat *sb, char out[40])
 
 bool ztd_catalog_is_served_name(const char *name)
 {
-    return name[0] != '.' && ztd_route_file_ext(name, strlen(name));
+    return name[0] != '.' && ztd_file_ext_served(name, strlen(name));
 }
 
 /* Failures that say nothing about the file: open() or mmap() out of fds or
