@@ -13,7 +13,6 @@
 #include "core/log.h"
 #include "core/workq.h"
 #include "store/catalog_v2.h"
-#include "upstream/origin_http.h"
 #include "upstream/origin_listing.h"
 
 #include <errno.h>

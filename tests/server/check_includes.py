@@ -1,4 +1,4 @@
-"""The structure of server/: folder ranks and no circles.
+"""The structure of server/: folder ranks, no circles, no libcurl.
 
     check_includes.py SERVER_DIR [--objects BUILD_SERVER_DIR] [--graph]
     check_includes.py --self-test     (the checks fail on small trees made to break them)
@@ -9,7 +9,8 @@ with nm) A's object uses a symbol that B's object defines. Checked:
   - ranks: a module may use its own folder and the folders ranked below it, never one above:
     core < store < upstream < http < fronts (handlers/) < main.c. Fronts are siblings: none
     uses another.
-  - circles: no group of modules reaches each other, by includes or by calls.
+  - circles: no group of modules reaches each other, by includes or by calls;
+  - no file under server/ includes libcurl (the origins live in lib/remote).
 Exceptions are listed in ALLOW, as (from, to) module pairs with the reason; it is empty.
 Prints each failure and exits 1 if there is one; with --graph, prints the edges first.
 """
@@ -19,6 +20,7 @@ import subprocess
 import sys
 
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+CURL = re.compile(r'^\s*#\s*include\s+<curl/', re.M)
 
 # Folder -> rank. A folder not listed here fails the check until it is given a rank.
 RANKS = {"core": 1, "store": 2, "upstream": 3, "http": 4, "handlers": 5}
@@ -116,6 +118,11 @@ def unranked(g):
             for f in sorted({folder(m) for m in g if rank(m) is None})]
 
 
+def curl_users(mods):
+    return ["%s includes libcurl (server/ reaches origins through lib/remote)" % p
+            for paths in mods.values() for p in sorted(paths) if CURL.search(read(p))]
+
+
 def circles(g):
     idx, low, on, st, out, n = {}, {}, set(), [], [], [0]
 
@@ -160,6 +167,7 @@ def self_test():
         "upward include": ({"store/a.c": '#include "http/b.h"', "http/b.h": ""}, 1),
         "sideways between fronts": ({"handlers/a.c": '#include "s3/b.h"', "s3/b.h": ""}, 1),
         "unranked folder": ({"misc/a.c": ""}, 1),
+        "libcurl": ({"upstream/a.c": "#include <curl/curl.h>"}, 1),
         "circle": ({"core/a.c": '#include "core/b.h"', "core/a.h": "",
                     "core/b.c": '#include "core/a.h"', "core/b.h": ""}, 1),
     }
@@ -197,6 +205,7 @@ def main(argv):
         fails += ["%s circle: %s" % (what, " <-> ".join(c)) for c in circles(g)]
         fails += rank_failures(g, what)
     fails += unranked(graphs[0][1])
+    fails += curl_users(modules(top))
     for f in fails:
         print(f)
     return 1 if fails else 0
