@@ -21,11 +21,17 @@ const ztd_route_def *ztd_v1_routes(void);
  * text). No token; answered even near the connection limit. */
 ztd_handler ztd_ops_healthz, ztd_ops_readyz, ztd_ops_metrics;
 
-/* ---- read.c: GET of the file listing; of a file's manifest, raw bytes,
+/* ---- listing.c: GET /v1/files, the whole listing built at scan time when no
+ * paging parameter is given, otherwise one page (http/listing_query.h), merged
+ * with the upstream's listing when there is one; 400 for a malformed
+ * parameter. */
+ztd_handler ztd_list_files;
+
+/* ---- read.c: GET of a file's manifest, raw bytes,
  * objects and components (ztd_read_file); of components by sha256 (blobs).
  * Byte responses go through http/body.h (ranges, conditionals, zstd
  * decoding). Each pins its catalog entry as the request's state. */
-ztd_handler ztd_read_list, ztd_read_file, ztd_read_blob;
+ztd_handler ztd_read_file, ztd_read_blob;
 
 /* ---- put.c: PUT /v1/files/{file}, a whole .zt file in one request body,
  * streamed into a staging file (hashed beside it when the client sent its

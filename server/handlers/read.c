@@ -11,7 +11,6 @@
 #include "http/response.h"
 #include "store/catalog.h"
 #include "store/precompressed.h"
-#include "handlers/listing.h"
 #include "store/catalog_v2.h"
 #include "upstream/upstream.h"
 #include "http/offload.h"
@@ -398,11 +397,6 @@ enum MHD_Result ztd_read_blob(ztd_server *s, struct MHD_Connection *c, ztd_req *
                          "its stored bytes hash to something else",
                          zt_component_role(comp), zt_object_name(o), e->name, r->match->blob);
     return send_component(s, c, r, e, o, comp, true);
-}
-
-enum MHD_Result ztd_read_list(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
-{
-    return ztd_listing_route(s, c, r);
 }
 
 /* ---- files of the upstream (upstream/upstream.h)

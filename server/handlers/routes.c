@@ -16,7 +16,7 @@ static const ztd_route_def k_routes[ZTD_ROUTE_COUNT] = {
     ROUTE(HEALTHZ,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_healthz, false),
     ROUTE(READYZ,           "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_readyz, false),
     ROUTE(METRICS,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_metrics, false),
-    ROUTE(LIST,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_list, false),
+    ROUTE(LIST,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_list_files, false),
     ROUTE(MANIFEST,         "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
     ROUTE(RAW,              "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),
     ROUTE(OBJECT,           "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false),

@@ -71,9 +71,7 @@ static ztd_route_status dispatch(ztd_route_match *out, const char *method, const
 #define DISPATCH(out, method, allow, table)                                                        \
     dispatch((out), (method), (allow), (table), sizeof(table) / sizeof((table)[0]))
 
-/* Percent-decode s[0..n) into dst (room for cap bytes plus a NUL); the result may contain NUL
- * bytes, which the callers reject. Returns the decoded length or -1 on a bad escape. */
-static long decode(const char *s, size_t n, char *dst, size_t cap)
+long ztd_url_decode(const char *s, size_t n, char *dst, size_t cap, bool plus_is_space)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
@@ -88,6 +86,8 @@ static long decode(const char *s, size_t n, char *dst, size_t cap)
                 return -1;
             c = (char)(hi * 16 + lo);
             i += 2;
+        } else if (c == '+' && plus_is_space) {
+            c = ' ';
         }
         if (o == cap)
             return -1;
@@ -106,7 +106,7 @@ static ztd_route_status take_name(ztd_route_match *out, const char *seg, size_t 
 
     if (n == 0)
         return fail(out, ZTD_ROUTE_NOT_FOUND, "empty name in path");
-    len = decode(seg, n, dst, ZTD_PATH_MAX);
+    len = ztd_url_decode(seg, n, dst, ZTD_PATH_MAX, false);
     if (len < 0)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
     if ((why = ztd_name_problem(dst, (size_t)len)) != NULL)
@@ -141,7 +141,7 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
 
         if (!first)
             out->file[o++] = '/';
-        len = decode(p, n, out->file + o, ZTD_PATH_MAX - o);
+        len = ztd_url_decode(p, n, out->file + o, ZTD_PATH_MAX - o, false);
         if (len < 0)
             return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
         p += n;
@@ -195,7 +195,7 @@ static ztd_route_status route_blob(ztd_route_match *out, const char *method, con
 
     if (n == 0 || p[n] != '\0')
         return fail(out, ZTD_ROUTE_NOT_FOUND, "no such blob route");
-    len = decode(p, n, digest, ZTD_PATH_MAX);
+    len = ztd_url_decode(p, n, digest, ZTD_PATH_MAX, false);
     if (len < 0)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
     if (len != 7 + 64 || memcmp(digest, "sha256:", 7) != 0)
@@ -229,7 +229,7 @@ static ztd_route_status route_upload(ztd_route_match *out, const char *method, c
 
     if (n == 0)
         return fail(out, ZTD_ROUTE_NOT_FOUND, "empty upload id");
-    len = decode(p, n, id, ZTD_PATH_MAX);
+    len = ztd_url_decode(p, n, id, ZTD_PATH_MAX, false);
     if (len < 0)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
     if (len > ZTD_UPLOAD_ID_MAX)

@@ -142,6 +142,11 @@ typedef struct ztd_route_match {
  * either being NULL is BAD_REQUEST. out is always written; its status is returned. */
 ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match *out);
 
+/* Percent-decode s[0..n) into dst (room for cap bytes plus a NUL); with plus_is_space, '+' is
+ * a space (as in a query string). The result may contain NUL bytes, which the callers reject.
+ * Returns the decoded length, or -1 on a bad escape or more than cap bytes. */
+long ztd_url_decode(const char *s, size_t n, char *dst, size_t cap, bool plus_is_space);
+
 /* Stable lower-case name of a route for metrics labels and logs ("manifest", "component",
  * ...); "none" for ZTD_ROUTE_NONE and for out-of-range values. Static storage. */
 const char *ztd_route_name(ztd_route_id route);
