@@ -9,6 +9,7 @@
 #include "http/conns.h"
 #include "http/http.h"
 #include "http/auth.h"
+#include "handlers/handlers.h"
 #include "core/log.h"
 #include "core/notify.h"
 #include "store/publish.h"
@@ -17,7 +18,7 @@
 #include "store/bg_verifier.h"
 #include "core/watch.h"
 #include "core/workq.h"
-#include "upstream/origin_http.h"
+#include <ztensor/ztensor_remote_experimental.h>
 #include "upstream/prefetch.h"
 #include "upstream/upstream.h"
 
@@ -303,8 +304,8 @@ static void report_upstream(const ztd_config *cfg, ztd_upstream *up)
             return; /* "upstream BASE is a ztensord" (or a plain HTTP server) was logged */
     } else {
         snprintf(url, sizeof(url), "%s/healthz", base);
-        if (ztd_upstream_http_get(url, NULL, NULL, ct, t, 4096, &status, &body, &len, etag,
-                                  &timed_out) != 0)
+        if (zt_remote_http_get(url, NULL, NULL, ct, t, 4096, &status, &body, &len, etag,
+                               &timed_out) != 0)
             return; /* out of memory: nothing to say */
         why = timed_out == 1 ? "GET /healthz timed out" : "GET /healthz: no connection";
     }
@@ -351,7 +352,7 @@ static int setup_store(ztd_server *srv)
     srv->workq = ztd_workq_new(PUBLISH_THREADS, "ztd-publish");
     if (cfg->upstream[0]) {
         char err[1024];
-        if (!(srv->upstream = ztd_upstream_new(cfg, err, sizeof(err)))) {
+        if (!(srv->upstream = ztd_upstream_new(cfg, &ztd_source_upstream, err, sizeof(err)))) {
             ztd_log(ZTD_LOG_ERROR, "%s", err);
             return -1;
         }
@@ -479,7 +480,10 @@ int main(int argc, char **argv)
 
     ztd_uploads uploads;
     ztd_uploads_init(&uploads, cfg.root, cfg.max_upload_size, cfg.disk_reserve, cfg.max_uploads);
-    ztd_server srv = {.cfg = &cfg, .listen_fd = ztd_listen_fd_from_env(), .uploads = &uploads};
+    ztd_server srv = {.cfg = &cfg,
+                      .listen_fd = ztd_listen_fd_from_env(),
+                      .uploads = &uploads,
+                      .routes = ztd_v1_routes()};
     bool activated = srv.listen_fd >= 0;
     int rc = start(&srv, sfd);
     if (rc != ZTD_EXIT_OK) {

@@ -1,7 +1,7 @@
 /*
  * Pulling a zTensor v2 model whose root names shards (v2 §7) as one version.
  * A shard name is a label; it is resolved here by Appendix B's positional
- * convention, as the local reader does (lib/src/v2_shards.c): shard "n" of
+ * convention, as the local reader does (lib/src/v2/v2_shards.c): shard "n" of
  * root ".../model.zt" is ".../model-n.zt", beside the root, both in the URL
  * and on disk. Every file is opened (its validator pinned, its size checked
  * against the root's table) before any data byte is fetched; then each is

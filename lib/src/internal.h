@@ -382,7 +382,7 @@ zt_status zt__v2_check_object(struct zt_object *o, zt_error *err);
  * at: the offset of v's container in a decoded manifest, or UINT64_MAX for
  * values that were not decoded from one (the writer's). */
 zt_status zt__v2_attr_value_ok(const zt_value *v, const char *obj, uint64_t at, zt_error *err);
-/* writer_v2.c: what the writer needs to write v2. */
+/* v2/v2_writer.c: what the writer needs to write v2. */
 bool zt__v2_name_ok(const char *s, size_t n);
 zt_status zt__v2_writer_check(struct zt_object *o, zt_error *err);
 zt_status zt__v2_attrs_check(const zt_value *attributes, zt_error *err);

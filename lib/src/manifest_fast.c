@@ -14,7 +14,7 @@
  * the general path builds. Attributes and unknown fields are decoded by the
  * general decoder, with the depth left at that level of the manifest.
  */
-#include "cbor_cursor.h"
+#include "common/cbor_cursor.h"
 #include "internal.h"
 
 #include <string.h>

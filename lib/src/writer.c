@@ -21,7 +21,7 @@
  * the reader rejects.
  *
  * With the option format = ZT_FORMAT_V2 it writes zTensor v2 instead (the
- * encodings in writer_v2.c): the v2 magic, blobs at `alignment` (64 KiB,
+ * encodings in v2/v2_writer.c): the v2 magic, blobs at `alignment` (64 KiB,
  * canonical placement, by default; the first at or after 4096), digests
  * (xxh3 or sha256) of the bytes given, zstd as zt.zstd-seekable/1 (1 MiB
  * frames with checksums, then the seek table), a raw part identical to an

@@ -7,9 +7,6 @@
  */
 #include "core/metrics.h"
 #include "core/procstat.h"
-#include "upstream/items.h"
-#include "upstream/prefetch.h"
-#include "upstream/upstream.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +16,7 @@
 #include <ztensor/ztensor.h>
 
 #define NSTATUS 600
-#define NROUTE ZTD_ROUTE_COUNT
+#define NROUTE ZTD_METRICS_ROUTES
 /* Past 10 s for multi-GB transfers, which take minutes. Each bucket is a
  * counter per route per shard: 5 more cost 40 bytes per route per shard. */
 static const double k_buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -71,10 +68,10 @@ static uint64_t sum_u64(const uint64_t *field0)
 
 #define SUM(field) sum_u64(&g_shards[0].field)
 
-void ztd_metrics_request(ztd_route_id route, int status, uint64_t bytes, uint64_t us)
+void ztd_metrics_request(unsigned route, int status, uint64_t bytes, uint64_t us)
 {
-    if ((unsigned)route >= NROUTE)
-        route = ZTD_ROUTE_NONE;
+    if (route >= NROUTE)
+        route = 0;
     if (status < 0 || status >= NSTATUS)
         status = 0;
     shard *sh = my_shard();
@@ -147,22 +144,22 @@ __attribute__((format(printf, 2, 3))) static void put(out *o, const char *fmt, .
     }
 }
 
-static void render_requests(out *o)
+static void render_requests(out *o, const char *const *names, unsigned routes)
 {
     put(o, "# HELP ztensord_requests_total HTTP requests answered, by route and status.\n"
            "# TYPE ztensord_requests_total counter\n");
-    for (int r = 0; r < NROUTE; r++)
+    for (unsigned r = 0; r < routes; r++)
         for (int s = 0; s < NSTATUS; s++) {
             uint64_t v = SUM(requests[r][s]);
             if (v)
-                put(o, "ztensord_requests_total{route=\"%s\",code=\"%d\"} %llu\n",
-                    ztd_route_name((ztd_route_id)r), s, (unsigned long long)v);
+                put(o, "ztensord_requests_total{route=\"%s\",code=\"%d\"} %llu\n", names[r], s,
+                    (unsigned long long)v);
         }
     put(o, "# HELP ztensord_response_bytes_total Body bytes of responses, by route.\n"
            "# TYPE ztensord_response_bytes_total counter\n");
-    for (int r = 0; r < NROUTE; r++)
-        put(o, "ztensord_response_bytes_total{route=\"%s\"} %llu\n",
-            ztd_route_name((ztd_route_id)r), (unsigned long long)SUM(bytes[r]));
+    for (unsigned r = 0; r < routes; r++)
+        put(o, "ztensord_response_bytes_total{route=\"%s\"} %llu\n", names[r],
+            (unsigned long long)SUM(bytes[r]));
 }
 
 /* By code, so that refusals by design (not_ready, overloaded...), which the error
@@ -179,12 +176,12 @@ static void render_errors(out *o)
     }
 }
 
-static void render_histogram(out *o)
+static void render_histogram(out *o, const char *const *names, unsigned routes)
 {
     put(o, "# HELP ztensord_request_duration_seconds Time from a request's arrival to its "
            "completion, by route.\n# TYPE ztensord_request_duration_seconds histogram\n");
-    for (int r = 0; r < NROUTE; r++) {
-        const char *name = ztd_route_name((ztd_route_id)r);
+    for (unsigned r = 0; r < routes; r++) {
+        const char *name = names[r];
         uint64_t cum = 0;
         for (size_t b = 0; b <= NBUCKET; b++) {
             cum += SUM(hist[r][b]);
@@ -247,105 +244,27 @@ static void put_counters(out *o, const char *name, const char *help, const char 
             (unsigned long long)LOAD(&counts[i]));
 }
 
-/* One unlabelled sample with its HELP and TYPE. */
-static void put_one(out *o, const char *name, const char *type, const char *help, uint64_t v)
+/* Samples named by their owners (see metrics.h). */
+static void put_samples(out *o, const ztd_metric_sample *t, size_t n)
 {
-    put(o, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name,
-        (unsigned long long)v);
-}
-
-/* One unlabelled uint64_t sample of a stats struct, by offset. */
-typedef struct series {
-    const char *name, *type, *help;
-    size_t off;
-} series;
-
-#define CACHE_S(n, t, f, h)                                                                        \
-    {                                                                                              \
-        "ztensord_cache_" n, t, h, offsetof(ztd_cache_stats, f)                                    \
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].help)
+            put(o, "# HELP %s %s\n# TYPE %s %s\n", t[i].name, t[i].help, t[i].name, t[i].type);
+        if (t[i].label)
+            put(o, "%s{%s=\"%s\"} %llu\n", t[i].name, t[i].label, t[i].label_value,
+                (unsigned long long)t[i].value);
+        else
+            put(o, "%s %llu\n", t[i].name, (unsigned long long)t[i].value);
     }
-#define UP_S(n, t, f, h)                                                                           \
-    {                                                                                              \
-        "ztensord_upstream_" n, t, h, offsetof(ztd_upstream_stats, f)                              \
-    }
-
-/* The pull-through cache (--upstream): its store, then its fills. */
-static const series cache_series[] = {
-    CACHE_S("hits_total", "counter", hits, "Upstream components found complete in the cache."),
-    CACHE_S("misses_total", "counter", misses,
-            "Upstream components not in the cache: a fill was started."),
-    CACHE_S("waits_total", "counter", waits,
-            "Requests that joined a fill already running (single flight)."),
-    CACHE_S("evictions_total", "counter", evictions,
-            "Cache items evicted to make room (least recently used)."),
-    CACHE_S("evicted_bytes_total", "counter", evicted_bytes, "Bytes of the evicted items."),
-    CACHE_S("bytes", "gauge", bytes, "Bytes in the cache, complete and filling."),
-    CACHE_S("limit_bytes", "gauge", max_bytes, "The cache's size bound (cache_size)."),
-    CACHE_S("items", "gauge", items, "Complete items in the cache."),
-};
-static const series upstream_series[] = {
-    UP_S("fills_total", "counter", fills,
-         "Fetches of a whole component from upstream into the cache."),
-    UP_S("fills_in_flight", "gauge", fills_running, "Fetches from upstream running."),
-    UP_S("fill_failures_total", "counter", fill_failures,
-         "Fetches that failed (upstream, digest, disk): nothing was cached."),
-    UP_S("digest_failures_total", "counter", digest_failures,
-         "Fetched components whose bytes did not match the manifest's digest."),
-    UP_S("bytes_total", "counter", bytes, "Bytes received from upstream."),
-    UP_S("errors_total", "counter", errors,
-         "Upstream requests that failed (network, HTTP status, timeout)."),
-    UP_S("opens_total", "counter", opens,
-         "Upstream files opened or revalidated (footer and manifest)."),
-    UP_S("files", "gauge", entries, "Upstream files known (opened) here."),
-};
-
-static void put_series(out *o, const series *t, size_t n, const void *stats)
-{
-    for (size_t i = 0; i < n; i++)
-        put_one(o, t[i].name, t[i].type, t[i].help,
-                *(const uint64_t *)((const char *)stats + t[i].off));
-}
-
-static void render_upstream(out *o, const ztd_cache_stats *c, const ztd_upstream_stats *u)
-{
-    put_series(o, cache_series, sizeof(cache_series) / sizeof(cache_series[0]), c);
-    put_series(o, upstream_series, sizeof(upstream_series) / sizeof(upstream_series[0]), u);
-}
-
-/* Prefetch jobs (--prefetch, POST /v1/prefetch). */
-static void render_prefetch(out *o, const ztd_prefetch_totals *t)
-{
-    put(o,
-        "# HELP ztensord_prefetch_jobs Prefetch jobs by state.\n"
-        "# TYPE ztensord_prefetch_jobs gauge\n"
-        "ztensord_prefetch_jobs{state=\"queued\"} %llu\n"
-        "ztensord_prefetch_jobs{state=\"running\"} %llu\n"
-        "ztensord_prefetch_jobs{state=\"done\"} %llu\n"
-        "ztensord_prefetch_jobs{state=\"failed\"} %llu\n",
-        (unsigned long long)t->jobs_queued, (unsigned long long)t->jobs_running,
-        (unsigned long long)t->jobs_done, (unsigned long long)t->jobs_failed);
-    put(o,
-        "# HELP ztensord_prefetch_files Files of prefetch jobs: named (total), fetched, "
-        "failed.\n# TYPE ztensord_prefetch_files gauge\n"
-        "ztensord_prefetch_files{state=\"total\"} %llu\n"
-        "ztensord_prefetch_files{state=\"done\"} %llu\n"
-        "ztensord_prefetch_files{state=\"failed\"} %llu\n",
-        (unsigned long long)t->files_total, (unsigned long long)t->files_done,
-        (unsigned long long)t->files_failed);
-    put(o,
-        "# HELP ztensord_prefetch_bytes Component bytes of prefetch jobs: of the files opened "
-        "(total), and in the cache (done).\n# TYPE ztensord_prefetch_bytes gauge\n"
-        "ztensord_prefetch_bytes{state=\"total\"} %llu\n"
-        "ztensord_prefetch_bytes{state=\"done\"} %llu\n",
-        (unsigned long long)t->bytes_total, (unsigned long long)t->bytes_done);
 }
 
 char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
 {
     out o = {0};
-    render_requests(&o);
+    unsigned routes = g->routes < NROUTE ? g->routes : NROUTE;
+    render_requests(&o, g->route_names, routes);
     render_errors(&o);
-    render_histogram(&o);
+    render_histogram(&o, g->route_names, routes);
     put(&o,
         "# HELP ztensord_requests_in_flight Requests received and not yet completed.\n"
         "# TYPE ztensord_requests_in_flight gauge\nztensord_requests_in_flight %lld\n",
@@ -377,11 +296,7 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "ztensord_catalog_files{state=\"valid\"} %zu\n"
         "ztensord_catalog_files{state=\"invalid\"} %zu\n",
         g->files_valid, g->files_invalid);
-    put(&o, "# HELP ztensord_digest_components sha256-digested components of the catalog's files, "
-            "by verification state.\n# TYPE ztensord_digest_components gauge\n");
-    for (int i = 0; i < ZTD_DIGEST_STATES; i++)
-        put(&o, "ztensord_digest_components{state=\"%s\"} %zu\n",
-            ztd_digest_state_name((ztd_digest_state)i), g->digests[i]);
+    put_samples(&o, g->digests, g->ndigests);
     put(&o,
         "# HELP ztensord_open_files Catalog files holding an open descriptor and mapping "
         "now, and the most allowed (max_open_files).\n# TYPE ztensord_open_files gauge\n"
@@ -412,10 +327,7 @@ char *ztd_metrics_render(const ztd_metrics_gauges *g, size_t *len)
         "# HELP ztensord_build_info Build information.\n# TYPE ztensord_build_info gauge\n"
         "ztensord_build_info{version=\"%s\",format_version=\"%s\"} 1\n",
         ZT_VERSION_STRING, ZT_FORMAT_VERSION);
-    if (g->cache && g->upstream)
-        render_upstream(&o, g->cache, g->upstream);
-    if (g->prefetch)
-        render_prefetch(&o, g->prefetch);
+    put_samples(&o, g->upstream, g->nupstream);
     render_process(&o);
     if (o.oom) {
         free(o.p);

@@ -20,6 +20,7 @@ struct ztd_workq;
 struct ztd_unix_id;
 struct ztd_upstream;
 struct ztd_prefetch;
+struct ztd_route_def;
 struct MHD_Daemon;
 
 typedef struct ztd_server {
@@ -35,6 +36,8 @@ typedef struct ztd_server {
                                 so that a slow upstream cannot stall publishing (NULL: workq) */
     struct ztd_upstream *upstream; /* --upstream (upstream/upstream.h), or NULL */
     struct ztd_prefetch *prefetch; /* with upstream (upstream/prefetch.h), else NULL */
+    /* The front's route table, indexed by route id (http/routes.h), set by main.c: */
+    const struct ztd_route_def *routes;
     /* Set by ztd_http_start: */
     struct MHD_Daemon *daemon;
     struct ztd_conns *conns; /* every open connection (http/conns.h) */

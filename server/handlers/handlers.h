@@ -1,5 +1,5 @@
 /*
- * Every route handler, for the route table (http/routes.c), which is the one
+ * Every route handler, for the route table (handlers/routes.c), which is the one
  * place that says which answers what. Handlers are siblings: none calls
  * another; what they share is in store/ and http/. Each is called once the
  * request is complete (after its body, for routes that take one; again when
@@ -10,17 +10,28 @@
 #define ZTD_HANDLERS_H
 
 #include "http/handler.h"
+#include "http/routes.h"
+
+/* The /v1 route table (routes.c): ZTD_ROUTE_COUNT rows, indexed by route id,
+ * for ztd_server.routes and ztd_route_def_of(). Static storage. */
+const ztd_route_def *ztd_v1_routes(void);
 
 /* ---- ops.c: GET /healthz (the process answers), GET /readyz (the first
  * catalog scan is done and it is not shutting down), GET /metrics (Prometheus
  * text). No token; answered even near the connection limit. */
 ztd_handler ztd_ops_healthz, ztd_ops_readyz, ztd_ops_metrics;
 
-/* ---- read.c: GET of the file listing; of a file's manifest, raw bytes,
+/* ---- listing.c: GET /v1/files, the whole listing built at scan time when no
+ * paging parameter is given, otherwise one page (http/listing_query.h), merged
+ * with the upstream's listing when there is one; 400 for a malformed
+ * parameter. */
+ztd_handler ztd_list_files;
+
+/* ---- read.c: GET of a file's manifest, raw bytes,
  * objects and components (ztd_read_file); of components by sha256 (blobs).
  * Byte responses go through http/body.h (ranges, conditionals, zstd
  * decoding). Each pins its catalog entry as the request's state. */
-ztd_handler ztd_read_list, ztd_read_file, ztd_read_blob;
+ztd_handler ztd_read_file, ztd_read_blob;
 
 /* ---- put.c: PUT /v1/files/{file}, a whole .zt file in one request body,
  * streamed into a staging file (hashed beside it when the client sent its

@@ -1,11 +1,14 @@
 /*
- * Paging of the file listing (listing.h): query arguments, the page over the
- * sorted names (two binary searches), the cursor, and the page's JSON.
+ * GET /v1/files (handlers.h): the page's JSON over a catalog snapshot,
+ * merged with the upstream's listing when there is one. The query and the
+ * choice of the page are http/listing_query.c's.
  */
-#include "handlers/listing.h"
+#include "handlers/handlers.h"
+#include "http/listing_query.h"
+#include "store/catalog.h"
 #include "http/offload.h"
 #include "http/response.h"
-#include "http/router.h"
+#include "store/names.h"
 #include "upstream/upstream.h"
 #include "upstream/origin_listing.h"
 
@@ -14,142 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ztd_listing_init(ztd_listing_query *q)
-{
-    memset(q, 0, sizeof(*q));
-    q->limit = ZTD_LISTING_DEFAULT_LIMIT;
-}
-
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* Percent-decoding ('+' is a space, as in forms) into out (cap bytes with
- * the NUL). -1 on a bad escape, a NUL byte, or too long. */
-static int decode(const char *s, char *out, size_t cap, size_t *len)
-{
-    size_t n = 0;
-    for (; *s; s++) {
-        int c = (unsigned char)*s;
-        if (c == '%') {
-            int hi = hexval(s[1]), lo = hi < 0 ? -1 : hexval(s[2]);
-            if (lo < 0)
-                return -1;
-            c = hi << 4 | lo;
-            s += 2;
-        } else if (c == '+') {
-            c = ' ';
-        }
-        if (c == 0 || n + 1 >= cap)
-            return -1;
-        out[n++] = (char)c;
-    }
-    out[n] = 0;
-    *len = n;
-    return 0;
-}
-
-static int parse_cursor(ztd_listing_query *q, const char *v, const char **why)
-{
-    size_t n = strlen(v);
-    *why = "cursor must be a next_cursor of an earlier page";
-    if (n == 0 || n % 2 || n / 2 > ZTD_LISTING_MAX_NAME)
-        return -1;
-    for (size_t i = 0; i < n / 2; i++) {
-        int hi = hexval(v[2 * i]), lo = hexval(v[2 * i + 1]);
-        if (hi < 0 || lo < 0 || (hi | lo) == 0)
-            return -1;
-        q->after[i] = (char)(hi << 4 | lo);
-    }
-    q->after[n / 2] = 0;
-    q->after_len = n / 2;
-    q->has_after = true;
-    return 0;
-}
-
-int ztd_listing_arg(ztd_listing_query *q, const char *key, const char *value, const char **why)
-{
-    if (!value)
-        value = "";
-    if (!strcmp(key, "prefix")) {
-        q->paged = true;
-        *why = "prefix must be percent-encoded UTF-8 of at most 4096 bytes, without NUL";
-        return decode(value, q->prefix, sizeof(q->prefix), &q->prefix_len);
-    }
-    if (!strcmp(key, "cursor")) {
-        q->paged = true;
-        return parse_cursor(q, value, why);
-    }
-    if (!strcmp(key, "limit")) {
-        q->paged = true;
-        size_t v = 0, i = 0;
-        for (; value[i] >= '0' && value[i] <= '9' && v <= ZTD_LISTING_MAX_LIMIT; i++)
-            v = v * 10 + (size_t)(value[i] - '0');
-        *why = "limit must be an integer from 1 to 10000";
-        if (i == 0 || value[i] || v < 1 || v > ZTD_LISTING_MAX_LIMIT)
-            return -1;
-        q->limit = v;
-        return 0;
-    }
-    return 0;
-}
-
-/* The first index whose name is not below key (key_len bytes; `past`: the
- * first whose name is above it). */
-static size_t lower_bound(const void *entries, size_t n, ztd_listing_name_fn name, const char *key,
-                          bool past)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(name(entries, mid), key);
-        if (c < 0 || (past && c == 0))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static bool has_prefix(const char *s, const ztd_listing_query *q)
-{
-    return !strncmp(s, q->prefix, q->prefix_len);
-}
-
-void ztd_listing_page(const ztd_listing_query *q, const void *entries, size_t n,
-                      ztd_listing_name_fn name, size_t *first, size_t *count, bool *more)
-{
-    size_t i = lower_bound(entries, n, name, q->prefix, false);
-    if (q->has_after && strcmp(q->after, q->prefix) >= 0)
-        i = lower_bound(entries, n, name, q->after, true);
-    /* Names with the prefix are contiguous in byte order. */
-    size_t k = 0;
-    while (i + k < n && k < q->limit && has_prefix(name(entries, i + k), q))
-        k++;
-    *first = i;
-    *count = k;
-    *more = i + k < n && has_prefix(name(entries, i + k), q);
-}
-
-void ztd_listing_cursor(const char *name, char *out)
-{
-    for (; *name; name++) {
-        *out++ = "0123456789abcdef"[(unsigned char)*name >> 4];
-        *out++ = "0123456789abcdef"[(unsigned char)*name & 15];
-    }
-    *out = 0;
-}
-
 static const char *entry_name(const void *entries, size_t i)
 {
     return ((ztd_entry *const *)entries)[i]->name;
 }
 
-char *ztd_listing_json(const ztd_snapshot *s, const ztd_listing_query *q, size_t *len)
+/* {"files":[...],"count":N[,"next_cursor":"..."]} for the page; malloc'ed,
+ * NULL when out of memory. */
+static char *listing_json(const ztd_snapshot *s, const ztd_listing_query *q, size_t *len)
 {
     size_t first, count;
     bool more;
@@ -268,7 +143,7 @@ static char *merged_page(const ztd_snapshot *s, json_t *up, const ztd_listing_qu
         json_t *e = json_array_get(up, i);
         const char *name = json_string_value(json_object_get(e, "name"));
         /* an upstream is a stranger: a name no client could ask for is not listed */
-        if (name && !ztd_route_file_path_problem(name, strlen(name)) &&
+        if (name && !ztd_file_path_problem(name, strlen(name)) &&
             !ztd_snapshot_find(s, name, strlen(name)))
             v[n++] = e;
     }
@@ -367,7 +242,7 @@ static json_t *upstream_files(ztd_server *s, struct MHD_Connection *c, ztd_req *
     return j->files ? json_incref(j->files) : NULL;
 }
 
-enum MHD_Result ztd_listing_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
+enum MHD_Result ztd_list_files(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     json_t *up = NULL;
     if (s->upstream) {
@@ -403,7 +278,7 @@ enum MHD_Result ztd_listing_route(ztd_server *s, struct MHD_Connection *c, ztd_r
         ret = json ? send_listing(c, r, json, len) : ztd_fail(c, r, ZTD_ERR_INTERNAL);
     } else {
         size_t len;
-        char *json = up ? merged_page(snap, up, q, &len) : ztd_listing_json(snap, q, &len);
+        char *json = up ? merged_page(snap, up, q, &len) : listing_json(snap, q, &len);
         ret = json ? send_listing(c, r, json, len) : ztd_fail(c, r, ZTD_ERR_INTERNAL);
         free(json);
     }

@@ -7,8 +7,9 @@
 #include "http/response.h"
 #include "store/catalog.h"
 #include "store/sessions.h"
+#include "store/digests.h"
 #include "upstream/prefetch.h"
-#include "upstream/upstream.h"
+#include "upstream/stats.h"
 
 #include <stdlib.h>
 
@@ -40,6 +41,29 @@ enum MHD_Result ztd_ops_readyz(ztd_server *s, struct MHD_Connection *c, ztd_req 
     return ztd_json(c, r, 200, "{\"status\":\"ready\"}", 18, 0);
 }
 
+/* The names metrics.c counts by number: routes, digest states. */
+static void name_series(ztd_server *s, ztd_metrics_gauges *g, const char **routes,
+                        ztd_metric_sample *digests)
+{
+    _Static_assert(ZTD_ROUTE_COUNT <= ZTD_METRICS_ROUTES, "metrics count fewer routes");
+    for (int r = 0; r < ZTD_ROUTE_COUNT; r++)
+        routes[r] = ztd_route_name((ztd_route_id)r);
+    g->route_names = routes;
+    g->routes = ZTD_ROUTE_COUNT;
+    size_t counts[ZTD_DIGEST_STATES];
+    ztd_catalog_digest_counts(s->catalog, counts);
+    for (int i = 0; i < ZTD_DIGEST_STATES; i++)
+        digests[i] = (ztd_metric_sample){
+            "ztensord_digest_components",
+            "gauge",
+            i ? NULL : "sha256-digested components of the catalog's files, by verification state.",
+            "state",
+            ztd_digest_state_name((ztd_digest_state)i),
+            counts[i]};
+    g->digests = digests;
+    g->ndigests = ZTD_DIGEST_STATES;
+}
+
 enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     ztd_catalog_stats cs;
@@ -48,7 +72,9 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
                             .files_invalid = cs.files_invalid,
                             .sessions = ztd_sessions_count(s->sessions),
                             .reloads = cs.reloads};
-    ztd_catalog_digest_counts(s->catalog, g.digests);
+    const char *routes[ZTD_ROUTE_COUNT];
+    ztd_metric_sample digests[ZTD_DIGEST_STATES], up[ZTD_UPSTREAM_SAMPLES];
+    name_series(s, &g, routes, digests);
     ztd_fdcache_stats fs;
     ztd_catalog_fd_stats(s->catalog, &fs);
     g.open_files = fs.open;
@@ -58,19 +84,8 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
     g.shared_bytes = ztd_body_shared_bytes();
     g.shared_limit = s->cfg->shared_response_memory;
     ztd_conns_counts(s->conns, &g.conns_waiting, &g.conns_busy, &g.conns_draining);
-    ztd_cache_stats cst;
-    ztd_upstream_stats ust;
-    ztd_prefetch_totals pt;
-    if (s->prefetch) {
-        ztd_prefetch_get_totals(s->prefetch, &pt);
-        g.prefetch = &pt;
-    }
-    if (s->upstream) {
-        ztd_cache_get_stats(ztd_upstream_cache(s->upstream), &cst);
-        ztd_upstream_get_stats(s->upstream, &ust);
-        g.cache = &cst;
-        g.upstream = &ust;
-    }
+    g.nupstream = ztd_upstream_samples(s->upstream, s->prefetch, up);
+    g.upstream = up;
     size_t len;
     char *text = ztd_metrics_render(&g, &len);
     if (!text)

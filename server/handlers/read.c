@@ -12,7 +12,6 @@
 #include "http/response.h"
 #include "store/catalog.h"
 #include "store/precompressed.h"
-#include "handlers/listing.h"
 #include "store/catalog_v2.h"
 #include "upstream/upstream.h"
 #include "store/source.h"
@@ -252,7 +251,7 @@ static void wait_job(ztd_offload *o)
 {
     rd_state *x = (rd_state *)o;
     x->msg[0] = 0;
-    x->err = x->e->src->wait(&x->q, x->e, x->msg, sizeof(x->msg));
+    x->err = ztd_entry_source(x->e)->wait(&x->q, x->e, x->msg, sizeof(x->msg));
 }
 
 /* The source asked to wait: off the workers, on the upstream's queue, then
@@ -329,7 +328,7 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     ztd_err err;
     if (wait_failed(r, &err, &wmsg))
         return ztd_error(c, r, err, "%s", wmsg);
-    if ((err = e->src->servable(e, o, comp, msg, sizeof(msg))))
+    if ((err = ztd_entry_source(e)->servable(e, o, comp, msg, sizeof(msg))))
         return ztd_error(c, r, err, "%s", msg);
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
     bool decoded = zstd && !ztd_accepts_zstd(ztd_header(c, "Accept-Encoding"));
@@ -337,7 +336,7 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     ztd_body b;
     init_component_body(&b, s, e, &meta);
     ztd_repr_validators v;
-    ztd_component_validators(e, comp, decoded, e->src->verified(e, comp), blob, &v);
+    ztd_component_validators(e, comp, decoded, ztd_entry_source(e)->verified(e, comp), blob, &v);
     memcpy(b.etag, v.etag, sizeof(b.etag));
     b.sha256 = v.sha256;
     b.cache_control =
@@ -349,7 +348,7 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
     plan_reads(c, r, &b, q);
     ztd_body_seg seg;
-    err = e->src->component(q, e, comp, decoded, &seg, msg, sizeof(msg));
+    err = ztd_entry_source(e)->component(q, e, comp, decoded, &seg, msg, sizeof(msg));
     if (!err) {
         ztd_body_single(&b, seg);
         /* Verified raw bytes of a file never change for this entry, nor do
@@ -382,7 +381,7 @@ static enum MHD_Result send_raw(ztd_server *s, struct MHD_Connection *c, ztd_req
     plan_reads(c, r, &b, q);
     const ztd_body_seg *segs = NULL;
     size_t n = 0;
-    err = e->src->raw(q, e, &segs, &n, msg, sizeof(msg));
+    err = ztd_entry_source(e)->raw(q, e, &segs, &n, msg, sizeof(msg));
     if (!err) {
         b.segs = segs == &qs.one ? &b.one : segs;
         if (segs == &qs.one)
@@ -604,9 +603,4 @@ enum MHD_Result ztd_read_blob(ztd_server *s, struct MHD_Connection *c, ztd_req *
                          "its stored bytes hash to something else",
                          zt_component_role(comp), zt_object_name(o), e->name, r->match->blob);
     return send_component(s, c, r, e, o, comp, true);
-}
-
-enum MHD_Result ztd_read_list(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
-{
-    return ztd_listing_route(s, c, r);
 }

@@ -1,5 +1,5 @@
 /*
- * What a route handler is (handlers/handlers.h lists them; http/routes.c says
+ * What a route handler is (handlers/handlers.h lists them; handlers/routes.c says
  * which answers what): called with the server, the connection and the
  * request's state; queues an answer (response.h), or returns MHD_YES to be
  * called again (after more body, or after offloaded work), or MHD_NO to close

@@ -104,11 +104,3 @@ bool ztd_request_id_valid(const char *v)
             return false;
     return true;
 }
-
-bool ztd_if_none_match_star(const char *v)
-{
-    if (!v)
-        return false;
-    v = ztd_skip_ows(v);
-    return v[0] == '*' && (v[1] == 0 || ztd_is_ows(v[1]));
-}

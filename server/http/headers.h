@@ -38,8 +38,4 @@ int ztd_parse_digest_header(const char *value, ztd_digest_want *out);
  * of [A-Za-z0-9-_.:]; anything else is replaced by a random id. */
 bool ztd_request_id_valid(const char *value);
 
-/* If-None-Match: is it "*" (with optional whitespace), which makes a write
- * create-only? A list of entity-tags is not. */
-bool ztd_if_none_match_star(const char *value);
-
 #endif

@@ -308,7 +308,7 @@ static enum MHD_Result first_call(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (!(r->match = ztd_match_new()))
         return MHD_NO;
     if (ztd_route(method, r->path, r->match) == ZTD_ROUTE_OK)
-        r->route = ztd_route_def_of(r->match->route);
+        r->route = ztd_route_def_of(s->routes, r->match->route);
     if (!r->route || r->route->body == ZTD_REQ_BODY_NONE)
         return MHD_YES;
     r->defer_early = f.has_body && !f.expect_continue && s->cfg->lingering_max > 0 &&

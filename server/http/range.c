@@ -7,6 +7,7 @@
 #include "http/range.h"
 #include "core/dates.h"
 #include "core/lex.h"
+#include "store/validators.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -149,96 +150,6 @@ ztd_range_result ztd_parse_range(const char *value, uint64_t length, unsigned ma
     return ZTD_RANGE_OK;
 }
 
-/* ---- Entity-tags ---------------------------------------------------------------------- */
-
-typedef struct etag_ref {
-    const char *opaque; /* points at the opening quote */
-    size_t len;         /* including both quotes */
-    int weak;
-} etag_ref;
-
-static int is_etagc(unsigned char c)
-{
-    return c == 0x21 || (c >= 0x23 && c <= 0x7e) || c >= 0x80;
-}
-
-/* entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE (the W/ is case-sensitive) */
-static int parse_etag(const char **pp, etag_ref *t)
-{
-    const char *p = *pp, *q;
-
-    t->weak = 0;
-    if (p[0] == 'W' && p[1] == '/') {
-        t->weak = 1;
-        p += 2;
-    }
-    if (*p != '"')
-        return -1;
-    for (q = p + 1; *q != '"'; q++)
-        if (*q == '\0' || !is_etagc((unsigned char)*q))
-            return -1;
-    t->opaque = p;
-    t->len = (size_t)(q - p) + 1;
-    *pp = q + 1;
-    return 0;
-}
-
-/* A whole header value that must be exactly one entity-tag (plus OWS). */
-static int parse_single_etag(const char *s, etag_ref *t)
-{
-    const char *p = ztd_skip_ows(s);
-    if (parse_etag(&p, t) != 0)
-        return -1;
-    return *ztd_skip_ows(p) == '\0' ? 0 : -1;
-}
-
-static int etag_equal(const etag_ref *a, const etag_ref *b, int weak)
-{
-    if (!weak && (a->weak || b->weak))
-        return 0;
-    return a->len == b->len && memcmp(a->opaque, b->opaque, a->len) == 0;
-}
-
-/* exists: the representation exists ("*" matches), etag may still be NULL. */
-static int list_match(const char *header, const char *etag, int exists, int weak)
-{
-    etag_ref cur;
-    int have_cur, matched = 0;
-    const char *p;
-
-    if (header == NULL)
-        return 0;
-    p = ztd_skip_ows(header);
-    if (*p == '*')
-        return *ztd_skip_ows(p + 1) == '\0' && exists;
-    have_cur = etag != NULL && parse_single_etag(etag, &cur) == 0;
-    for (;;) {
-        etag_ref t;
-        p = ztd_skip_ows(p);
-        if (*p == ',') {
-            p++;
-            continue;
-        }
-        if (*p == '\0')
-            break;
-        if (parse_etag(&p, &t) != 0)
-            return 0;
-        if (have_cur && etag_equal(&t, &cur, weak))
-            matched = 1;
-        p = ztd_skip_ows(p);
-        if (*p == ',')
-            p++;
-        else if (*p != '\0')
-            return 0;
-    }
-    return matched;
-}
-
-int ztd_etag_list_match(const char *header, const char *etag, int weak)
-{
-    return list_match(header, etag, etag != NULL, weak);
-}
-
 /* ---- The plan ------------------------------------------------------------------------- */
 
 /* RFC 9110 §13.1.5, narrowed as range.h says. */
@@ -247,12 +158,7 @@ static int if_range_holds(const char *value, const char *etag, int64_t last_modi
     const char *p = ztd_skip_ows(value);
 
     if (*p == '"' || (p[0] == 'W' && p[1] == '/')) {
-        etag_ref want, cur;
-        if (parse_single_etag(p, &want) != 0 || want.weak)
-            return 0;
-        if (etag == NULL || parse_single_etag(etag, &cur) != 0)
-            return 0;
-        return etag_equal(&want, &cur, 0);
+        return ztd_etag_strong_match(p, etag);
     } else {
         int64_t d;
         if (last_modified == ZTD_TIME_UNKNOWN || ztd_http_date_parse(p, &d) != 0)
@@ -284,7 +190,7 @@ ztd_plan_status ztd_plan_request(const ztd_request_headers *h, const ztd_validat
         return finish(out, ZTD_PLAN_FULL);
 
     if (h->if_match != NULL) {
-        if (!list_match(h->if_match, etag, exists, 0))
+        if (!ztd_etag_condition(h->if_match, etag, exists, 0))
             return finish(out, ZTD_PLAN_PRECONDITION_FAILED);
     } else if (h->if_unmodified_since != NULL && lm != ZTD_TIME_UNKNOWN &&
                ztd_http_date_parse(h->if_unmodified_since, &date) == 0 && lm > date) {
@@ -292,7 +198,7 @@ ztd_plan_status ztd_plan_request(const ztd_request_headers *h, const ztd_validat
     }
 
     if (h->if_none_match != NULL) {
-        if (list_match(h->if_none_match, etag, exists, 1))
+        if (ztd_etag_condition(h->if_none_match, etag, exists, 1))
             return finish(out,
                           h->is_get_or_head ? ZTD_PLAN_NOT_MODIFIED : ZTD_PLAN_PRECONDITION_FAILED);
     } else if (h->is_get_or_head && h->if_modified_since != NULL && lm != ZTD_TIME_UNKNOWN &&

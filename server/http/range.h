@@ -143,16 +143,6 @@ ztd_plan_status ztd_plan_request(const ztd_request_headers *h, const ztd_validat
 ztd_range_result ztd_parse_range(const char *value, uint64_t length, unsigned max_parts,
                                  ztd_span *spans, size_t *n);
 
-/*
- * Does an If-Match / If-None-Match value match etag? weak == 0 uses the strong comparison
- * (both tags strong and identical, for If-Match), weak != 0 the weak comparison (opaque tags
- * identical, W/ ignored, for If-None-Match). The value is "*" or a comma-separated list of
- * entity-tags with optional whitespace and empty elements. "*" matches whenever etag != NULL.
- * A malformed value (unquoted tag, "*" inside a list, a bad character) never matches, and a
- * NULL header or NULL etag never matches. Returns 1 on match, 0 otherwise.
- */
-int ztd_etag_list_match(const char *header, const char *etag, int weak);
-
 /* A buffer this large always holds a Content-Range value with its NUL ("bytes " and three
  * 20-digit numbers need 68 bytes). */
 #define ZTD_CONTENT_RANGE_MAX 80

@@ -2,12 +2,12 @@
  * router.c: maps a method and a raw URL path to a route and decoded names.
  *
  * The file-name rule and the traversal checks are the security boundary between URLs and the
- * served directory, so they live here, in one pure function that unit tests and a fuzzer
- * drive directly. The rules themselves are listed in router.h.
+ * served directory; they are store/names.c's, and every URL goes through them here, in one
+ * pure function that unit tests and a fuzzer drive directly. router.h lists the rules.
  */
 #include "http/router.h"
 #include "core/hex.h"
-#include "core/utf8.h"
+#include "store/names.h"
 
 #include <string.h>
 
@@ -17,8 +17,6 @@ static const char ALLOW_POST[] = "POST";
 static const char ALLOW_PUT[] = "PUT";
 static const char ALLOW_UPLOAD[] = "GET, HEAD, DELETE";
 static const char ALLOW_PREFETCH[] = "GET, HEAD, POST";
-
-static const char *const file_exts[] = {".zt", ".safetensors", ".alt"};
 
 typedef struct method_route {
     const char *method;
@@ -73,9 +71,7 @@ static ztd_route_status dispatch(ztd_route_match *out, const char *method, const
 #define DISPATCH(out, method, allow, table)                                                        \
     dispatch((out), (method), (allow), (table), sizeof(table) / sizeof((table)[0]))
 
-/* Percent-decode s[0..n) into dst (room for cap bytes plus a NUL); the result may contain NUL
- * bytes, which the callers reject. Returns the decoded length or -1 on a bad escape. */
-static long decode(const char *s, size_t n, char *dst, size_t cap)
+long ztd_url_decode(const char *s, size_t n, char *dst, size_t cap, bool plus_is_space)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
@@ -90,6 +86,8 @@ static long decode(const char *s, size_t n, char *dst, size_t cap)
                 return -1;
             c = (char)(hi * 16 + lo);
             i += 2;
+        } else if (c == '+' && plus_is_space) {
+            c = ' ';
         }
         if (o == cap)
             return -1;
@@ -97,15 +95,6 @@ static long decode(const char *s, size_t n, char *dst, size_t cap)
     }
     dst[o] = '\0';
     return (long)o;
-}
-
-static const char *check_name(const char *s, size_t n)
-{
-    if (memchr(s, '\0', n) != NULL)
-        return "name contains a NUL byte";
-    if (!ztd_utf8_valid(s, n))
-        return "name is not valid UTF-8";
-    return NULL;
 }
 
 /* Decode one raw segment into a name field; 404 if empty, 400 if invalid. */
@@ -117,50 +106,13 @@ static ztd_route_status take_name(ztd_route_match *out, const char *seg, size_t 
 
     if (n == 0)
         return fail(out, ZTD_ROUTE_NOT_FOUND, "empty name in path");
-    len = decode(seg, n, dst, ZTD_PATH_MAX);
+    len = ztd_url_decode(seg, n, dst, ZTD_PATH_MAX, false);
     if (len < 0)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
-    if ((why = check_name(dst, (size_t)len)) != NULL)
+    if ((why = ztd_name_problem(dst, (size_t)len)) != NULL)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
     *dst_len = (size_t)len;
     return ZTD_ROUTE_OK;
-}
-
-bool ztd_route_file_ext(const char *s, size_t n)
-{
-    for (size_t i = 0; i < sizeof(file_exts) / sizeof(file_exts[0]); i++) {
-        size_t e = strlen(file_exts[i]);
-        if (n >= e && memcmp(s + n - e, file_exts[i], e) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* Traversal rules for a decoded file path; NULL if acceptable. */
-static const char *check_file_path(const char *s, size_t n)
-{
-    const char *why = check_name(s, n);
-    size_t start = 0;
-
-    if (why != NULL)
-        return why;
-    if (n > 0 && s[0] == '/')
-        return "file path must be relative";
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n && s[i] != '/')
-            continue;
-        if (i == start)
-            return "file path has an empty segment";
-        if (s[start] == '.')
-            return "file path segment starts with '.'";
-        start = i + 1;
-    }
-    return NULL;
-}
-
-const char *ztd_route_file_path_problem(const char *s, size_t n)
-{
-    return check_file_path(s, n);
 }
 
 static size_t seg_len(const char *p)
@@ -189,11 +141,11 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
 
         if (!first)
             out->file[o++] = '/';
-        len = decode(p, n, out->file + o, ZTD_PATH_MAX - o);
+        len = ztd_url_decode(p, n, out->file + o, ZTD_PATH_MAX - o, false);
         if (len < 0)
             return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
         p += n;
-        if (ztd_route_file_ext(out->file + o, (size_t)len)) {
+        if (ztd_file_ext_served(out->file + o, (size_t)len)) {
             o += (size_t)len;
             break;
         }
@@ -204,7 +156,7 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
         p++; /* the '/' */
     }
     out->file_len = o;
-    if ((why = check_file_path(out->file, o)) != NULL)
+    if ((why = ztd_file_path_problem(out->file, o)) != NULL)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
 
     if (*p == '\0')
@@ -243,7 +195,7 @@ static ztd_route_status route_blob(ztd_route_match *out, const char *method, con
 
     if (n == 0 || p[n] != '\0')
         return fail(out, ZTD_ROUTE_NOT_FOUND, "no such blob route");
-    len = decode(p, n, digest, ZTD_PATH_MAX);
+    len = ztd_url_decode(p, n, digest, ZTD_PATH_MAX, false);
     if (len < 0)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
     if (len != 7 + 64 || memcmp(digest, "sha256:", 7) != 0)
@@ -277,7 +229,7 @@ static ztd_route_status route_upload(ztd_route_match *out, const char *method, c
 
     if (n == 0)
         return fail(out, ZTD_ROUTE_NOT_FOUND, "empty upload id");
-    len = decode(p, n, id, ZTD_PATH_MAX);
+    len = ztd_url_decode(p, n, id, ZTD_PATH_MAX, false);
     if (len < 0)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
     if (len > ZTD_UPLOAD_ID_MAX)

@@ -142,15 +142,10 @@ typedef struct ztd_route_match {
  * either being NULL is BAD_REQUEST. out is always written; its status is returned. */
 ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match *out);
 
-/* Does the decoded name s[0..n) end in one of the served extensions (.zt, .safetensors, .alt;
- * case-sensitive)? The rule that ends {file} in a URL, and the catalog's rule for files. */
-bool ztd_route_file_ext(const char *s, size_t n);
-
-/* Why the decoded file path s[0..n) could not be asked for in a URL (NUL, invalid
- * UTF-8, absolute, an empty segment, a segment starting with '.'), or NULL when it
- * can. Names from elsewhere (an upstream's listing) go through it before they are
- * listed or fetched. */
-const char *ztd_route_file_path_problem(const char *s, size_t n);
+/* Percent-decode s[0..n) into dst (room for cap bytes plus a NUL); with plus_is_space, '+' is
+ * a space (as in a query string). The result may contain NUL bytes, which the callers reject.
+ * Returns the decoded length, or -1 on a bad escape or more than cap bytes. */
+long ztd_url_decode(const char *s, size_t n, char *dst, size_t cap, bool plus_is_space);
 
 /* Stable lower-case name of a route for metrics labels and logs ("manifest", "component",
  * ...); "none" for ZTD_ROUTE_NONE and for out-of-range values. Static storage. */

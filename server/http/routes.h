@@ -12,7 +12,8 @@
  *  - handler: the request is complete: answer it. It may be called again,
  *    when the answer waits for work done off libmicrohttpd's threads
  *    (http/offload.h).
- * Handlers live in handlers/, one file per family, and never call each other.
+ * Handlers live in handlers/, one file per family, and never call each other;
+ * the /v1 table is handlers/routes.c's, given to http.c as ztd_server.routes.
  */
 #ifndef ZTD_ROUTES_H
 #define ZTD_ROUTES_H
@@ -45,7 +46,14 @@ typedef struct ztd_route_def {
     bool query;  /* reads query parameters: each at most once (query.h) */
 } ztd_route_def;
 
-/* The row of route id; NULL for ZTD_ROUTE_NONE and out-of-range values. */
-const ztd_route_def *ztd_route_def_of(ztd_route_id id);
+/* The row of route id in a front's table of ZTD_ROUTE_COUNT rows (indexed by
+ * route id); NULL for ZTD_ROUTE_NONE, out-of-range values and rows without a
+ * handler. */
+static inline const ztd_route_def *ztd_route_def_of(const ztd_route_def *table, ztd_route_id id)
+{
+    if (!table || (unsigned)id >= ZTD_ROUTE_COUNT || !table[id].handler)
+        return NULL;
+    return &table[id];
+}
 
 #endif

@@ -4,7 +4,7 @@
  * the tree, whose strings the results borrow.
  */
 #include "http/upload_json.h"
-#include "http/router.h"
+#include "store/names.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -41,7 +41,7 @@ static bool valid_rel_name(const char *p)
             return false;
         if (!slash)
             return true;
-        if (ztd_route_file_ext(seg, len))
+        if (ztd_file_ext_served(seg, len))
             return false;
         seg = slash + 1;
     }

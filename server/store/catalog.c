@@ -12,13 +12,12 @@
  * by every scan.
  */
 #include "store/catalog.h"
-#include "store/source.h"
 #include "store/decoders.h"
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/hex.h"
 #include "core/dates.h"
-#include "http/router.h"
+#include "store/names.h"
 #include "core/utf8.h"
 #include "store/catalog_v2.h"
 
@@ -237,7 +236,7 @@ void ztd_stat_etag(const struct stat *sb, char out[40])
 
 bool ztd_catalog_is_served_name(const char *name)
 {
-    return name[0] != '.' && ztd_route_file_ext(name, strlen(name));
+    return name[0] != '.' && ztd_file_ext_served(name, strlen(name));
 }
 
 /* Failures that say nothing about the file: open() or mmap() out of fds or
@@ -273,7 +272,6 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
         return NULL;
     }
     e->refs = 1;
-    e->src = &ztd_source_local;
     e->name_len = strlen(rel);
     e->size = (uint64_t)sb->st_size;
     e->dev = sb->st_dev;

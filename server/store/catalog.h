@@ -66,8 +66,9 @@ typedef struct ztd_entry {
      * remote model (no fd), and up_free releases both. */
     struct ztd_upstream_entry *up;
     void (*up_free)(struct ztd_upstream_entry *up);
-    /* Where its bytes are (store/source.h): &ztd_source_local, or the
-     * upstream's. Fronts ask it; none asks whether the entry is local. */
+    /* Where its bytes are (store/source.h): NULL for a local file
+     * (ztd_source_local), or the upstream's. Fronts ask ztd_entry_source();
+     * none asks whether the entry is local. */
     const struct ztd_source_ops *src;
 } ztd_entry;
 

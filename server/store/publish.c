@@ -7,8 +7,7 @@
  */
 #include "store/publish.h"
 #include "core/log.h"
-#include "http/headers.h"
-#include "http/range.h"
+#include "store/validators.h"
 #include "store/upload_verify.h"
 
 #include <errno.h>

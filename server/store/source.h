@@ -74,5 +74,7 @@ void ztd_source_req_end(ztd_source_req *q);
 
 /* A local file's source (store/source_local.c). */
 extern const ztd_source_ops ztd_source_local;
+/* The entry's source: its own, or the local one. */
+const ztd_source_ops *ztd_entry_source(const struct ztd_entry *e);
 
 #endif

@@ -83,6 +83,11 @@ static ztd_err local_wait(ztd_source_req *q, ztd_entry *e, char *msg, size_t cap
     return ZTD_ERR_INTERNAL;
 }
 
+const ztd_source_ops *ztd_entry_source(const ztd_entry *e)
+{
+    return e->src ? e->src : &ztd_source_local;
+}
+
 const ztd_source_ops ztd_source_local = {
     .kind = "local",
     .servable = local_servable,

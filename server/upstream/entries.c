@@ -13,7 +13,6 @@
 #include "core/log.h"
 #include "core/workq.h"
 #include "store/catalog_v2.h"
-#include "upstream/origin_http.h"
 #include "upstream/origin_listing.h"
 
 #include <errno.h>
@@ -66,7 +65,8 @@ static void options_of(ztd_upstream *u, const ztd_config *cfg)
     u->opt.open.max_manifest_size = cfg->max_manifest_size;
 }
 
-ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
+ztd_upstream *ztd_upstream_new(const ztd_config *cfg, const struct ztd_source_ops *src, char *err,
+                               size_t cap)
 {
     ztd_upstream *u = calloc(1, sizeof(*u));
     if (!u || !(u->base = strdup(cfg->upstream))) {
@@ -79,6 +79,7 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
         u->base[--bl] = 0;
     u->kind = (int)cfg->upstream_kind;
     u->ttl_ms = cfg->upstream_ttl_ms;
+    u->src = src;
     u->stale_ms = cfg->upstream_stale_ms;
     u->timeout_ms = cfg->upstream_timeout_ms;
     u->cache_size = cfg->cache_size;
@@ -271,7 +272,7 @@ static ztd_entry *entry_new(ztd_upstream *u, const char *name, const char *url, 
     up->e = e;
     e->up = up;
     e->up_free = up_free;
-    e->src = &ztd_source_upstream;
+    e->src = u->src;
     e->refs = 1;
     e->name_len = strlen(name);
     e->file = (zt_file *)zt_remote_file_zt(rf); /* owned by rf; read-only here */
@@ -358,21 +359,6 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
         *out = NULL;
     }
     return err;
-}
-
-zt_remote *ztd_up_open_session(ztd_upstream *u, zt_error *ze)
-{
-    zt_remote *s = pthread_getspecific(u->open_session);
-    if (s)
-        return s;
-    /* made once the kind is known: it says how URLs are read */
-    zt_remote_options o = u->opt;
-    o.flags = ztd_upstream_is_ztensord(u) ? 0 : ZT_REMOTE_PLAIN_URL;
-    o.total_timeout = u->open_timeout;
-    if (zt_remote_new(&o, &s, ze) != ZT_OK)
-        return NULL;
-    pthread_setspecific(u->open_session, s);
-    return s;
 }
 
 static slot *find_slot(ztd_upstream *u, const char *name)

@@ -37,14 +37,6 @@ typedef struct fill {
  * tier on loopback). So they are gathered and written 2 MiB at a time. */
 #define FILL_WRITE ((size_t)2 << 20)
 
-zt_remote *ztd_up_thread_session(ztd_upstream *u)
-{
-    zt_remote *s = pthread_getspecific(u->fill_session);
-    if (!s && zt_remote_new(&u->opt, &s, NULL) == ZT_OK) /* reads only: flags do not matter */
-        pthread_setspecific(u->fill_session, s);
-    return s;
-}
-
 /* Write what is gathered: readers waiting on the item see it from now on. */
 static int flush(fill *f)
 {

@@ -57,6 +57,7 @@ struct ztd_upstream {
     ztd_cache *cache;
     zt_remote_options opt;
     char *token;
+    const struct ztd_source_ops *src; /* its entries' (upstream/source.c), given by main.c */
     uint64_t stale_ms;
     uint64_t timeout_ms, cache_size; /* upstream_timeout, cache_size: what waits are bounded by */
     unsigned retries;

@@ -1,7 +1,9 @@
-/* The upstream's listing, cached and revalidated (see origin_listing.h). */
+/* The upstream's kind, and its listing cached and revalidated (see origin_listing.h). */
 #include "upstream/origin_listing.h"
 #include "core/clock.h"
-#include "upstream/origin_http.h"
+#include "core/config.h"
+
+#include <ztensor/ztensor_remote_experimental.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -110,9 +112,8 @@ static ztd_err refresh(ztd_uplist *l, char *msg, size_t cap)
     int status, timed_out;
     char *body;
     size_t len;
-    if (ztd_upstream_http_get(url, l->token, l->files ? l->etag : NULL, l->connect_timeout,
-                              l->timeout, MAX_LISTING, &status, &body, &len, etag,
-                              &timed_out) != 0) {
+    if (zt_remote_http_get(url, l->token, l->files ? l->etag : NULL, l->connect_timeout, l->timeout,
+                           MAX_LISTING, &status, &body, &len, etag, &timed_out) != 0) {
         snprintf(msg, cap, "out of memory");
         return ZTD_ERR_INTERNAL;
     }
@@ -157,4 +158,22 @@ ztd_err ztd_uplist_get(ztd_uplist *l, json_t **out, char *msg, size_t cap)
     }
     pthread_mutex_unlock(&l->mu);
     return err;
+}
+
+int ztd_upstream_probe(const char *base, const char *token, double connect_timeout, double timeout)
+{
+    char url[4200], etag[256];
+    snprintf(url, sizeof(url), "%s/v1/files?limit=1", base);
+    int status, timed_out;
+    char *body;
+    size_t len;
+    if (zt_remote_http_get(url, token, NULL, connect_timeout, timeout, 1 << 20, &status, &body,
+                           &len, etag, &timed_out) != 0 ||
+        status == 0)
+        return ZTD_UPSTREAM_AUTO;
+    int kind = status == 200 && body && body[0] == '{' && strstr(body, "\"files\"")
+                   ? ZTD_UPSTREAM_ZTENSORD
+                   : ZTD_UPSTREAM_PLAIN;
+    free(body);
+    return kind;
 }

@@ -1,8 +1,8 @@
 /*
- * The listing of a ztensord upstream (GET BASE/v1/files, every file), kept
- * for upstream_ttl and then revalidated with If-None-Match on its ETag. A
- * plain upstream has none. Thread safety: every function may be called from
- * any thread; one fetch at a time, the other callers wait for it.
+ * What kind of server the upstream is, and the listing of a ztensord upstream (GET BASE/v1/files,
+ * every file), kept for upstream_ttl and then revalidated with If-None-Match on its ETag. A plain
+ * upstream has none. Thread safety: every function may be called from any thread; one fetch at a
+ * time, the other callers wait for it.
  */
 #ifndef ZTD_UPSTREAM_ORIGIN_LISTING_H
 #define ZTD_UPSTREAM_ORIGIN_LISTING_H
@@ -11,6 +11,11 @@
 #include <stdint.h>
 
 #include "core/errors.h"
+
+/* ZTD_UPSTREAM_ZTENSORD when BASE/v1/files?limit=1 answers 200 with a JSON
+ * listing, ZTD_UPSTREAM_PLAIN when it answers anything else, and
+ * ZTD_UPSTREAM_AUTO when it cannot be reached. token may be NULL. Blocking. */
+int ztd_upstream_probe(const char *base, const char *token, double connect_timeout, double timeout);
 
 typedef struct ztd_uplist ztd_uplist;
 

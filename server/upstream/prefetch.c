@@ -2,7 +2,7 @@
 #include "upstream/prefetch.h"
 #include "core/log.h"
 #include "core/workq.h"
-#include "http/router.h"
+#include "store/names.h"
 #include "upstream/upstream.h"
 #include "upstream/origin_listing.h"
 
@@ -190,7 +190,7 @@ static int expand_prefix(job *j, const char *prefix, strvec *out)
         const char *status = json_string_value(json_object_get(f, "status"));
         /* a name no client could ask for (a stranger's "../x.zt") is not fetched */
         if (name && !strncmp(name, prefix, n) && (!status || !strcmp(status, "ok")) &&
-            !ztd_route_file_path_problem(name, strlen(name)) && push(out, name) != 0)
+            !ztd_file_path_problem(name, strlen(name)) && push(out, name) != 0)
             rc = -1;
     }
     json_decref(files);

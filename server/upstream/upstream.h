@@ -52,7 +52,11 @@ typedef struct ztd_upstream_stats {
 
 /* The store for cfg->upstream, with its cache in cfg->cache_dir. NULL (logged,
  * reason in err) when the cache cannot be opened or the kind not told. */
-ztd_upstream *ztd_upstream_new(const struct ztd_config *cfg, char *err, size_t cap);
+struct ztd_source_ops;
+/* src: its entries' source, ztd_source_upstream (given, not named here, so
+ * that the table's file and the entries' do not call each other). */
+ztd_upstream *ztd_upstream_new(const struct ztd_config *cfg, const struct ztd_source_ops *src,
+                               char *err, size_t cap);
 /* Waits for running fills to end. Accepts NULL. */
 void ztd_upstream_free(ztd_upstream *u);
 

@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "http/headers.h"
+#include "store/validators.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "http/range.h"
+#include "store/validators.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

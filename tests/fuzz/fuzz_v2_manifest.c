@@ -10,7 +10,7 @@
  * manifest's true XXH3-64. A file of the v2 corpus maps to an input that
  * rebuilds it byte for byte (its blob area is the bytes from 4096 to its
  * manifest), which is how the seeds were made. Invariants: v2_check.h, and
- * the fast manifest path (lib/src/v2_fast.c) agrees with the general one:
+ * the fast manifest path (lib/src/v2/v2_fast.c) agrees with the general one:
  * the same status, error message and offset, or the same manifest JSON.
  */
 #include <stdio.h>

@@ -3,12 +3,14 @@
 # with the arguments ZTENSORD ZT (paths of the two binaries).
 #
 # The hostile suite tries the server as an attacker and as a careless operator
-# would (issue 10). It reuses the upload suite's helpers (start_daemon, http,
-# put, session_*, checks, finish); this file adds only what is particular to it.
+# would (issue 10). It takes tests/sh/common.sh (start_daemon, http, checks,
+# finish) and tests/sh/uploads.sh (put, session_*); this file adds only what is
+# particular to it.
 # All traffic goes to 127.0.0.1 (or another loopback address); every loop is
 # bounded in count and time.
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../uploads/lib.sh" "$@"
 HOSTILE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HOSTILE_DIR/../sh/common.sh" "$@"
+. "$HOSTILE_DIR/../sh/uploads.sh"
 
 # raw_http HOST PORT FILE [SECONDS]: send FILE's bytes as they are over one TCP
 # connection, print everything the server answers until it closes or SECONDS

@@ -106,7 +106,7 @@ check_eq "intact, range: bytes" "$(od -An -tx1 "$T/r.body" | tr -d ' \n')" \
 
 note "max_decode_streams 2: two held decoders, then a third request"
 rm -f "$T/ready"
-bg_start $PY "$HOSTILE_DIR/holdget.py" "$PORT" "/v1/files/big.zt$C" 2 30 "$T/ready"
+bg_start $PY "$SH_DIR/holdget.py" "$PORT" "/v1/files/big.zt$C" 2 30 "$T/ready"
 for i in $(seq 1 100); do [ -s "$T/ready" ] && break; sleep 0.1; done
 check_eq "two decoded responses started" "$(cat "$T/ready" 2>/dev/null)" "200 200"
 tget "$URL/v1/files/good.zt$C"

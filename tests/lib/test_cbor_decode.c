@@ -1,5 +1,5 @@
 /*
- * test_cbor_decode.c: zt__cbor_decode (lib/src/cbor_decode.c), the bounded
+ * test_cbor_decode.c: zt__cbor_decode (lib/src/common/cbor_decode.c), the bounded
  * decoder for manifests from strangers. Every major type and head size from
  * hand-written bytes (RFC 8949 Appendix A examples where they exist), the
  * indefinite-length forms, and every rejection: truncation, reserved

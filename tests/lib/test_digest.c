@@ -1,5 +1,5 @@
 /*
- * test_digest.c: sha256 and crc32c (lib/src/digest.c): published vectors,
+ * test_digest.c: sha256 and crc32c (lib/src/common/digest.c): published vectors,
  * incremental = one-shot over every split, crc32c against a bitwise
  * reference at every alignment and length, the digest string forms and
  * their case-insensitive parsing, and zt_component_verify over a file.

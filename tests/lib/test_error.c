@@ -1,5 +1,5 @@
 /*
- * test_error.c: the message builder every module uses (lib/src/error.c). A
+ * test_error.c: the message builder every module uses (lib/src/common/error.c). A
  * message names the status, the object, the component and the byte offset;
  * one too long for zt_error.message is cut and says so with "...", never
  * overflows, and keeps the fields it was given.

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "http/headers.h"
+#include "store/validators.h"
 
 static void accept_encoding(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_listing.c: unit tests for server/listing.c (paging of GET /v1/files):
+ * test_listing.c: unit tests for server/http/listing_query.c (paging of GET /v1/files):
  * query arguments, pages over sorted names, prefixes, cursors.
  */
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "handlers/listing.h"
+#include "http/listing_query.h"
 
 static const char *NAMES[] = {"a.zt",       "llama/1.zt",  "llama/2.zt",
                               "llama/3.zt", "llama2/x.zt", "z.zt"};

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "http/range.h"
+#include "store/validators.h"
 
 /* Sun, 06 Nov 1994 08:49:37 GMT, the example date of RFC 9110. */
 #define LM 784111777

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "http/router.h"
+#include "store/names.h"
 
 static ztd_route_match m; /* 16 KiB: static rather than on the stack */
 
@@ -470,12 +471,12 @@ static void file_path_problem(void **state)
     (void)state;
     const char *fine[] = {"a.zt", "d/e/f.zt", "llama 3/\xc3\xa9.zt", "a..b.zt"};
     for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
-        assert_null(ztd_route_file_path_problem(fine[i], strlen(fine[i])));
+        assert_null(ztd_file_path_problem(fine[i], strlen(fine[i])));
     const char *bad[] = {"",         "../x.zt",      "a/../../x.zt", "/abs.zt", "a//b.zt",
                          "a/./b.zt", ".hidden/x.zt", "a/",           "\xff.zt"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        assert_non_null(ztd_route_file_path_problem(bad[i], strlen(bad[i])));
-    assert_non_null(ztd_route_file_path_problem("a\0b.zt", 6));
+        assert_non_null(ztd_file_path_problem(bad[i], strlen(bad[i])));
+    assert_non_null(ztd_file_path_problem("a\0b.zt", 6));
 }
 
 int main(void)

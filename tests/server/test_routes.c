@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "handlers/handlers.h"
 #include "http/routes.h"
 
 static ztd_route_match m; /* 16 KiB: static rather than on the stack */
@@ -57,10 +58,10 @@ static bool listed(const char *list, const char *method)
 static void one_row_per_route(void **state)
 {
     (void)state;
-    assert_null(ztd_route_def_of(ZTD_ROUTE_NONE));
-    assert_null(ztd_route_def_of(ZTD_ROUTE_COUNT));
+    assert_null(ztd_route_def_of(ztd_v1_routes(), ZTD_ROUTE_NONE));
+    assert_null(ztd_route_def_of(ztd_v1_routes(), ZTD_ROUTE_COUNT));
     for (int id = ZTD_ROUTE_NONE + 1; id < ZTD_ROUTE_COUNT; id++) {
-        const ztd_route_def *d = ztd_route_def_of(id);
+        const ztd_route_def *d = ztd_route_def_of(ztd_v1_routes(), id);
         if (!d)
             fail_msg("route %s has no row", ztd_route_name(id));
         assert_int_equal(d->id, id);
@@ -73,7 +74,7 @@ static void methods_agree_with_the_router(void **state)
 {
     (void)state;
     for (int id = ZTD_ROUTE_NONE + 1; id < ZTD_ROUTE_COUNT; id++) {
-        const ztd_route_def *d = ztd_route_def_of(id);
+        const ztd_route_def *d = ztd_route_def_of(ztd_v1_routes(), id);
         for (size_t i = 0; i < sizeof(k_methods) / sizeof(k_methods[0]); i++) {
             bool routed = ztd_route(k_methods[i], k_paths[id], &m) == ZTD_ROUTE_OK &&
                           m.route == (ztd_route_id)id;
@@ -89,7 +90,7 @@ static void rows_follow_the_rules(void **state)
 {
     (void)state;
     for (int id = ZTD_ROUTE_NONE + 1; id < ZTD_ROUTE_COUNT; id++) {
-        const ztd_route_def *d = ztd_route_def_of(id);
+        const ztd_route_def *d = ztd_route_def_of(ztd_v1_routes(), id);
         bool reads = listed(d->methods, "GET");
         /* a body is taken only by writes, which need the write scope */
         if (d->body != ZTD_REQ_BODY_NONE) {
@@ -110,7 +111,8 @@ static void rows_follow_the_rules(void **state)
         assert_int_equal(d->scope == ZTD_SCOPE_NONE, ops);
     }
     /* a session's state is a writer's business */
-    assert_int_equal(ztd_route_def_of(ZTD_ROUTE_UPLOAD_STATUS)->scope, ZTD_SCOPE_WRITE);
+    assert_int_equal(ztd_route_def_of(ztd_v1_routes(), ZTD_ROUTE_UPLOAD_STATUS)->scope,
+                     ZTD_SCOPE_WRITE);
 }
 
 int main(void)

@@ -1,7 +1,8 @@
 # common.sh: the shell library every end-to-end suite shares (integration,
-# uploads, ops, hostile). A suite's own lib.sh sets HELP (its Python helper,
-# if any), sources this file with the arguments ZTENSORD ZT, and adds only
-# what is particular to it.
+# uploads, ops, hostile, remote, upstream). A suite's own lib.sh sets HELP (its
+# Python helper, if any), sources this file with the arguments ZTENSORD ZT,
+# then the other parts of tests/sh/ it needs (uploads.sh, origins.sh), and
+# adds only what is particular to it. No suite sources another suite's lib.sh.
 #
 # Every script makes its own work directory under $ZT_IT_TMP (or the current
 # directory), builds its files with `zt pack`, starts its own daemon(s) on an

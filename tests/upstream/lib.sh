@@ -1,13 +1,16 @@
 # lib.sh: shared code of the pull-through cache scripts. Source it as
 #     . "$(dirname "$0")/lib.sh" "$@"
 # with the arguments ZTENSORD ZT NGINX (NGINX may be "": the nginx checks then
-# print SKIP lines). It takes the remote suite's helpers (tests/remote/lib.sh:
-# start_nginx, and start_relay for relay.py, which breaks answers on purpose;
-# through it the shared shell library) and adds a second daemon: the origin,
-# started first with start_origin, while start_daemon starts the ztensord
-# under test (the sidecar).
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../remote/lib.sh" "$1" "$2" none "${3:-}"
+# print SKIP lines). It takes tests/sh/ (common.sh, uploads.sh, and origins.sh:
+# start_nginx, and start_relay for relay.py, which breaks answers on purpose)
+# and adds a second daemon: the origin, started first with start_origin, while
+# start_daemon starts the ztensord under test (the sidecar).
 UPSTREAM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$UPSTREAM_DIR/../sh/common.sh" "$1" "$2"
+. "$UPSTREAM_DIR/../sh/uploads.sh"
+RC=none
+NGINX=${3:-}
+. "$UPSTREAM_DIR/../sh/origins.sh"
 
 O_PID=
 O_URL=

@@ -123,7 +123,7 @@ stop_relay
 start_rootless "$O_URL" "$T/cache4" --max-decode-streams 1 --connection-timeout 60s || finish
 curl -s -o /dev/null "$URL/v1/files/z.zt/objects/r/data" -H 'Accept-Encoding: zstd' # warm
 rm -f "$T/ready"
-bg_start $PY "$UPSTREAM_DIR/../hostile/holdget.py" "$PORT" /v1/files/z.zt/objects/r/data 1 30 "$T/ready"
+bg_start $PY "$SH_DIR/holdget.py" "$PORT" /v1/files/z.zt/objects/r/data 1 30 "$T/ready"
 for i in $(seq 1 100); do [ -s "$T/ready" ] && break; sleep 0.1; done
 check_eq "a held decoded response started" "$(cat "$T/ready" 2>/dev/null)" "200"
 http "$T/r" "$URL$W"

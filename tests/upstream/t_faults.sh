@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_faults: an upstream that lies or goes away. Through relay.py (tests/remote), which
+# t_faults: an upstream that lies or goes away. Through relay.py (tests/sh), which
 # flips a byte of one answer: the fill's digest check fails, nothing is cached, no client
 # gets a complete-looking corrupt body (a 502, or a 200 cut short: curl fails and has
 # fewer bytes than Content-Length), and the next request fetches again and gets the

@@ -16,7 +16,7 @@
  * Attributes, the shard table and unknown fields go through the general
  * decoder and v2_manifest.c's own checks, at the depth of their level.
  */
-#include "cbor_cursor.h"
+#include "common/cbor_cursor.h"
 #include "internal.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz_listing.c: libFuzzer target for server/listing.c, the paging of
+ * fuzz_listing_query.c: libFuzzer target for server/http/listing_query.c, the paging of
  * GET /v1/files: the input is a query string (split on '&' and the first
  * '=' of each argument, as libmicrohttpd hands them over, still encoded),
  * then the page is chosen over a fixed sorted list of names.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers/listing.h"
+#include "http/listing_query.h"
 
 #define CHECK(c)                                                                                   \
     do {                                                                                           \

@@ -1,22 +1,19 @@
 /*
  * Paging of GET /v1/files: `prefix`, `limit` and `cursor` query parameters
- * over a snapshot's entries (sorted by name, strcmp). The parsing and the
- * choice of a page are pure functions (unit tests and fuzz_listing reach
- * them without a socket); ztd_listing_json builds the page's body.
+ * over names sorted by strcmp. The parsing (percent-decoding with the
+ * router's decoder) and the choice of a page are pure functions (unit tests
+ * and fuzz_listing_query reach them without a socket); handlers/listing.c
+ * builds the page's body.
  *
  * A cursor is the hex of the last name of the previous page: the next page
  * starts after that name, so files added or removed between pages neither
  * repeat nor shift the others.
  */
-#ifndef ZTD_LISTING_H
-#define ZTD_LISTING_H
+#ifndef ZTD_LISTING_QUERY_H
+#define ZTD_LISTING_QUERY_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "store/catalog.h"
-#include "core/server.h"
-#include "http/request.h"
 
 #define ZTD_LISTING_DEFAULT_LIMIT 1000
 #define ZTD_LISTING_MAX_LIMIT 10000
@@ -45,13 +42,5 @@ void ztd_listing_page(const ztd_listing_query *q, const void *entries, size_t n,
 
 /* The cursor naming `name` (hex) into out (2 * strlen(name) + 1 bytes). */
 void ztd_listing_cursor(const char *name, char *out);
-
-/* {"files":[...],"count":N[,"next_cursor":"..."]} for the page; malloc'ed,
- * NULL when out of memory. */
-char *ztd_listing_json(const ztd_snapshot *s, const ztd_listing_query *q, size_t *len);
-
-/* GET /v1/files: the whole listing built at scan time when no paging
- * parameter is given, otherwise one page; 400 for a malformed parameter. */
-enum MHD_Result ztd_listing_route(ztd_server *s, struct MHD_Connection *c, ztd_req *r);
 
 #endif

@@ -1,7 +1,9 @@
-/* Plain GETs to the upstream with libcurl's easy interface (see origin_http.h). */
-#include "upstream/origin_http.h"
-#include "core/grow.h"
-#include "core/config.h"
+/*
+ * One plain GET with libcurl's easy interface (zt_remote_http_get, see
+ * ztensor_remote_experimental.h): ztensord asks its upstream what kind of
+ * server it is, and for its listing, with it.
+ */
+#include "ztensor/ztensor_remote_experimental.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -17,6 +19,22 @@ typedef struct sink {
     bool too_large;
 } sink;
 
+/* Room for need bytes and a NUL, doubling from 4 KiB. */
+static int grow(sink *s, size_t need)
+{
+    if (need < s->cap)
+        return 0;
+    size_t cap = s->cap ? s->cap : 4096;
+    while (cap <= need)
+        cap *= 2;
+    char *p = realloc(s->p, cap);
+    if (!p)
+        return -1;
+    s->p = p;
+    s->cap = cap;
+    return 0;
+}
+
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 {
     sink *s = ud;
@@ -25,7 +43,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         s->too_large = true;
         return 0; /* fails the transfer */
     }
-    if (ztd_grow(&s->p, &s->cap, s->n + n) != 0)
+    if (grow(s, s->n + n) != 0)
         return 0;
     memcpy(s->p + s->n, p, n);
     s->n += n;
@@ -52,9 +70,9 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-int ztd_upstream_http_get(const char *url, const char *token, const char *if_none_match,
-                          double connect_timeout, double timeout, size_t max, int *status,
-                          char **body, size_t *len, char etag[256], int *timed_out)
+int zt_remote_http_get(const char *url, const char *token, const char *if_none_match,
+                       double connect_timeout, double timeout, size_t max, int *status, char **body,
+                       size_t *len, char etag[256], int *timed_out)
 {
     *status = 0;
     *body = NULL;
@@ -99,22 +117,4 @@ int ztd_upstream_http_get(const char *url, const char *token, const char *if_non
     *body = s.p;
     *len = s.n;
     return 0;
-}
-
-int ztd_upstream_probe(const char *base, const char *token, double connect_timeout, double timeout)
-{
-    char url[4200], etag[256];
-    snprintf(url, sizeof(url), "%s/v1/files?limit=1", base);
-    int status, timed_out;
-    char *body;
-    size_t len;
-    if (ztd_upstream_http_get(url, token, NULL, connect_timeout, timeout, 1 << 20, &status, &body,
-                              &len, etag, &timed_out) != 0 ||
-        status == 0)
-        return ZTD_UPSTREAM_AUTO;
-    int kind = status == 200 && body && body[0] == '{' && strstr(body, "\"files\"")
-                   ? ZTD_UPSTREAM_ZTENSORD
-                   : ZTD_UPSTREAM_PLAIN;
-    free(body);
-    return kind;
 }

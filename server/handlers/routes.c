@@ -1,8 +1,8 @@
 /*
- * The route table (see routes.h): one row per route. A route's handler,
- * scope and body are decided here and nowhere else.
+ * The /v1 front's route table (see http/routes.h): one row per route. A
+ * route's handler, scope and body are decided here and nowhere else. main.c
+ * hands it to http.c (ztd_server.routes), which knows no handler by name.
  */
-#include "http/routes.h"
 #include "handlers/handlers.h"
 #include "http/json_body.h"
 
@@ -17,7 +17,7 @@ static const ztd_route_def k_routes[ZTD_ROUTE_COUNT] = {
     ROUTE(HEALTHZ,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_healthz, false, false),
     ROUTE(READYZ,           "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_readyz, false, false),
     ROUTE(METRICS,          "GET, HEAD", NONE,  NONE,   NULL, NULL, ztd_ops_metrics, false, false),
-    ROUTE(LIST,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_list, false, true),
+    ROUTE(LIST,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_list_files, false, true),
     ROUTE(MANIFEST,         "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
     ROUTE(RAW,              "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
     ROUTE(OBJECT,           "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
@@ -42,9 +42,7 @@ static const ztd_route_def k_routes[ZTD_ROUTE_COUNT] = {
 };
 /* clang-format on */
 
-const ztd_route_def *ztd_route_def_of(ztd_route_id id)
+const ztd_route_def *ztd_v1_routes(void)
 {
-    if ((unsigned)id >= ZTD_ROUTE_COUNT || !k_routes[id].handler)
-        return NULL;
-    return &k_routes[id];
+    return k_routes;
 }
