@@ -236,10 +236,11 @@ static void known_digests(void **state)
     free(s.bytes);
 }
 
-/* NPLAIN raw objects p0.. without a digest, then "s" (raw, sha256) and "z"
- * (zstd, no digest) of 4096 bytes each; *s_off and *z_off: their offsets. */
+/* NPLAIN raw objects p0.. of 16 bytes with the digest `plain`, then "s" (raw,
+ * sha256) and "z" (zstd, no digest) of 4096 bytes each; *s_off and *z_off:
+ * their offsets. */
 #define NPLAIN 20000
-static uint8_t *make_mixed(size_t *len, uint64_t *s_off, uint64_t *z_off)
+static uint8_t *make_mixed(size_t *len, uint64_t *s_off, uint64_t *z_off, zt_digest_kind plain)
 {
     FILE *tmp = tmpfile();
     assert_non_null(tmp);
@@ -258,7 +259,9 @@ static uint8_t *make_mixed(size_t *len, uint64_t *s_off, uint64_t *z_off)
         size_t n = is_s || is_z ? sizeof(data) : 16;
         zt_component_spec spec = {.dtype = ZT_DTYPE_U8,
                                   .encoding = is_z ? ZT_ENC_ZSTD : ZT_ENC_RAW,
-                                  .digest = is_s ? ZT_DIGEST_SHA256 : ZT_DIGEST_NONE};
+                                  .digest = is_s   ? ZT_DIGEST_SHA256
+                                            : is_z ? ZT_DIGEST_NONE
+                                                   : plain};
         size_t id;
         ASSERT_OK(zt_writer_begin(w, &spec, &err), &err);
         ASSERT_OK(zt_writer_write(w, data, n, &err), &err);
@@ -305,7 +308,7 @@ static void nothing_to_check(void **state)
     (void)state;
     size_t len;
     uint64_t s_off = 0, z_off = 0;
-    uint8_t *b = make_mixed(&len, &s_off, &z_off);
+    uint8_t *b = make_mixed(&len, &s_off, &z_off, ZT_DIGEST_NONE);
     zt_file *f;
     zt_error err;
     ASSERT_OK(zt_open_memory(b, len, NULL, &f, &err), &err);
@@ -340,12 +343,45 @@ static void nothing_to_check(void **state)
     free(b);
 }
 
+/* A mapped file of 20,000 small sha256 components: verifying it allocates
+ * less than 1 KiB per component (each took a 1 MiB read buffer). */
+static void small_components_small_buffers(void **state)
+{
+    (void)state;
+    size_t len;
+    uint64_t s_off = 0, z_off = 0;
+    uint8_t *b = make_mixed(&len, &s_off, &z_off, ZT_DIGEST_SHA256);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    assert_int_equal(fwrite(b, 1, len, tmp), len);
+    assert_int_equal(fflush(tmp), 0);
+    zt_file *f;
+    zt_error err;
+    ASSERT_OK(zt_open_fd(fileno(tmp), NULL, &f, &err), &err);
+    assert_non_null(zt_file_bytes(f)); /* mapped: components read with pread */
+    zt_verify_result res;
+    g_allocated = 0;
+    zt_set_allocator(counting_malloc, counting_realloc, free);
+    zt_status st = zt_file_verify(f, NULL, &res, &err);
+    zt_set_allocator(NULL, NULL, NULL);
+    ASSERT_OK(st, &err);
+    assert_int_equal(res.digests, NPLAIN + 1);
+    assert_true(g_allocated < 1024 * (size_t)NPLAIN);
+    zt_close(f);
+    fclose(tmp);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_file),           cmocka_unit_test(problems_in_manifest_order),
-        cmocka_unit_test(stop_at_first_stops), cmocka_unit_test(zero_size_options),
-        cmocka_unit_test(known_digests),       cmocka_unit_test(nothing_to_check),
+        cmocka_unit_test(good_file),
+        cmocka_unit_test(problems_in_manifest_order),
+        cmocka_unit_test(stop_at_first_stops),
+        cmocka_unit_test(zero_size_options),
+        cmocka_unit_test(known_digests),
+        cmocka_unit_test(nothing_to_check),
+        cmocka_unit_test(small_components_small_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
