@@ -67,7 +67,7 @@ readall() {
 
 declare -A all
 keep() { all[$1]="${all[$1]:-} $2"; }
-md() { echo "${all[$1]}" | xargs | median; }
+md() { echo "${all[$1]:-}" | xargs | median; }
 readall >/dev/null # warm
 for r in $(seq "$WR"); do
   read -r up cpu valid < <(start)
