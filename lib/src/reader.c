@@ -317,7 +317,9 @@ zt_status zt_component_verify(const zt_file *f, const zt_object *o, const zt_com
      * gives an error instead of SIGBUS, and verifying a huge file does not
      * count all of it in the process's resident memory. */
     zt_status st = ZT_OK;
-    uint8_t *buf = f->mapped ? zt__malloc(1u << 20) : NULL;
+    /* No bigger than the component: 100,000 small ones took a 1 MiB buffer each. */
+    size_t bufsize = c->length < (1u << 20) ? (size_t)c->length + 1 : (1u << 20);
+    uint8_t *buf = f->mapped ? zt__malloc(bufsize) : NULL;
     if (f->mapped && !buf) {
         zt_hasher_free(h);
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");

@@ -2,7 +2,9 @@
  * zt_file_verify: every component's digest recomputed and every zstd stream
  * decoded in full, on several threads at once. Components are independent,
  * so they are taken largest first from a shared index; one component's
- * SHA-256 stays on one core. Problems are reported in manifest order after
+ * SHA-256 stays on one core. A component with nothing to check (1.x, raw,
+ * no digest) is counted but not listed: a file of 100,000 such objects
+ * needs no sort and no thread. Problems are reported in manifest order after
  * the workers are done, so the output does not depend on thread timing.
  * Shared by `zt verify` and ztensord's upload path.
  */
@@ -17,6 +19,7 @@
 #define SINK_SIZE (1u << 16)
 
 typedef struct vitem {
+    uint64_t length; /* the sort key, read once */
     const zt_object *o;
     const zt_component *c;
     size_t order; /* position in the manifest */
@@ -31,6 +34,7 @@ typedef struct vjob {
     const zt_file *f;
     vitem *items;
     size_t n, next; /* next: atomic index of the next item to take */
+    size_t listed;  /* components in the file (order: 0 .. listed - 1) */
     bool stop_at_first;
     int (*known_sha256)(void *ud, uint64_t offset, uint64_t length, uint8_t out[32]);
     void *known_ud;
@@ -125,9 +129,17 @@ static void *worker(void *arg)
 
 static int by_length_desc(const void *a, const void *b)
 {
-    uint64_t la = zt_component_length(((const vitem *)a)->c);
-    uint64_t lb = zt_component_length(((const vitem *)b)->c);
+    uint64_t la = ((const vitem *)a)->length, lb = ((const vitem *)b)->length;
     return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+/* Nothing to recompute or decode: a 1.x raw component without a digest
+ * (its bounds were checked when the file was opened). A file opened from
+ * its manifest alone keeps them, to report that it has no bytes. */
+static bool nothing_to_check(const zt_file *f, const zt_component *c)
+{
+    return !f->no_data && zt_file_get_kind(f) != ZT_KIND_ZT_2 && c->digest_kind == ZT_DIGEST_NONE &&
+           c->encoding == ZT_ENC_RAW;
 }
 
 static int by_order(const void *a, const void *b)
@@ -140,11 +152,14 @@ static zt_status list_components(vjob *j, zt_error *err)
 {
     const zt_file *f = j->f;
     size_t n = 0;
-    for (size_t i = 0; i < zt_file_object_count(f); i++)
-        n += zt_object_component_count(zt_file_object_at(f, i));
+    for (size_t i = 0; i < zt_file_object_count(f); i++) {
+        const zt_object *o = zt_file_object_at(f, i);
+        for (size_t c = 0; c < zt_object_component_count(o); c++)
+            n += !nothing_to_check(f, zt_object_component_at(o, c));
+    }
     if (!(j->items = zt__malloc((n ? n : 1) * sizeof(*j->items))))
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory listing %zu components to verify", n);
-    size_t k = 0;
+    size_t k = 0, order = 0;
     for (size_t i = 0; i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
         for (size_t c = 0; c < zt_object_component_count(o); c++) {
@@ -154,14 +169,16 @@ static zt_status list_components(vjob *j, zt_error *err)
             int sh = zt_component_shard(comp);
             if (sh >= 0 && zt_file_shard_status(f, (size_t)sh, NULL) != ZT_OK)
                 continue;
-            j->items[k] = (vitem){o, comp, k};
-            k++;
+            if (!nothing_to_check(f, comp))
+                j->items[k++] = (vitem){comp->length, o, comp, order};
+            order++;
         }
     }
-    n = k;
+    j->n = k;
+    j->listed = order;
     /* Largest first: the longest single hash starts at once. */
-    qsort(j->items, n, sizeof(*j->items), by_length_desc);
-    j->n = n;
+    if (k > 1)
+        qsort(j->items, k, sizeof(*j->items), by_length_desc);
     return ZT_OK;
 }
 
@@ -204,7 +221,7 @@ static void check_v2(vjob *j)
         zt_error e;
         memset(&e, 0, sizeof(e));
         if (zt_object_check_data(f, zt_file_object_at(f, i), &e))
-            record(j, j->n + i, &e);
+            record(j, j->listed + i, &e);
     }
     for (size_t i = 0; i < zt_file_shard_count(f) && !__atomic_load_n(&j->stop, __ATOMIC_RELAXED);
          i++) {
@@ -213,7 +230,7 @@ static void check_v2(vjob *j)
         /* A root opened from an fd or memory cannot locate its shards: they
          * are not checked (ztensord verifies an uploaded root this way). */
         if (zt_file_shard_path(f, i) && zt_file_shard_verify(f, i, &e))
-            record(j, j->n + nobj + i, &e);
+            record(j, j->listed + nobj + i, &e);
     }
 }
 
@@ -247,7 +264,8 @@ zt_status zt_file_verify(const zt_file *f, const zt_verify_options *opt, zt_veri
     for (size_t i = 0; eff.on_problem && i < j.nproblems; i++)
         eff.on_problem(eff.ud, &j.problems[i].err);
     if (res)
-        *res = (zt_verify_result){.components = j.n, .digests = j.digests, .problems = j.nproblems};
+        *res = (zt_verify_result){
+            .components = j.listed, .digests = j.digests, .problems = j.nproblems};
     st = j.nomem ? ZT_FAIL(err, ZT_E_NOMEM, "out of memory recording verification problems")
          : j.nproblems && err ? (*err = j.problems[0].err).code
          : j.nproblems        ? j.problems[0].err.code

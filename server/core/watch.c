@@ -102,9 +102,11 @@ static void add_tree(ztd_watch *w, const char *dir, int depth)
             continue;
         char p[PATH_MAX];
         struct stat sb;
+        if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+            continue; /* no lstat per file: on a cold disk each is a synchronous read */
         if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= sizeof(p))
             continue;
-        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
+        if (de->d_type == DT_DIR || (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)))
             add_tree(w, p, depth + 1);
     }
     closedir(d);

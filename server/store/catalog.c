@@ -10,6 +10,13 @@
  * their entry, and with it what was learnt about their digests; a file that
  * failed to open for a reason that may pass (see is_transient) is tried again
  * by every scan.
+ *
+ * A scan walks the directories first (readdir; an lstat only where the
+ * directory does not give the type), listing the candidate files, then
+ * stats, opens and validates them on SCAN_THREADS threads: from a cold page
+ * cache each file costs a few synchronous reads (its inode, its footer and
+ * manifest), which overlap there. The snapshot is made from all of them
+ * once they are done, as before.
  */
 #include "store/catalog.h"
 #include "store/decoders.h"
@@ -19,6 +26,7 @@
 #include "core/dates.h"
 #include "store/names.h"
 #include "core/utf8.h"
+#include "core/parallel.h"
 #include "store/catalog_v2.h"
 
 #include <dirent.h>
@@ -35,6 +43,7 @@
 
 #define MAX_DIR_DEPTH 32
 #define SCAN_WARNINGS 20 /* "not served" lines per scan; the rest are counted */
+#define SCAN_THREADS 16  /* files opened at once by a scan: reads in flight, not cores */
 
 struct ztd_catalog {
     char *root;
@@ -50,8 +59,8 @@ struct ztd_catalog {
     /* Per scan, under scan_mu: */
     const char *verified_rel; /* ztd_catalog_update()'s file, when the server verified it */
     const struct stat *verified_sb;
-    size_t warned, unwarned; /* "not served" lines logged and held back */
-    size_t carried;          /* valid entries reused from the previous snapshot */
+    size_t warned, unwarned; /* "not served" lines logged and held back (atomic) */
+    size_t carried;          /* valid entries reused from the previous snapshot (atomic) */
     size_t dirs_retry;       /* directories that could not be read for want of fds or memory */
 };
 
@@ -253,12 +262,12 @@ static bool is_transient(zt_status st)
 static void log_not_served(ztd_catalog *c, const ztd_entry *e, const ztd_entry *prev)
 {
     bool again = prev && prev->retry && prev->error_code == e->error_code;
-    if (again || c->warned >= SCAN_WARNINGS) {
-        c->unwarned += !again;
+    if (again || __atomic_fetch_add(&c->warned, 1, __ATOMIC_RELAXED) >= SCAN_WARNINGS) {
+        if (!again)
+            __atomic_add_fetch(&c->unwarned, 1, __ATOMIC_RELAXED);
         ztd_log(ZTD_LOG_DEBUG, "catalog: %s is not served: %s", e->name, e->error);
         return;
     }
-    c->warned++;
     ztd_log(ZTD_LOG_WARN, "catalog: %s is not served%s: %s", e->name,
             e->retry ? " (retried by each scan)" : "", e->error);
 }
@@ -361,30 +370,97 @@ static bool same_inode(const struct stat *v, const struct stat *sb)
            ns_of(v->st_mtim) == ns_of(sb->st_mtim);
 }
 
-static void consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *rel, const char *abs,
-                          bool is_link, entry_vec *out)
+/* The entry for the file at rel, held, or NULL when it is not one to serve
+ * or report. Runs on several threads at once (scan_files). */
+static ztd_entry *consider_file(ztd_catalog *c, const ztd_snapshot *old, const char *rel,
+                                const char *abs, bool is_link)
 {
     struct stat sb;
     if (stat(abs, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return;
+        return NULL;
     if (is_link && !inside_root(c, abs)) {
         ztd_log(ZTD_LOG_WARN, "catalog: %s is a symlink leading outside the root: skipped", rel);
-        return;
+        return NULL;
     }
     ztd_entry *prev = old ? ztd_snapshot_find(old, rel, strlen(rel)) : NULL;
     ztd_entry *e;
     if (reusable(prev, &sb)) {
         entry_hold(prev);
         e = prev;
-        c->carried += e->file != NULL;
+        if (e->file)
+            __atomic_add_fetch(&c->carried, 1, __ATOMIC_RELAXED);
     } else if (!(e = entry_open(c, rel, abs, &sb, prev))) {
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory opening %s", rel);
-        return;
+        return NULL;
     }
     if (c->verified_rel && !strcmp(rel, c->verified_rel) && same_inode(c->verified_sb, &sb))
         ztd_digest_settle_all_verified(&e->digests);
-    if (vec_push(out, e) != 0)
+    return e;
+}
+
+static void push_or_drop(entry_vec *out, ztd_entry *e)
+{
+    if (e && vec_push(out, e) != 0)
         entry_drop(e);
+}
+
+/* The walk's list of files to consider: names relative to the root. */
+typedef struct scan_file {
+    char *rel;
+    bool is_link;
+    ztd_entry *e; /* consider_file's answer */
+} scan_file;
+
+typedef struct file_vec {
+    scan_file *v;
+    size_t n, cap;
+} file_vec;
+
+static int files_push(file_vec *v, const char *rel, bool is_link)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 64;
+        scan_file *nv = realloc(v->v, cap * sizeof(*nv));
+        if (!nv)
+            return -1;
+        v->v = nv;
+        v->cap = cap;
+    }
+    if (!(v->v[v->n].rel = strdup(rel)))
+        return -1;
+    v->v[v->n].is_link = is_link;
+    v->v[v->n].e = NULL;
+    v->n++;
+    return 0;
+}
+
+typedef struct scan_job {
+    ztd_catalog *c;
+    const ztd_snapshot *old;
+    scan_file *files;
+} scan_job;
+
+static void scan_one(void *ud, size_t i)
+{
+    scan_job *j = ud;
+    scan_file *f = &j->files[i];
+    char abs[PATH_MAX];
+    if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", j->c->root, f->rel) < sizeof(abs))
+        f->e = consider_file(j->c, j->old, f->rel, abs, f->is_link);
+}
+
+/* Every listed file considered, on up to SCAN_THREADS threads; their entries
+ * appended to out in the walk's order. Frees files. */
+static void scan_files(ztd_catalog *c, const ztd_snapshot *old, file_vec *files, entry_vec *out)
+{
+    scan_job j = {c, old, files->v};
+    ztd_parallel_for(files->n, SCAN_THREADS, scan_one, &j);
+    for (size_t i = 0; i < files->n; i++) {
+        push_or_drop(out, files->v[i].e);
+        free(files->v[i].rel);
+    }
+    free(files->v);
+    *files = (file_vec){0};
 }
 
 /* The previous entries under REL ("" for all), kept when REL cannot be read
@@ -401,12 +477,15 @@ static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, 
             entry_drop(e);
             return;
         }
-        c->carried += e->file != NULL;
+        if (e->file)
+            __atomic_add_fetch(&c->carried, 1, __ATOMIC_RELAXED);
     }
 }
 
+/* The walk: files under rel listed in files (to be opened by scan_files), and
+ * the previous entries of a directory that cannot be read now carried to out. */
 static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, int depth,
-                     entry_vec *out)
+                     file_vec *files, entry_vec *out)
 {
     char abs[PATH_MAX];
     snprintf(abs, sizeof(abs), "%s%s%s", c->root, rel[0] ? "/" : "", rel);
@@ -431,8 +510,12 @@ static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, i
                 sizeof(crel) ||
             (size_t)snprintf(cabs, sizeof(cabs), "%s/%s", c->root, crel) >= sizeof(cabs))
             continue;
+        /* The type from the directory when it gives one: an lstat here
+         * would be one synchronous read per file on a cold disk. */
         struct stat lsb;
-        if (lstat(cabs, &lsb) != 0)
+        if (de->d_type != DT_UNKNOWN)
+            lsb.st_mode = DTTOIF(de->d_type);
+        else if (lstat(cabs, &lsb) != 0)
             continue;
         if (!ztd_utf8_valid(de->d_name, strlen(de->d_name))) {
             ztd_log(ZTD_LOG_WARN, "catalog: skipping a name in %s that is not UTF-8", abs);
@@ -440,9 +523,10 @@ static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, i
         }
         if (S_ISDIR(lsb.st_mode)) {
             if (depth < MAX_DIR_DEPTH)
-                scan_dir(c, old, crel, depth + 1, out);
-        } else if (ztd_catalog_is_served_name(de->d_name)) {
-            consider_file(c, old, crel, cabs, S_ISLNK(lsb.st_mode), out);
+                scan_dir(c, old, crel, depth + 1, files, out);
+        } else if (ztd_catalog_is_served_name(de->d_name) &&
+                   files_push(files, crel, S_ISLNK(lsb.st_mode)) != 0) {
+            ztd_log(ZTD_LOG_ERROR, "catalog: out of memory listing %s", crel);
         }
     }
     closedir(d);
@@ -842,8 +926,10 @@ static int rescan_locked(ztd_catalog *c)
     }
     ztd_snapshot *old = ztd_catalog_acquire(c);
     entry_vec v = {0};
+    file_vec files = {0};
     c->carried = c->dirs_retry = 0;
-    scan_dir(c, old, "", 0, &v);
+    scan_dir(c, old, "", 0, &files, &v);
+    scan_files(c, old, &files, &v);
     ztd_snapshot_release(old);
     if (c->unwarned)
         ztd_log(ZTD_LOG_WARN, "catalog: %zu more files are not served (GET /v1/files lists why)",
@@ -876,7 +962,7 @@ static void consider_one(ztd_catalog *c, const ztd_snapshot *old, const char *re
         (size_t)snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= sizeof(abs) ||
         lstat(abs, &lsb) != 0)
         return;
-    consider_file(c, old, rel, abs, S_ISLNK(lsb.st_mode), v);
+    push_or_drop(v, consider_file(c, old, rel, abs, S_ISLNK(lsb.st_mode)));
 }
 
 /* Is rel's entry in old still the file on disk? Then an update has nothing to

@@ -21,8 +21,11 @@
  *
  *   bench_lib DIR [--objects N] [--runs R] [--mib M] [--keep]
  *   bench_lib DIR --open FILE [--runs R]
+ *   bench_lib DIR --make NAME [--objects N] [--digest sha256|none]
  * --open: only figure 1's zt_open + zt_close, of an existing FILE (any
  * format: a v2 file made by `zt convert --format v2`, say).
+ * --make: only write figure 1's file of N objects as DIR/NAME, with the
+ * given digest (default sha256), and exit (tests/bench/verify.sh).
  * DIR must be on a real disk (not tmpfs) with room for about 2 x M MiB.
  */
 #include <errno.h>
@@ -43,7 +46,8 @@
 #define TMPFS_MAGIC_ 0x01021994
 
 static const char *g_dir;
-static int g_keep; /* --keep: leave many-N.zt for profiling */
+static int g_keep;                                 /* --keep: leave many-N.zt for profiling */
+static zt_digest_kind g_digest = ZT_DIGEST_SHA256; /* figure 1's file; --digest */
 
 static double now(void)
 {
@@ -130,7 +134,7 @@ static void make_many(const char *path, int nobj)
     float data[16];
     uint64_t shape[2] = {4, 4};
     const char *role = "data";
-    zt_component_spec spec = {ZT_DTYPE_F32, NULL, ZT_ENC_RAW, 0, ZT_DIGEST_SHA256};
+    zt_component_spec spec = {ZT_DTYPE_F32, NULL, ZT_ENC_RAW, 0, g_digest};
     for (int i = 0; i < nobj; i++) {
         for (int k = 0; k < 16; k++)
             data[k] = (float)(i * 16 + k);
@@ -403,7 +407,7 @@ int main(int argc, char **argv)
 {
     int nobj = 100000, runs = 7;
     uint64_t mib = 1024;
-    const char *open_only = NULL;
+    const char *open_only = NULL, *make_only = NULL;
     if (argc < 2) {
         fprintf(stderr, "usage: bench_lib DIR [--objects N] [--runs R] [--mib M] [--keep]\n");
         return 2;
@@ -423,11 +427,21 @@ int main(int argc, char **argv)
             mib = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--open"))
             open_only = argv[i + 1];
+        else if (!strcmp(argv[i], "--make"))
+            make_only = argv[i + 1];
+        else if (!strcmp(argv[i], "--digest") && !strcmp(argv[i + 1], "none"))
+            g_digest = ZT_DIGEST_NONE;
+        else if (strcmp(argv[i], "--digest") || strcmp(argv[i + 1], "sha256"))
+            return 2;
     }
     if (nobj < 1 || runs < 1 || mib < 1)
         return 2;
     if (open_only) {
         bench_open_file(open_only, runs);
+        return 0;
+    }
+    if (make_only) {
+        make_many(path_in(make_only), nobj);
         return 0;
     }
     struct statfs sf;

@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -19,6 +20,24 @@ struct zt_hasher {
     XXH3_state_t *xx;
     uint32_t crc;
 };
+
+/* SHA-256 fetched from OpenSSL's provider once: EVP_sha256() in
+ * EVP_DigestInit_ex fetches it again (locks, a lookup) for every hasher, which
+ * was most of the cost of a hasher for a small component. Kept for the
+ * process's life. */
+static EVP_MD *g_sha256;
+static pthread_once_t g_sha256_once = PTHREAD_ONCE_INIT;
+
+static void fetch_sha256(void)
+{
+    g_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *sha256_md(void)
+{
+    pthread_once(&g_sha256_once, fetch_sha256);
+    return g_sha256 ? g_sha256 : EVP_sha256();
+}
 
 uint64_t zt__xxh3(const void *p, size_t n)
 {
@@ -121,7 +140,7 @@ zt_hasher *zt_hasher_new(zt_digest_kind kind)
     }
     if (kind == ZT_DIGEST_SHA256) {
         h->md = EVP_MD_CTX_new();
-        if (!h->md || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
+        if (!h->md || EVP_DigestInit_ex(h->md, sha256_md(), NULL) != 1) {
             EVP_MD_CTX_free(h->md);
             zt__free(h);
             return NULL;
