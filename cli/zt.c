@@ -19,6 +19,8 @@ static const char k_usage[] =
     "    zt convert IN.zt -o OUT.safetensors\n"
     "    zt pull URL... [-o DIR] [--connections N] [--chunk-size BYTES] [--jobs N]\n"
     "            [--token TOKEN] [--include GLOB]... [--exclude GLOB]... [--quiet] [--json]\n"
+    "            [--timeout SECONDS] [--min-rate BYTES] [--stall-timeout SECONDS]\n"
+    "            [--max-files N] [--max-listing-bytes BYTES]\n"
     "    zt --version\n"
     "\n"
     "DESCRIPTION\n"

@@ -286,15 +286,14 @@ static const option options[] = {
                "upstream that requires a read token."),
     OPT_DURATION("upstream_ttl", upstream_ttl_ms, "10s", 0, 24 * HOUR,
                  "How long an upstream file's manifest and the upstream listing are used before "
-                 "they are revalidated. A file replaced upstream is seen once the revalidation "
-                 "that the first request after this long starts has ended (upstream_stale); a "
-                 "response already started finishes with the version it started with."),
+                 "they are revalidated. A file replaced upstream is seen after at most this long; "
+                 "a response already started finishes with the version it started with."),
     OPT_DURATION("upstream_stale", upstream_stale_ms, "5m", 0, 24 * HOUR,
-                 "How long past upstream_ttl an upstream file whose bytes are cached keeps being "
-                 "served while its revalidation is pending or failing (stale-while-revalidate, "
-                 "stale-if-error): the first request after upstream_ttl starts the revalidation "
-                 "in the background and no request waits for it. Past this window a request "
-                 "waits for the revalidation (at most upstream_timeout) and gets its error."),
+                 "How long past upstream_ttl an upstream file keeps being served while it is "
+                 "revalidated (stale-while-revalidate: the request that found it expired waits "
+                 "for the revalidation, at most upstream_timeout; the others get the version "
+                 "opened before) or while the upstream fails (stale-if-error: a revalidation "
+                 "that cannot reach it). Past this window, the revalidation's error."),
     OPT_DURATION("upstream_connect_timeout", upstream_connect_timeout_ms, "5s", 100 * MSEC,
                  10 * MINUTE, "Time allowed for one TCP (and TLS) connect to upstream."),
     OPT_DURATION("upstream_timeout", upstream_timeout_ms, "30s", SEC, HOUR,

@@ -27,10 +27,6 @@
 
 /* ---- set-up */
 
-/* Background revalidations at once: each may wait upstream_timeout on a
- * silent upstream, and none blocks a request. */
-#define REVALIDATIONS 4
-
 static char *read_token(const char *path, char *err, size_t cap)
 {
     FILE *f = fopen(path, "re");
@@ -103,7 +99,6 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, const struct ztd_source_op
     if (!(u->cache = ztd_cache_open(cfg->cache_dir, cfg->cache_size, err, cap)))
         goto fail_quiet;
     if (!(u->fills = ztd_workq_new(cfg->upstream_fills, "ztd-fill")) ||
-        !(u->revalidations = ztd_workq_new(REVALIDATIONS, "ztd-revalidate")) ||
         !(u->list = ztd_uplist_new(u->base, u->token, u->opt.connect_timeout, u->opt.stall_timeout,
                                    u->ttl_ms)))
         goto fail;
@@ -121,7 +116,6 @@ void ztd_upstream_free(ztd_upstream *u)
     if (!u)
         return;
     ztd_workq_free(u->fills); /* fills end first: they hold entries and items */
-    ztd_workq_free(u->revalidations);
     for (size_t i = 0; u->slots && i < u->n; i++) {
         ztd_entry_release(u->slots[i].e);
         free(u->slots[i].name);
@@ -414,56 +408,15 @@ static bool stale_ok(const ztd_upstream *u, const slot *s, uint64_t now)
     return s->e && s->checked && now - s->checked < u->ttl_ms + u->stale_ms;
 }
 
-typedef struct reval_job {
-    ztd_job job;
-    ztd_upstream *u;
-    char *name;
-} reval_job;
-
-static void revalidate(ztd_job *job)
-{
-    reval_job *j = (reval_job *)job;
-    ztd_entry *e = NULL;
-    char msg[600];
-    ztd_upstream_get(j->u, j->name, &e, msg, sizeof(msg));
-    ztd_entry_release(e);
-    pthread_mutex_lock(&j->u->mu);
-    slot *s = find_slot(j->u, j->name);
-    if (s)
-        s->revalidating = false;
-    pthread_mutex_unlock(&j->u->mu);
-    free(j->name);
-    free(j);
-}
-
-/* Queues a revalidation of s, unless one is queued or running (u->mu held). */
-static void revalidate_later(ztd_upstream *u, slot *s)
-{
-    if (s->revalidating || s->opening)
-        return;
-    reval_job *j = calloc(1, sizeof(*j));
-    if (!j || !(j->name = strdup(s->name))) {
-        free(j);
-        return; /* the next request tries again */
-    }
-    j->job.run = revalidate;
-    j->u = u;
-    s->revalidating = true;
-    ztd_workq_submit(u->revalidations, &j->job);
-}
-
 ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
 {
     uint64_t now = ztd_now_ms();
     pthread_mutex_lock(&u->mu);
     slot *s = find_slot(u, name);
     ztd_entry *e = NULL;
-    if (s && fresh(u, s, now)) {
+    /* fresh; or stale while another request revalidates it: the version we have */
+    if (s && (fresh(u, s, now) || ((s->opening || now < s->failed_until) && stale_ok(u, s, now))))
         e = s->e;
-    } else if (s && stale_ok(u, s, now)) {
-        e = s->e; /* stale-while-revalidate: nobody waits for the upstream */
-        revalidate_later(u, s);
-    }
     if (e)
         ztd_entry_retain(e);
     pthread_mutex_unlock(&u->mu);
@@ -492,15 +445,18 @@ static void settle_slot(ztd_upstream *u, slot *s, ztd_err got, ztd_entry *e, ztd
             s->e = e;
         }
         s->checked = ztd_now_ms();
+        s->failed_until = 0;
         ztd_entry_retain(s->e);
         *out = s->e;
     } else if (s->e && got != ZTD_ERR_FILE_NOT_FOUND && got != ZTD_ERR_FILE_INVALID) {
         /* Upstream unreachable: what was opened stays served within the stale
          * window (stale-if-error), checked again by the next request; past
          * it, the error. */
-        if (stale_ok(u, s, ztd_now_ms())) {
+        uint64_t now = ztd_now_ms();
+        if (stale_ok(u, s, now)) {
             ztd_entry_retain(s->e);
             *out = s->e;
+            s->failed_until = now + u->ttl_ms; /* asked again after a TTL, not by every request */
         }
     } else {
         drop_slot(u, s);

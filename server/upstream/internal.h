@@ -44,10 +44,10 @@ struct ztd_upstream_entry {
 
 typedef struct slot {
     char *name;
-    ztd_entry *e;      /* NULL while first opening */
-    uint64_t checked;  /* ztd_now_ms() of the last successful open or revalidation; 0: expired */
-    bool opening;      /* someone is opening it: wait on cv, or serve e while stale */
-    bool revalidating; /* a background revalidation is queued or running */
+    ztd_entry *e;     /* NULL while first opening */
+    uint64_t checked; /* ztd_now_ms() of the last successful open or revalidation; 0: expired */
+    bool opening;     /* someone is opening it: wait on cv, or serve e while stale */
+    uint64_t failed_until; /* a revalidation failed: e served (stale-if-error) until then */
 } slot;
 
 struct ztd_upstream {
@@ -64,7 +64,6 @@ struct ztd_upstream {
     double open_timeout;        /* seconds: an open, retries included */
     pthread_key_t open_session; /* opens: one session per thread, no lock held across the network */
     pthread_key_t fill_session;
-    ztd_workq *revalidations; /* background revalidations of stale entries */
     ztd_workq *fills;
     ztd_uplist *list;   /* a ztensord upstream's listing */
     pthread_mutex_t mu; /* the table */
