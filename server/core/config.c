@@ -293,6 +293,11 @@ static const option options[] = {
                  "stale-if-error): the first request after upstream_ttl starts the revalidation "
                  "in the background and no request waits for it. Past this window a request "
                  "waits for the revalidation (at most upstream_timeout) and gets its error."),
+    OPT_DURATION("upstream_negative_ttl", upstream_negative_ttl_ms, "5s", 0, HOUR,
+                 "How long a name the upstream answered 404 for is answered 404 without asking "
+                 "the upstream again (one entry of the bounded table of upstream files each, "
+                 "like an open file). A file added upstream is seen once this has passed. 0: "
+                 "every request for a missing name asks the upstream."),
     OPT_DURATION("upstream_connect_timeout", upstream_connect_timeout_ms, "5s", 100 * MSEC,
                  10 * MINUTE, "Time allowed for one TCP (and TLS) connect to upstream."),
     OPT_DURATION("upstream_timeout", upstream_timeout_ms, "30s", SEC, HOUR,

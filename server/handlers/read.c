@@ -600,6 +600,7 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
         if (!(x->name = strdup(r->match->file)))
             return ztd_fail(c, r, ZTD_ERR_INTERNAL);
         if (!(x->e = ztd_upstream_peek(s->upstream, r->match->file)) &&
+            !(x->err = ztd_upstream_known_missing(s->upstream, x->name, x->msg, sizeof(x->msg))) &&
             offload(s, c, x, UP_OPEN, open_job))
             return MHD_YES;
         x->phase = UP_OPEN;

@@ -1,9 +1,11 @@
 /*
  * The upstream store's table (see upstream.h): set-up, the table of upstream
  * files (name -> entry), their opening and revalidation after upstream_ttl,
- * and the mapping of libztensor-remote errors to ours. Opens run in one
- * libztensor-remote session under a mutex (a session is used by one thread
- * at a time). Fills are in fill.c, /raw's gaps in raw.c.
+ * the names the upstream answered 404 for (kept upstream_negative_ttl), and
+ * the mapping of libztensor-remote errors to ours. Each thread that opens
+ * has its own libztensor-remote session (a session is used by one thread at
+ * a time), so opens of different files run at once. Fills are in fill.c,
+ * /raw's gaps in raw.c.
  */
 #include "upstream/internal.h"
 #include "core/clock.h"
@@ -80,6 +82,7 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, char *err, size_t cap)
     u->kind = (int)cfg->upstream_kind;
     u->ttl_ms = cfg->upstream_ttl_ms;
     u->stale_ms = cfg->upstream_stale_ms;
+    u->negative_ttl_ms = cfg->upstream_negative_ttl_ms;
     pthread_mutex_init(&u->mu, NULL);
     pthread_cond_init(&u->cv, NULL);
     pthread_key_create(&u->open_session, free_session);
@@ -306,6 +309,13 @@ fail:
     return NULL;
 }
 
+/* The 404 of a name the upstream does not have. */
+static ztd_err missing_err(const ztd_upstream *u, const char *name, char *msg, size_t cap)
+{
+    snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
+    return ZTD_ERR_FILE_NOT_FOUND;
+}
+
 /* Open name at upstream: a new entry, or the error. */
 static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
 {
@@ -333,9 +343,7 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
         if (st != ZT_E_NOT_FOUND)
             COUNT(u, errors, 1);
         ztd_err e = ztd_up_err_of_remote(u, name, &ze, msg, cap);
-        if (e == ZTD_ERR_FILE_NOT_FOUND)
-            snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
-        return e;
+        return e == ZTD_ERR_FILE_NOT_FOUND ? missing_err(u, name, msg, cap) : e;
     }
     if (!zt_remote_file_etag(rf)[0] && !zt_remote_file_last_modified(rf)[0]) {
         zt_remote_close(rf); /* nothing to pin: a replaced file could mix two versions */
@@ -415,6 +423,12 @@ static bool fresh(const ztd_upstream *u, const slot *s, uint64_t now)
     return s->e && now - s->checked < u->ttl_ms;
 }
 
+/* Answered 404 within upstream_negative_ttl: 404 again, upstream not asked. */
+static bool known_missing(const ztd_upstream *u, const slot *s, uint64_t now)
+{
+    return !s->e && s->missing && now - s->checked < u->negative_ttl_ms;
+}
+
 /* Past its TTL, but within the stale window: served while revalidated. */
 static bool stale_ok(const ztd_upstream *u, const slot *s, uint64_t now)
 {
@@ -477,6 +491,15 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
     return e;
 }
 
+ztd_err ztd_upstream_known_missing(ztd_upstream *u, const char *name, char *msg, size_t cap)
+{
+    pthread_mutex_lock(&u->mu);
+    slot *s = find_slot(u, name);
+    bool missing = s && !s->opening && known_missing(u, s, ztd_now_ms());
+    pthread_mutex_unlock(&u->mu);
+    return missing ? missing_err(u, name, msg, cap) : ZTD_ERR_NONE;
+}
+
 /* Same version? The validator and size pin it. */
 static bool same_version(const ztd_entry *a, const ztd_entry *b)
 {
@@ -489,6 +512,7 @@ static void settle_slot(ztd_upstream *u, slot *s, ztd_err got, ztd_entry *e, ztd
 {
     s->opening = false;
     if (got == ZTD_ERR_NONE) {
+        s->missing = false;
         if (s->e && same_version(s->e, e)) {
             ztd_entry_release(e); /* keep the entry, and what it learnt */
         } else {
@@ -509,6 +533,11 @@ static void settle_slot(ztd_upstream *u, slot *s, ztd_err got, ztd_entry *e, ztd
             ztd_entry_retain(s->e);
             *out = s->e;
         }
+    } else if (got == ZTD_ERR_FILE_NOT_FOUND && u->negative_ttl_ms) {
+        ztd_entry_release(s->e); /* remembered as missing, for upstream_negative_ttl */
+        s->e = NULL;
+        s->missing = true;
+        s->checked = ztd_now_ms();
     } else {
         drop_slot(u, s);
     }
@@ -536,6 +565,10 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
         ztd_entry_retain(*out);
         pthread_mutex_unlock(&u->mu);
         return ZTD_ERR_NONE;
+    }
+    if (s && known_missing(u, s, ztd_now_ms())) {
+        pthread_mutex_unlock(&u->mu);
+        return missing_err(u, name, msg, cap);
     }
     if (!s && !(s = new_slot(u, name))) {
         pthread_mutex_unlock(&u->mu);

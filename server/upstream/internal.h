@@ -48,6 +48,7 @@ typedef struct slot {
     uint64_t checked;  /* ztd_now_ms() of the last successful open or revalidation */
     bool opening;      /* someone is opening it: wait on cv, or serve e while stale */
     bool revalidating; /* a background revalidation is queued or running */
+    bool missing;      /* the upstream answered 404 at `checked` (upstream_negative_ttl) */
 } slot;
 
 struct ztd_upstream {
@@ -58,6 +59,7 @@ struct ztd_upstream {
     zt_remote_options opt;
     char *token;
     uint64_t stale_ms;
+    uint64_t negative_ttl_ms;
     double open_timeout;        /* seconds: an open, retries included */
     pthread_key_t open_session; /* opens: one session per thread, no lock held across the network */
     pthread_key_t fill_session;

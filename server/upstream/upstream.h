@@ -10,7 +10,9 @@
  * table for upstream_ttl, then revalidated by opening it again: the same
  * validator keeps the entry, another one makes a new entry (responses pinned
  * to the old one finish with the old one's bytes), a 404 drops it, and an
- * upstream that cannot be reached leaves it served as it is.
+ * upstream that cannot be reached leaves it served as it is (upstream_stale).
+ * A 404 is remembered for upstream_negative_ttl: requests for that name are
+ * answered 404 without asking the upstream meanwhile.
  *
  * A component's bytes are a cache item: keyed by its sha256 when it has one,
  * else by (URL, validator, object, component). The first request for it
@@ -78,6 +80,10 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name);
  * the error to answer (FILE_NOT_FOUND, FILE_INVALID, UPSTREAM_FAILED,
  * UPSTREAM_TIMEOUT, ...) with a message naming the upstream in msg. */
 ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap);
+/* FILE_NOT_FOUND (its message in msg) when the upstream answered 404 for
+ * name within upstream_negative_ttl, else ZTD_ERR_NONE. Never blocks on the
+ * network: a known miss is answered without a wait. */
+ztd_err ztd_upstream_known_missing(ztd_upstream *u, const char *name, char *msg, size_t cap);
 
 /* ---- component bytes */
 
