@@ -261,6 +261,12 @@ static const series cache_series[] = {
     CACHE_S("bytes", "gauge", bytes, "Bytes in the cache, complete and filling."),
     CACHE_S("limit_bytes", "gauge", max_bytes, "The cache's size bound (cache_size)."),
     CACHE_S("items", "gauge", items, "Complete items in the cache."),
+    CACHE_S("checks_total", "counter", checks,
+            "Items found in the cache directory at start-up, hashed again before their first "
+            "use."),
+    CACHE_S("check_failures_total", "counter", check_failures,
+            "Of those, items whose bytes did not match their digest: removed and fetched "
+            "again."),
 };
 static const series upstream_series[] = {
     UP_S("fills_total", "counter", fills,
