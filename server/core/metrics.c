@@ -282,6 +282,10 @@ static const series upstream_series[] = {
     UP_S("opens_total", "counter", opens,
          "Upstream files opened or revalidated (footer and manifest)."),
     UP_S("files", "gauge", entries, "Upstream files known (opened) here."),
+    UP_S("files_bytes", "gauge", entries_bytes,
+         "Estimated memory of the upstream files kept open (upstream_entries_memory bounds it)."),
+    UP_S("file_evictions_total", "counter", entry_evictions,
+         "Upstream files dropped to keep within upstream_entries_memory (or the table's count)."),
 };
 
 static void put_series(out *o, const series *t, size_t n, const void *stats)

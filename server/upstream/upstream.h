@@ -50,6 +50,8 @@ typedef struct ztd_upstream_stats {
     uint64_t errors;  /* upstream requests that failed (network, HTTP, timeout) */
     uint64_t entries; /* upstream files in the table */
     uint64_t fills_running;
+    uint64_t entries_bytes;   /* what the table's entries are estimated to cost */
+    uint64_t entry_evictions; /* entries dropped to keep within upstream_entries_memory */
 } ztd_upstream_stats;
 
 /* The store for cfg->upstream, with its cache in cfg->cache_dir. NULL (logged,

@@ -34,11 +34,13 @@ takes one or two):
     listing-deep N          {"files": [[[...]]]} nested N deep
     listing-etag            a fine listing whose ETag changes on every
                             request, and which ignores If-None-Match
-    stall REGEX [LIMIT]     a request whose path matches REGEX (re.search) is
-                            read, logged ("-> stall"), and never answered:
-                            the connection is closed when the client closes
-                            it or after LIMIT seconds (default 300); every
-                            other request is served honestly
+    stall REGEX [LIMIT]     a request whose "PATH RANGE" (RANGE "-" when none)
+                            matches REGEX (re.search) is read, logged
+                            ("-> stall"), and never answered: the connection
+                            is closed when the client closes it, when the
+                            file ROOT/.unstall exists, or after LIMIT seconds
+                            (default 300); every other request is served
+                            honestly
 
 One line per request to LOGFILE: PORT METHOD PATH | Range | Authorization
 -> STATUS. Every wait is bounded; the process ends when the test kills it.
@@ -117,7 +119,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.note("stall")
         t0 = time.time()
         while time.time() - t0 < STALL_LIMIT:
-            r, _, _ = select.select([self.connection], [], [], 1.0)
+            if os.path.exists(os.path.join(ROOT, ".unstall")):
+                break
+            r, _, _ = select.select([self.connection], [], [], 0.2)
             if r:
                 try:
                     if not self.connection.recv(4096):
@@ -127,7 +131,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
 
     def do_GET(self):
-        if STALL and STALL.search(self.path):
+        if STALL and STALL.search("%s %s" % (self.path, self.headers.get("Range", "-"))):
             return self.stall()
         if self.path.split("?")[0] == "/v1/files":
             if not MODE.startswith("listing"):
