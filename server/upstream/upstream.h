@@ -6,8 +6,8 @@
  * A name the local catalog does not hold is asked of the upstream: the file
  * is opened once with libztensor-remote (footer and manifest, its validator
  * pinned; concurrent first requests wait for the one open), and becomes a
- * ztd_entry whose `up` holds the remote file. The entry is kept in a bounded
- * table for upstream_ttl, then revalidated by opening it again: the same
+ * ztd_entry whose `up` holds the remote file. The entry is kept in a table
+ * bounded by count and by bytes (upstream_entries_memory) for upstream_ttl, then revalidated by opening it again: the same
  * validator keeps the entry, another one makes a new entry (responses pinned
  * to the old one finish with the old one's bytes), a 404 drops it, and an
  * upstream that cannot be reached leaves it served as it is (upstream_stale).
@@ -80,7 +80,8 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name);
 /* The same, opening or revalidating it first as needed: blocks (run it off
  * libmicrohttpd's threads). ZTD_ERR_NONE with *out set (a new reference), or
  * the error to answer (FILE_NOT_FOUND, FILE_INVALID, UPSTREAM_FAILED,
- * UPSTREAM_TIMEOUT, ...) with a message naming the upstream in msg. */
+ * UPSTREAM_TIMEOUT, OVERLOADED when upstream_entries_memory is held by files
+ * in use, ...) with a message naming the upstream in msg. */
 ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap);
 /* FILE_NOT_FOUND (its message in msg) when the upstream answered 404 for
  * name within upstream_negative_ttl, else ZTD_ERR_NONE. Never blocks on the
