@@ -294,6 +294,19 @@ static const option options[] = {
                  "for the revalidation, at most upstream_timeout; the others get the version "
                  "opened before) or while the upstream fails (stale-if-error: a revalidation "
                  "that cannot reach it). Past this window, the revalidation's error."),
+    OPT_DURATION("upstream_negative_ttl", upstream_negative_ttl_ms, "5s", 0, HOUR,
+                 "How long a name the upstream answered 404 for is answered 404 without asking "
+                 "the upstream again (one entry of the bounded table of upstream files each, "
+                 "like an open file). A file added upstream is seen once this has passed. 0: "
+                 "every request for a missing name asks the upstream."),
+    OPT_SIZE("upstream_entries_memory", upstream_entries_memory, "128M", MIB, 1024 * GIB,
+             "Memory for the upstream files kept open: their parsed manifests (estimated at 5 "
+             "times the manifest's JSON each) and the remembered 404s. Beyond it, the least "
+             "recently used ones no request holds are dropped, and opened again when asked for; "
+             "a file that cannot fit because the others are in use gets 503 overloaded with "
+             "Retry-After. One file larger than this is served alone. With the other bounds "
+             "(shared_response_memory) the default keeps a sidecar under 256 MiB of RSS "
+             "however many large-manifest files it is asked for."),
     OPT_DURATION("upstream_connect_timeout", upstream_connect_timeout_ms, "5s", 100 * MSEC,
                  10 * MINUTE, "Time allowed for one TCP (and TLS) connect to upstream."),
     OPT_DURATION("upstream_timeout", upstream_timeout_ms, "30s", SEC, HOUR,

@@ -100,6 +100,8 @@ typedef struct ztd_config {
     char *upstream_token_file;
     uint64_t upstream_ttl_ms;
     uint64_t upstream_stale_ms;
+    uint64_t upstream_negative_ttl_ms;
+    uint64_t upstream_entries_memory;
     uint64_t upstream_connect_timeout_ms;
     uint64_t upstream_timeout_ms;
     unsigned upstream_retries;

@@ -406,7 +406,8 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
     rd_state *x = state_for(s, r, NULL, NULL);
     if (!x || !(x->name = strdup(r->match->file)))
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    if (!(x->e = ztd_upstream_peek(s->upstream, r->match->file))) {
+    if (!(x->e = ztd_upstream_peek(s->upstream, r->match->file)) &&
+        !(x->err = ztd_upstream_known_missing(s->upstream, x->name, x->msg, sizeof(x->msg)))) {
         x->phase = PH_OPEN;
         if (!ztd_offload_wait(s, c, &x->off, open_job))
             return MHD_YES;

@@ -1,9 +1,11 @@
 /*
  * The upstream store's table (see upstream.h): set-up, the table of upstream
  * files (name -> entry), their opening and revalidation after upstream_ttl,
- * and the mapping of libztensor-remote errors to ours. Opens run in one
- * libztensor-remote session under a mutex (a session is used by one thread
- * at a time). Fills are in fill.c, /raw's gaps in raw.c.
+ * the names the upstream answered 404 for (kept upstream_negative_ttl), and
+ * the mapping of libztensor-remote errors to ours. Each thread that opens
+ * has its own libztensor-remote session (a session is used by one thread at
+ * a time), so opens of different files run at once. Fills are in fill.c,
+ * /raw's gaps in raw.c.
  */
 #include "upstream/internal.h"
 #include "core/clock.h"
@@ -17,6 +19,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -77,6 +82,8 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, const struct ztd_source_op
     u->ttl_ms = cfg->upstream_ttl_ms;
     u->src = src;
     u->stale_ms = cfg->upstream_stale_ms;
+    u->negative_ttl_ms = cfg->upstream_negative_ttl_ms;
+    u->mem_budget = (size_t)cfg->upstream_entries_memory;
     u->timeout_ms = cfg->upstream_timeout_ms;
     u->cache_size = cfg->cache_size;
     u->retries = cfg->upstream_retries;
@@ -156,6 +163,7 @@ void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out)
 {
     pthread_mutex_lock(&u->mu);
     __atomic_store_n(&u->st.entries, (uint64_t)u->n, __ATOMIC_RELAXED);
+    __atomic_store_n(&u->st.entries_bytes, (uint64_t)u->mem_used, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&u->mu);
     const uint64_t *from = (const uint64_t *)&u->st; /* a struct of uint64_t counters */
     uint64_t *to = (uint64_t *)out;
@@ -306,6 +314,13 @@ fail:
     return NULL;
 }
 
+/* The 404 of a name the upstream does not have. */
+static ztd_err missing_err(const ztd_upstream *u, const char *name, char *msg, size_t cap)
+{
+    snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
+    return ZTD_ERR_FILE_NOT_FOUND;
+}
+
 /* Open name at upstream: a new entry, or the error. */
 static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
 {
@@ -333,9 +348,7 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
         if (st != ZT_E_NOT_FOUND)
             COUNT(u, errors, 1);
         ztd_err e = ztd_up_err_of_remote(u, name, &ze, msg, cap);
-        if (e == ZTD_ERR_FILE_NOT_FOUND)
-            snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
-        return e;
+        return e == ZTD_ERR_FILE_NOT_FOUND ? missing_err(u, name, msg, cap) : e;
     }
     if (!zt_remote_file_etag(rf)[0] && !zt_remote_file_last_modified(rf)[0]) {
         zt_remote_close(rf); /* nothing to pin: a replaced file could mix two versions */
@@ -355,51 +368,17 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
     return err;
 }
 
-static slot *find_slot(ztd_upstream *u, const char *name)
-{
-    for (size_t i = 0; i < u->n; i++)
-        if (!strcmp(u->slots[i].name, name))
-            return &u->slots[i];
-    return NULL;
-}
-
-/* A slot for name, making room by dropping the entry checked longest ago. */
-static slot *new_slot(ztd_upstream *u, const char *name)
-{
-    char *copy = strdup(name);
-    if (!copy)
-        return NULL;
-    if (u->n == MAX_ENTRIES) {
-        size_t old = MAX_ENTRIES;
-        for (size_t i = 0; i < u->n; i++)
-            if (!u->slots[i].opening &&
-                (old == MAX_ENTRIES || u->slots[i].checked < u->slots[old].checked))
-                old = i;
-        if (old == MAX_ENTRIES) {
-            free(copy);
-            return NULL;
-        }
-        ztd_entry_release(u->slots[old].e);
-        free(u->slots[old].name);
-        u->slots[old] = u->slots[--u->n];
-    }
-    slot *s = &u->slots[u->n++];
-    *s = (slot){.name = copy};
-    return s;
-}
-
-static void drop_slot(ztd_upstream *u, slot *s)
-{
-    ztd_entry_release(s->e);
-    free(s->name);
-    *s = u->slots[--u->n];
-}
-
 /* checked 0 is "expired" (ztd_up_expire): the monotonic clock counts from boot,
  * so now - 0 alone stays under a TTL longer than the uptime. */
 static bool fresh(const ztd_upstream *u, const slot *s, uint64_t now)
 {
     return s->e && s->checked && now - s->checked < u->ttl_ms;
+}
+
+/* Answered 404 within upstream_negative_ttl: 404 again, upstream not asked. */
+static bool known_missing(const ztd_upstream *u, const slot *s, uint64_t now)
+{
+    return !s->e && s->missing && now - s->checked < u->negative_ttl_ms;
 }
 
 /* Past its TTL, but within the stale window: served while revalidated. */
@@ -412,15 +391,26 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
 {
     uint64_t now = ztd_now_ms();
     pthread_mutex_lock(&u->mu);
-    slot *s = find_slot(u, name);
+    slot *s = ztd_up_find_slot(u, name);
     ztd_entry *e = NULL;
     /* fresh; or stale while another request revalidates it: the version we have */
     if (s && (fresh(u, s, now) || ((s->opening || now < s->failed_until) && stale_ok(u, s, now))))
         e = s->e;
-    if (e)
+    if (e) {
         ztd_entry_retain(e);
+        s->used = now;
+    }
     pthread_mutex_unlock(&u->mu);
     return e;
+}
+
+ztd_err ztd_upstream_known_missing(ztd_upstream *u, const char *name, char *msg, size_t cap)
+{
+    pthread_mutex_lock(&u->mu);
+    slot *s = ztd_up_find_slot(u, name);
+    bool missing = s && !s->opening && known_missing(u, s, ztd_now_ms());
+    pthread_mutex_unlock(&u->mu);
+    return missing ? missing_err(u, name, msg, cap) : ZTD_ERR_NONE;
 }
 
 /* Same version? The validator and size pin it. */
@@ -430,46 +420,97 @@ static bool same_version(const ztd_entry *a, const ztd_entry *b)
            a->up->validator[0] && ztd_up_same_shards(a, b);
 }
 
-/* The slot's new state after an open (or a revalidation) that gave (got, e). */
-static void settle_slot(ztd_upstream *u, slot *s, ztd_err got, ztd_entry *e, ztd_entry **out)
+/* Room in upstream_entries_memory for e, a new version in slot name: false
+ * (a message in msg) when every other entry is in use. */
+static bool room_for(ztd_upstream *u, const char *name, const ztd_entry *e, char *msg, size_t cap)
 {
+    slot *s = ztd_up_find_slot(u, name);
+    size_t need = ztd_up_entry_bytes(name, e), have = s->bytes;
+    if (need <= have || ztd_up_make_room(u, need - have, name))
+        return true;
+    /* One file larger than the whole budget is still served, alone: the
+     * bound is then that one file. */
+    if (need > u->mem_budget) {
+        ztd_up_make_room(u, u->mem_budget, name); /* everything else that can go */
+        if (u->mem_used == have)
+            return true;
+    }
+    snprintf(msg, cap,
+             "\"%s\" at upstream %s needs about %zu bytes of upstream_entries_memory (%zu), "
+             "and the other upstream files opened here are in use: retry",
+             name, u->base, need, u->mem_budget);
+    return false;
+}
+
+/* The slot's new state after an open (or a revalidation) that gave (got, e):
+ * the answer's error (got, or OVERLOADED when e does not fit). */
+static ztd_err settle_slot(ztd_upstream *u, const char *name, ztd_err got, ztd_entry *e,
+                           ztd_entry **out, char *msg, size_t cap)
+{
+    slot *s = ztd_up_find_slot(u, name);
     s->opening = false;
+    uint64_t now = ztd_now_ms();
+    if (got == ZTD_ERR_NONE && s->e && same_version(s->e, e)) {
+        ztd_entry_release(e); /* keep the entry, and what it learnt */
+    } else if (got == ZTD_ERR_NONE && !room_for(u, name, e, msg, cap)) {
+        ztd_entry_release(e);
+        got = ZTD_ERR_OVERLOADED;
+        s = ztd_up_find_slot(u, name);
+    } else if (got == ZTD_ERR_NONE) {
+        s = ztd_up_find_slot(u, name); /* room was made: the table moved */
+        if (s->e)
+            ztd_log(ZTD_LOG_INFO, "upstream: %s changed (%s -> %s)", s->name, s->e->up->validator,
+                    e->up->validator);
+        ztd_up_slot_set(u, s, e);
+    }
     if (got == ZTD_ERR_NONE) {
-        if (s->e && same_version(s->e, e)) {
-            ztd_entry_release(e); /* keep the entry, and what it learnt */
-        } else {
-            if (s->e)
-                ztd_log(ZTD_LOG_INFO, "upstream: %s changed (%s -> %s)", s->name,
-                        s->e->up->validator, e->up->validator);
-            ztd_entry_release(s->e);
-            s->e = e;
-        }
-        s->checked = ztd_now_ms();
+        s->missing = false;
+        s->checked = s->used = now;
         s->failed_until = 0;
         ztd_entry_retain(s->e);
         *out = s->e;
     } else if (s->e && got != ZTD_ERR_FILE_NOT_FOUND && got != ZTD_ERR_FILE_INVALID) {
-        /* Upstream unreachable: what was opened stays served within the stale
-         * window (stale-if-error), checked again by the next request; past
-         * it, the error. */
-        uint64_t now = ztd_now_ms();
+        /* Upstream unreachable (or no room for its new version): what was
+         * opened stays served within the stale window (stale-if-error),
+         * checked again by the next request; past it, the error. */
         if (stale_ok(u, s, now)) {
             ztd_entry_retain(s->e);
             *out = s->e;
             s->failed_until = now + u->ttl_ms; /* asked again after a TTL, not by every request */
         }
+    } else if (got == ZTD_ERR_FILE_NOT_FOUND && u->negative_ttl_ms) {
+        ztd_up_slot_set(u, s, NULL); /* remembered as missing, for upstream_negative_ttl */
+        s->missing = true;
+        s->checked = now;
     } else {
-        drop_slot(u, s);
+        ztd_up_drop_slot(u, s);
     }
+    return *out ? ZTD_ERR_NONE : got;
+}
+
+/* Entries were dropped: give their memory back. A parsed manifest is many
+ * small allocations made on the thread that opened it, in that thread's
+ * malloc arena, and glibc returns free pages inside an arena only when asked
+ * (measured: 100 opens of 4 MB manifests within a 64 MiB budget left 920 MB
+ * of RSS without this, 180 MB with it). */
+static void give_back(ztd_upstream *u, uint64_t evictions_before)
+{
+#ifdef __GLIBC__
+    if (__atomic_load_n(&u->st.entry_evictions, __ATOMIC_RELAXED) != evictions_before)
+        malloc_trim(0);
+#else
+    (void)u, (void)evictions_before;
+#endif
 }
 
 ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
 {
     *out = NULL;
+    uint64_t evictions = __atomic_load_n(&u->st.entry_evictions, __ATOMIC_RELAXED);
     pthread_mutex_lock(&u->mu);
     slot *s;
     for (;;) {
-        s = find_slot(u, name);
+        s = ztd_up_find_slot(u, name);
         if (!s || !s->opening)
             break;
         if (stale_ok(u, s, ztd_now_ms())) { /* being revalidated: the version we have */
@@ -483,33 +524,41 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
     if (s && fresh(u, s, ztd_now_ms())) {
         *out = s->e;
         ztd_entry_retain(*out);
+        s->used = ztd_now_ms();
         pthread_mutex_unlock(&u->mu);
         return ZTD_ERR_NONE;
     }
-    if (!s && !(s = new_slot(u, name))) {
+    if (s && known_missing(u, s, ztd_now_ms())) {
         pthread_mutex_unlock(&u->mu);
-        snprintf(msg, cap, "too many upstream files are being opened at once");
-        return ZTD_ERR_INTERNAL;
+        return missing_err(u, name, msg, cap);
+    }
+    if (!s && !(s = ztd_up_new_slot(u, name, ztd_now_ms()))) {
+        pthread_mutex_unlock(&u->mu);
+        snprintf(msg, cap,
+                 "too many upstream files are in use at once (%d files, upstream_entries_memory "
+                 "%zu bytes): retry",
+                 MAX_ENTRIES, u->mem_budget);
+        return ZTD_ERR_OVERLOADED;
     }
     s->opening = true;
     pthread_mutex_unlock(&u->mu);
     ztd_entry *e = NULL;
     ztd_err got = open_entry(u, name, &e, msg, cap);
     pthread_mutex_lock(&u->mu);
-    s = find_slot(u, name); /* the table may have moved */
-    settle_slot(u, s, got, e, out);
+    ztd_err err = settle_slot(u, name, got, e, out, msg, cap);
     pthread_cond_broadcast(&u->cv);
     pthread_mutex_unlock(&u->mu);
     if (*out && got != ZTD_ERR_NONE)
         ztd_log(ZTD_LOG_WARN, "%s; serving the version opened before", msg);
-    return *out ? ZTD_ERR_NONE : got;
+    give_back(u, evictions);
+    return err;
 }
 
 /* A fill saw the file change upstream: the next request opens it again. */
 void ztd_up_expire(ztd_upstream *u, const ztd_entry *e)
 {
     pthread_mutex_lock(&u->mu);
-    slot *s = find_slot(u, e->name);
+    slot *s = ztd_up_find_slot(u, e->name);
     if (s && s->e == e)
         s->checked = 0;
     pthread_mutex_unlock(&u->mu);

@@ -1,7 +1,10 @@
 /*
  * Fills (see upstream.h): a component of an upstream file fetched into its
  * cache item on the store's own threads, each with a libztensor-remote
- * session of its own, checked against its digest, then published.
+ * session of its own, checked against its digest, then published. On the
+ * same threads, checks: an item found in the cache directory at start-up is
+ * hashed again against the component's digest before its first use, and
+ * fetched again when its bytes do not match (upstream/items.h).
  */
 #include "core/log.h"
 #include "upstream/internal.h"
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- fills */
 
@@ -54,6 +58,18 @@ static int hash_sink(void *ud, const void *data, size_t n)
     return 0;
 }
 
+/* Stored bytes into the digest: through the decoder when the digest is over
+ * the decoded bytes. */
+static void hash_bytes(fill *f, const uint8_t *p, size_t n)
+{
+    if (f->dec && !f->dec_st) {
+        zt_error ze;
+        f->dec_st = zt_decoder_push(f->dec, p, n, hash_sink, f->h, &ze);
+    } else if (f->h && !f->dec) {
+        zt_hasher_update(f->h, p, n);
+    }
+}
+
 static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
 {
     fill *f = ud;
@@ -66,12 +82,7 @@ static int fill_bytes(void *ud, uint64_t pos, const uint8_t *p, size_t n)
         if (f->nbuf == f->cap && flush(f) != 0)
             return -1;
     }
-    if (f->dec && !f->dec_st) {
-        zt_error ze;
-        f->dec_st = zt_decoder_push(f->dec, p, n, hash_sink, f->h, &ze);
-    } else if (f->h && !f->dec) {
-        zt_hasher_update(f->h, p, n);
-    }
+    hash_bytes(f, p, n);
     f->got += n;
     COUNT(f->u, bytes, n);
     return 0;
@@ -110,6 +121,16 @@ static bool digest_ok(fill *f)
     size_t n = zt_hasher_final(f->h, got), want_n = 0;
     const uint8_t *want = zt_component_digest_bytes(f->c, &want_n);
     return want && n == want_n && !memcmp(got, want, n);
+}
+
+static void fill_free(fill *f)
+{
+    zt_hasher_free(f->h);
+    zt_decoder_free(f->dec);
+    free(f->buf);
+    ztd_cache_item_release(f->it);
+    ztd_entry_release(f->e);
+    free(f);
 }
 
 static void fill_run(ztd_job *job)
@@ -160,11 +181,7 @@ static void fill_run(ztd_job *job)
     if (!ok || end != ZTD_CACHE_COMPLETE)
         COUNT(u, fill_failures, 1);
     COUNT(u, fills_running, (uint64_t)-1);
-    zt_hasher_free(f->h);
-    zt_decoder_free(f->dec);
-    ztd_cache_item_release(f->it);
-    ztd_entry_release(f->e);
-    free(f);
+    fill_free(f);
 }
 
 static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k)
@@ -190,11 +207,14 @@ static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k
         ztd_cache_part_key(k, e->up->url, e->up->validator, where, zt_component_role(c));
 }
 
-static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
+/* A job for component c of e and its item: the buffer, the hasher (and the
+ * decoder of a digest over decoded bytes), references taken; NULL when out
+ * of memory. */
+static fill *fill_new(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
 {
     fill *f = calloc(1, sizeof(*f));
     if (!f)
-        return ZTD_ERR_INTERNAL;
+        return NULL;
     zt_digest_kind dk = zt_component_digest_kind(c);
     uint64_t len = zt_component_length(c);
     f->cap = len < FILL_WRITE ? (size_t)len + !len : FILL_WRITE;
@@ -208,17 +228,77 @@ static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, 
         zt_hasher_free(f->h);
         free(f->buf);
         free(f);
-        return ZTD_ERR_INTERNAL;
+        return NULL;
     }
-    f->job.run = fill_run;
     f->u = u;
     f->e = e;
     ztd_entry_retain(e);
     f->c = c;
     f->it = it;
     ztd_cache_item_retain(it);
+    return f;
+}
+
+static ztd_err start_fill(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
+{
+    fill *f = fill_new(u, e, c, it);
+    if (!f)
+        return ZTD_ERR_INTERNAL;
+    f->job.run = fill_run;
     COUNT(u, fills, 1);
     COUNT(u, fills_running, 1);
+    ztd_workq_submit(u->fills, &f->job);
+    return ZTD_ERR_NONE;
+}
+
+/* ---- checks */
+
+/* Hash the item's file as a fill hashes what it receives. */
+static bool file_matches(fill *f)
+{
+    int fd = ztd_cache_item_fd(f->it);
+    uint64_t size = ztd_cache_item_size(f->it);
+    for (uint64_t at = 0; at < size;) {
+        size_t want = size - at < f->cap ? (size_t)(size - at) : f->cap;
+        ssize_t n = pread(fd, f->buf, want, (off_t)at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ztd_log(ZTD_LOG_WARN,
+                    "upstream cache: reading a cached item failed at byte %" PRIu64 ": %s", at,
+                    n < 0 ? strerror(errno) : "short file");
+            return false;
+        }
+        hash_bytes(f, f->buf, (size_t)n);
+        at += (uint64_t)n;
+    }
+    return digest_ok(f);
+}
+
+/* An item found at start-up: served only once its bytes hash to the
+ * component's digest (an item without one: its size matched at open). */
+static void check_run(ztd_job *job)
+{
+    fill *f = (fill *)job;
+    bool ok = !f->h || file_matches(f);
+    if (!ok)
+        ztd_log(ZTD_LOG_WARN,
+                "upstream cache: the cached bytes of component \"%s\" of \"%s\" do not hash to "
+                "%s (changed in the cache directory while no ztensord held it): fetching them "
+                "again",
+                zt_component_role(f->c), f->e->name, zt_component_digest(f->c));
+    ztd_cache_state st = ztd_cache_check_done(f->it, ok);
+    if (st == ZTD_CACHE_FILL && start_fill(f->u, f->e, f->c, f->it) != ZTD_ERR_NONE)
+        ztd_cache_fill_done(f->it, false);
+    fill_free(f);
+}
+
+static ztd_err start_check(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item *it)
+{
+    fill *f = fill_new(u, e, c, it);
+    if (!f)
+        return ZTD_ERR_INTERNAL;
+    f->job.run = check_run;
     ztd_workq_submit(u->fills, &f->job);
     return ZTD_ERR_NONE;
 }
@@ -241,6 +321,16 @@ ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
     case ZTD_CACHE_COMPLETE:
     case ZTD_CACHE_FILLING:
         return ZTD_ERR_NONE;
+    case ZTD_CACHE_CHECK:
+        if (start_check(u, e, c, *out) == ZTD_ERR_NONE)
+            return ZTD_ERR_NONE;
+        if (ztd_cache_check_done(*out, false) ==
+            ZTD_CACHE_FILL) /* the file stays unchecked: it goes */
+            ztd_cache_fill_done(*out, false);
+        ztd_cache_item_release(*out);
+        *out = NULL;
+        snprintf(msg, cap, "out of memory");
+        return ZTD_ERR_INTERNAL;
     case ZTD_CACHE_FILL:
         if (start_fill(u, e, c, *out) == ZTD_ERR_NONE)
             return ZTD_ERR_NONE;

@@ -1,7 +1,8 @@
 /*
  * What the upstream store's files share (private to entries.c, fill.c,
- * raw.c, shards.c and url.c): the store, its table of entries, and each
- * entry's state. entries.c keeps the table (opening, TTL, revalidation);
+ * raw.c, shards.c, table.c and url.c): the store, its table of entries, and
+ * each entry's state. table.c keeps the table's slots within its bounds;
+ * entries.c what is in them (opening, TTL, revalidation);
  * fill.c fills components into the cache; raw.c cuts a whole file into
  * components and the gaps between them for /raw.
  */
@@ -44,10 +45,13 @@ struct ztd_upstream_entry {
 
 typedef struct slot {
     char *name;
-    ztd_entry *e;     /* NULL while first opening */
-    uint64_t checked; /* ztd_now_ms() of the last successful open or revalidation; 0: expired */
-    bool opening;     /* someone is opening it: wait on cv, or serve e while stale */
+    ztd_entry *e;          /* NULL while first opening */
+    uint64_t checked;      /* ztd_now_ms() of the last successful open or revalidation; 0: expired */
+    bool opening;          /* someone is opening it: wait on cv, or serve e while stale */
     uint64_t failed_until; /* a revalidation failed: e served (stale-if-error) until then */
+    bool missing;          /* the upstream answered 404 at `checked` (upstream_negative_ttl) */
+    size_t bytes;          /* what the slot and its entry cost (ztd_up_entry_bytes) */
+    uint64_t used;         /* ztd_now_ms() of the last request that found it: the LRU order */
 } slot;
 
 struct ztd_upstream {
@@ -59,6 +63,7 @@ struct ztd_upstream {
     char *token;
     const struct ztd_source_ops *src; /* its entries' (upstream/source.c), given by main.c */
     uint64_t stale_ms;
+    uint64_t negative_ttl_ms;
     uint64_t timeout_ms, cache_size; /* upstream_timeout, cache_size: what waits are bounded by */
     unsigned retries;
     double open_timeout;        /* seconds: an open, retries included */
@@ -70,7 +75,8 @@ struct ztd_upstream {
     pthread_cond_t cv;
     slot *slots;
     size_t n;
-    ztd_upstream_stats st; /* atomics */
+    size_t mem_used, mem_budget; /* sum of the slots' bytes; upstream_entries_memory */
+    ztd_upstream_stats st;       /* atomics */
 };
 
 #define COUNT(u, f, d) __atomic_add_fetch(&(u)->st.f, (d), __ATOMIC_RELAXED)
@@ -87,6 +93,23 @@ zt_remote *ztd_up_thread_session(ztd_upstream *u);
 zt_remote *ztd_up_open_session(ztd_upstream *u, zt_error *ze);
 /* The URL of file NAME at the upstream into out; false when it does not fit. */
 bool ztd_up_file_url(const ztd_upstream *u, const char *name, char *out, size_t cap);
+
+/* ---- the table's slots (table.c), u->mu held */
+
+/* What a slot for name holding e (NULL: none yet, or a remembered 404) costs. */
+size_t ztd_up_entry_bytes(const char *name, const ztd_entry *e);
+slot *ztd_up_find_slot(ztd_upstream *u, const char *name);
+/* A new slot for name, dropping the least recently used one nothing holds
+ * when the table is full (MAX_ENTRIES or upstream_entries_memory); NULL when
+ * none can go, or out of memory. */
+slot *ztd_up_new_slot(ztd_upstream *u, const char *name, uint64_t now);
+void ztd_up_drop_slot(ztd_upstream *u, slot *s);
+/* Room for need more bytes, dropping the least recently used slots nothing
+ * holds (never the slot named keep): false when not enough can go. Slot
+ * pointers are stale afterwards. */
+bool ztd_up_make_room(ztd_upstream *u, size_t need, const char *keep);
+/* s holds e now (the old entry released), its bytes counted again. */
+void ztd_up_slot_set(ztd_upstream *u, slot *s, ztd_entry *e);
 
 /* ---- a v2 root's shards (shards.c) */
 

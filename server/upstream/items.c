@@ -36,7 +36,8 @@ struct ztd_cache_item {
     unsigned refs;
     unsigned waiters; /* threads in ztd_cache_wait: skip the broadcast without any */
     bool indexed;
-    int64_t stamp; /* recency at open (mtime), for the first LRU order */
+    bool unchecked; /* found at open: re-hashed before its first use (CHECK) */
+    int64_t stamp;  /* recency at open (mtime), for the first LRU order */
     pthread_cond_t cond;
     ztd_cache_item *hnext;       /* hash chain */
     ztd_cache_item *prev, *next; /* LRU list, while complete and unreferenced */
@@ -240,6 +241,22 @@ static int hold_complete(ztd_cache *c, ztd_cache_item *it)
     return 0;
 }
 
+/* Take the first reference on an item found at open, for its checker: the
+ * file open, no byte ready, FILLING until ztd_cache_check_done. 0, or as
+ * hold_complete: 1 (dropped: fetch it again), -1 with errno. */
+static int begin_check(ztd_cache *c, ztd_cache_item *it)
+{
+    int rc = hold_complete(c, it);
+    if (rc != 0)
+        return rc;
+    it->unchecked = false;
+    it->state = ZTD_CACHE_FILLING;
+    it->ready = 0;
+    c->st.items--, c->st.filling++;
+    c->st.checks++;
+    return 0;
+}
+
 /* ---- open and close ---- */
 
 typedef struct found_list {
@@ -264,6 +281,7 @@ static void found(void *arg, ztd_cache_tree tree, const uint8_t id[32], uint64_t
     ztd_cache_item *it = item_new(l->c, &k, size, ZTD_CACHE_COMPLETE);
     if (it) {
         it->stamp = mtime_ns;
+        it->unchecked = true; /* on disk while nobody watched it */
         l->v[l->n++] = it;
     }
 }
@@ -337,7 +355,7 @@ void ztd_cache_close(ztd_cache *c)
     for (size_t i = 0; i < c->nbuckets; i++)
         for (ztd_cache_item *it = c->buckets[i], *nx; it; it = nx) {
             nx = it->hnext;
-            if (it->state == ZTD_CACHE_FILLING)
+            if (it->state == ZTD_CACHE_FILLING && it->tmp[0]) /* a check has none */
                 ztd_cache_disk_remove_tmp(&c->disk, it->tmp);
             item_free(it);
         }
@@ -392,11 +410,14 @@ ztd_cache_state ztd_cache_acquire(ztd_cache *c, const ztd_cache_key *key, uint64
         it = NULL;
     }
     int held = 0;
+    bool check = it && it->state == ZTD_CACHE_COMPLETE && it->size == size && it->unchecked;
     if (it && it->state == ZTD_CACHE_COMPLETE && it->size == size &&
-        (held = hold_complete(c, it)) == 1)
+        (held = check ? begin_check(c, it) : hold_complete(c, it)) == 1)
         it = NULL; /* its file was gone: fetch it again */
     ztd_cache_state st;
-    if (it && it->size != size) {
+    if (it && check && held == 0) {
+        *out = it, st = ZTD_CACHE_CHECK;
+    } else if (it && it->size != size) {
         st = ZTD_CACHE_FAILED;
     } else if (it && it->state == ZTD_CACHE_FILLING) {
         it->refs++;
@@ -418,7 +439,7 @@ ztd_cache_item *ztd_cache_lookup(ztd_cache *c, const ztd_cache_key *key)
 {
     pthread_mutex_lock(&c->mu);
     ztd_cache_item *it = find(c, key);
-    if (it && (it->state != ZTD_CACHE_COMPLETE || hold_complete(c, it) != 0))
+    if (it && (it->state != ZTD_CACHE_COMPLETE || it->unchecked || hold_complete(c, it) != 0))
         it = NULL;
     if (it)
         c->st.hits++;
@@ -447,7 +468,8 @@ void ztd_cache_item_retain(ztd_cache_item *it)
 static void abandon(ztd_cache *c, ztd_cache_item *it)
 {
     ztd_log(ZTD_LOG_WARN, "cache: a fill was released without ztd_cache_fill_done");
-    ztd_cache_disk_remove_tmp(&c->disk, it->tmp);
+    if (it->tmp[0]) /* a check has none: its file stays, unchecked at the next open */
+        ztd_cache_disk_remove_tmp(&c->disk, it->tmp);
     index_remove(c, it);
     c->st.fill_failures++;
     item_free(it);
@@ -597,6 +619,39 @@ ztd_cache_state ztd_cache_fill_done(ztd_cache_item *it, bool ok)
     pthread_cond_broadcast(&it->cond);
     pthread_mutex_unlock(&c->mu);
     return good ? ZTD_CACHE_COMPLETE : ZTD_CACHE_FAILED;
+}
+
+ztd_cache_state ztd_cache_check_done(ztd_cache_item *it, bool ok)
+{
+    ztd_cache *c = it->c;
+    ztd_cache_state st = ZTD_CACHE_COMPLETE;
+    pthread_mutex_lock(&c->mu);
+    if (ok) {
+        it->state = ZTD_CACHE_COMPLETE;
+        it->ready = it->size;
+        c->st.filling--, c->st.items++;
+    } else {
+        /* Not the bytes its name says: they go, and the key is fetched again
+         * into a fill file (nobody read a byte: none was ready). */
+        c->st.check_failures++;
+        ztd_cache_disk_remove_item(&c->disk, tree_of(&it->key), it->key.id);
+        int fd = ztd_cache_disk_create_tmp(&c->disk, ++c->serial, it->tmp);
+        if (fd >= 0) {
+            close(it->fd);
+            it->fd = fd;
+            zt_writeback_init(&it->wb, fd);
+            c->st.misses++;
+            st = ZTD_CACHE_FILL;
+        } else {
+            index_remove(c, it);
+            it->state = ZTD_CACHE_FAILED;
+            c->st.fill_failures++;
+            st = ZTD_CACHE_FAILED;
+        }
+    }
+    pthread_cond_broadcast(&it->cond);
+    pthread_mutex_unlock(&c->mu);
+    return st;
 }
 
 /* ---- waiting ---- */

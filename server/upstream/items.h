@@ -12,10 +12,17 @@
  *   blobs/sha256/<2 hex>/<64 hex>   items keyed by a component's digest
  *   parts/<2 hex>/<64 hex>          items keyed by file, validator and name
  *   tmp/                            fills in progress (emptied at open)
- * A file under blobs/ or parts/ is complete and checked; it got there by
- * rename after its digest matched and it was fsynced. Opening the cache
- * rebuilds the index from those two trees, removes tmp/ leftovers and files
- * whose name is not a key, and evicts down to the size limit.
+ * A file under blobs/ or parts/ got there by rename after its digest matched
+ * and it was fsynced. Opening the cache rebuilds the index from those two
+ * trees, removes tmp/ leftovers and files whose name is not a key, and evicts
+ * down to the size limit. What was on disk while no process held the cache
+ * is not trusted (a file planted there, bit rot): an item found at open is
+ * UNCHECKED until its bytes are hashed again. The first acquire of such an
+ * item gets ZTD_CACHE_CHECK: the caller re-hashes the file (off the workers)
+ * and calls ztd_cache_check_done(); meanwhile the item is FILLING with no
+ * byte ready, so nobody reads it. So an item that is COMPLETE is complete
+ * and checked, in this process: its bytes matched its digest (or, for an
+ * item without one, all its bytes came) since the cache was opened.
  *
  * Single flight: ztd_cache_acquire() on a key nobody holds makes the caller
  * the item's filler; everyone else who acquires it meanwhile gets the same
@@ -60,6 +67,7 @@ typedef enum ztd_cache_state {
     ZTD_CACHE_FAILED = 3,   /* the fill failed (upstream, digest, disk); item dropped */
     ZTD_CACHE_FULL = 4,     /* no room: everything evictable is held */
     ZTD_CACHE_IOERR = 5,    /* the cache directory failed (errno in *err_no) */
+    ZTD_CACHE_CHECK = 6,    /* the caller must re-hash it (found at open), then check_done */
 } ztd_cache_state;
 
 typedef struct ztd_cache_stats {
@@ -72,8 +80,10 @@ typedef struct ztd_cache_stats {
     uint64_t misses;    /* acquires that started a fill */
     uint64_t evictions; /* items removed to make room */
     uint64_t evicted_bytes;
-    uint64_t fill_failures; /* fills ended with ok = false */
-    uint64_t filled_bytes;  /* bytes written by fills that completed */
+    uint64_t fill_failures;  /* fills ended with ok = false */
+    uint64_t filled_bytes;   /* bytes written by fills that completed */
+    uint64_t checks;         /* items found at open, re-hashed before their first use */
+    uint64_t check_failures; /* of those, the ones whose bytes did not match: fetched again */
 } ztd_cache_stats;
 
 /* Open (creating if needed, mode 0700) the cache in dir, rebuild its index
@@ -84,14 +94,15 @@ ztd_cache *ztd_cache_open(const char *dir, uint64_t max_bytes, char *err, size_t
 void ztd_cache_close(ztd_cache *c);
 
 /* Get or start the item for key, of `size` stored bytes, with a reference.
- * Returns the state; *out is set (with a reference) for COMPLETE, FILLING and
- * FILL, else NULL. A key already held with another size is FAILED, unless
+ * Returns the state; *out is set (with a reference) for COMPLETE, FILLING,
+ * FILL and CHECK, else NULL. A key already held with another size is FAILED, unless
  * it is a complete item nobody holds: that file is stale, it goes and the
  * caller fills the key again (FILL). IOERR also when a fill file cannot be
  * created. */
 ztd_cache_state ztd_cache_acquire(ztd_cache *c, const ztd_cache_key *key, uint64_t size,
                                   ztd_cache_item **out, int *err_no);
-/* A complete item only, or NULL (no fill is started). */
+/* A complete item only, or NULL (no fill or check is started: an item not
+ * yet checked since open is NULL). */
 ztd_cache_item *ztd_cache_lookup(ztd_cache *c, const ztd_cache_key *key);
 /* Is the key's item complete (checked)? Takes nothing, opens nothing. */
 bool ztd_cache_is_complete(ztd_cache *c, const ztd_cache_key *key);
@@ -111,6 +122,13 @@ int ztd_cache_write(ztd_cache_item *it, const void *buf, size_t len);
  * fails, the item becomes FAILED and its file is removed. Wakes every waiter.
  * Returns the final state. The filler keeps its reference. */
 ztd_cache_state ztd_cache_fill_done(ztd_cache_item *it, bool ok);
+
+/* The checker only (ZTD_CACHE_CHECK): ok, the file's bytes match the key's
+ * digest (or the item has none): COMPLETE, every waiter wakes. !ok: the file
+ * is removed and the item becomes a fill of the same key, the caller its
+ * filler (FILL: fetch the bytes, ztd_cache_write, ztd_cache_fill_done);
+ * FAILED when no fill file can be made. The caller keeps its reference. */
+ztd_cache_state ztd_cache_check_done(ztd_cache_item *it, bool ok);
 
 /* Wait until at least `want` bytes are readable, the fill ends, or
  * timeout_ms passes. Returns the state (COMPLETE, FILLING on timeout, or

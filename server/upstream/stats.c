@@ -36,6 +36,12 @@ static const series cache_series[] = {
     CACHE_S("bytes", "gauge", bytes, "Bytes in the cache, complete and filling."),
     CACHE_S("limit_bytes", "gauge", max_bytes, "The cache's size bound (cache_size)."),
     CACHE_S("items", "gauge", items, "Complete items in the cache."),
+    CACHE_S("checks_total", "counter", checks,
+            "Items found in the cache directory at start-up, hashed again before their first "
+            "use."),
+    CACHE_S("check_failures_total", "counter", check_failures,
+            "Of those, items whose bytes did not match their digest: removed and fetched "
+            "again."),
 };
 static const series upstream_series[] = {
     UP_S("fills_total", "counter", fills,
@@ -51,6 +57,10 @@ static const series upstream_series[] = {
     UP_S("opens_total", "counter", opens,
          "Upstream files opened or revalidated (footer and manifest)."),
     UP_S("files", "gauge", entries, "Upstream files known (opened) here."),
+    UP_S("files_bytes", "gauge", entries_bytes,
+         "Estimated memory of the upstream files kept open (upstream_entries_memory bounds it)."),
+    UP_S("file_evictions_total", "counter", entry_evictions,
+         "Upstream files dropped to keep within upstream_entries_memory (or the table's count)."),
 };
 
 static size_t put_series(ztd_metric_sample *out, const series *t, size_t n, const void *stats)

@@ -13,7 +13,7 @@
 #include "upstream/upstream.h"
 
 /* Room that ztd_upstream_samples always has enough of. */
-#define ZTD_UPSTREAM_SAMPLES 32
+#define ZTD_UPSTREAM_SAMPLES 48
 
 /* The samples of u (may be NULL: none) and p (may be NULL: none) into out, in
  * the order /metrics shows them; returns how many. */

@@ -6,11 +6,13 @@
  * A name the local catalog does not hold is asked of the upstream: the file
  * is opened once with libztensor-remote (footer and manifest, its validator
  * pinned; concurrent first requests wait for the one open), and becomes a
- * ztd_entry whose `up` holds the remote file. The entry is kept in a bounded
- * table for upstream_ttl, then revalidated by opening it again: the same
+ * ztd_entry whose `up` holds the remote file. The entry is kept in a table
+ * bounded by count and by bytes (upstream_entries_memory) for upstream_ttl, then revalidated by opening it again: the same
  * validator keeps the entry, another one makes a new entry (responses pinned
  * to the old one finish with the old one's bytes), a 404 drops it, and an
- * upstream that cannot be reached leaves it served as it is.
+ * upstream that cannot be reached leaves it served as it is (upstream_stale).
+ * A 404 is remembered for upstream_negative_ttl: requests for that name are
+ * answered 404 without asking the upstream meanwhile.
  *
  * A component's bytes are a cache item: keyed by its sha256 when it has one,
  * else by (URL, validator, object, component). The first request for it
@@ -48,6 +50,8 @@ typedef struct ztd_upstream_stats {
     uint64_t errors;  /* upstream requests that failed (network, HTTP, timeout) */
     uint64_t entries; /* upstream files in the table */
     uint64_t fills_running;
+    uint64_t entries_bytes;   /* what the table's entries are estimated to cost */
+    uint64_t entry_evictions; /* entries dropped to keep within upstream_entries_memory */
 } ztd_upstream_stats;
 
 /* The store for cfg->upstream, with its cache in cfg->cache_dir. NULL (logged,
@@ -80,8 +84,13 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name);
 /* The same, opening or revalidating it first as needed: blocks (run it off
  * libmicrohttpd's threads). ZTD_ERR_NONE with *out set (a new reference), or
  * the error to answer (FILE_NOT_FOUND, FILE_INVALID, UPSTREAM_FAILED,
- * UPSTREAM_TIMEOUT, ...) with a message naming the upstream in msg. */
+ * UPSTREAM_TIMEOUT, OVERLOADED when upstream_entries_memory is held by files
+ * in use, ...) with a message naming the upstream in msg. */
 ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap);
+/* FILE_NOT_FOUND (its message in msg) when the upstream answered 404 for
+ * name within upstream_negative_ttl, else ZTD_ERR_NONE. Never blocks on the
+ * network: a known miss is answered without a wait. */
+ztd_err ztd_upstream_known_missing(ztd_upstream *u, const char *name, char *msg, size_t cap);
 
 /* ---- component bytes */
 

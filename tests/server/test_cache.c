@@ -2,7 +2,8 @@
  * test_cache.c: the upstream cache's store (server/upstream/items.c and
  * items_disk.c) on real directories: fills and lookups, single flight across
  * threads, failed fills, LRU eviction within the bound, recovery at open
- * (including after a kill -9 mid-fill), a full disk (a 1 MiB tmpfs), symlinks
+ * (including after a kill -9 mid-fill; items found at open are checked again
+ * before their first use), a full disk (a 1 MiB tmpfs), symlinks
  * planted in the cache directory, and the check of file names as keys.
  */
 #include "tmpfiles.h"
@@ -598,9 +599,16 @@ static void recovery(void **state)
     assert_int_equal(entries(join(f->dir, rel)), 1); /* a's file alone */
     assert_int_equal(entries(join(f->dir, "blobs/sha256")), 2);
     assert_false(exists(join(f->dir, "parts/zz")));
+    /* Found at open: not served before it is checked again. */
     ztd_cache_item *it = ztd_cache_lookup(f->c, &b);
-    assert_non_null(it);
+    assert_null(it);
+    int e;
+    assert_int_equal(ztd_cache_acquire(f->c, &b, 2000, &it, &e), ZTD_CACHE_CHECK);
     check_bytes(it, 21);
+    assert_int_equal(ztd_cache_check_done(it, true), ZTD_CACHE_COMPLETE);
+    ztd_cache_item_release(it);
+    it = ztd_cache_lookup(f->c, &b);
+    assert_non_null(it);
     ztd_cache_item_release(it);
     ztd_cache_close(f->c);
     f->c = NULL;
@@ -614,6 +622,56 @@ static void recovery(void **state)
     assert_null(ztd_cache_lookup(f->c, &p));
     assert_true(exists(item_path(f->dir, &a)));
     assert_true(exists(item_path(f->dir, &b)));
+}
+
+/* An item found at open is checked before anyone reads it: while its
+ * checker runs, others wait on it as on a fill with no byte ready; bytes
+ * that fail the check are fetched again into the same item. */
+static void checked_at_open(void **state)
+{
+    fixture *f = *state;
+    ztd_cache_key k = blob_key(40);
+    f->c = open_cache(f->dir, 1 << 20);
+    fill(f->c, &k, 3000, 40);
+    ztd_cache_close(f->c);
+    f->c = open_cache(f->dir, 1 << 20);
+    ztd_cache_item *checker, *reader;
+    int e;
+    uint64_t ready = 99;
+    assert_int_equal(ztd_cache_acquire(f->c, &k, 3000, &checker, &e), ZTD_CACHE_CHECK);
+    assert_int_equal(ztd_cache_acquire(f->c, &k, 3000, &reader, &e), ZTD_CACHE_FILLING);
+    assert_int_equal(ztd_cache_item_state(reader, &ready), ZTD_CACHE_FILLING);
+    assert_int_equal(ready, 0);
+    assert_null(ztd_cache_lookup(f->c, &k));
+    /* The bytes do not match: fetched again, the checker is the filler. */
+    assert_int_equal(ztd_cache_check_done(checker, false), ZTD_CACHE_FILL);
+    assert_int_equal(ztd_cache_item_state(reader, &ready), ZTD_CACHE_FILLING);
+    assert_int_equal(ready, 0);
+    unsigned char buf[3000];
+    pattern(buf, sizeof(buf), 41);
+    assert_int_equal(ztd_cache_write(checker, buf, sizeof(buf)), 0);
+    assert_int_equal(ztd_cache_fill_done(checker, true), ZTD_CACHE_COMPLETE);
+    assert_int_equal(ztd_cache_wait(reader, 3001, 1000, &ready), ZTD_CACHE_COMPLETE);
+    check_bytes(reader, 41);
+    ztd_cache_stats st;
+    ztd_cache_get_stats(f->c, &st);
+    assert_int_equal(st.checks, 1);
+    assert_int_equal(st.check_failures, 1);
+    assert_int_equal(st.items, 1);
+    assert_int_equal(st.filling, 0);
+    assert_int_equal(st.bytes, 3000);
+    ztd_cache_item_release(checker);
+    ztd_cache_item_release(reader);
+    /* Checked once: later acquires find it complete. */
+    assert_int_equal(ztd_cache_acquire(f->c, &k, 3000, &reader, &e), ZTD_CACHE_COMPLETE);
+    ztd_cache_item_release(reader);
+    ztd_cache_close(f->c);
+    /* The next open checks the new file again. */
+    f->c = open_cache(f->dir, 1 << 20);
+    assert_int_equal(ztd_cache_acquire(f->c, &k, 3000, &checker, &e), ZTD_CACHE_CHECK);
+    check_bytes(checker, 41);
+    assert_int_equal(ztd_cache_check_done(checker, true), ZTD_CACHE_COMPLETE);
+    ztd_cache_item_release(checker);
 }
 
 /* A fill killed by SIGKILL halfway leaves nothing open takes as complete. */
@@ -826,6 +884,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(concurrent_churn, setup, teardown),
         cmocka_unit_test_setup_teardown(eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(recovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(checked_at_open, setup, teardown),
         cmocka_unit_test_setup_teardown(killed_fill, setup, teardown),
         cmocka_unit_test_setup_teardown(disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(symlinks, setup, teardown),

@@ -34,6 +34,13 @@ takes one or two):
     listing-deep N          {"files": [[[...]]]} nested N deep
     listing-etag            a fine listing whose ETag changes on every
                             request, and which ignores If-None-Match
+    stall REGEX [LIMIT]     a request whose "PATH RANGE" (RANGE "-" when none)
+                            matches REGEX (re.search) is read, logged
+                            ("-> stall"), and never answered: the connection
+                            is closed when the client closes it, when the
+                            file ROOT/.unstall exists, or after LIMIT seconds
+                            (default 300); every other request is served
+                            honestly
 
 One line per request to LOGFILE: PORT METHOD PATH | Range | Authorization
 -> STATUS. Every wait is bounded; the process ends when the test kills it.
@@ -41,6 +48,8 @@ One line per request to LOGFILE: PORT METHOD PATH | Range | Authorization
 import http.server
 import json
 import os
+import re
+import select
 import socketserver
 import sys
 import threading
@@ -49,7 +58,9 @@ import time
 ROOT, PORTFILE, LOGFILE, MODE = sys.argv[1:5]
 ROOT = os.path.abspath(ROOT)
 ARGS = sys.argv[5:]
-SKIP = int(ARGS[0]) if ARGS and MODE not in ("listing-huge", "listing-deep") else 0
+SKIP = int(ARGS[0]) if ARGS and MODE not in ("listing-huge", "listing-deep", "stall") else 0
+STALL = re.compile(ARGS[0]) if MODE == "stall" else None
+STALL_LIMIT = float(ARGS[1]) if MODE == "stall" and len(ARGS) > 1 else 300.0
 LOCK = threading.Lock()
 COUNT = [0]
 ETAGS = [0]
@@ -103,7 +114,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
         self.note(status)
 
+    def stall(self):
+        """Never answer: wait (bounded) for the client to go, then close."""
+        self.note("stall")
+        t0 = time.time()
+        while time.time() - t0 < STALL_LIMIT:
+            if os.path.exists(os.path.join(ROOT, ".unstall")):
+                break
+            r, _, _ = select.select([self.connection], [], [], 0.2)
+            if r:
+                try:
+                    if not self.connection.recv(4096):
+                        break
+                except OSError:
+                    break
+        self.close_connection = True
+
     def do_GET(self):
+        if STALL and STALL.search("%s %s" % (self.path, self.headers.get("Range", "-"))):
+            return self.stall()
         if self.path.split("?")[0] == "/v1/files":
             if not MODE.startswith("listing"):
                 return self.send_body(404, b'{"error":{"code":"not_found","message":"no"}}')
