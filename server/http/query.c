@@ -3,26 +3,16 @@
  * only the bytes it is given.
  */
 #include "http/query.h"
+#include "core/hex.h"
 
 #include <stdbool.h>
 #include <string.h>
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* The next decoded byte of s[*i..n): "%XX" is one byte, anything else itself. */
 static unsigned char next_byte(const char *s, size_t n, size_t *i)
 {
     if (s[*i] == '%' && *i + 2 < n) {
-        int hi = hexval(s[*i + 1]), lo = hexval(s[*i + 2]);
+        int hi = ztd_hex_value(s[*i + 1]), lo = ztd_hex_value(s[*i + 2]);
         if (hi >= 0 && lo >= 0) {
             *i += 3;
             return (unsigned char)(hi << 4 | lo);

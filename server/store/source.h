@@ -72,6 +72,11 @@ typedef struct ztd_source_ops {
 /* Releases what the source holds for the request. Accepts an unused q. */
 void ztd_source_req_end(ztd_source_req *q);
 
+/* servable()'s refusals, worded once: a part not in a shard here (in_shard
+ * false; `where` says why), or in an encoding nobody here decodes. */
+ztd_err ztd_part_refusal(const struct ztd_entry *e, const zt_object *o, const zt_component *c,
+                         bool in_shard, const char *where, char *msg, size_t cap);
+
 /* A local file's source (store/source_local.c). */
 extern const ztd_source_ops ztd_source_local;
 /* The entry's source: its own, or the local one. */

@@ -17,15 +17,14 @@ void ztd_source_req_end(ztd_source_req *q)
     q->priv_free = NULL;
 }
 
-static ztd_err local_servable(const ztd_entry *e, const zt_object *o, const zt_component *c,
-                              char *msg, size_t cap)
+ztd_err ztd_part_refusal(const ztd_entry *e, const zt_object *o, const zt_component *c,
+                         bool in_shard, const char *where, char *msg, size_t cap)
 {
-    /* v2: a part in a shard that is missing or outside the root has no bytes */
-    if (!ztd_v2_part_servable(e->v2, c)) {
+    if (!in_shard) {
         snprintf(msg, cap,
                  "component \"%s\" of object \"%s\" is in shard %d of \"%s\", which is "
-                 "missing, wrong or outside the root",
-                 zt_component_role(c), zt_object_name(o), zt_component_shard(c), e->name);
+                 "%s",
+                 zt_component_role(c), zt_object_name(o), zt_component_shard(c), e->name, where);
         return ZTD_ERR_SHARD_UNAVAILABLE;
     }
     if (zt_component_encoding(c) == ZT_ENC_OTHER) {
@@ -39,6 +38,14 @@ static ztd_err local_servable(const ztd_entry *e, const zt_object *o, const zt_c
         return ZTD_ERR_ENCODING_UNSUPPORTED;
     }
     return ZTD_ERR_NONE;
+}
+
+/* v2: a part in a shard that is missing or outside the root has no bytes. */
+static ztd_err local_servable(const ztd_entry *e, const zt_object *o, const zt_component *c,
+                              char *msg, size_t cap)
+{
+    return ztd_part_refusal(e, o, c, ztd_v2_part_servable(e->v2, c),
+                            "missing, wrong or outside the root", msg, cap);
 }
 
 /* Hashed by the verifier, and the file not written in place since (one fstat). */

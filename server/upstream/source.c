@@ -132,24 +132,8 @@ static ztd_err take_item(up_q *x, ztd_entry *e, const zt_component *c, ztd_cache
 static ztd_err up_servable(const ztd_entry *e, const zt_object *o, const zt_component *c, char *msg,
                            size_t cap)
 {
-    if (!ztd_upstream_part_servable(e, c)) {
-        snprintf(msg, cap,
-                 "component \"%s\" of object \"%s\" is in shard %d of \"%s\", which is "
-                 "missing or wrong at the upstream",
-                 zt_component_role(c), zt_object_name(o), zt_component_shard(c), e->name);
-        return ZTD_ERR_SHARD_UNAVAILABLE;
-    }
-    if (zt_component_encoding(c) == ZT_ENC_OTHER) {
-        snprintf(msg, cap,
-                 "component \"%s\" of object \"%s\" is stored in encoding \"%s\", which this "
-                 "server cannot decode; its stored bytes are %llu bytes at offset %llu of the "
-                 "file",
-                 zt_component_role(c), zt_object_name(o), zt_component_encoding_name(c),
-                 (unsigned long long)zt_component_length(c),
-                 (unsigned long long)zt_component_offset(c));
-        return ZTD_ERR_ENCODING_UNSUPPORTED;
-    }
-    return ZTD_ERR_NONE;
+    return ztd_part_refusal(e, o, c, ztd_upstream_part_servable(e, c),
+                            "missing or wrong at the upstream", msg, cap);
 }
 
 /* A cache item's digest is checked before it is complete, and a response
