@@ -113,6 +113,10 @@ rc=$?
 check_ne "zt pull of the corrupt file fails" "$rc" 0
 check "zt pull: no file written" test ! -e "$T/pull/f.zt"
 check_match "zt pull: names the mismatch" "$(cat "$T/pull.out")" 'digest|DIGEST'
+"$ZT" pull --quiet -o "$T/pulldir" "$URL/v1/files/" >"$T/pulldir.out" 2>&1
+rc=$?
+check_ne "zt pull of the whole root fails too (a corrupt file is not skipped)" "$rc" 0
+check_match "zt pull of the root: names f.zt" "$(cat "$T/pulldir.out")" 'f\.zt'
 stop_daemon
 
 # ---- serve_corrupt: the bytes as they are on disk, without digest claims
