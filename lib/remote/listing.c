@@ -44,8 +44,10 @@ int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, cha
             rc = -1;
             break;
         }
+        /* "corrupt" is served, but for components whose bytes the server found
+         * wrong (issue 26): fetched, so that the pull fails naming them */
         if (fn(ud, name, (uint64_t)json_integer_value(size), etag ? etag : "",
-               status && !strcmp(status, "ok")))
+               status && (!strcmp(status, "ok") || !strcmp(status, "corrupt"))))
             rc = 1;
     }
     json_decref(root);

@@ -228,6 +228,13 @@ static const option options[] = {
              "component, and a component whose bytes do not match never is. Off saves the "
              "reading and hashing of the whole tree, but then only files the server verified "
              "itself (whole-file uploads) are ever named by their digests."),
+    OPT_BOOL("serve_corrupt", serve_corrupt, "false",
+             "Serve the bytes of a component that the digest verifier found not to match its "
+             "manifest digest, as they are on disk (200, identity ETag, no Repr-Digest), for "
+             "forensics. Off, such a component answers 500 digest_mismatch naming the object, "
+             "the component and the byte offset, while the listing shows the file as corrupt "
+             "and the manifest marks the component either way. Its blob URL answers 500 "
+             "digest_mismatch whatever this says."),
     OPT_STRING("tokens_file", tokens_file, 0, "", "PATH", NULL, "a file path, or empty for none",
                "Bearer tokens, one `<scope> <token>` per line (scope `read` or `write`; `#` "
                "starts a comment). Without it, writes are refused unless allow_anonymous_writes "

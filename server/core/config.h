@@ -77,6 +77,7 @@ typedef struct ztd_config {
     uint64_t rescan_debounce_ms;
     char *cache_control; /* for mutable URLs; "" = send none */
     bool verify_digests; /* hash components in the background before claiming digests */
+    bool serve_corrupt;  /* serve components found not to match their digests (forensics) */
     char *tokens_file;   /* "" = none */
     bool require_read_token;
     bool allow_anonymous_writes;

@@ -84,23 +84,23 @@ static void listing_etag(const char *json, size_t len, char out[48])
     memcpy(out + 38, "\"", 2);
 }
 
-static enum MHD_Result send_listing(struct MHD_Connection *c, ztd_req *r, const char *json,
-                                    size_t len)
+/* Sends json (malloc'ed; taken over, NULL when out of memory). */
+static enum MHD_Result send_listing(struct MHD_Connection *c, ztd_req *r, char *json, size_t len)
 {
+    if (!json)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     char etag[48];
     listing_etag(json, len, etag);
     const char *inm = ztd_header(c, "If-None-Match");
     struct MHD_Response *resp;
     unsigned status = 200;
     if (inm && strstr(inm, etag)) { /* the whole list of tags, or ours alone */
+        free(json);
         resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
         status = 304;
         len = 0;
     } else {
-        char *copy = malloc(len ? len : 1);
-        if (copy)
-            memcpy(copy, json, len);
-        resp = copy ? ztd_response_owned(copy, len, "application/json") : NULL;
+        resp = ztd_response_owned(json, len, "application/json");
     }
     if (!resp)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
@@ -272,15 +272,12 @@ enum MHD_Result ztd_list_files(ztd_server *s, struct MHD_Connection *c, ztd_req 
     enum MHD_Result ret;
     if (!snap) {
         ret = ztd_fail(c, r, ZTD_ERR_NOT_READY);
-    } else if (!q->paged && !up) {
-        size_t len;
-        const char *json = ztd_snapshot_list_json(snap, &len);
-        ret = json ? send_listing(c, r, json, len) : ztd_fail(c, r, ZTD_ERR_INTERNAL);
     } else {
-        size_t len;
-        char *json = up ? merged_page(snap, up, q, &len) : listing_json(snap, q, &len);
-        ret = json ? send_listing(c, r, json, len) : ztd_fail(c, r, ZTD_ERR_INTERNAL);
-        free(json);
+        size_t len = 0;
+        char *json = !q->paged && !up ? ztd_snapshot_list_json(snap, &len)
+                     : up             ? merged_page(snap, up, q, &len)
+                                      : listing_json(snap, q, &len);
+        ret = send_listing(c, r, json, len);
     }
     ztd_snapshot_release(snap);
     json_decref(up);

@@ -13,6 +13,7 @@
 #include "store/catalog.h"
 #include "store/precompressed.h"
 #include "store/catalog_v2.h"
+#include "store/manifest_marks.h"
 #include "upstream/upstream.h"
 #include "store/source.h"
 #include "store/validators.h"
@@ -139,18 +140,34 @@ static rd_state *state_for(ztd_server *s, ztd_req *r, ztd_entry *e, ztd_source_r
     return x;
 }
 
-/* An object's JSON is made per request: it lives as long as the pin. */
+/* A JSON made per request (an object's, a marked manifest): it lives as long
+ * as the pin. */
 typedef struct object_ctx {
     ztd_entry *e;
     char *json;
+    void (*json_free)(void *); /* zt_free, or free */
 } object_ctx;
 
 static void object_ctx_free(void *p)
 {
     object_ctx *x = p;
     ztd_entry_release(x->e);
-    zt_free(x->json);
+    x->json_free(x->json);
     free(x);
+}
+
+/* The request's pin becomes x's (which holds json, freed with json_free). */
+static object_ctx *json_ctx(ztd_req *r, ztd_entry *e, char *json, void (*json_free)(void *))
+{
+    object_ctx *x = calloc(1, sizeof(*x));
+    if (!x) {
+        json_free(json);
+        return NULL;
+    }
+    ztd_entry_retain(e); /* x's pin replaces the request's */
+    *x = (object_ctx){e, json, json_free};
+    ztd_req_set_ctx(r, x, object_ctx_free);
+    return x;
 }
 
 static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
@@ -180,6 +197,28 @@ static void entry_retain(void *e)
     ztd_entry_retain(e);
 }
 
+/* The manifest of a file with components found not to match their digests,
+ * marked (store/manifest_marks.h): made per request, identity only, never
+ * shared. Its ETag counts the marks, which only grow for one file version. */
+static enum MHD_Result send_marked_manifest(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                            ztd_entry *e, const char *json, size_t json_len)
+{
+    size_t len = 0, marks = 0;
+    char *marked = ztd_manifest_marked(e, json, json_len, &len, &marks);
+    object_ctx *x = marked ? json_ctx(r, e, marked, free) : NULL;
+    if (!x)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    ztd_body b;
+    init_body(&b, s, e);
+    ztd_body_single(&b, ztd_seg_mem(x->json, len));
+    b.content_type = "application/json";
+    b.vary_accept_encoding = true;
+    char tag[48];
+    snprintf(tag, sizeof(tag), "manifest-mismatch%zu", marks);
+    tagged_etag(b.etag, tag, e);
+    return ztd_send_body(c, r, &b);
+}
+
 /* The manifest JSON, precompressed (store/precompressed.h) for a client that accepts
  * zstd or gzip, zstd when it accepts both equally: a thirtieth to a fiftieth of the bytes
  * for a 1,000-object manifest. Each coding is another representation with its
@@ -195,6 +234,8 @@ static enum MHD_Result send_manifest(ztd_server *s, struct MHD_Connection *c, zt
     const char *json = ztd_entry_manifest_json(e, &json_len);
     if (!json)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    if (ztd_entry_mismatches(e))
+        return send_marked_manifest(s, c, r, e, json, json_len);
     const char *ae = ztd_header(c, "Accept-Encoding");
     double qz = ztd_accept_q(ae, "zstd"), qg = ztd_accept_q(ae, "gzip");
     const ztd_coded *cd = NULL;
@@ -223,16 +264,12 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
                                    ztd_entry *e, const zt_object *o)
 {
     zt_error err;
-    object_ctx *x = calloc(1, sizeof(*x));
+    char *json = zt_object_json(o, ZT_JSON_COMPACT, &err);
+    if (!json)
+        return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_READ), "%s", err.message);
+    object_ctx *x = json_ctx(r, e, json, zt_free);
     if (!x)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    if (!(x->json = zt_object_json(o, ZT_JSON_COMPACT, &err))) {
-        free(x);
-        return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_READ), "%s", err.message);
-    }
-    ztd_entry_retain(e); /* x's pin replaces the request's */
-    x->e = e;
-    ztd_req_set_ctx(r, x, object_ctx_free);
     ztd_body b;
     init_body(&b, s, e);
     /* MEM bodies are PERSISTENT: x outlives the response */
@@ -315,6 +352,21 @@ static enum MHD_Result source_answer(ztd_server *s, struct MHD_Connection *c, zt
     return ztd_send_body(c, r, b);
 }
 
+/* The background verifier found comp's stored bytes not to hash to its
+ * manifest digest: an error, not the wrong bytes (unless serve_corrupt). */
+static enum MHD_Result mismatch_error(struct MHD_Connection *c, ztd_req *r, const ztd_entry *e,
+                                      const zt_object *o, const zt_component *comp)
+{
+    unsigned long long off = zt_component_offset(comp), len = zt_component_length(comp);
+    return ztd_error(c, r, ZTD_ERR_BLOB_DIGEST_MISMATCH,
+                     "object \"%s\", component \"%s\" of \"%s\" (bytes %llu..%llu, byte %llu "
+                     "of the file): the stored bytes do not hash to the manifest's digest %s "
+                     "(found by the digest verifier; damaged on disk, or the manifest is "
+                     "wrong); not served (serve_corrupt serves them)",
+                     zt_object_name(o), zt_component_role(comp), e->name, off, off + len, off,
+                     zt_component_digest(comp));
+}
+
 /* A component's bytes, stored or decoded (for a client that does not accept
  * zstd), from wherever the entry's source has them. Its digest names them
  * (ETag, Repr-Digest, and for a blob URL a year of immutability) only once
@@ -330,6 +382,8 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
         return ztd_error(c, r, err, "%s", wmsg);
     if ((err = ztd_entry_source(e)->servable(e, o, comp, msg, sizeof(msg))))
         return ztd_error(c, r, err, "%s", msg);
+    if (!s->cfg->serve_corrupt && ztd_digest_state_of(&e->digests, comp) == ZTD_DIGEST_MISMATCH)
+        return mismatch_error(c, r, e, o, comp);
     bool zstd = zt_component_encoding(comp) == ZT_ENC_ZSTD;
     bool decoded = zstd && !ztd_accepts_zstd(ztd_header(c, "Accept-Encoding"));
     meta_ctx meta = {o, comp};

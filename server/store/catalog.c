@@ -695,7 +695,12 @@ json_t *ztd_entry_json(const ztd_entry *e)
         json_object_set_new(j, "format", json_string(zt_file_kind_name(zt_file_get_kind(e->file))));
         json_object_set_new(j, "version", json_string(zt_file_version(e->file)));
         json_object_set_new(j, "objects", json_integer((json_int_t)zt_file_object_count(e->file)));
-        json_object_set_new(j, "status", json_string("ok"));
+        /* Components the verifier found not to match their digests: never
+         * served by name (unless serve_corrupt) nor by blob URL. */
+        size_t bad = __atomic_load_n(&e->digests.count[ZTD_DIGEST_MISMATCH], __ATOMIC_RELAXED);
+        json_object_set_new(j, "status", json_string(bad ? "corrupt" : "ok"));
+        if (bad)
+            json_object_set_new(j, "corrupt_components", json_integer((json_int_t)bad));
         ztd_v2_entry_json(e->v2, e->name, j);
     } else {
         json_object_set_new(j, "status", json_string("error"));
@@ -738,14 +743,25 @@ void ztd_snapshot_release(ztd_snapshot *s)
     free(s);
 }
 
-const char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len)
+char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len)
 {
     pthread_mutex_lock(&s->list_mu);
+    /* Read before building: a verdict that lands meanwhile rebuilds it next time. */
+    unsigned long seen = ztd_digest_mismatches_seen();
+    if (s->list_json && s->list_mismatches != seen) {
+        free(s->list_json); /* a file's status became corrupt */
+        s->list_json = NULL;
+    }
     if (!s->list_json && build_list_json(s) != 0)
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the listing");
-    *len = s->list_json_len;
+    s->list_mismatches = seen;
+    char *copy = s->list_json ? malloc(s->list_json_len + 1) : NULL;
+    if (copy) {
+        memcpy(copy, s->list_json, s->list_json_len + 1);
+        *len = s->list_json_len;
+    }
     pthread_mutex_unlock(&s->list_mu);
-    return s->list_json;
+    return copy;
 }
 
 ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len)

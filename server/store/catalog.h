@@ -91,6 +91,7 @@ typedef struct ztd_snapshot {
     size_t nv2, nretry; /* entries with v2 shards state (e->v2), and to retry */
     char *list_json;    /* GET /v1/files body: ztd_snapshot_list_json() makes it on first use */
     size_t list_json_len;
+    unsigned long list_mismatches; /* ztd_digest_mismatches_seen() when list_json was made */
     pthread_mutex_t list_mu;
     uint64_t generation;
 } ztd_snapshot;
@@ -143,8 +144,9 @@ void ztd_snapshot_release(ztd_snapshot *s);
 ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len);
 /* The unpaged listing's body (GET /v1/files), made once per snapshot when first
  * asked for, not by every update: with 100,000 files it is megabytes of JSON.
- * Owned by s; NULL when out of memory. */
-const char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len);
+ * Made again when the verifier has found a mismatch since (a file's status
+ * became "corrupt"). A malloc'ed copy for the caller; NULL when out of memory. */
+char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len);
 /* The component to answer for a digest: a verified one if any, else one not
  * checked yet, else one found not to match (the caller must not serve its
  * bytes under the digest's name). NULL when no component claims it. */

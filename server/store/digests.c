@@ -77,6 +77,13 @@ ztd_digest_state ztd_digest_state_of(const ztd_digest_checks *d, const zt_compon
     return k ? ztd_digest_check_state(k) : ZTD_DIGEST_PENDING;
 }
 
+static unsigned long g_mismatches; /* atomic */
+
+unsigned long ztd_digest_mismatches_seen(void)
+{
+    return __atomic_load_n(&g_mismatches, __ATOMIC_ACQUIRE);
+}
+
 bool ztd_digest_settle(ztd_digest_checks *d, ztd_digest_check *k, ztd_digest_state to)
 {
     int from = ZTD_DIGEST_PENDING;
@@ -86,6 +93,8 @@ bool ztd_digest_settle(ztd_digest_checks *d, ztd_digest_check *k, ztd_digest_sta
         return false;
     __atomic_sub_fetch(&d->count[ZTD_DIGEST_PENDING], 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&d->count[to], 1, __ATOMIC_RELAXED);
+    if (to == ZTD_DIGEST_MISMATCH)
+        __atomic_add_fetch(&g_mismatches, 1, __ATOMIC_RELEASE);
     return true;
 }
 

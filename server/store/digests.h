@@ -53,6 +53,10 @@ static inline ztd_digest_state ztd_digest_check_state(const ztd_digest_check *k)
     return (ztd_digest_state)__atomic_load_n(&k->state, __ATOMIC_ACQUIRE);
 }
 
+/* How many checks of any file, in this process, have become MISMATCH: a
+ * cached view that shows mismatches (the listing) is rebuilt when it grew. */
+unsigned long ztd_digest_mismatches_seen(void);
+
 /* PENDING -> to. False when k had already left PENDING (someone else decided). */
 bool ztd_digest_settle(ztd_digest_checks *d, ztd_digest_check *k, ztd_digest_state to);
 /* Every PENDING check becomes VERIFIED: for a file whose digests the server

@@ -108,10 +108,11 @@ static void update_one_entry(void **state)
     assert_string_equal(s->entries[2]->name, "d.zt");
     assert_ptr_equal(s->entries[2], d0); /* the others are carried as they are */
     size_t len;
-    const char *list = ztd_snapshot_list_json(s, &len);
+    char *list = ztd_snapshot_list_json(s, &len);
     assert_non_null(strstr(list, "\"c.zt\""));
     assert_null(strstr(list, "other.zt"));
     assert_int_equal(len, strlen(list));
+    free(list);
     ztd_snapshot_release(s);
     /* replaced: a new entry for the new version */
     ztd_entry *c0 = find(c, "c.zt");

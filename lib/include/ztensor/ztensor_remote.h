@@ -236,7 +236,8 @@ ZT_REMOTE_API zt_status zt_remote_file_ends(const zt_remote_file *rf, const uint
  * (PREFIX as in GET /v1/files?prefix=, e.g. "llama/"; empty for all). Walks
  * the listing's pages (1000 files each) and calls fn for each file, in name
  * order: its name relative to the root, size, ETag (with its quotes) and ok
- * (0 for a file the server found invalid and does not serve). A non-zero
+ * (0 for a file the server found invalid and does not serve; 1 for one it
+ * lists "corrupt", whose fetch fails on the wrong components). A non-zero
  * return from fn stops the walk (ZT_OK). Strings passed to fn live during
  * the call only. A server that lies is an error before fn sees the entry:
  * a cursor that an earlier page gave (compared by sha256, any length), a
