@@ -36,9 +36,12 @@ int tool_parse_size(const char *s, size_t *out);
 /* ---- remote files (tool_remote.c) */
 /* 1 for an http:// or https:// URL. */
 int tool_is_url(const char *s);
-/* zt_remote_open with options from the environment (ZT_REMOTE_TOKEN,
- * ZT_REMOTE_CA_FILE, ZT_REMOTE_TIMEOUT). */
-zt_status tool_remote_open(const char *url, zt_remote_file **rf, zt_error *err);
+/* The bearer token of the environment: ZT_TOKEN, else its alias
+ * ZT_REMOTE_TOKEN; NULL when neither is set. */
+const char *tool_token(void);
+/* zt_remote_open with token (NULL or "": tool_token()) and options from the
+ * environment (ZT_REMOTE_CA_FILE, ZT_REMOTE_TIMEOUT). */
+zt_status tool_remote_open(const char *url, const char *token, zt_remote_file **rf, zt_error *err);
 
 /* ---- zt pull's local names (tool_pull_names.c) */
 /* 1 when a name from a listing is safe under DIR: not empty, not absolute, no

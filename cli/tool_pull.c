@@ -74,7 +74,8 @@ static const char k_help[] =
     "                       One that keeps no object of a file is an error\n"
     "                       (exit status 2) naming its patterns; nothing is\n"
     "                       written.\n"
-    "    --token T          bearer token (default: $ZT_TOKEN)\n"
+    "    --token T          bearer token (default: $ZT_TOKEN, else its alias\n"
+    "                       $ZT_REMOTE_TOKEN)\n"
     "    --max-files N      a prefix's listing holds at most N files (default\n"
     "                       100000; $ZT_PULL_MAX_FILES)\n"
     "    --max-listing-bytes B\n"
@@ -585,7 +586,7 @@ static int usage(const char *msg)
 
 int cmd_pull(int argc, char **argv)
 {
-    const char *dir = ".", *token = getenv("ZT_TOKEN");
+    const char *dir = ".", *token = tool_token();
     unsigned conns = 8, jobs = 4;
     size_t chunk = 16u << 20;
     int quiet = 0, json = 0;
@@ -642,9 +643,10 @@ int cmd_pull(int argc, char **argv)
             i++;
             char *end = NULL;
             unsigned long n = v ? strtoul(v, &end, 10) : 0;
-            if (!v)
-                return free(finc), free(fexc), free(urls), free(inc), free(exc),
-                       usage("an option needs a value");
+            if (!v) {
+                fprintf(stderr, "zt pull: a value is needed after %s (see zt pull --help)\n", a);
+                return free(finc), free(fexc), free(urls), free(inc), free(exc), ZT_EXIT_USAGE;
+            }
             if (!strcmp(a, "-o"))
                 dir = v;
             else if (!strcmp(a, "--token"))

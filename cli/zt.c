@@ -10,7 +10,7 @@ static const char k_usage[] =
     "SYNOPSIS\n"
     "    zt info FILE|URL [--json]\n"
     "    zt verify FILE...\n"
-    "    zt get FILE|URL OBJECT [COMPONENT] [-o OUT]\n"
+    "    zt get FILE|URL OBJECT [COMPONENT] [-o OUT] [--token TOKEN]\n"
     "    zt pack -o OUT.zt [--format 1.2|v2] [--compress[=LEVEL]] [--digest KIND] "
     "[--align BYTES]\n"
     "            NAME=DTYPE:SHAPE:RAWFILE...\n"

@@ -58,5 +58,30 @@ note "unknown options are named"
 "$ZT" pull --bogus-flag "$URL/v1/files/tiny.zt" -o "$T/u1" 2>"$T/err"
 check_eq "zt pull --bogus-flag: exit status 2" "$?" 2
 check_match "zt pull names it" "$(cat "$T/err")" "--bogus-flag"
+for cmd in "get $URL/v1/files/tiny.zt embed.weight" "info $URL/v1/files/tiny.zt"; do
+    "$ZT" ${cmd%% *} --bogus-flag ${cmd#* } >/dev/null 2>"$T/err"
+    check_eq "zt ${cmd%% *} --bogus-flag: exit status 2" "$?" 2
+    check_match "zt ${cmd%% *} names it" "$(cat "$T/err")" "unknown option.*--bogus-flag"
+done
+
+note "one token variable for every subcommand: ZT_TOKEN (ZT_REMOTE_TOKEN its alias), --token"
+tok=r3ad-t0ken-for-ux-tests
+printf 'read  %s\n' "$tok" >"$T/tokens"
+start_daemon "$root" --tokens-file "$T/tokens" --require-read-token || rfinish
+F=$URL/v1/files/tiny.zt
+"$ZT" get "$root/tiny.zt" embed.weight >"$T/want.bin" || bad "zt get of the local file"
+"$ZT" get "$F" embed.weight >/dev/null 2>"$T/err"
+check_eq "zt get, no token: exit status 3" "$?" 3
+"$ZT" get --token "$tok" "$F" embed.weight >"$T/got.bin" 2>"$T/err"
+check_eq "zt get --token T URL NAME: exit 0" "$?" 0
+cmp -s "$T/got.bin" "$T/want.bin" && ok "zt get --token: the bytes" || bad "zt get --token: the bytes"
+ZT_TOKEN=$tok "$ZT" get "$F" embed.weight >"$T/got2.bin" 2>"$T/err"
+check_eq "ZT_TOKEN: zt get" "$?" 0
+ZT_TOKEN=$tok "$ZT" info "$F" >/dev/null 2>"$T/err"
+check_eq "ZT_TOKEN: zt info" "$?" 0
+ZT_REMOTE_TOKEN=$tok "$ZT" pull --quiet "$F" -o "$T/tk1" 2>"$T/err"
+check_eq "ZT_REMOTE_TOKEN (the alias): zt pull" "$?" 0
+ZT_REMOTE_TOKEN=$tok "$ZT" get "$F" embed.weight >/dev/null 2>"$T/err"
+check_eq "ZT_REMOTE_TOKEN (the alias): zt get" "$?" 0
 
 rfinish
