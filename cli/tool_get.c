@@ -27,7 +27,8 @@ static const char k_help[] =
     "    checked; the component is held in memory before it is written.\n"
     "\n"
     "OPTIONS\n"
-    "    -o OUT    write to OUT (through a temporary file and a rename)\n"
+    "    -o OUT    write to OUT (through a temporary file and a rename);\n"
+    "              -o - is standard output\n"
     "    --token T bearer token for a URL (default: $ZT_TOKEN, else its alias\n"
     "              $ZT_REMOTE_TOKEN)\n"
     "\n"
@@ -120,6 +121,8 @@ int cmd_get(int argc, char **argv)
             return ZT_EXIT_USAGE;
         }
     }
+    if (out && !strcmp(out, "-"))
+        out = NULL;
     if (npos < 2) {
         fputs(k_help, stderr);
         return ZT_EXIT_USAGE;

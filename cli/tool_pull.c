@@ -52,7 +52,10 @@ static const char k_help[] =
     "    link where the pull would write is an error naming it.\n"
     "\n"
     "OPTIONS\n"
-    "    -o DIR             output directory (created if missing)\n"
+    "    -o DIR             output directory (created if missing). With one\n"
+    "                       file URL, -o OUT ending as the URL's name does\n"
+    "                       (-o name.zt for .../file.zt) and not an existing\n"
+    "                       directory names the file itself\n"
     "    --connections N    connections in all (default 8)\n"
     "    --chunk-size B     bytes per range request of large components\n"
     "                       (default 16M, cut to 32M / connections; K, M,\n"
@@ -316,7 +319,7 @@ static void shards_last(run *R)
 }
 
 /* The jobs of one URL argument: one file, or a prefix's listing. */
-static int plan_url(run *R, zt_remote *session, const char *url)
+static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
 {
     size_t n = strlen(url);
     if (n && url[n - 1] == '/') {
@@ -348,7 +351,31 @@ static int plan_url(run *R, zt_remote *session, const char *url)
         fprintf(stderr, "zt pull: %s: no file name in the URL\n", url);
         return ZT_EXIT_USAGE;
     }
-    return add_job(R, url, name, NULL) ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
+    return add_job(R, url, as ? as : name, NULL) ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
+}
+
+/* -o OUT names the file itself, not a directory, when the one URL is a file
+ * whose name ends as OUT does (".zt", ".safetensors"...) and OUT is no
+ * directory: then *dir becomes OUT's directory (a new string) and the
+ * returned pointer OUT's last segment; NULL otherwise. */
+static const char *out_as_file(const char **urls, size_t nurls, const char **dir, char **owned)
+{
+    const char *url = urls[0], *out = *dir;
+    size_t n = strlen(url), m = strlen(out);
+    if (nurls != 1 || !n || url[n - 1] == '/' || !m || out[m - 1] == '/')
+        return NULL;
+    const char *slash = strrchr(url, '/'), *uext = strrchr(slash ? slash : url, '.');
+    const char *oslash = strrchr(out, '/'), *leaf = oslash ? oslash + 1 : out;
+    const char *oext = strrchr(leaf, '.');
+    struct stat sb;
+    if (!uext || !oext || oext == leaf || strcmp(uext, oext) || strchr(uext, '?') ||
+        (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) || !tool_pull_safe_rel(leaf))
+        return NULL;
+    *owned = oslash ? strndup(out, (size_t)(oslash - out) + (oslash == out)) : strdup(".");
+    if (!*owned)
+        return NULL;
+    *dir = *owned;
+    return leaf;
 }
 
 /* --include/--exclude: keeps the jobs whose name below the prefix fg
@@ -677,8 +704,11 @@ int cmd_pull(int argc, char **argv)
     }
     if (!nurls)
         return free(finc), free(fexc), free(urls), free(inc), free(exc), usage("no URL");
+    char *odir = NULL; /* -o OUT naming the file: its directory */
+    const char *as = out_as_file(urls, nurls, &dir, &odir);
     int top = tool_pull_top(dir);
     if (top < 0) {
+        free(odir);
         free(finc);
         free(fexc);
         free(urls);
@@ -707,7 +737,7 @@ int cmd_pull(int argc, char **argv)
     if (zt_remote_new(&R.ropt, &session, &err))
         rc = tool_report("pull", urls[0], &err);
     for (size_t i = 0; rc == ZT_EXIT_OK && i < nurls; i++)
-        rc = plan_url(&R, session, urls[i]);
+        rc = plan_url(&R, session, urls[i], as);
     zt_remote_free(session);
     tool_globs fg = {finc, fexc, nfinc, nfexc};
     if (rc == ZT_EXIT_OK)
@@ -754,6 +784,7 @@ int cmd_pull(int argc, char **argv)
     free(exc);
     free(finc);
     free(fexc);
+    free(odir);
     pthread_mutex_destroy(&R.mu);
     pthread_cond_destroy(&R.cv);
     return rc;

@@ -54,6 +54,26 @@ zpull "$T/t3" "$URL/v1/files/tiny.zt" --exclude-tensors '*'
 check_eq "--exclude-tensors '*': exit status 2" "$rc" 2
 check_match "the message names the pattern" "$(cat "$T/err")" "--exclude-tensors '\*'"
 
+note "output naming: zt get -o -, zt pull URL/file.zt -o name.zt"
+"$ZT" get "$root/tiny.zt" embed.weight >"$T/want.bin" || bad "zt get of the local file"
+(cd "$T" && "$ZT" get "$URL/v1/files/tiny.zt" embed.weight -o - >"$T/got.bin" 2>"$T/err")
+check_eq "zt get -o -: exit 0" "$?" 0
+cmp -s "$T/got.bin" "$T/want.bin" && ok "zt get -o -: the bytes on stdout" || bad "zt get -o -: the bytes on stdout"
+check "zt get -o -: no file named -" test ! -e "$T/-"
+mkdir -p "$T/n1"
+zpull "$T/n1/name.zt" "$URL/v1/files/tiny.zt"
+check_eq "zt pull URL/tiny.zt -o DIR/name.zt: exit 0" "$rc" 0
+check "that file is written" test -f "$T/n1/name.zt"
+cmp -s "$T/n1/name.zt" "$root/tiny.zt" && ok "name.zt: byte-exact" || bad "name.zt: byte-exact"
+check_eq "nothing else there" "$(tree "$T/n1" | cut -d' ' -f1)" "name.zt"
+zpull "$T/n1/name.zt" "$URL/v1/files/tiny.zt"
+check_eq "a second pull to the file: exit 0 (complete)" "$rc" 0
+zpull "$T/n2" "$URL/v1/files/tiny.zt"
+check_eq "-o DIR without the suffix stays a directory" "$(tree "$T/n2" | cut -d' ' -f1)" "tiny.zt"
+mkdir -p "$T/n3/d.zt"
+zpull "$T/n3/d.zt" "$URL/v1/files/tiny.zt"
+check_eq "an existing directory named d.zt stays a directory" "$(tree "$T/n3" | cut -d' ' -f1)" "d.zt/tiny.zt"
+
 note "unknown options are named"
 "$ZT" pull --bogus-flag "$URL/v1/files/tiny.zt" -o "$T/u1" 2>"$T/err"
 check_eq "zt pull --bogus-flag: exit status 2" "$?" 2
