@@ -36,9 +36,12 @@ int tool_parse_size(const char *s, size_t *out);
 /* ---- remote files (tool_remote.c) */
 /* 1 for an http:// or https:// URL. */
 int tool_is_url(const char *s);
-/* zt_remote_open with options from the environment (ZT_REMOTE_TOKEN,
- * ZT_REMOTE_CA_FILE, ZT_REMOTE_TIMEOUT). */
-zt_status tool_remote_open(const char *url, zt_remote_file **rf, zt_error *err);
+/* The bearer token of the environment: ZT_TOKEN, else its alias
+ * ZT_REMOTE_TOKEN; NULL when neither is set. */
+const char *tool_token(void);
+/* zt_remote_open with token (NULL or "": tool_token()) and options from the
+ * environment (ZT_REMOTE_CA_FILE, ZT_REMOTE_TIMEOUT). */
+zt_status tool_remote_open(const char *url, const char *token, zt_remote_file **rf, zt_error *err);
 
 /* ---- zt pull's local names (tool_pull_names.c) */
 /* 1 when a name from a listing is safe under DIR: not empty, not absolute, no
@@ -98,7 +101,8 @@ int tool_pull_limits_arg(tool_pull_limits *l, const char *a, const char *v);
 /* Into the options of every session of the pull. */
 void tool_pull_limits_apply(const tool_pull_limits *l, zt_remote_options *o);
 
-/* ---- zt pull --include/--exclude (tool_pull_select.c) */
+/* ---- zt pull --tensors/--exclude-tensors (tool_pull_select.c); --include and
+ * --exclude (file names) use the same globs and tool_pull_selected */
 typedef struct tool_globs {
     const char **include, **exclude;
     size_t ninclude, nexclude;
@@ -115,7 +119,8 @@ int tool_pull_selected(const char *name, const tool_globs *g);
  * as a new .zt named `name` in the directory dfd (written to a new
  * temporary file there, published by renameat; nothing there is followed if
  * a symbolic link). Resumable through name.ztsel/; stops with ZT_E_IO
- * between objects once *cancel is set. */
+ * between objects once *cancel is set. ZT_E_ARG, naming the patterns and
+ * writing nothing, when g keeps no object of the file. */
 zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *name,
                            const tool_globs *g, const volatile sig_atomic_t *cancel,
                            tool_select_stats *s, zt_error *err);

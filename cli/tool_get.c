@@ -14,7 +14,7 @@ static const char k_help[] =
     "    zt get - write the decoded bytes of one component\n"
     "\n"
     "SYNOPSIS\n"
-    "    zt get FILE|URL OBJECT [COMPONENT] [-o OUT]\n"
+    "    zt get FILE|URL OBJECT [COMPONENT] [-o OUT] [--token TOKEN]\n"
     "\n"
     "DESCRIPTION\n"
     "    Writes the bytes of COMPONENT (default \"data\") of OBJECT, decoded\n"
@@ -27,7 +27,10 @@ static const char k_help[] =
     "    checked; the component is held in memory before it is written.\n"
     "\n"
     "OPTIONS\n"
-    "    -o OUT    write to OUT (through a temporary file and a rename)\n"
+    "    -o OUT    write to OUT (through a temporary file and a rename);\n"
+    "              -o - is standard output\n"
+    "    --token T bearer token for a URL (default: $ZT_TOKEN, else its alias\n"
+    "              $ZT_REMOTE_TOKEN)\n"
     "\n"
     "EXIT STATUS\n"
     "    0 written; 1 invalid file, unknown object or component, or bad data;\n"
@@ -96,14 +99,21 @@ static int write_out(const zt_file *f, zt_remote_file *rf, const zt_component *c
 
 int cmd_get(int argc, char **argv)
 {
-    const char *pos[3] = {0}, *out = NULL;
+    const char *pos[3] = {0}, *out = NULL, *token = NULL;
     int npos = 0;
     for (int i = 1; i < argc; i++) {
         if (tool_is_help(argv[i])) {
             fputs(k_help, stdout);
             return ZT_EXIT_OK;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
+        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--token")) && i + 1 < argc) {
+            *(argv[i][1] == 'o' ? &out : &token) = argv[i + 1];
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "zt get: %s %s (see zt get --help)\n",
+                    strcmp(argv[i], "-o") && strcmp(argv[i], "--token") ? "unknown option"
+                                                                        : "a value is needed after",
+                    argv[i]);
+            return ZT_EXIT_USAGE;
         } else if (npos < 3) {
             pos[npos++] = argv[i];
         } else {
@@ -111,6 +121,8 @@ int cmd_get(int argc, char **argv)
             return ZT_EXIT_USAGE;
         }
     }
+    if (out && !strcmp(out, "-"))
+        out = NULL;
     if (npos < 2) {
         fputs(k_help, stderr);
         return ZT_EXIT_USAGE;
@@ -119,7 +131,8 @@ int cmd_get(int argc, char **argv)
     zt_file *lf = NULL;
     zt_remote_file *rf = NULL;
     zt_error err;
-    if (tool_is_url(file) ? tool_remote_open(file, &rf, &err) : zt_open(file, NULL, &lf, &err))
+    if (tool_is_url(file) ? tool_remote_open(file, token, &rf, &err)
+                          : zt_open(file, NULL, &lf, &err))
         return tool_report("get", file, &err);
     const zt_file *f = rf ? zt_remote_file_zt(rf) : lf;
     int rc;

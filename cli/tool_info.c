@@ -22,8 +22,9 @@ static const char k_help[] =
     "    A URL (http:// or https://) is read remotely: a ztensord file URL\n"
     "    (http://HOST:7070/v1/files/NAME) or a .zt or .safetensors file on any\n"
     "    server that answers Range requests; only the footer and the manifest\n"
-    "    are fetched. ZT_REMOTE_TOKEN (a bearer token), ZT_REMOTE_CA_FILE and\n"
-    "    ZT_REMOTE_TIMEOUT (seconds) are read from the environment.\n"
+    "    are fetched. ZT_TOKEN (a bearer token; ZT_REMOTE_TOKEN is an alias),\n"
+    "    ZT_REMOTE_CA_FILE and ZT_REMOTE_TIMEOUT (seconds) are read from the\n"
+    "    environment.\n"
     "\n"
     "OPTIONS\n"
     "    --json    print the manifest as JSON, exactly as ztensord serves it at\n"
@@ -116,7 +117,8 @@ int cmd_info(int argc, char **argv)
         } else if (!file && argv[i][0] != '-') {
             file = argv[i];
         } else {
-            fprintf(stderr, "zt info: unexpected argument \"%s\"\n%s", argv[i], k_help);
+            fprintf(stderr, "zt info: %s \"%s\" (see zt info --help)\n",
+                    argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
             return ZT_EXIT_USAGE;
         }
     }
@@ -127,7 +129,8 @@ int cmd_info(int argc, char **argv)
     zt_file *lf = NULL;
     zt_remote_file *rf = NULL;
     zt_error err;
-    if (tool_is_url(file) ? tool_remote_open(file, &rf, &err) : zt_open(file, NULL, &lf, &err))
+    if (tool_is_url(file) ? tool_remote_open(file, NULL, &rf, &err)
+                          : zt_open(file, NULL, &lf, &err))
         return tool_report("info", file, &err);
     const zt_file *f = rf ? zt_remote_file_zt(rf) : lf;
     if (zt_file_warning(f))

@@ -24,6 +24,7 @@ static const char k_help[] =
     "    zt pull URL... [-o DIR] [--connections N] [--chunk-size BYTES]\n"
     "            [--jobs N] [--token TOKEN] [--quiet] [--json]\n"
     "            [--include GLOB]... [--exclude GLOB]...\n"
+    "            [--tensors GLOB]... [--exclude-tensors GLOB]...\n"
     "            [--max-files N] [--max-listing-bytes BYTES]\n"
     "            [--timeout SECONDS] [--min-rate BYTES] [--stall-timeout SECONDS]\n"
     "\n"
@@ -51,19 +52,33 @@ static const char k_help[] =
     "    link where the pull would write is an error naming it.\n"
     "\n"
     "OPTIONS\n"
-    "    -o DIR             output directory (created if missing)\n"
+    "    -o DIR             output directory (created if missing). With one\n"
+    "                       file URL, -o OUT ending as the URL's name does\n"
+    "                       (-o name.zt for .../file.zt) and not an existing\n"
+    "                       directory names the file itself\n"
     "    --connections N    connections in all (default 8)\n"
     "    --chunk-size B     bytes per range request of large components\n"
     "                       (default 16M, cut to 32M / connections; K, M,\n"
     "                       G suffixes)\n"
     "    --jobs N           files pulled at once (default 4)\n"
-    "    --include GLOB     keep only objects whose name matches (repeatable)\n"
-    "    --exclude GLOB     drop objects whose name matches (repeatable)\n"
+    "    --include GLOB     pull only files whose name (below the prefix, or\n"
+    "                       the URL's file name) matches (repeatable; fnmatch,\n"
+    "                       '*' crosses '/', as hf download's --include)\n"
+    "    --exclude GLOB     skip files whose name matches (repeatable).\n"
+    "                       A selection that leaves no file is an error\n"
+    "                       (exit status 2) naming its patterns.\n"
+    "    --tensors GLOB     keep only objects whose name matches (repeatable)\n"
+    "    --exclude-tensors GLOB\n"
+    "                       drop objects whose name matches (repeatable)\n"
     "                       With either, each .zt is written anew with only\n"
     "                       those objects and the file's attributes (each\n"
     "                       component's digest checked; resumable: checked\n"
     "                       components are kept in NAME.ztsel/ until the end).\n"
-    "    --token T          bearer token (default: $ZT_TOKEN)\n"
+    "                       One that keeps no object of a file is an error\n"
+    "                       (exit status 2) naming its patterns; nothing is\n"
+    "                       written.\n"
+    "    --token T          bearer token (default: $ZT_TOKEN, else its alias\n"
+    "                       $ZT_REMOTE_TOKEN)\n"
     "    --max-files N      a prefix's listing holds at most N files (default\n"
     "                       100000; $ZT_PULL_MAX_FILES)\n"
     "    --max-listing-bytes B\n"
@@ -304,7 +319,7 @@ static void shards_last(run *R)
 }
 
 /* The jobs of one URL argument: one file, or a prefix's listing. */
-static int plan_url(run *R, zt_remote *session, const char *url)
+static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
 {
     size_t n = strlen(url);
     if (n && url[n - 1] == '/') {
@@ -336,7 +351,58 @@ static int plan_url(run *R, zt_remote *session, const char *url)
         fprintf(stderr, "zt pull: %s: no file name in the URL\n", url);
         return ZT_EXIT_USAGE;
     }
-    return add_job(R, url, name, NULL) ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
+    return add_job(R, url, as ? as : name, NULL) ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
+}
+
+/* -o OUT names the file itself, not a directory, when the one URL is a file
+ * whose name ends as OUT does (".zt", ".safetensors"...) and OUT is no
+ * directory: then *dir becomes OUT's directory (a new string) and the
+ * returned pointer OUT's last segment; NULL otherwise. */
+static const char *out_as_file(const char **urls, size_t nurls, const char **dir, char **owned)
+{
+    const char *url = urls[0], *out = *dir;
+    size_t n = strlen(url), m = strlen(out);
+    if (nurls != 1 || !n || url[n - 1] == '/' || !m || out[m - 1] == '/')
+        return NULL;
+    const char *slash = strrchr(url, '/'), *uext = strrchr(slash ? slash : url, '.');
+    const char *oslash = strrchr(out, '/'), *leaf = oslash ? oslash + 1 : out;
+    const char *oext = strrchr(leaf, '.');
+    struct stat sb;
+    if (!uext || !oext || oext == leaf || strcmp(uext, oext) || strchr(uext, '?') ||
+        (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) || !tool_pull_safe_rel(leaf))
+        return NULL;
+    *owned = oslash ? strndup(out, (size_t)(oslash - out) + (oslash == out)) : strdup(".");
+    if (!*owned)
+        return NULL;
+    *dir = *owned;
+    return leaf;
+}
+
+/* --include/--exclude: keeps the jobs whose name below the prefix fg
+ * selects. A selection that leaves no file is a usage error naming it. */
+static int select_files(run *R, const tool_globs *fg)
+{
+    if (!fg->ninclude && !fg->nexclude)
+        return ZT_EXIT_OK;
+    size_t k = 0, listed = R->n;
+    for (size_t i = 0; i < R->n; i++) {
+        job *j = &R->jobs[i];
+        if (tool_pull_selected(j->rel, fg)) {
+            R->jobs[k++] = *j;
+            continue;
+        }
+        free(j->url), free(j->rel), free(j->dest), free(j->etag);
+    }
+    R->n = k;
+    if (k)
+        return ZT_EXIT_OK;
+    fprintf(stderr, "zt pull: the file selection matches none of the %zu files:", listed);
+    for (size_t i = 0; i < fg->ninclude; i++)
+        fprintf(stderr, " --include '%s'", fg->include[i]);
+    for (size_t i = 0; i < fg->nexclude; i++)
+        fprintf(stderr, " --exclude '%s'", fg->exclude[i]);
+    fprintf(stderr, "%s\n", fg->ninclude ? " (--tensors selects objects inside a file)" : "");
+    return ZT_EXIT_USAGE;
 }
 
 static void draw(run *R, int last)
@@ -547,17 +613,22 @@ static int usage(const char *msg)
 
 int cmd_pull(int argc, char **argv)
 {
-    const char *dir = ".", *token = getenv("ZT_TOKEN");
+    const char *dir = ".", *token = tool_token();
     unsigned conns = 8, jobs = 4;
     size_t chunk = 16u << 20;
     int quiet = 0, json = 0;
     const char **urls = calloc((size_t)argc, sizeof(*urls));
     const char **inc = calloc((size_t)argc, sizeof(*inc)),
                **exc = calloc((size_t)argc, sizeof(*exc));
-    size_t nurls = 0, ninc = 0, nexc = 0;
+    /* file names: at most argc of each too, in the other half of inc/exc */
+    const char **finc = calloc((size_t)argc, sizeof(*finc)),
+               **fexc = calloc((size_t)argc, sizeof(*fexc));
+    size_t nurls = 0, ninc = 0, nexc = 0, nfinc = 0, nfexc = 0;
     tool_pull_limits lim;
     tool_pull_limits_init(&lim);
-    if (!urls || !inc || !exc) {
+    if (!urls || !inc || !exc || !finc || !fexc) {
+        free(finc);
+        free(fexc);
         free(urls);
         free(inc);
         free(exc);
@@ -567,6 +638,8 @@ int cmd_pull(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (tool_is_help(a)) {
             fputs(k_help, stdout);
+            free(finc);
+            free(fexc);
             free(urls);
             free(inc);
             free(exc);
@@ -577,10 +650,17 @@ int cmd_pull(int argc, char **argv)
             json = 1;
         } else if ((n_lim = tool_pull_limits_arg(&lim, a, v)) != 0) {
             if (n_lim < 0)
-                return free(urls), free(inc), free(exc), usage("a limit out of range");
+                return free(finc), free(fexc), free(urls), free(inc), free(exc),
+                       usage("a limit out of range");
             i++;
         } else if ((!strcmp(a, "--include") || !strcmp(a, "--exclude")) && v) {
             if (a[2] == 'i')
+                finc[nfinc++] = v;
+            else
+                fexc[nfexc++] = v;
+            i++;
+        } else if ((!strcmp(a, "--tensors") || !strcmp(a, "--exclude-tensors")) && v) {
+            if (a[2] == 't')
                 inc[ninc++] = v;
             else
                 exc[nexc++] = v;
@@ -590,34 +670,47 @@ int cmd_pull(int argc, char **argv)
             i++;
             char *end = NULL;
             unsigned long n = v ? strtoul(v, &end, 10) : 0;
-            if (!v)
-                return free(urls), free(inc), free(exc), usage("an option needs a value");
+            if (!v) {
+                fprintf(stderr, "zt pull: a value is needed after %s (see zt pull --help)\n", a);
+                return free(finc), free(fexc), free(urls), free(inc), free(exc), ZT_EXIT_USAGE;
+            }
             if (!strcmp(a, "-o"))
                 dir = v;
             else if (!strcmp(a, "--token"))
                 token = v;
             else if (!strcmp(a, "--chunk-size")) {
                 if (tool_parse_size(v, &chunk) || chunk < (64u << 10))
-                    return free(urls), free(inc), free(exc), usage("--chunk-size: at least 64K");
+                    return free(finc), free(fexc), free(urls), free(inc), free(exc),
+                           usage("--chunk-size: at least 64K");
             } else if (*end || n < 1 || n > 256)
-                return free(urls), free(inc), free(exc),
+                return free(finc), free(fexc), free(urls), free(inc), free(exc),
                        usage("--connections and --jobs: 1 to 256");
             else if (!strcmp(a, "--jobs"))
                 jobs = (unsigned)n;
             else
                 conns = (unsigned)n;
         } else if (a[0] == '-' && a[1]) {
-            return free(urls), free(inc), free(exc), usage("unknown option");
+            int known = !strcmp(a, "--include") || !strcmp(a, "--exclude") ||
+                        !strcmp(a, "--tensors") || !strcmp(a, "--exclude-tensors");
+            fprintf(stderr, "zt pull: %s %s (see zt pull --help)\n",
+                    known ? "a value is needed after" : "unknown option", a);
+            return free(finc), free(fexc), free(urls), free(inc), free(exc), ZT_EXIT_USAGE;
         } else if (!tool_is_url(a)) {
-            return free(urls), free(inc), free(exc), usage("URLs only (http:// or https://)");
+            return free(finc), free(fexc), free(urls), free(inc), free(exc),
+                   usage("URLs only (http:// or https://)");
         } else {
             urls[nurls++] = a;
         }
     }
     if (!nurls)
-        return free(urls), free(inc), free(exc), usage("no URL");
+        return free(finc), free(fexc), free(urls), free(inc), free(exc), usage("no URL");
+    char *odir = NULL; /* -o OUT naming the file: its directory */
+    const char *as = out_as_file(urls, nurls, &dir, &odir);
     int top = tool_pull_top(dir);
     if (top < 0) {
+        free(odir);
+        free(finc);
+        free(fexc);
         free(urls);
         free(inc);
         free(exc);
@@ -644,8 +737,11 @@ int cmd_pull(int argc, char **argv)
     if (zt_remote_new(&R.ropt, &session, &err))
         rc = tool_report("pull", urls[0], &err);
     for (size_t i = 0; rc == ZT_EXIT_OK && i < nurls; i++)
-        rc = plan_url(&R, session, urls[i]);
+        rc = plan_url(&R, session, urls[i], as);
     zt_remote_free(session);
+    tool_globs fg = {finc, fexc, nfinc, nfexc};
+    if (rc == ZT_EXIT_OK)
+        rc = select_files(&R, &fg);
     shards_last(&R);
     if (rc == ZT_EXIT_OK && R.n) {
         struct sigaction sa = {.sa_handler = on_signal};
@@ -686,6 +782,9 @@ int cmd_pull(int argc, char **argv)
     free(urls);
     free(inc);
     free(exc);
+    free(finc);
+    free(fexc);
+    free(odir);
     pthread_mutex_destroy(&R.mu);
     pthread_cond_destroy(&R.cv);
     return rc;

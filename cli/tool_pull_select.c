@@ -165,6 +165,28 @@ int tool_pull_selected(const char *name, const tool_globs *g)
     return in;
 }
 
+/* A selection that keeps no object of f is an error (ZT_E_ARG) naming its
+ * patterns, never an empty file: 1 when some object is kept. */
+static int any_selected(const zt_file *f, const tool_globs *g, zt_error *err)
+{
+    size_t n = zt_file_object_count(f);
+    for (size_t i = 0; i < n; i++)
+        if (tool_pull_selected(zt_object_name(zt_file_object_at(f, i)), g))
+            return 1;
+    err->code = ZT_E_ARG;
+    int k = snprintf(err->message, sizeof(err->message),
+                     "the tensor selection matches none of "
+                     "its %zu objects:",
+                     n);
+    for (size_t i = 0; i < g->ninclude && k > 0 && (size_t)k < sizeof(err->message); i++)
+        k += snprintf(err->message + k, sizeof(err->message) - (size_t)k, " --tensors '%s'",
+                      g->include[i]);
+    for (size_t i = 0; i < g->nexclude && k > 0 && (size_t)k < sizeof(err->message); i++)
+        k += snprintf(err->message + k, sizeof(err->message) - (size_t)k, " --exclude-tensors '%s'",
+                      g->exclude[i]);
+    return 0;
+}
+
 /* The "attributes" member of a manifest or object JSON text, or NULL. */
 static char *attributes(char *json)
 {
@@ -304,6 +326,10 @@ zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *n
     zt_status st = zt_remote_open_in(r, url, &rf, err);
     if (st)
         return st;
+    if (!any_selected(zt_remote_file_zt(rf), g, err)) {
+        zt_remote_close(rf);
+        return ZT_E_ARG;
+    }
     kept k;
     st = kept_open(&k, dfd, name, rf, err);
     char tmp[400];

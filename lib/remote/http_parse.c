@@ -233,6 +233,55 @@ static void printable(const char *s, size_t n, char *out, size_t cap)
     out[o] = 0;
 }
 
+/* The first occurrence of tag (lower case) in s[0, n), any case; NULL when none. */
+static const char *find_tag(const char *s, size_t n, const char *tag)
+{
+    size_t t = strlen(tag);
+    for (size_t i = 0; i + t <= n; i++)
+        if (!strncasecmp(s + i, tag, t))
+            return s + i;
+    return NULL;
+}
+
+/* An HTML error page (a plain server's): the text of its <title>, or of the
+ * page without its tags when it has none (at most 200 bytes of it), spaces
+ * collapsed. 0 when the body is not HTML. */
+static int html_title(const char *body, size_t n, char *out, size_t cap)
+{
+    size_t i = 0;
+    while (i < n && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n'))
+        i++;
+    if (i == n || body[i] != '<' ||
+        !(find_tag(body + i, n - i, "<html") || find_tag(body + i, n - i, "<!doctype html") ||
+          find_tag(body + i, n - i, "<title")))
+        return 0;
+    const char *t = find_tag(body + i, n - i, "<title");
+    const char *gt = t ? memchr(t, '>', (size_t)(body + n - t)) : NULL;
+    const char *end = gt ? find_tag(gt, (size_t)(body + n - gt), "</title") : NULL;
+    const char *p = gt ? gt + 1 : NULL;
+    int strip = !end; /* no whole title: the page's text, tags left out */
+    if (strip)
+        p = body + i, end = body + n;
+    size_t o = 0, limit = strip && cap > 201 ? 201 : cap;
+    for (int in_tag = 0; p < end && o + 1 < limit; p++) {
+        unsigned char c = (unsigned char)*p;
+        int space = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+        if (strip && (c == '<' || c == '>' || in_tag)) {
+            in_tag = c == '<' || (in_tag && c != '>');
+            space = 1;
+        }
+        if (space && (!o || out[o - 1] == ' '))
+            continue;
+        out[o++] = space ? ' ' : c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    while (o && out[o - 1] == ' ')
+        o--;
+    out[o] = 0;
+    if (!o)
+        snprintf(out, cap, "an HTML page");
+    return 1;
+}
+
 void ztr__error_summary(const char *body, size_t n, char *out, size_t cap)
 {
     if (!cap)
@@ -246,7 +295,7 @@ void ztr__error_summary(const char *body, size_t n, char *out, size_t cap)
         char tmp[600];
         snprintf(tmp, sizeof(tmp), "%.100s: %.400s", code, msg);
         printable(tmp, strlen(tmp), out, cap);
-    } else {
+    } else if (!html_title(body, n, out, cap)) {
         printable(body, n < 200 ? n : 200, out, cap);
     }
     json_decref(j);

@@ -60,8 +60,9 @@ int ztr__data_url(const char *url, unsigned flags, char *out, size_t cap, bool *
                   const char **why);
 
 /* A one-line summary of an error body for a message: "code: message" from
- * ztensord's {"error":{"code":…,"message":…}}, otherwise the printable
- * start of the body. Always NUL-terminated. */
+ * ztensord's {"error":{"code":…,"message":…}}, the <title> of an HTML
+ * page (a plain server's error page; its text without tags when it has no
+ * title), otherwise the printable start of the body. Always NUL-terminated. */
 void ztr__error_summary(const char *body, size_t n, char *out, size_t cap);
 
 /* ---- transport (transport.c) */

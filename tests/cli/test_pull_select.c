@@ -1,5 +1,5 @@
 /*
- * test_pull_select.c: zt pull --include/--exclude (cli/tool_pull_select.c,
+ * test_pull_select.c: zt pull --tensors/--exclude-tensors and --include/--exclude (cli/tool_pull_select.c,
  * tool_pull_selected): an object is chosen when it matches an --include (or
  * there is none) and no --exclude; the patterns are fnmatch globs.
  */

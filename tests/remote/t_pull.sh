@@ -219,7 +219,7 @@ for how in rename inplace; do
 done
 rm -f "$root/ch.zt"
 
-note "--include and --exclude: valid files holding exactly the chosen objects"
+note "--tensors and --exclude-tensors: valid files holding exactly the chosen objects"
 # objects NAME FILE: the object names of a .zt, one a line, sorted.
 objects() { "$ZT" info --json "$1" | $PY -c 'import json,sys; [print(k) for k in sorted(json.load(sys.stdin)["objects"])]'; }
 # same_objects NAME OUT ORIGIN: every object of OUT has the origin's decoded bytes.
@@ -232,18 +232,18 @@ same_objects() {
     check_eq "$1: the objects hold the origin's bytes" "$diff" 0
 }
 rm -rf "$T/sel"
-pull "--include 'layers.*'" "$URL/v1/files/demo/tiny.zt" -o "$T/sel/a" --include 'layers.*'
+pull "--tensors 'layers.*'" "$URL/v1/files/demo/tiny.zt" -o "$T/sel/a" --tensors 'layers.*'
 zverify "$T/sel/a/tiny.zt" && ok "include: zt verify passes" || bad "include: zt verify passes"
 check_eq "include: exactly the matching objects" "$(objects "$T/sel/a/tiny.zt" | tr '\n' ' ')" \
     "layers.0.attn.q_proj.bias layers.0.attn.q_proj.weight "
 same_objects "include" "$T/sel/a/tiny.zt" "$root/demo/tiny.zt"
-pull "--exclude '*.bias' --exclude 'odd*'" "$URL/v1/files/demo/tiny.zt" -o "$T/sel/b" \
-    --exclude '*.bias' --exclude 'odd*'
+pull "--exclude-tensors '*.bias' --exclude-tensors 'odd*'" "$URL/v1/files/demo/tiny.zt" -o "$T/sel/b" \
+    --exclude-tensors '*.bias' --exclude-tensors 'odd*'
 zverify "$T/sel/b/tiny.zt" && ok "exclude: zt verify passes" || bad "exclude: zt verify passes"
 check_eq "exclude: exactly the others" "$(objects "$T/sel/b/tiny.zt" | tr '\n' ' ')" \
     "embed.weight layers.0.attn.q_proj.weight "
 same_objects "exclude" "$T/sel/b/tiny.zt" "$root/demo/tiny.zt"
-pull "include over a prefix, zstd and crc32c" "$URL/v1/files/demo/llama/" -o "$T/sel/c" --include embed
+pull "include over a prefix, zstd and crc32c" "$URL/v1/files/demo/llama/" -o "$T/sel/c" --tensors embed
 zverify "$T/sel/c/model-00001.zt" && ok "zstd: zt verify passes" || bad "zstd: zt verify passes"
 check_eq "zstd: exactly embed" "$(objects "$T/sel/c/model-00001.zt")" "embed"
 same_objects "zstd" "$T/sel/c/model-00001.zt" "$root/demo/llama/model-00001.zt"

@@ -12,7 +12,7 @@
 #   - a second pull of files already complete fetches no byte of any
 #     component (--json "skipped"); after a local write to one of them (its
 #     mtime changes) that one is pulled again;
-#   - --include: kill -9 once some chosen components are kept in
+#   - --tensors: kill -9 once some chosen components are kept in
 #     NAME.ztsel/, then the same command: the kept components are not asked
 #     for again, and the result holds exactly the chosen objects.
 . "$(dirname "$0")/lib.sh" "$@"
@@ -118,10 +118,10 @@ check_eq "after a local change it is pulled again" "$($PC json "$T/again2.json" 
 check_ge "its components asked for again" "$($PC fetched "$T/big.json" "$RLOG" "$from")" $((96 * MiB))
 check "byte-exact" cmp -s "$root/big.zt" "$T/o2/big.zt"
 
-note "--include: kill -9, then the same command"
+note "--tensors: kill -9, then the same command"
 sel=http://127.0.0.1:$RPORT/v1/files/sel.zt
 rm -rf "$T/o3"
-"$ZT" pull --quiet --include 'a*' "$sel" -o "$T/o3" >/dev/null 2>&1 &
+"$ZT" pull --quiet --tensors 'a*' "$sel" -o "$T/o3" >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 6000); do # up to 60 s for two kept components
     [ "$(ls "$T/o3/sel.zt.ztsel" 2>/dev/null | grep -c '^[0-9]*$')" -ge 2 ] && break
@@ -140,10 +140,10 @@ check "no final file after kill -9" test ! -e "$T/o3/sel.zt"
 nkept=$(grep -c '^c ' "$T/state3")
 check_ge "components kept by the killed run" "$nkept" 2
 from=$(wc -l <"$RLOG")
-if "$ZT" pull --quiet --json --include 'a*' "$sel" -o "$T/o3" >"$T/sel.out" 2>"$T/sel.err"; then
-    ok "--include pull resumed"
+if "$ZT" pull --quiet --json --tensors 'a*' "$sel" -o "$T/o3" >"$T/sel.out" 2>"$T/sel.err"; then
+    ok "--tensors pull resumed"
 else
-    bad "--include pull resumed" "$(cat "$T/sel.err")"
+    bad "--tensors pull resumed" "$(cat "$T/sel.err")"
 fi
 check "the kept components are not asked for again" $PC refetch "$T/state3" "$T/sel.json" "$RLOG" "$from"
 check_eq "--json counts them as resumed" "$($PC json "$T/sel.out" resumed)" $((nkept * 8 * MiB))

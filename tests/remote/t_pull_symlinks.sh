@@ -12,7 +12,7 @@
 #   - DIR/m1.zt -> a file outside that carries the "complete" extended
 #     attribute of an earlier pull but other bytes (the old getxattr followed
 #     the link and said "already complete", exit 0, on the wrong bytes);
-#   - --include: DIR/m1.zt.ztsel -> ../outside (the kept components written
+#   - --tensors: DIR/m1.zt.ztsel -> ../outside (the kept components written
 #     there).
 # And what stays allowed: DIR itself may be a link the user gave.
 . "$(dirname "$0")/lib.sh" "$@"
@@ -86,29 +86,29 @@ else
     skip "complete-mark link" "no user extended attributes here: $(cat "$T/err")"
 fi
 
-note "--include: DIR/m1.zt.ztsel -> ../outside"
+note "--tensors: DIR/m1.zt.ztsel -> ../outside"
 mkdir -p "$T/o5"
 ln -s ../outside "$T/o5/m1.zt.ztsel"
-pull_fails "--include: kept-components link" 'm1\.zt\.ztsel: it is a symbolic link \(not followed\)' \
-    --include 'a' "$F/m1.zt" -o "$T/o5"
-victim_intact "--include: kept-components link"
-check "--include: nothing published" test ! -e "$T/o5/m1.zt"
+pull_fails "--tensors: kept-components link" 'm1\.zt\.ztsel: it is a symbolic link \(not followed\)' \
+    --tensors 'a' "$F/m1.zt" -o "$T/o5"
+victim_intact "--tensors: kept-components link"
+check "--tensors: nothing published" test ! -e "$T/o5/m1.zt"
 
-note "--include: DIR/sub -> ../outside"
+note "--tensors: DIR/sub -> ../outside"
 mkdir -p "$T/o6"
 ln -s ../outside "$T/o6/sub"
-pull_fails "--include: directory link" "o6/sub: it is a symbolic link \\(not followed" \
-    --include 'a' "$F/p/" -o "$T/o6"
-victim_intact "--include: directory link"
+pull_fails "--tensors: directory link" "o6/sub: it is a symbolic link \\(not followed" \
+    --tensors 'a' "$F/p/" -o "$T/o6"
+victim_intact "--tensors: directory link"
 
 note "DIR itself a link the user gave: allowed"
 mkdir -p "$T/real"
 ln -s real "$T/o7"
 if "$ZT" pull --quiet "$F/p/" -o "$T/o7" 2>"$T/err"; then ok "pull into a linked DIR"; else bad "pull into a linked DIR" "$(cat "$T/err")"; fi
 check_same "pull into a linked DIR: byte-exact" "$T/real/sub/x.zt" "$root/p/sub/x.zt"
-if "$ZT" pull --quiet --include 'b' "$F/m1.zt" -o "$T/o7" 2>"$T/err"; then ok "--include into a linked DIR"; else bad "--include into a linked DIR" "$(cat "$T/err")"; fi
-check "--include into a linked DIR: a valid file" zverify "$T/real/m1.zt"
-check_eq "--include: no temporary file left" "$(ls -A "$T/real" | grep -c tmp)" 0
+if "$ZT" pull --quiet --tensors 'b' "$F/m1.zt" -o "$T/o7" 2>"$T/err"; then ok "--tensors into a linked DIR"; else bad "--tensors into a linked DIR" "$(cat "$T/err")"; fi
+check "--tensors into a linked DIR: a valid file" zverify "$T/real/m1.zt"
+check_eq "--tensors: no temporary file left" "$(ls -A "$T/real" | grep -c tmp)" 0
 victim_intact "the allowed pulls"
 
 rfinish

@@ -200,7 +200,23 @@ static void error_bodies(void **state)
     assert_string_equal(out, "precondition_failed: a \"quoted\" message");
     const char *t = "<html>\r\n<b>502 Bad\x01Gateway</b>\r\n</html>\n";
     ztr__error_summary(t, strlen(t), out, sizeof out);
-    assert_string_equal(out, "<html>  <b>502 Bad?Gateway</b>  </html>");
+    assert_string_equal(out, "502 Bad?Gateway");
+    /* nginx's and Python http.server's error pages: the title, not the page */
+    const char *ng = "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n"
+                     "<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx/1.22.1"
+                     "</center>\r\n</body>\r\n</html>\r\n";
+    ztr__error_summary(ng, strlen(ng), out, sizeof out);
+    assert_string_equal(out, "404 Not Found");
+    const char *py = "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <meta "
+                     "charset=\"utf-8\">\n        <TITLE>Error\n   response</TITLE>\n    "
+                     "</head>\n    <body>\n        <h1>Error response</h1>\n";
+    ztr__error_summary(py, strlen(py), out, sizeof out);
+    assert_string_equal(out, "Error response");
+    const char *notitle = "  <!doctype html><p>a &amp; b</p>";
+    ztr__error_summary(notitle, strlen(notitle), out, sizeof out);
+    assert_string_equal(out, "a &amp; b");
+    ztr__error_summary("<xml>x</xml>", 12, out, sizeof out);
+    assert_string_equal(out, "<xml>x</xml>");
     ztr__error_summary("", 0, out, sizeof out);
     assert_string_equal(out, "");
     const char *half = "{\"error\":{\"code\":\"x\",\"mess";
