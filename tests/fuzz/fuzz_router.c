@@ -207,6 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case ZTD_ROUTE_PUT_FILE:
     case ZTD_ROUTE_DELETE_FILE:
     case ZTD_ROUTE_RAW:
+    case ZTD_ROUTE_VIEW:
         check_file(m.file, m.file_len);
         check_reencoded();
         break;
