@@ -77,6 +77,8 @@
       "a component's stored bytes do not hash to its manifest digest")                             \
     X(INVALID_OBJECTS, 422, "invalid_objects", 0,                                                  \
       "the objects do not fit the components")                                                     \
+    X(VIEW_UNSUPPORTED, 422, "view_unsupported", 0,                                                \
+      "the file cannot be expressed as safetensors")                                               \
     X(BLOB_DIGEST_MISMATCH, 500, "digest_mismatch", 0,                                             \
       "the stored bytes hash to something else than the digest")                                   \
     X(INTERNAL, 500, "internal", 0,                                                                \

@@ -33,6 +33,10 @@ ztd_handler ztd_list_files;
  * decoding). Each pins its catalog entry as the request's state. */
 ztd_handler ztd_read_file, ztd_read_blob;
 
+/* ---- view.c: GET /v1/files/{file}/safetensors, the file's safetensors
+ * view (byte for byte what `zt convert` writes), over the entry's source. */
+ztd_handler ztd_read_view;
+
 /* ---- put.c: PUT /v1/files/{file}, a whole .zt file in one request body,
  * streamed into a staging file (hashed beside it when the client sent its
  * digest); then verified, fsynced and published off libmicrohttpd's threads.

@@ -18,6 +18,7 @@
 #include "store/source.h"
 #include "store/validators.h"
 #include "http/offload.h"
+#include "handlers/source_answer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,73 +74,6 @@ static void tagged_etag(char out[96], const char *tag, const ztd_entry *e)
     memcpy(out + n + 34, "\"", 2);
 }
 
-/* ---- the request's state
- *
- * A read pins the entry it answers from until the request ends: as the
- * request's context alone (no allocation) while nothing else is held, or in
- * a rd_state once its source holds bytes for it (cache items) or the answer
- * waits off the workers (opening an upstream file, a fill's first byte, room
- * in the cache). */
-
-static void release_entry(void *e)
-{
-    ztd_entry_release(e);
-}
-
-/* The entry answers this request: it stays open until the request ends. */
-static void pin(ztd_req *r, ztd_entry *e)
-{
-    ztd_req_set_ctx(r, e, release_entry);
-}
-
-enum { PH_NONE, PH_OPEN, PH_WAIT };
-
-typedef struct rd_state {
-    ztd_offload off;
-    ztd_server *s;
-    ztd_entry *e; /* pinned; NULL until an upstream file is opened */
-    char *name;   /* PH_OPEN: the upstream file to open */
-    int phase;    /* what the offloaded work was */
-    ztd_err err;  /* what it ended with */
-    char msg[700];
-    ztd_source_req q;
-} rd_state;
-
-static void rd_state_free(void *p)
-{
-    rd_state *x = p;
-    ztd_source_req_end(&x->q);
-    ztd_entry_release(x->e);
-    free(x->name);
-    free(x);
-}
-
-static rd_state *state_of(ztd_req *r)
-{
-    return r->ctx_free == rd_state_free ? r->ctx : NULL;
-}
-
-/* The request's state, made when missing: it takes over the pin of e (may
- * be NULL) and what q holds. NULL when out of memory (q is then ended). */
-static rd_state *state_for(ztd_server *s, ztd_req *r, ztd_entry *e, ztd_source_req *q)
-{
-    rd_state *x = state_of(r);
-    if (x)
-        return x;
-    if (!(x = calloc(1, sizeof(*x)))) {
-        if (q)
-            ztd_source_req_end(q);
-        return NULL;
-    }
-    x->s = s;
-    if ((x->e = e))
-        ztd_entry_retain(e); /* x's pin replaces the request's */
-    if (q)
-        x->q = *q;
-    ztd_req_set_ctx(r, x, rd_state_free);
-    return x;
-}
-
 /* A JSON made per request (an object's, a marked manifest): it lives as long
  * as the pin. */
 typedef struct object_ctx {
@@ -170,23 +104,10 @@ static object_ctx *json_ctx(ztd_req *r, ztd_entry *e, char *json, void (*json_fr
     return x;
 }
 
-static void init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
-{
-    memset(b, 0, sizeof(*b));
-    b->entry = e;
-    b->last_modified = e->mtime_ns / 1000000000;
-    b->last_modified_text = e->last_modified;
-    /* With read tokens a shared cache must not hand responses to others. */
-    b->cache_control = s->cfg->require_read_token ? "private, no-cache" : s->cfg->cache_control;
-    b->max_ranges = s->cfg->max_ranges;
-    b->max_decode_streams = s->cfg->max_decode_streams;
-    b->tls = s->tls_cert != NULL;
-}
-
 /* A component's bytes: its metadata headers (meta lives as long as b). */
 static void init_component_body(ztd_body *b, ztd_server *s, ztd_entry *e, meta_ctx *meta)
 {
-    init_body(b, s, e);
+    ztd_answer_init_body(b, s, e);
     b->add_headers = add_meta;
     b->ctx = meta;
     b->content_type = "application/octet-stream";
@@ -195,6 +116,11 @@ static void init_component_body(ztd_body *b, ztd_server *s, ztd_entry *e, meta_c
 static void entry_retain(void *e)
 {
     ztd_entry_retain(e);
+}
+
+static void entry_release(void *e)
+{
+    ztd_entry_release(e);
 }
 
 /* The manifest of a file with components found not to match their digests,
@@ -209,7 +135,7 @@ static enum MHD_Result send_marked_manifest(ztd_server *s, struct MHD_Connection
     if (!x)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     ztd_body b;
-    init_body(&b, s, e);
+    ztd_answer_init_body(&b, s, e);
     ztd_body_single(&b, ztd_seg_mem(x->json, len));
     b.content_type = "application/json";
     b.vary_accept_encoding = true;
@@ -241,11 +167,11 @@ static enum MHD_Result send_manifest(ztd_server *s, struct MHD_Connection *c, zt
     const ztd_coded *cd = NULL;
     ztd_coding k = qz > 0 && qz >= qg ? ZTD_CODING_ZSTD : ZTD_CODING_GZIP;
     if (qz > 0 || qg > 0) {
-        ztd_coded_owner owner = {e, entry_retain, release_entry};
+        ztd_coded_owner owner = {e, entry_retain, entry_release};
         cd = ztd_coded_get(&e->manifest_coded, k, json, json_len, s->workq, &owner);
     }
     ztd_body b;
-    init_body(&b, s, e);
+    ztd_answer_init_body(&b, s, e);
     ztd_body_single(&b, ztd_seg_mem(cd ? cd->bytes : json, cd ? cd->len : json_len));
     b.content_type = "application/json";
     b.content_encoding = cd ? ztd_coding_name(k) : NULL;
@@ -271,7 +197,7 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
     if (!x)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     ztd_body b;
-    init_body(&b, s, e);
+    ztd_answer_init_body(&b, s, e);
     /* MEM bodies are PERSISTENT: x outlives the response */
     ztd_body_single(&b, ztd_seg_mem(x->json, strlen(x->json)));
     b.content_type = "application/json";
@@ -283,74 +209,8 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
 
 static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                     ztd_entry *e);
-
-static void wait_job(ztd_offload *o)
-{
-    rd_state *x = (rd_state *)o;
-    x->msg[0] = 0;
-    x->err = ztd_entry_source(x->e)->wait(&x->q, x->e, x->msg, sizeof(x->msg));
-}
-
-/* The source asked to wait: off the workers, on the upstream's queue, then
- * the same answer again (libmicrohttpd calls the handler once it resumes). */
-static enum MHD_Result wait_then_answer(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                        ztd_entry *e, ztd_source_req *q)
-{
-    rd_state *x = state_of(r);
-    if (!x && !(x = state_for(s, r, e, q)))
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    memset(&x->off, 0, sizeof(x->off));
-    x->phase = PH_WAIT;
-    if (!ztd_offload_wait(s, c, &x->off, wait_job))
-        return MHD_YES;
-    return answer_entry(s, c, r, e); /* ran here */
-}
-
-/* The wait that ran for this answer ended with an error: answer it, once. */
-static bool wait_failed(ztd_req *r, ztd_err *err, const char **msg)
-{
-    rd_state *x = state_of(r);
-    if (!x || x->phase != PH_WAIT)
-        return false;
-    x->phase = PH_NONE;
-    *err = x->err;
-    *msg = x->msg;
-    return x->err != ZTD_ERR_NONE;
-}
-
-/* What the answer to b will read, for the source: nothing for HEAD, 304,
- * 412 and 416; one span, or the whole. */
-static void plan_reads(struct MHD_Connection *c, ztd_req *r, const ztd_body *b, ztd_source_req *q)
-{
-    ztd_plan plan;
-    ztd_body_plan(c, b, &plan);
-    q->reads = strcmp(r->method, "HEAD") != 0 && b->len > 0 &&
-               (plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL);
-    q->whole = plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1;
-    q->lo = 0;
-    q->hi = b->len;
-    if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans == 1) {
-        q->lo = plan.spans[0].start;
-        q->hi = plan.spans[0].start + plan.spans[0].len;
-    }
-}
-
-/* The source's answer: its segments sent, or its error, or a wait. q is the
- * caller's (on the stack) or the request state's; what the source holds in
- * it moves to the request state before the answer goes out. */
-static enum MHD_Result source_answer(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                     ztd_entry *e, ztd_source_req *q, ztd_err err, const char *msg,
-                                     const ztd_body *b)
-{
-    rd_state *x = state_of(r);
-    if (q->priv && !x && !state_for(s, r, e, q))
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    if (err == ZTD_SRC_WAIT)
-        return wait_then_answer(s, c, r, e, q);
-    if (err)
-        return ztd_error(c, r, err, "%s", msg);
-    return ztd_send_body(c, r, b);
-}
+static enum MHD_Result send_blob_of(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                    ztd_entry *e);
 
 /* The background verifier found comp's stored bytes not to hash to its
  * manifest digest: an error, not the wrong bytes (unless serve_corrupt). */
@@ -378,7 +238,7 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     char msg[700];
     const char *wmsg;
     ztd_err err;
-    if (wait_failed(r, &err, &wmsg))
+    if (ztd_answer_wait_failed(r, &err, &wmsg))
         return ztd_error(c, r, err, "%s", wmsg);
     if ((err = ztd_entry_source(e)->servable(e, o, comp, msg, sizeof(msg))))
         return ztd_error(c, r, err, "%s", msg);
@@ -398,9 +258,9 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     b.content_encoding = zstd && !decoded ? "zstd" : NULL;
     b.vary_accept_encoding = zstd;
     b.len = decoded ? zt_component_decoded_length(comp) : zt_component_length(comp);
-    rd_state *x = state_of(r);
+    ztd_answer_state *x = ztd_answer_state_of(r);
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
-    plan_reads(c, r, &b, q);
+    ztd_answer_plan_reads(c, r, &b, q);
     ztd_body_seg seg;
     err = ztd_entry_source(e)->component(q, e, comp, decoded, &seg, msg, sizeof(msg));
     if (!err) {
@@ -413,108 +273,12 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
             b.shared = ztd_entry_component_slot(e, comp, blob, ztd_body_shared_room(b.len),
                                                 &b.shared_asked);
     }
-    return source_answer(s, c, r, e, q, err, msg, &b);
-}
-
-/* The file's bytes, as its source has them: one file span, or cache items
- * and the bytes between them. */
-static enum MHD_Result send_raw(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e)
-{
-    char msg[700];
-    const char *wmsg;
-    ztd_err err;
-    if (wait_failed(r, &err, &wmsg))
-        return ztd_error(c, r, err, "%s", wmsg);
-    ztd_body b;
-    init_body(&b, s, e);
-    b.len = e->size;
-    b.content_type = "application/octet-stream";
-    ztd_raw_etag(e, b.etag);
-    rd_state *x = state_of(r);
-    ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
-    plan_reads(c, r, &b, q);
-    const ztd_body_seg *segs = NULL;
-    size_t n = 0;
-    err = ztd_entry_source(e)->raw(q, e, &segs, &n, msg, sizeof(msg));
-    if (!err) {
-        b.segs = segs == &qs.one ? &b.one : segs;
-        if (segs == &qs.one)
-            b.one = qs.one;
-        b.nsegs = n;
-    }
-    return source_answer(s, c, r, e, q, err, msg, &b);
-}
-
-/* ---- files: the catalog's, or the upstream's */
-
-static void open_job(ztd_offload *o)
-{
-    rd_state *x = (rd_state *)o;
-    x->err = ztd_upstream_get(x->s->upstream, x->name, &x->e, x->msg, sizeof(x->msg));
-}
-
-/* A name the catalog does not hold, asked of the upstream: opened off the
- * workers (on the upstream's own queue) unless its entry is at hand. */
-static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
-{
-    rd_state *x = state_for(s, r, NULL, NULL);
-    if (!x || !(x->name = strdup(r->match->file)))
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    if (!(x->e = ztd_upstream_peek(s->upstream, r->match->file)) &&
-        !(x->err = ztd_upstream_known_missing(s->upstream, x->name, x->msg, sizeof(x->msg)))) {
-        x->phase = PH_OPEN;
-        if (!ztd_offload_wait(s, c, &x->off, open_job))
-            return MHD_YES;
-    }
-    x->phase = PH_NONE;
-    if (!x->e)
-        return ztd_error(c, r, x->err, "%s", x->msg);
-    return answer_entry(s, c, r, x->e);
-}
-
-static enum MHD_Result send_blob_of(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                    ztd_entry *e);
-
-/* Called again after offloaded work: the open's answer, or the same answer
- * again after a wait. */
-static enum MHD_Result resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, rd_state *x)
-{
-    if (!ztd_offload_done(&x->off))
-        return MHD_YES;
-    if (x->phase == PH_OPEN) {
-        x->phase = PH_NONE;
-        if (!x->e)
-            return ztd_error(c, r, x->err, "%s", x->msg);
-    }
-    return answer_entry(s, c, r, x->e);
+    return ztd_answer_source(s, c, r, e, q, err, msg, &b, answer_entry);
 }
 
 enum MHD_Result ztd_read_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
-    rd_state *x = state_of(r);
-    if (x && x->off.started)
-        return resume(s, c, r, x);
-    ztd_route_match *m = r->match;
-    ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
-    if (!snap)
-        return ztd_fail(c, r, ZTD_ERR_NOT_READY);
-    ztd_entry *e = ztd_snapshot_find(snap, m->file, m->file_len);
-    if (e)
-        ztd_entry_retain(e);
-    ztd_snapshot_release(snap);
-    if (!e && s->upstream)
-        return read_upstream(s, c, r);
-    if (!e)
-        return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);
-    pin(r, e);
-    if (!e->file && e->retry)
-        return ztd_error(c, r, ZTD_ERR_FILE_UNAVAILABLE,
-                         "file \"%s\" cannot be opened now (retried by each scan): %s", m->file,
-                         e->error ? e->error : "unavailable");
-    if (!e->file)
-        return ztd_error(c, r, ZTD_ERR_FILE_INVALID, "file \"%s\" is not served: %s", m->file,
-                         e->error ? e->error : "invalid");
-    return answer_entry(s, c, r, e);
+    return ztd_answer_file(s, c, r, answer_entry);
 }
 
 /* The answer from a pinned entry that has a file (local or upstream). */
@@ -525,7 +289,7 @@ static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd
     if (m->route == ZTD_ROUTE_MANIFEST)
         return send_manifest(s, c, r, e);
     if (m->route == ZTD_ROUTE_RAW)
-        return send_raw(s, c, r, e);
+        return ztd_answer_raw(s, c, r, e, NULL, answer_entry);
     if (m->route == ZTD_ROUTE_BLOB)
         return send_blob_of(s, c, r, e);
     const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);
@@ -623,15 +387,15 @@ static enum MHD_Result read_upstream_blob(ztd_server *s, struct MHD_Connection *
         ztd_entry_release(e);
         return send_cached_blob(s, c, r, sha);
     }
-    pin(r, e);
+    ztd_answer_pin(r, e);
     return send_component(s, c, r, e, o, comp, true);
 }
 
 enum MHD_Result ztd_read_blob(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
-    rd_state *x = state_of(r);
-    if (x && x->off.started)
-        return resume(s, c, r, x);
+    enum MHD_Result res;
+    if (ztd_answer_resume(s, c, r, &res))
+        return res;
     uint8_t sha[32];
     ztd_hex_decode(r->match->blob, 32, sha); /* the router checked the 64 digits */
     ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
@@ -650,7 +414,7 @@ enum MHD_Result ztd_read_blob(ztd_server *s, struct MHD_Connection *c, ztd_req *
     if (!e)
         return ztd_error(c, r, ZTD_ERR_BLOB_NOT_FOUND, "no component has digest sha256:%s",
                          r->match->blob);
-    pin(r, e);
+    ztd_answer_pin(r, e);
     /* Only components whose bytes hash to something else claim this digest. */
     if (mismatch)
         return ztd_error(c, r, ZTD_ERR_BLOB_DIGEST_MISMATCH,

@@ -20,6 +20,7 @@ static const ztd_route_def k_routes[ZTD_ROUTE_COUNT] = {
     ROUTE(LIST,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_list_files, false, true),
     ROUTE(MANIFEST,         "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
     ROUTE(RAW,              "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
+    ROUTE(VIEW,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_view, false, false),
     ROUTE(OBJECT,           "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
     ROUTE(COMPONENT,        "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_file, false, false),
     ROUTE(BLOB,             "GET, HEAD", READ,  NONE,   NULL, NULL, ztd_read_blob, false, false),

@@ -128,6 +128,7 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
                                                {"PUT", ZTD_ROUTE_PUT_FILE},
                                                {"DELETE", ZTD_ROUTE_DELETE_FILE}};
     static const method_route raw_routes[] = GET_ROUTE(ZTD_ROUTE_RAW);
+    static const method_route view_routes[] = GET_ROUTE(ZTD_ROUTE_VIEW);
     static const method_route object_routes[] = GET_ROUTE(ZTD_ROUTE_OBJECT);
     static const method_route component_routes[] = GET_ROUTE(ZTD_ROUTE_COMPONENT);
     size_t o = 0;
@@ -163,6 +164,8 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
         return DISPATCH(out, method, ALLOW_FILE, file_routes);
     if (strcmp(p, "/raw") == 0)
         return DISPATCH(out, method, ALLOW_GET, raw_routes);
+    if (strcmp(p, "/safetensors") == 0)
+        return DISPATCH(out, method, ALLOW_GET, view_routes);
     if (strncmp(p, "/objects/", 9) != 0)
         return fail(out, ZTD_ROUTE_NOT_FOUND, "no such route under the file");
     p += 9;

@@ -16,6 +16,7 @@
  *   PUT      /v1/files/{file}                               PUT_FILE
  *   DELETE   /v1/files/{file}                               DELETE_FILE
  *   GET|HEAD /v1/files/{file}/raw                           RAW
+ *   GET|HEAD /v1/files/{file}/safetensors                   VIEW
  *   GET|HEAD /v1/files/{file}/objects/{object}              OBJECT
  *   GET|HEAD /v1/files/{file}/objects/{object}/{component}  COMPONENT
  *   GET|HEAD /v1/blobs/sha256:{64 hex}                      BLOB
@@ -32,7 +33,7 @@
  *   It extends from after "/v1/files/" up to and including the FIRST raw segment (split on a
  *   literal '/') whose DECODED text ends with one of those extensions; %2F inside a segment
  *   decodes to '/', so /v1/files/llama%2Fmodel.zt and /v1/files/llama/model.zt both name
- *   "llama/model.zt". What follows must be nothing, /raw, /objects/{object} or
+ *   "llama/model.zt". What follows must be nothing, /raw, /safetensors, /objects/{object} or
  *   /objects/{object}/{component}; anything else is 404.
  *   LIMITATION: a directory whose name ends with one of the extensions cannot be spelt with a
  *   literal '/' after it (/v1/files/d.zt/m.zt routes to file "d.zt" and then 404s); it is
@@ -86,6 +87,7 @@ extern "C" {
     X(PUT_FILE, put_file)                                                                          \
     X(DELETE_FILE, delete_file)                                                                    \
     X(RAW, raw)                                                                                    \
+    X(VIEW, view)                                                                                  \
     X(OBJECT, object)                                                                              \
     X(COMPONENT, component)                                                                        \
     X(BLOB, blob)                                                                                  \

@@ -28,6 +28,7 @@
 #include "core/utf8.h"
 #include "core/parallel.h"
 #include "store/catalog_v2.h"
+#include "store/st_views.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -101,6 +102,7 @@ static void entry_drop(ztd_entry *e)
     ztd_digest_checks_free(&e->digests);
     ztd_decode_marks_free(e->decode_marks);
     ztd_v2_entry_free(e->v2);
+    ztd_st_view_free(e->st_view); /* it borrows e->file */
     if (e->up)
         e->up_free(e->up); /* its file is the remote file's model */
     else

@@ -53,6 +53,9 @@ typedef struct ztd_entry {
     ztd_fdslot fds;                        /* e->file in the open-file budget (open_files.h) */
 
     ztd_coded_set manifest_coded; /* manifest_json in zstd and gzip, made on demand */
+    /* Its safetensors view (store/st_views.h), built on the first request for
+     * it, freed with the entry; borrows file. */
+    struct ztd_st_view *st_view; /* atomic */
     /* The manifest's 200 answers (identity, zstd, gzip), built by the first
      * request that may share one (http/body.h: libmicrohttpd responses, opaque
      * here); destroyed with the entry by ztd_catalog_answer_free's function. */

@@ -125,7 +125,7 @@ static void check_reencoded(void)
     size_t o = 0;
 
     if (m.route != ZTD_ROUTE_OBJECT && m.route != ZTD_ROUTE_COMPONENT &&
-        m.route != ZTD_ROUTE_MANIFEST && m.route != ZTD_ROUTE_RAW)
+        m.route != ZTD_ROUTE_MANIFEST && m.route != ZTD_ROUTE_RAW && m.route != ZTD_ROUTE_VIEW)
         return;
     o += put(path2, "/v1/files/");
     o += encode(path2 + o, m.file, m.file_len);
@@ -138,6 +138,7 @@ static void check_reencoded(void)
         o += encode(path2 + o, m.component, m.component_len);
     }
     if (m.route == ZTD_ROUTE_RAW) o += put(path2 + o, "/raw");
+    if (m.route == ZTD_ROUTE_VIEW) o += put(path2 + o, "/safetensors");
     if (o > ZTD_PATH_MAX) {
         CHECK(ztd_route("GET", path2, &again) == ZTD_ROUTE_URI_TOO_LONG);
         return;
@@ -206,6 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case ZTD_ROUTE_PUT_FILE:
     case ZTD_ROUTE_DELETE_FILE:
     case ZTD_ROUTE_RAW:
+    case ZTD_ROUTE_VIEW:
         check_file(m.file, m.file_len);
         check_reencoded();
         break;

@@ -94,6 +94,10 @@ static void file_routes(void **state)
     expect_file("GET", "/v1/files/model.zt/raw", ZTD_ROUTE_RAW, "model.zt");
     expect_file("HEAD", "/v1/files/model.zt/raw", ZTD_ROUTE_RAW, "model.zt");
     expect_405("PUT", "/v1/files/model.zt/raw", "GET, HEAD");
+    expect_file("GET", "/v1/files/model.zt/safetensors", ZTD_ROUTE_VIEW, "model.zt");
+    expect_file("HEAD", "/v1/files/d/m.alt/safetensors", ZTD_ROUTE_VIEW, "d/m.alt");
+    expect_file("GET", "/v1/files/s.safetensors/safetensors", ZTD_ROUTE_VIEW, "s.safetensors");
+    expect_405("DELETE", "/v1/files/model.zt/safetensors", "GET, HEAD");
 
     expect_file("GET", "/v1/files/model.zt/objects/layer0.weight", ZTD_ROUTE_OBJECT, "model.zt");
     assert_string_equal(m.object, "layer0.weight");
@@ -147,6 +151,8 @@ static void file_tail_not_found(void **state)
     expect_status("GET", "/v1/files/x.zt/", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/files/x.zt/raw/", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/files/x.zt/rawx", ZTD_ROUTE_NOT_FOUND);
+    expect_status("GET", "/v1/files/x.zt/safetensors/", ZTD_ROUTE_NOT_FOUND);
+    expect_status("GET", "/v1/files/x.zt/Safetensors", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/files/x.zt/foo", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/files/x.zt/objects", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/files/x.zt/objects/", ZTD_ROUTE_NOT_FOUND);
@@ -453,6 +459,7 @@ static void route_names(void **state)
     assert_string_equal(ztd_route_name(ZTD_ROUTE_NONE), "none");
     assert_string_equal(ztd_route_name(ZTD_ROUTE_MANIFEST), "manifest");
     assert_string_equal(ztd_route_name(ZTD_ROUTE_COMPONENT), "component");
+    assert_string_equal(ztd_route_name(ZTD_ROUTE_VIEW), "view");
     assert_string_equal(ztd_route_name(ZTD_ROUTE_UPLOAD_COMMIT), "upload_commit");
     assert_string_equal(ztd_route_name(ZTD_ROUTE_COUNT), "none");
     assert_string_equal(ztd_route_name((ztd_route_id)(ZTD_ROUTE_COUNT + 5)), "none");

@@ -1,0 +1,250 @@
+/*
+ * Answers from an entry's source, shared by the read fronts (see
+ * source_answer.h). A read pins the entry it answers from until the request
+ * ends: as the request's context alone (no allocation) while nothing else is
+ * held, or in a ztd_answer_state once its source holds bytes for it (cache
+ * items) or the answer waits off the workers (opening an upstream file, a
+ * fill's first byte, room in the cache).
+ */
+#include "handlers/source_answer.h"
+#include "core/config.h"
+#include "http/response.h"
+#include "store/validators.h"
+#include "upstream/upstream.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { PH_NONE, PH_OPEN, PH_WAIT };
+
+static void release_entry(void *e)
+{
+    ztd_entry_release(e);
+}
+
+void ztd_answer_pin(ztd_req *r, ztd_entry *e)
+{
+    ztd_req_set_ctx(r, e, release_entry);
+}
+
+static void state_free(void *p)
+{
+    ztd_answer_state *x = p;
+    ztd_source_req_end(&x->q);
+    ztd_entry_release(x->e);
+    free(x->name);
+    free(x);
+}
+
+ztd_answer_state *ztd_answer_state_of(ztd_req *r)
+{
+    return r->ctx_free == state_free ? r->ctx : NULL;
+}
+
+ztd_answer_state *ztd_answer_state_for(ztd_server *s, ztd_req *r, ztd_entry *e, ztd_source_req *q)
+{
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    if (x)
+        return x;
+    if (!(x = calloc(1, sizeof(*x)))) {
+        if (q)
+            ztd_source_req_end(q);
+        return NULL;
+    }
+    x->s = s;
+    x->wait_at = (size_t)-1;
+    if ((x->e = e))
+        ztd_entry_retain(e); /* x's pin replaces the request's */
+    if (q)
+        x->q = *q;
+    ztd_req_set_ctx(r, x, state_free);
+    return x;
+}
+
+void ztd_answer_init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
+{
+    memset(b, 0, sizeof(*b));
+    b->entry = e;
+    b->last_modified = e->mtime_ns / 1000000000;
+    b->last_modified_text = e->last_modified;
+    /* With read tokens a shared cache must not hand responses to others. */
+    b->cache_control = s->cfg->require_read_token ? "private, no-cache" : s->cfg->cache_control;
+    b->max_ranges = s->cfg->max_ranges;
+    b->max_decode_streams = s->cfg->max_decode_streams;
+    b->tls = s->tls_cert != NULL;
+}
+
+/* ---- waits */
+
+static void wait_job(ztd_offload *o)
+{
+    ztd_answer_state *x = (ztd_answer_state *)o;
+    x->msg[0] = 0;
+    x->err = ztd_entry_source(x->e)->wait(&x->q, x->e, x->msg, sizeof(x->msg));
+}
+
+/* The source asked to wait: off the workers, on the upstream's queue, then
+ * the same answer again (libmicrohttpd calls the handler once it resumes). */
+static enum MHD_Result wait_then_answer(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                        ztd_entry *e, ztd_source_req *q, ztd_entry_answer *answer)
+{
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    if (!x && !(x = ztd_answer_state_for(s, r, e, q)))
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    memset(&x->off, 0, sizeof(x->off));
+    x->phase = PH_WAIT;
+    x->answer = answer;
+    if (!ztd_offload_wait(s, c, &x->off, wait_job))
+        return MHD_YES;
+    return answer(s, c, r, e); /* ran here */
+}
+
+bool ztd_answer_wait_failed(ztd_req *r, ztd_err *err, const char **msg)
+{
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    if (!x || x->phase != PH_WAIT)
+        return false;
+    x->phase = PH_NONE;
+    *err = x->err;
+    *msg = x->msg;
+    return x->err != ZTD_ERR_NONE;
+}
+
+void ztd_answer_plan_reads(struct MHD_Connection *c, ztd_req *r, const ztd_body *b,
+                           ztd_source_req *q)
+{
+    ztd_plan plan;
+    ztd_body_plan(c, b, &plan);
+    q->reads = strcmp(r->method, "HEAD") != 0 && b->len > 0 &&
+               (plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL);
+    q->whole = plan.status == ZTD_PLAN_PARTIAL && plan.nspans > 1;
+    q->lo = 0;
+    q->hi = b->len;
+    if (plan.status == ZTD_PLAN_PARTIAL && plan.nspans == 1) {
+        q->lo = plan.spans[0].start;
+        q->hi = plan.spans[0].start + plan.spans[0].len;
+    }
+}
+
+enum MHD_Result ztd_answer_source(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
+                                  ztd_source_req *q, ztd_err err, const char *msg,
+                                  const ztd_body *b, ztd_entry_answer *answer)
+{
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    if (q->priv && !x && !ztd_answer_state_for(s, r, e, q))
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    if (err == ZTD_SRC_WAIT)
+        return wait_then_answer(s, c, r, e, q, answer);
+    if (err)
+        return ztd_error(c, r, err, "%s", msg);
+    return ztd_send_body(c, r, b);
+}
+
+/* ---- the one raw path */
+
+enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
+                               const char *disposition, ztd_entry_answer *answer)
+{
+    char msg[700];
+    const char *wmsg;
+    ztd_err err;
+    if (ztd_answer_wait_failed(r, &err, &wmsg))
+        return ztd_error(c, r, err, "%s", wmsg);
+    ztd_body b;
+    ztd_answer_init_body(&b, s, e);
+    b.len = e->size;
+    b.content_type = "application/octet-stream";
+    b.content_disposition = disposition;
+    ztd_raw_etag(e, b.etag);
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
+    ztd_answer_plan_reads(c, r, &b, q);
+    const ztd_body_seg *segs = NULL;
+    size_t n = 0;
+    err = ztd_entry_source(e)->raw(q, e, &segs, &n, msg, sizeof(msg));
+    if (!err) {
+        b.segs = segs == &qs.one ? &b.one : segs;
+        if (segs == &qs.one)
+            b.one = qs.one;
+        b.nsegs = n;
+    }
+    return ztd_answer_source(s, c, r, e, q, err, msg, &b, answer);
+}
+
+/* ---- files: the catalog's, or the upstream's */
+
+static void open_job(ztd_offload *o)
+{
+    ztd_answer_state *x = (ztd_answer_state *)o;
+    x->err = ztd_upstream_get(x->s->upstream, x->name, &x->e, x->msg, sizeof(x->msg));
+}
+
+/* A name the catalog does not hold, asked of the upstream: opened off the
+ * workers (on the upstream's own queue) unless its entry is at hand. */
+static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                     ztd_entry_answer *answer)
+{
+    ztd_answer_state *x = ztd_answer_state_for(s, r, NULL, NULL);
+    if (!x || !(x->name = strdup(r->match->file)))
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    x->answer = answer;
+    if (!(x->e = ztd_upstream_peek(s->upstream, r->match->file)) &&
+        !(x->err = ztd_upstream_known_missing(s->upstream, x->name, x->msg, sizeof(x->msg)))) {
+        x->phase = PH_OPEN;
+        if (!ztd_offload_wait(s, c, &x->off, open_job))
+            return MHD_YES;
+    }
+    x->phase = PH_NONE;
+    if (!x->e)
+        return ztd_error(c, r, x->err, "%s", x->msg);
+    return answer(s, c, r, x->e);
+}
+
+bool ztd_answer_resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum MHD_Result *out)
+{
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    if (!x || !x->off.started)
+        return false;
+    if (!ztd_offload_done(&x->off)) {
+        *out = MHD_YES;
+        return true;
+    }
+    if (x->phase == PH_OPEN) {
+        x->phase = PH_NONE;
+        if (!x->e) {
+            *out = ztd_error(c, r, x->err, "%s", x->msg);
+            return true;
+        }
+    }
+    *out = x->answer(s, c, r, x->e);
+    return true;
+}
+
+enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                ztd_entry_answer *answer)
+{
+    enum MHD_Result res;
+    if (ztd_answer_resume(s, c, r, &res))
+        return res;
+    ztd_route_match *m = r->match;
+    ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
+    if (!snap)
+        return ztd_fail(c, r, ZTD_ERR_NOT_READY);
+    ztd_entry *e = ztd_snapshot_find(snap, m->file, m->file_len);
+    if (e)
+        ztd_entry_retain(e);
+    ztd_snapshot_release(snap);
+    if (!e && s->upstream)
+        return read_upstream(s, c, r, answer);
+    if (!e)
+        return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);
+    ztd_answer_pin(r, e);
+    if (!e->file && e->retry)
+        return ztd_error(c, r, ZTD_ERR_FILE_UNAVAILABLE,
+                         "file \"%s\" cannot be opened now (retried by each scan): %s", m->file,
+                         e->error ? e->error : "unavailable");
+    if (!e->file)
+        return ztd_error(c, r, ZTD_ERR_FILE_INVALID, "file \"%s\" is not served: %s", m->file,
+                         e->error ? e->error : "invalid");
+    return answer(s, c, r, e);
+}
