@@ -14,6 +14,7 @@
  */
 #include "handlers/handlers.h"
 #include "handlers/source_answer.h"
+#include "http/decode_stream.h"
 #include "http/disposition.h"
 #include "http/response.h"
 #include "store/st_views.h"
@@ -119,15 +120,28 @@ static void view_name(const char *file, char *out, size_t cap)
 
 /* ---- asking the source */
 
-/* The segments of view v for an answer that reads q->lo..q->hi (none when
- * q->reads is false): ZTD_ERR_NONE with l filled, ZTD_SRC_WAIT with *wait_at
- * the tensor to wait for, or the error with msg. A wait's tensor is not asked
- * to wait again; for the others, an upstream fill's first byte is waited for
- * only for the first raw tensor the answer reads (later ones stream as they
- * land), and a zstd tensor's whole item always (it is decoded from the
- * cache). */
-static ztd_err segments(ztd_entry *e, ztd_st_view *v, ztd_source_req *q, size_t *wait_at,
-                        seglist *l, char *msg, size_t cap)
+/* Can tensor t be sent? ZTD_ERR_NONE, or why not with msg: its source
+ * cannot give it (a v2 shard missing), or it is known not to decode. */
+static ztd_err sendable(ztd_entry *e, const zt_st_tensor *t, char *msg, size_t cap)
+{
+    ztd_err err = ztd_entry_source(e)->servable(e, t->object, t->component, msg, cap);
+    ztd_body_fail f = {0};
+    ztd_body_seg g = ztd_seg_decode(e->file, t->component);
+    if (!err && t->decode && ztd_dstream_refused(e, &g, &f))
+        err = ztd_errf(msg, cap, f.err, "%s", f.msg);
+    return err;
+}
+
+/* The segments of view v for an answer over [q->lo, q->hi): ZTD_ERR_NONE
+ * with l filled, ZTD_SRC_WAIT with *wait_at the tensor to wait for, or the
+ * error with msg. Each tensor in the span is checked (sendable), for HEAD too
+ * (checks), so that HEAD answers as GET would; only an answer that reads
+ * (q->reads) asks the source for them. A wait's tensor is not asked to wait
+ * again; for the others, an upstream fill's first byte is waited for only for
+ * the first raw tensor the answer reads (later ones stream as they land), and
+ * a zstd tensor's whole item always (it is decoded from the cache). */
+static ztd_err segments(ztd_entry *e, ztd_st_view *v, ztd_source_req *q, bool checks,
+                        size_t *wait_at, seglist *l, char *msg, size_t cap)
 {
     size_t hlen, n = zt_st_view_count(v->v);
     const void *hdr = zt_st_view_header(v->v, &hlen);
@@ -136,17 +150,19 @@ static ztd_err segments(ztd_entry *e, ztd_st_view *v, ztd_source_req *q, size_t 
     ztd_err err = ZTD_ERR_NONE;
     if (!push(l, ztd_seg_mem(hdr, hlen)))
         return ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
-    for (size_t i = q->reads ? zt_st_view_locate(v->v, q->lo) : n; i < n && !err; i++) {
+    for (size_t i = checks ? zt_st_view_locate(v->v, q->lo) : n; i < n && !err; i++) {
         zt_st_tensor t;
         zt_st_view_tensor(v->v, i, &t);
         if (t.offset >= q->hi)
             break;
         if (t.length == 0)
             continue;
+        if ((err = sendable(e, &t, msg, cap)))
+            break;
+        if (!q->reads)
+            continue; /* a placeholder at the end stands for it */
         if (!push(l, placeholder(t.offset - at)))
             return ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
-        if ((err = ztd_entry_source(e)->servable(e, t.object, t.component, msg, cap)))
-            break;
         q->waited = (waited && i == *wait_at) || (!t.decode && !first_raw);
         first_raw &= t.decode;
         ztd_body_seg g;
@@ -161,6 +177,14 @@ static ztd_err segments(ztd_entry *e, ztd_st_view *v, ztd_source_req *q, size_t 
     if (!err && !push(l, placeholder(size - at)))
         err = ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
     return err;
+}
+
+/* Does the answer to b send bytes (or, for HEAD, would it)? */
+static bool sends(struct MHD_Connection *c, const ztd_body *b)
+{
+    ztd_plan plan;
+    ztd_body_plan(c, b, &plan);
+    return b->len > 0 && (plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL);
 }
 
 /* ---- the answer */
@@ -184,6 +208,12 @@ static enum MHD_Result answer_view(ztd_server *s, struct MHD_Connection *c, ztd_
         return ztd_answer_raw(s, c, r, e, d, answer_view);
     if (v->err)
         return ztd_error(c, r, v->err, "\"%s\": %s", e->name, v->msg);
+    /* as /raw: an answer from a file changed in place would not be this view */
+    if (ztd_entry_changed(e))
+        return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
+                         "\"%s\" changed on disk since it was opened (written or truncated in "
+                         "place?); retry once it has been rescanned",
+                         e->name);
     ztd_body b;
     ztd_answer_init_body(&b, s, e);
     b.len = zt_st_view_size(v->v);
@@ -196,7 +226,8 @@ static enum MHD_Result answer_view(ztd_server *s, struct MHD_Connection *c, ztd_
     q->whole = false; /* several ranges of several segments are answered whole (http/body.h) */
     size_t wait_at = x ? x->wait_at : (size_t)-1;
     seglist l = {0};
-    err = segments(e, v, q, &wait_at, &l, msg, sizeof(msg));
+    bool checks = q->reads || (!strcmp(r->method, "HEAD") && sends(c, &b));
+    err = segments(e, v, q, checks, &wait_at, &l, msg, sizeof(msg));
     b.segs = l.v;
     b.nsegs = l.n;
     if (err == ZTD_SRC_WAIT) {

@@ -377,6 +377,32 @@ def reads(ck, d, root):
         ck(d, "raw unknown", m, RAW, "/v1/files/nope.zt/raw", 404, code="file_not_found")
         ck(d, "raw 414", m, RAW, "/v1/files/" + "r" * 4100 + ".zt/raw", 414)
     ck(d, "raw: other method", "PUT", RAW, "/v1/files/a.zt/raw", 405, body=b"")
+    # the safetensors view
+    V = "/v1/files/{file}/safetensors"
+    for m in ("GET", "HEAD"):
+        _, h, _ = ck(d, "view", m, V, "/v1/files/a.zt/safetensors", 200)
+        ck(d, "view of a zstd file", m, V, "/v1/files/zs.zt/safetensors", 200)
+        ck(d, "view of a sharded v2 model", m, V, "/v1/files/sharded.zt/safetensors", 200)
+        ck(d, "view of a safetensors file (itself)", m, V, "/v1/files/plain.safetensors/safetensors", 200)
+        ck(d, "view of an ALT file", m, V, "/v1/files/model.alt/safetensors", 200)
+        ck(d, "view range", m, V, "/v1/files/a.zt/safetensors", 206, headers={"Range": "bytes=0-99"})
+        ck(d, "view several ranges (the whole)", m, V, "/v1/files/a.zt/safetensors", 200,
+           headers={"Range": "bytes=0-7,16-23"})
+        ck(d, "view 304", m, V, "/v1/files/a.zt/safetensors", 304, headers={"If-None-Match": h["etag"]})
+        ck(d, "view 412", m, V, "/v1/files/a.zt/safetensors", 412, headers={"If-Match": '"x"'},
+           code="precondition_failed")
+        ck(d, "view 416", m, V, "/v1/files/a.zt/safetensors", 416, headers={"Range": "bytes=99999999-"})
+        ck(d, "view bad path", m, V, "/v1/files/a%2F%2Fb.zt/safetensors", 400)
+        ck(d, "view unknown", m, V, "/v1/files/nope.zt/safetensors", 404, code="file_not_found")
+        ck(d, "view invalid file", m, V, "/v1/files/junk.zt/safetensors", 404, code="file_invalid")
+        ck(d, "view 414", m, V, "/v1/files/" + "r" * 4100 + ".zt/safetensors", 414)
+        ck(d, "view refused (unknown encoding)", m, V, "/v1/files/encoding_unknown.zt/safetensors", 422,
+           code="view_unsupported")
+        ck(d, "view of a part in a missing shard", m, V, "/v1/files/shard_missing.zt/safetensors", 503,
+           code="shard_unavailable")
+        ck(d, "view of a damaged zstd frame", m, V, "/v1/files/broken.zt/safetensors", 500,
+           code="component_corrupt")
+    ck(d, "view: other method", "PUT", V, "/v1/files/a.zt/safetensors", 405, body=b"")
     # blobs
     w = open(os.path.join(root, "..", "raw", "w.bin"), "rb").read()
     hexd = hashlib.sha256(w).hexdigest()
@@ -402,6 +428,8 @@ def reads(ck, d, root):
         ck(d, "component of a file changed in place", m, C, "/v1/files/changing.zt/objects/w/data", 503,
            code="file_changed")
         ck(d, "raw of a file changed in place", m, RAW, "/v1/files/changing.zt/raw", 503, code="file_changed")
+        ck(d, "view of a file changed in place", m, "/v1/files/{file}/safetensors",
+           "/v1/files/changing.zt/safetensors", 503, code="file_changed")
         ck(d, "blob of a file changed in place", m, B, "/v1/blobs/sha256:" + big, 503, code="file_changed")
 
 
@@ -513,6 +541,7 @@ def auth(ck, exe, root, work):
         for m in ("GET", "HEAD"):
             for route, path in (("/v1/files", "/v1/files"), ("/v1/files/{file}", "/v1/files/a.zt"),
                                 ("/v1/files/{file}/raw", "/v1/files/a.zt/raw"),
+                                ("/v1/files/{file}/safetensors", "/v1/files/a.zt/safetensors"),
                                 ("/v1/files/{file}/objects/{object}", "/v1/files/a.zt/objects/w"),
                                 ("/v1/files/{file}/objects/{object}/{component}",
                                  "/v1/files/a.zt/objects/w/data"),
