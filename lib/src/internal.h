@@ -243,6 +243,8 @@ typedef struct zt__buf {
     bool oom;
 } zt__buf;
 void zt__buf_free(zt__buf *b);
+/* Appends n bytes (sets oom instead when memory runs out; then appends nothing more). */
+void zt__buf_put(zt__buf *b, const void *p, size_t n);
 void zt__cbor_head(zt__buf *b, unsigned major, uint64_t v);
 void zt__cbor_text(zt__buf *b, const char *s, size_t n);
 void zt__cbor_uint(zt__buf *b, uint64_t v);

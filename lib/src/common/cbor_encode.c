@@ -42,7 +42,7 @@ static bool reserve(zt__buf *b, size_t n)
     return true;
 }
 
-static void put(zt__buf *b, const void *p, size_t n)
+void zt__buf_put(zt__buf *b, const void *p, size_t n)
 {
     if (n && reserve(b, n)) {
         memcpy(b->p + b->len, p, n);
@@ -78,7 +78,7 @@ void zt__cbor_head(zt__buf *b, unsigned major, uint64_t v)
             h[1 + i] = (uint8_t)(v >> (56 - 8 * i));
         n = 9;
     }
-    put(b, h, n);
+    zt__buf_put(b, h, n);
 }
 
 void zt__cbor_uint(zt__buf *b, uint64_t v)
@@ -89,7 +89,7 @@ void zt__cbor_uint(zt__buf *b, uint64_t v)
 void zt__cbor_text(zt__buf *b, const char *s, size_t n)
 {
     zt__cbor_head(b, 3, n);
-    put(b, s, n);
+    zt__buf_put(b, s, n);
 }
 
 static const char *const *g_keys;
@@ -123,7 +123,7 @@ static void encode_float(zt__buf *b, double f)
         memcpy(&bits, &s, 4);
         uint8_t h[5] = {0xFA, (uint8_t)(bits >> 24), (uint8_t)(bits >> 16), (uint8_t)(bits >> 8),
                         (uint8_t)bits};
-        put(b, h, 5);
+        zt__buf_put(b, h, 5);
         return;
     }
     uint64_t bits;
@@ -131,7 +131,7 @@ static void encode_float(zt__buf *b, double f)
     uint8_t h[9] = {0xFB};
     for (int i = 0; i < 8; i++)
         h[1 + i] = (uint8_t)(bits >> (56 - 8 * i));
-    put(b, h, 9);
+    zt__buf_put(b, h, 9);
 }
 
 static void encode_map(zt__buf *b, const zt_value *v)
@@ -176,7 +176,7 @@ void zt__cbor_value(zt__buf *b, const zt_value *v)
         break;
     case ZT_VAL_BYTES:
         zt__cbor_head(b, 2, v->n);
-        put(b, v->v.s, v->n);
+        zt__buf_put(b, v->v.s, v->n);
         break;
     case ZT_VAL_TEXT:
         zt__cbor_text(b, v->v.s, v->n);
@@ -194,16 +194,16 @@ void zt__cbor_value(zt__buf *b, const zt_value *v)
         zt__cbor_value(b, &v->v.items[0]);
         break;
     case ZT_VAL_FALSE:
-        put(b, "\xF4", 1);
+        zt__buf_put(b, "\xF4", 1);
         break;
     case ZT_VAL_TRUE:
-        put(b, "\xF5", 1);
+        zt__buf_put(b, "\xF5", 1);
         break;
     case ZT_VAL_NULL:
-        put(b, "\xF6", 1);
+        zt__buf_put(b, "\xF6", 1);
         break;
     case ZT_VAL_UNDEFINED:
-        put(b, "\xF7", 1);
+        zt__buf_put(b, "\xF7", 1);
         break;
     case ZT_VAL_SIMPLE:
         zt__cbor_head(b, 7, v->v.u);
@@ -248,11 +248,11 @@ static uint16_t half_bits(double x)
 void zt__cbor_float_det(zt__buf *b, double f)
 {
     if (isnan(f)) {
-        put(b, "\xF9\x7E\x00", 3);
+        zt__buf_put(b, "\xF9\x7E\x00", 3);
     } else if (zt__float_fits(f, 11, -24, 16)) {
         uint16_t h = half_bits(f);
         uint8_t o[3] = {0xF9, (uint8_t)(h >> 8), (uint8_t)h};
-        put(b, o, 3);
+        zt__buf_put(b, o, 3);
     } else {
         encode_float(b, f); /* f32 when exact, else f64: the shortest */
     }
@@ -287,7 +287,7 @@ void zt__cbor_value_det(zt__buf *b, const zt_value *v)
 
 void zt__cbor_raw(zt__buf *b, const void *p, size_t n)
 {
-    put(b, p, n);
+    zt__buf_put(b, p, n);
 }
 
 /* A map's pairs in the bytewise order of their encoded keys. */
@@ -316,7 +316,7 @@ static void encode_map_det(zt__buf *b, const zt_value *v)
                 idx[j - 1] = t;
             }
         for (size_t i = 0; i < v->n && !b->oom; i++) {
-            put(b, keys[idx[i]].p, keys[idx[i]].len);
+            zt__buf_put(b, keys[idx[i]].p, keys[idx[i]].len);
             zt__cbor_value_det_sorted(b, &v->v.items[2 * idx[i] + 1]);
         }
     }

@@ -18,29 +18,9 @@ typedef struct ix_entry {
     const char *tensor, *file;
 } ix_entry;
 
-static void put(zt__buf *b, const void *p, size_t n)
-{
-    if (b->oom || !n)
-        return;
-    if (b->cap - b->len < n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len < n)
-            cap *= 2;
-        uint8_t *np = zt__realloc(b->p, cap);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
 static void puts_(zt__buf *b, const char *s)
 {
-    put(b, s, strlen(s));
+    zt__buf_put(b, s, strlen(s));
 }
 
 /* The code point at s (valid UTF-8); *k gets its length in bytes. */
@@ -61,27 +41,27 @@ static uint32_t next_cp(const uint8_t *s, size_t *k)
 static void put_str(zt__buf *b, const char *str)
 {
     const uint8_t *s = (const uint8_t *)str;
-    put(b, "\"", 1);
+    zt__buf_put(b, "\"", 1);
     for (size_t i = 0, k; s[i]; i += k) {
         uint32_t c = next_cp(s + i, &k);
         const char *t = c && c < 0x80 ? strchr("\"\\\b\f\n\r\t", (int)c) : NULL;
         char esc[16];
         if (c >= 0x20 && c <= 0x7E && c != '"' && c != '\\') {
-            put(b, s + i, 1);
+            zt__buf_put(b, s + i, 1);
         } else if (t) {
             esc[0] = '\\';
             esc[1] = "\"\\bfnrt"[t - "\"\\\b\f\n\r\t"];
-            put(b, esc, 2);
+            zt__buf_put(b, esc, 2);
         } else if (c < 0x10000) {
-            put(b, esc, (size_t)snprintf(esc, sizeof(esc), "\\u%04x", c));
+            zt__buf_put(b, esc, (size_t)snprintf(esc, sizeof(esc), "\\u%04x", c));
         } else {
             c -= 0x10000;
-            put(b, esc,
-                (size_t)snprintf(esc, sizeof(esc), "\\u%04x\\u%04x", 0xD800 + (c >> 10),
-                                 0xDC00 + (c & 0x3FF)));
+            zt__buf_put(b, esc,
+                        (size_t)snprintf(esc, sizeof(esc), "\\u%04x\\u%04x", 0xD800 + (c >> 10),
+                                         0xDC00 + (c & 0x3FF)));
         }
     }
-    put(b, "\"", 1);
+    zt__buf_put(b, "\"", 1);
 }
 
 static int cmp_ix(const void *pa, const void *pb)
@@ -147,7 +127,7 @@ char *zt_st_index_json(const char *const *view_names, const zt_st_view *const *v
     zt__buf b = {0};
     char num[24];
     puts_(&b, "{\n  \"metadata\": {\n    \"total_size\": ");
-    put(&b, num, (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)total));
+    zt__buf_put(&b, num, (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)total));
     puts_(&b, m ? "\n  },\n  \"weight_map\": {\n" : "\n  },\n  \"weight_map\": {}");
     for (size_t i = 0; i < m; i++) {
         puts_(&b, "    ");
@@ -157,7 +137,7 @@ char *zt_st_index_json(const char *const *view_names, const zt_st_view *const *v
         puts_(&b, i + 1 < m ? ",\n" : "\n  }");
     }
     puts_(&b, "\n}\n");
-    put(&b, "", 1);
+    zt__buf_put(&b, "", 1);
     zt__free(e);
     if (b.oom) {
         zt__buf_free(&b);

@@ -257,29 +257,9 @@ static int cmp_entry(const void *pa, const void *pb)
 
 /* ---- the header, byte for byte as jansson's json_dumps(JSON_COMPACT) */
 
-static void put(zt__buf *b, const void *p, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->cap - b->len < n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len < n)
-            cap *= 2;
-        uint8_t *np = zt__realloc(b->p, cap);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
 static void puts_(zt__buf *b, const char *s)
 {
-    put(b, s, strlen(s));
+    zt__buf_put(b, s, strlen(s));
 }
 
 static void put_u64(zt__buf *b, uint64_t u)
@@ -288,7 +268,7 @@ static void put_u64(zt__buf *b, uint64_t u)
     do
         *--p = (char)('0' + u % 10);
     while (u /= 10);
-    put(b, p, (size_t)(t + sizeof(t) - p));
+    zt__buf_put(b, p, (size_t)(t + sizeof(t) - p));
 }
 
 /* A JSON string of valid UTF-8: '"', '\\' and control characters escaped as
@@ -297,12 +277,12 @@ static void put_str(zt__buf *b, const char *s, size_t n)
 {
     static const char ctl[] = "\b\f\n\r\t", short_[] = "bfnrt";
     size_t run = 0;
-    put(b, "\"", 1);
+    zt__buf_put(b, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         uint8_t c = (uint8_t)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        put(b, s + run, i - run);
+        zt__buf_put(b, s + run, i - run);
         run = i + 1;
         const char *t = c ? memchr(ctl, c, 5) : NULL;
         char esc[8] = {'\\', (char)c};
@@ -311,10 +291,10 @@ static void put_str(zt__buf *b, const char *s, size_t n)
             esc[1] = short_[t - ctl];
         else if (c < 0x20)
             k = (size_t)snprintf(esc, sizeof(esc), "\\u%04X", c);
-        put(b, esc, k);
+        zt__buf_put(b, esc, k);
     }
-    put(b, s + run, n - run);
-    put(b, "\"", 1);
+    zt__buf_put(b, s + run, n - run);
+    zt__buf_put(b, "\"", 1);
 }
 
 static zt_status add_note(zt_st_view *v, const char *key, size_t klen, const char *text)
@@ -352,10 +332,10 @@ static zt_status put_metadata(zt_st_view *v, const zt_file *f, zt_error *err)
     puts_(&v->hdr, "\"__metadata__\":{");
     json_object_keylen_foreach(j, k, klen, val)
     {
-        put(&v->hdr, ",", !first);
+        zt__buf_put(&v->hdr, ",", !first);
         first = 0;
         put_str(&v->hdr, k, klen);
-        put(&v->hdr, ":", 1);
+        zt__buf_put(&v->hdr, ":", 1);
         if (json_is_string(val)) {
             put_str(&v->hdr, json_string_value(val), json_string_length(val));
             continue;
@@ -369,7 +349,7 @@ static zt_status put_metadata(zt_st_view *v, const zt_file *f, zt_error *err)
         put_str(&v->hdr, t, strlen(t));
         free(t);
     }
-    put(&v->hdr, "}", 1);
+    zt__buf_put(&v->hdr, "}", 1);
     json_decref(j);
     return st;
 }
@@ -381,12 +361,12 @@ static void put_tensor(zt__buf *b, const st_entry *e, uint64_t begin, uint64_t e
     put_str(b, e->dtype, strlen(e->dtype));
     puts_(b, ",\"shape\":[");
     for (size_t d = 0; d < ndim_of(e); d++) {
-        put(b, ",", d > 0);
+        zt__buf_put(b, ",", d > 0);
         put_u64(b, dim_of(e, d));
     }
     puts_(b, "],\"data_offsets\":[");
     put_u64(b, begin);
-    put(b, ",", 1);
+    zt__buf_put(b, ",", 1);
     put_u64(b, end);
     puts_(b, "]}");
 }
@@ -399,7 +379,7 @@ static zt_status build_header(zt_st_view *v, const zt_file *f, zt_error *err)
         guess += v->e[i].name_len + 80 + 12 * ndim_of(&v->e[i]);
     b->p = zt__malloc(guess);
     b->cap = b->p ? guess : 0;
-    put(b, "\0\0\0\0\0\0\0\0{", 9);
+    zt__buf_put(b, "\0\0\0\0\0\0\0\0{", 9);
     zt_status st = put_metadata(v, f, err);
     if (st)
         return st;
@@ -410,15 +390,15 @@ static zt_status build_header(zt_st_view *v, const zt_file *f, zt_error *err)
         if (len > INT64_MAX - off)
             return refuse(err, ZT_E_LIMIT, e->obj, e->comp,
                           "the view would pass 2^63 - 1 bytes at tensor \"%.200s\"", e->name);
-        put(b, ",", b->len > 9);
+        zt__buf_put(b, ",", b->len > 9);
         put_tensor(b, e, off, off + len);
         e->offset = off;
         off += len;
     }
-    put(b, "}", 1);
+    zt__buf_put(b, "}", 1);
     size_t json = b->len - 8, padded = (json + 7) & ~(size_t)7;
     for (size_t i = json; i < padded; i++)
-        put(b, " ", 1);
+        zt__buf_put(b, " ", 1);
     if (b->oom)
         return nomem(err);
     zt__put_le64(b->p, padded);
