@@ -29,6 +29,7 @@ static const char *const k_paths[ZTD_ROUTE_COUNT] = {
     [ZTD_ROUTE_PUT_FILE] = "/v1/files/a/b.zt",
     [ZTD_ROUTE_DELETE_FILE] = "/v1/files/a/b.zt",
     [ZTD_ROUTE_RAW] = "/v1/files/a/b.zt/raw",
+    [ZTD_ROUTE_VIEW] = "/v1/files/a/b.zt/safetensors",
     [ZTD_ROUTE_OBJECT] = "/v1/files/a/b.zt/objects/w",
     [ZTD_ROUTE_COMPONENT] = "/v1/files/a/b.zt/objects/w/data",
     [ZTD_ROUTE_BLOB] = "/v1/blobs/sha256:"
