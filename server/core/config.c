@@ -297,10 +297,11 @@ static const option options[] = {
                  "a response already started finishes with the version it started with."),
     OPT_DURATION("upstream_stale", upstream_stale_ms, "5m", 0, 24 * HOUR,
                  "How long past upstream_ttl an upstream file keeps being served while it is "
-                 "revalidated (stale-while-revalidate: the request that found it expired waits "
-                 "for the revalidation, at most upstream_timeout; the others get the version "
-                 "opened before) or while the upstream fails (stale-if-error: a revalidation "
-                 "that cannot reach it). Past this window, the revalidation's error."),
+                 "revalidated or while the upstream fails. The request that finds it expired "
+                 "revalidates it (at most upstream_timeout); others wait for that up to 1 s, then "
+                 "get the version opened before (stale-while-revalidate); a revalidation that "
+                 "cannot reach the upstream keeps it served, asked again after each "
+                 "upstream_ttl (stale-if-error). Past this window, the revalidation's error."),
     OPT_DURATION("upstream_negative_ttl", upstream_negative_ttl_ms, "5s", 0, HOUR,
                  "How long a name the upstream answered 404 for is answered 404 without asking "
                  "the upstream again (one entry of the bounded table of upstream files each, "

@@ -24,6 +24,7 @@
 #endif
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,6 +316,24 @@ fail:
 }
 
 /* The 404 of a name the upstream does not have. */
+/* A request that finds its file being revalidated waits this long for the
+ * revalidation before it takes the version opened before. */
+#define STALE_AFTER_MS 1000
+
+/* pthread_cond_timedwait for ms milliseconds (the cv's clock is realtime). */
+static void cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += (time_t)(ms / 1000);
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &t);
+}
+
 static ztd_err missing_err(const ztd_upstream *u, const char *name, char *msg, size_t cap)
 {
     snprintf(msg, cap, "no file \"%s\" in the catalog or at upstream %s", name, u->base);
@@ -342,6 +361,10 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
     zt_error ze;
     zt_remote *session = ztd_up_open_session(u, &ze);
     zt_status st = session ? zt_remote_open_in(session, url, &rf, &ze) : ze.code;
+    /* The file changed while it was opened (a tier answering some requests
+     * from the version before): opened again, a few times, never mixed. */
+    for (int i = 0; session && st == ZT_E_CHANGED && i < 3; i++)
+        st = zt_remote_open_in(session, url, &rf, &ze);
     COUNT(u, opens, 1);
     if (st) {
         COUNT(u, open_failures, 1);
@@ -393,8 +416,8 @@ ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
     pthread_mutex_lock(&u->mu);
     slot *s = ztd_up_find_slot(u, name);
     ztd_entry *e = NULL;
-    /* fresh; or stale while another request revalidates it: the version we have */
-    if (s && (fresh(u, s, now) || ((s->opening || now < s->failed_until) && stale_ok(u, s, now))))
+    /* fresh; or stale after a revalidation that failed (stale-if-error) */
+    if (s && (fresh(u, s, now) || (now < s->failed_until && stale_ok(u, s, now))))
         e = s->e;
     if (e) {
         ztd_entry_retain(e);
@@ -509,17 +532,26 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
     uint64_t evictions = __atomic_load_n(&u->st.entry_evictions, __ATOMIC_RELAXED);
     pthread_mutex_lock(&u->mu);
     slot *s;
+    uint64_t until = ztd_now_ms() + STALE_AFTER_MS;
     for (;;) {
         s = ztd_up_find_slot(u, name);
         if (!s || !s->opening)
             break;
-        if (stale_ok(u, s, ztd_now_ms())) { /* being revalidated: the version we have */
+        /* Being revalidated: wait for it (single flight), but when it takes
+         * longer than STALE_AFTER_MS, the version we have (stale-while-
+         * revalidate). A revalidation that answers at once is seen by every
+         * request, as a tier's nodes need: a node that opened a file from a
+         * tier in the middle of the tier's revalidation would mix versions. */
+        if (stale_ok(u, s, ztd_now_ms()) && ztd_now_ms() >= until) {
             *out = s->e;
             ztd_entry_retain(*out);
             pthread_mutex_unlock(&u->mu);
             return ZTD_ERR_NONE;
         }
-        pthread_cond_wait(&u->cv, &u->mu); /* single flight: one open per name */
+        if (stale_ok(u, s, ztd_now_ms()))
+            cond_wait_ms(&u->cv, &u->mu, until - ztd_now_ms());
+        else
+            pthread_cond_wait(&u->cv, &u->mu); /* single flight: one open per name */
     }
     if (s && fresh(u, s, ztd_now_ms())) {
         *out = s->e;
