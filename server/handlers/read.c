@@ -18,7 +18,7 @@
 #include "store/source.h"
 #include "store/validators.h"
 #include "http/offload.h"
-#include "handlers/source_answer.h"
+#include "http/source_answer.h"
 
 #include <inttypes.h>
 #include <stdio.h>

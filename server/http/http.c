@@ -262,6 +262,8 @@ static enum MHD_Result no_route(struct MHD_Connection *c, ztd_req *r)
 {
     const ztd_route_match *m = r->match;
     switch (m->status) {
+    case ZTD_ROUTE_OK: /* a front's route that no front answers */
+        return ztd_error(c, r, ZTD_ERR_NOT_FOUND, "no such endpoint");
     case ZTD_ROUTE_METHOD_NOT_ALLOWED:
         return ztd_error_hdr(c, r, ZTD_ERR_METHOD_NOT_ALLOWED, "Allow", m->allow,
                              "%s is not allowed here; allowed: %s", r->method, m->allow);

@@ -17,6 +17,8 @@ static const char ALLOW_POST[] = "POST";
 static const char ALLOW_PUT[] = "PUT";
 static const char ALLOW_UPLOAD[] = "GET, HEAD, DELETE";
 static const char ALLOW_PREFETCH[] = "GET, HEAD, POST";
+static const char ALLOW_HF[] = "GET, HEAD, POST";
+static const char ALLOW_S3[] = "GET, HEAD, PUT, POST, DELETE";
 
 typedef struct method_route {
     const char *method;
@@ -268,6 +270,35 @@ static int bad_raw_char(unsigned char c)
     return c < 0x20 || c == 0x7f || c == ' ' || c == '?' || c == '#';
 }
 
+/* Is the path's first segment one of ztensord's own (never an S3 bucket)? */
+static bool own_first_segment(const char *path)
+{
+    static const char *const own[] = {"v1", "hf", "healthz", "readyz", "metrics"};
+    size_t n = seg_len(path + 1);
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (n == strlen(own[i]) && !memcmp(path + 1, own[i], n))
+            return true;
+    return false;
+}
+
+/* The fronts that parse their own paths: /hf (the Hugging Face front) and
+ * any path that is not ztensord's own (the S3 front's buckets). */
+static ztd_route_status route_front(ztd_route_match *out, const char *method, const char *path)
+{
+    static const method_route hf[] = {
+        {"GET", ZTD_ROUTE_HF}, {"HEAD", ZTD_ROUTE_HF}, {"POST", ZTD_ROUTE_HF}};
+    static const method_route s3[] = {{"GET", ZTD_ROUTE_S3},
+                                      {"HEAD", ZTD_ROUTE_S3},
+                                      {"PUT", ZTD_ROUTE_S3},
+                                      {"POST", ZTD_ROUTE_S3},
+                                      {"DELETE", ZTD_ROUTE_S3}};
+    if (!strcmp(path, "/hf") || !strncmp(path, "/hf/", 4))
+        return DISPATCH(out, method, ALLOW_HF, hf);
+    if (!own_first_segment(path))
+        return DISPATCH(out, method, ALLOW_S3, s3);
+    return fail(out, ZTD_ROUTE_NOT_FOUND, "no such route");
+}
+
 ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match *out)
 {
     static const method_route healthz[] = GET_ROUTE(ZTD_ROUTE_HEALTHZ);
@@ -311,7 +342,7 @@ ztd_route_status ztd_route(const char *method, const char *path, ztd_route_match
         return route_upload(out, method, path + 12);
     if (strcmp(path, "/v1/prefetch") == 0)
         return DISPATCH(out, method, ALLOW_PREFETCH, prefetch);
-    return fail(out, ZTD_ROUTE_NOT_FOUND, "no such route");
+    return route_front(out, method, path);
 }
 
 const char *ztd_route_name(ztd_route_id route)

@@ -27,6 +27,11 @@
  *   POST     /v1/uploads/{id}/commit                        UPLOAD_COMMIT
  *   POST     /v1/prefetch                                   PREFETCH
  *   GET|HEAD /v1/prefetch                                   PREFETCH_STATUS
+ *   GET|HEAD|POST /hf, /hf/...                              HF: the Hugging Face front parses
+ *                                                           the rest of the raw path itself
+ *   GET|HEAD|PUT|POST|DELETE any other path whose first     S3: the S3 front's buckets (path
+ *            segment is not v1, hf, healthz, readyz or      style), "/" included; it parses
+ *            metrics                                        the raw path itself
  * Literal parts match byte for byte (case-sensitive, not percent-decoded); no trailing slash.
  *
  * {file}: the relative path of a .zt, .safetensors or .alt file (case-sensitive extensions).
@@ -97,7 +102,9 @@ extern "C" {
     X(UPLOAD_COMPONENT, upload_component)                                                          \
     X(UPLOAD_COMMIT, upload_commit)                                                                \
     X(PREFETCH, prefetch)                                                                          \
-    X(PREFETCH_STATUS, prefetch_status)
+    X(PREFETCH_STATUS, prefetch_status)                                                            \
+    X(HF, hf)                                                                                      \
+    X(S3, s3)
 
 typedef enum ztd_route_id {
 #define ZTD__ROUTE_ID(id, name) ZTD_ROUTE_##id,
@@ -105,6 +112,10 @@ typedef enum ztd_route_id {
 #undef ZTD__ROUTE_ID
         ZTD_ROUTE_COUNT
 } ztd_route_id;
+
+/* Routes from this one on belong to fronts that parse their own paths (HF,
+ * S3): the /v1 table has no rows for them; main.c adds each front's row. */
+#define ZTD_ROUTE_FIRST_FRONT ZTD_ROUTE_HF
 
 /* Numbered as the HTTP status to answer with, except OK. */
 typedef enum ztd_route_status {

@@ -363,15 +363,29 @@ static void uploads(void **state)
 
 static void unknown_and_malformed_paths(void **state)
 {
-    expect_status("GET", "/", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/nope", ZTD_ROUTE_NOT_FOUND);
+    /* what is not ztensord's own goes to the S3 front, which parses it */
+    expect_route("GET", "/", ZTD_ROUTE_S3);
+    expect_route("GET", "/nope", ZTD_ROUTE_S3);
+    expect_route("DELETE", "/nope/a/b", ZTD_ROUTE_S3);
+    expect_route("GET", "//healthz", ZTD_ROUTE_S3);
+    expect_route("GET", "/HEALTHZ", ZTD_ROUTE_S3);
+    expect_route("POST", "/V1/files", ZTD_ROUTE_S3);
+    expect_route("GET", "/v2/files/a.zt", ZTD_ROUTE_S3);
+    expect_route("GET", "/v1x/files", ZTD_ROUTE_S3);
+    expect_route("GET", "/hfx", ZTD_ROUTE_S3);
+    expect_status("PATCH", "/nope", ZTD_ROUTE_METHOD_NOT_ALLOWED);
+    /* /hf is the Hugging Face front's */
+    expect_route("GET", "/hf", ZTD_ROUTE_HF);
+    expect_route("POST", "/hf/api/models/a/b/paths-info/main", ZTD_ROUTE_HF);
+    expect_status("PUT", "/hf/a/b", ZTD_ROUTE_METHOD_NOT_ALLOWED);
+    /* ztensord's own first segments are never buckets */
     expect_status("GET", "/healthz/", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "//healthz", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/HEALTHZ", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/V1/files", ZTD_ROUTE_NOT_FOUND);
+    expect_status("GET", "/metrics/x", ZTD_ROUTE_NOT_FOUND);
+    expect_status("PUT", "/readyz/x", ZTD_ROUTE_NOT_FOUND);
+    expect_status("GET", "/v1", ZTD_ROUTE_NOT_FOUND);
+    expect_status("GET", "/v1/", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/files/", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/%66iles", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/v2/files/a.zt", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/filesx/a.zt", ZTD_ROUTE_NOT_FOUND);
     expect_status("GET", "/v1/uploadsx", ZTD_ROUTE_NOT_FOUND);
 
@@ -443,7 +457,7 @@ static void failure_resets_previous_match(void **state)
     expect_status("GET", "/v1/files/../m.zt/objects/w/data", ZTD_ROUTE_BAD_REQUEST);
     assert_null(m.allow);
     expect_route("GET", "/v1/blobs/sha256:" HEX64, ZTD_ROUTE_BLOB);
-    expect_status("GET", "/nope", ZTD_ROUTE_NOT_FOUND);
+    expect_status("GET", "/v1/nope", ZTD_ROUTE_NOT_FOUND);
     /* a successful match clears fields the route does not use */
     expect_route("GET", "/v1/files/m.zt/objects/w/data", ZTD_ROUTE_COMPONENT);
     expect_route("GET", "/v1/files/m.zt", ZTD_ROUTE_MANIFEST);

@@ -63,6 +63,10 @@ static void one_row_per_route(void **state)
     assert_null(ztd_route_def_of(ztd_v1_routes(), ZTD_ROUTE_COUNT));
     for (int id = ZTD_ROUTE_NONE + 1; id < ZTD_ROUTE_COUNT; id++) {
         const ztd_route_def *d = ztd_route_def_of(ztd_v1_routes(), id);
+        if (id >= ZTD_ROUTE_FIRST_FRONT) { /* rows of the other fronts, added by main.c */
+            assert_null(d);
+            continue;
+        }
         if (!d)
             fail_msg("route %s has no row", ztd_route_name(id));
         assert_int_equal(d->id, id);
@@ -74,7 +78,7 @@ static void one_row_per_route(void **state)
 static void methods_agree_with_the_router(void **state)
 {
     (void)state;
-    for (int id = ZTD_ROUTE_NONE + 1; id < ZTD_ROUTE_COUNT; id++) {
+    for (int id = ZTD_ROUTE_NONE + 1; id < ZTD_ROUTE_FIRST_FRONT; id++) {
         const ztd_route_def *d = ztd_route_def_of(ztd_v1_routes(), id);
         for (size_t i = 0; i < sizeof(k_methods) / sizeof(k_methods[0]); i++) {
             bool routed = ztd_route(k_methods[i], k_paths[id], &m) == ZTD_ROUTE_OK &&
@@ -90,7 +94,7 @@ static void methods_agree_with_the_router(void **state)
 static void rows_follow_the_rules(void **state)
 {
     (void)state;
-    for (int id = ZTD_ROUTE_NONE + 1; id < ZTD_ROUTE_COUNT; id++) {
+    for (int id = ZTD_ROUTE_NONE + 1; id < ZTD_ROUTE_FIRST_FRONT; id++) {
         const ztd_route_def *d = ztd_route_def_of(ztd_v1_routes(), id);
         bool reads = listed(d->methods, "GET");
         /* a body is taken only by writes, which need the write scope */

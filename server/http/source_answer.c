@@ -6,7 +6,7 @@
  * items) or the answer waits off the workers (opening an upstream file, a
  * fill's first byte, room in the cache).
  */
-#include "handlers/source_answer.h"
+#include "http/source_answer.h"
 #include "core/config.h"
 #include "http/response.h"
 #include "store/validators.h"

@@ -1,0 +1,244 @@
+/*
+ * The answer of a file's safetensors view, for every front that serves it
+ * (/v1/files/{file}/safetensors, and the fronts that list views as objects):
+ * byte
+ * for byte what `zt convert FILE -o OUT.safetensors` writes (libztensor's
+ * zt_st_view, kept per file version by store/st_views.h). The body is the
+ * header in memory, then each tensor as its component's segment from the
+ * entry's source (store/source.h): a file span for a raw component, the
+ * decoded stream for zstd, a cache item through --upstream. Only the tensors
+ * the planned range covers are asked of the source; the others are
+ * placeholders of their length that nothing reads. Adjacent file spans are
+ * one segment, so a raw model's tensors go out as one span. A file that is
+ * safetensors already is its own view (its /raw bytes); one that safetensors
+ * cannot express is refused (422 view_unsupported, naming the object), never
+ * answered in part.
+ */
+#include "http/view_answer.h"
+#include "http/decode_stream.h"
+#include "http/disposition.h"
+#include "http/response.h"
+#include "store/st_views.h"
+#include "store/validators.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the body's segments */
+
+typedef struct seglist {
+    ztd_body_seg *v;
+    size_t n, cap;
+} seglist;
+
+static bool adjacent(const ztd_body_seg *a, const ztd_body_seg *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == ZTD_SEG_ITEM) /* placeholders */
+        return !a->item && !b->item;
+    return a->kind == ZTD_SEG_FILE && a->fd == b->fd && !a->immutable && !b->immutable &&
+           a->off + a->len == b->off;
+}
+
+/* Appends g, or lengthens the last segment when g continues it. */
+static bool push(seglist *l, ztd_body_seg g)
+{
+    if (g.len == 0)
+        return true;
+    if (l->n && adjacent(&l->v[l->n - 1], &g)) {
+        l->v[l->n - 1].len += g.len;
+        return true;
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        ztd_body_seg *v = realloc(l->v, cap * sizeof(*v));
+        if (!v)
+            return false;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = g;
+    return true;
+}
+
+/* Bytes no answer reads: of the right length, asked of no source. */
+static ztd_body_seg placeholder(uint64_t len)
+{
+    return ztd_seg_item(NULL, 0, len);
+}
+
+/* ---- validators */
+
+/* Were all the view's digests checked against their bytes (and the file
+ * not changed since)? The scan goes on where the last one stopped: digest
+ * states only move forward. */
+static bool all_verified(ztd_entry *e, ztd_st_view *v)
+{
+    size_t n = zt_st_view_count(v->v), i = __atomic_load_n(&v->verified, __ATOMIC_RELAXED);
+    zt_st_tensor t;
+    for (; i < n; i++) {
+        zt_st_view_tensor(v->v, i, &t);
+        if (!ztd_entry_source(e)->verified(e, t.component))
+            break;
+    }
+    size_t seen = __atomic_load_n(&v->verified, __ATOMIC_RELAXED);
+    while (seen < i && !__atomic_compare_exchange_n(&v->verified, &seen, i, true, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED))
+        ;
+    if (i < n)
+        return false;
+    if (n == 0)
+        return true;
+    zt_st_view_tensor(v->v, 0, &t);
+    return ztd_entry_source(e)->verified(e, t.component); /* the file is as it was when checked */
+}
+
+/* The digests' ETag once they name the bytes, else the file's (store/st_views.h). */
+static void view_etag(ztd_entry *e, ztd_st_view *v, char out[96])
+{
+    const char *t = v->digested && all_verified(e, v) ? v->digest_etag : v->file_etag;
+    memcpy(out, t, strlen(t) + 1);
+}
+
+/* "STEM.safetensors" of "dir/STEM.zt", for Content-Disposition. */
+static void view_name(const char *file, char *out, size_t cap)
+{
+    static const char *const exts[] = {".safetensors", ".zt", ".alt"};
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    size_t n = strlen(base);
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+        size_t k = strlen(exts[i]);
+        if (n > k && !strcmp(base + n - k, exts[i])) {
+            n -= k;
+            break;
+        }
+    }
+    snprintf(out, cap, "%.*s.safetensors", (int)n, base);
+}
+
+/* ---- asking the source */
+
+/* Can tensor t be sent? ZTD_ERR_NONE, or why not with msg: its source
+ * cannot give it (a v2 shard missing), or it is known not to decode. */
+static ztd_err sendable(ztd_entry *e, const zt_st_tensor *t, char *msg, size_t cap)
+{
+    ztd_err err = ztd_entry_source(e)->servable(e, t->object, t->component, msg, cap);
+    ztd_body_fail f = {0};
+    ztd_body_seg g = ztd_seg_decode(e->file, t->component);
+    if (!err && t->decode && ztd_dstream_refused(e, &g, &f))
+        err = ztd_errf(msg, cap, f.err, "%s", f.msg);
+    return err;
+}
+
+/* The segments of view v for an answer over [q->lo, q->hi): ZTD_ERR_NONE
+ * with l filled, ZTD_SRC_WAIT with *wait_at the tensor to wait for, or the
+ * error with msg. Each tensor in the span is checked (sendable), for HEAD too
+ * (checks), so that HEAD answers as GET would; only an answer that reads
+ * (q->reads) asks the source for them. A wait's tensor is not asked to wait
+ * again; for the others, an upstream fill's first byte is waited for only for
+ * the first raw tensor the answer reads (later ones stream as they land), and
+ * a zstd tensor's whole item always (it is decoded from the cache). */
+static ztd_err segments(ztd_entry *e, ztd_st_view *v, ztd_source_req *q, bool checks,
+                        size_t *wait_at, seglist *l, char *msg, size_t cap)
+{
+    size_t hlen, n = zt_st_view_count(v->v);
+    const void *hdr = zt_st_view_header(v->v, &hlen);
+    uint64_t size = zt_st_view_size(v->v), at = hlen;
+    bool waited = q->waited, first_raw = true;
+    ztd_err err = ZTD_ERR_NONE;
+    if (!push(l, ztd_seg_mem(hdr, hlen)))
+        return ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+    for (size_t i = checks ? zt_st_view_locate(v->v, q->lo) : n; i < n && !err; i++) {
+        zt_st_tensor t;
+        zt_st_view_tensor(v->v, i, &t);
+        if (t.offset >= q->hi)
+            break;
+        if (t.length == 0)
+            continue;
+        if ((err = sendable(e, &t, msg, cap)))
+            break;
+        if (!q->reads)
+            continue; /* a placeholder at the end stands for it */
+        if (!push(l, placeholder(t.offset - at)))
+            return ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+        q->waited = (waited && i == *wait_at) || (!t.decode && !first_raw);
+        first_raw &= t.decode;
+        ztd_body_seg g;
+        err = ztd_entry_source(e)->component(q, e, t.component, t.decode, &g, msg, cap);
+        if (err == ZTD_SRC_WAIT)
+            *wait_at = i;
+        else if (!err && !push(l, g))
+            err = ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+        at = t.offset + t.length;
+    }
+    q->waited = waited;
+    if (!err && !push(l, placeholder(size - at)))
+        err = ztd_errf(msg, cap, ZTD_ERR_INTERNAL, "out of memory");
+    return err;
+}
+
+/* Does the answer to b send bytes (or, for HEAD, would it)? */
+static bool sends(struct MHD_Connection *c, const ztd_body *b)
+{
+    ztd_plan plan;
+    ztd_body_plan(c, b, &plan);
+    return b->len > 0 && (plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL);
+}
+
+/* ---- the answer */
+
+enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e)
+{
+    char msg[700], name[4200], disp[4 * 4200];
+    const char *wmsg;
+    ztd_err err;
+    if (ztd_answer_wait_failed(r, &err, &wmsg))
+        return ztd_error(c, r, err, "%s", wmsg);
+    char id[96];
+    ztd_raw_etag(e, id);
+    ztd_st_view *v = ztd_st_view_get(&e->st_view, e->file, id);
+    if (!v)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    view_name(e->name, name, sizeof(name));
+    const char *d = ztd_content_disposition(name, disp, sizeof(disp)) ? disp : NULL;
+    if (v->own)
+        return ztd_answer_raw(s, c, r, e, d, ztd_answer_view);
+    if (v->err)
+        return ztd_error(c, r, v->err, "\"%s\": %s", e->name, v->msg);
+    /* as /raw: an answer from a file changed in place would not be this view */
+    if (ztd_entry_changed(e))
+        return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,
+                         "\"%s\" changed on disk since it was opened (written or truncated in "
+                         "place?); retry once it has been rescanned",
+                         e->name);
+    ztd_body b;
+    ztd_answer_init_body(&b, s, e);
+    b.len = zt_st_view_size(v->v);
+    b.content_type = "application/octet-stream";
+    b.content_disposition = d;
+    view_etag(e, v, b.etag);
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
+    ztd_answer_plan_reads(c, r, &b, q);
+    q->whole = false; /* several ranges of several segments are answered whole (http/body.h) */
+    size_t wait_at = x ? x->wait_at : (size_t)-1;
+    seglist l = {0};
+    bool checks = q->reads || (!strcmp(r->method, "HEAD") && sends(c, &b));
+    err = segments(e, v, q, checks, &wait_at, &l, msg, sizeof(msg));
+    b.segs = l.v;
+    b.nsegs = l.n;
+    if (err == ZTD_SRC_WAIT) {
+        if (!(x = ztd_answer_state_for(s, r, e, q))) {
+            free(l.v);
+            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+        }
+        x->wait_at = wait_at;
+        q = &x->q;
+    }
+    enum MHD_Result res = ztd_answer_source(s, c, r, e, q, err, msg, &b, ztd_answer_view);
+    free(l.v); /* the response keeps what it needs of the segments */
+    return res;
+}
