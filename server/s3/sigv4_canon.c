@@ -64,8 +64,10 @@ static void sb_encode(sbuf *b, const char *s, size_t n, bool keep_slash)
     }
 }
 
-/* Percent-decode s[0, n) into a new NUL-terminated buffer; NULL on a bad escape or no memory. */
-static char *decode(const char *s, size_t n, size_t *out_len, bool *bad_escape)
+/* Percent-decode s[0, n) into a new NUL-terminated buffer; NULL on a bad escape or no memory.
+ * In a query (plus_space), '+' is a space as in HTML forms: botocore sends its query through
+ * urlencode(), which writes spaces as '+', while it signs them as %20 (a '+' is sent as %2B). */
+static char *decode(const char *s, size_t n, bool plus_space, size_t *out_len, bool *bad_escape)
 {
     char *o = malloc(n + 1);
     size_t k = 0;
@@ -74,7 +76,7 @@ static char *decode(const char *s, size_t n, size_t *out_len, bool *bad_escape)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         if (s[i] != '%') {
-            o[k++] = s[i];
+            o[k++] = plus_space && s[i] == '+' ? ' ' : s[i];
             continue;
         }
         int hi = i + 1 < n ? ztd_hex_value(s[i + 1]) : -1;
@@ -133,9 +135,9 @@ ztd_s3err ztd_s3_query_parse(const char *raw, ztd_s3_query *q, char *msg, size_t
             size_t nl = eq ? (size_t)(eq - s) : n;
             bool bad1 = false, bad2 = false;
             ztd_s3_param *p = &q->p[q->n];
-            p->name = decode(s, nl, &p->nlen, &bad1);
-            p->value =
-                eq ? decode(eq + 1, n - nl - 1, &p->vlen, &bad2) : decode("", 0, &p->vlen, &bad2);
+            p->name = decode(s, nl, true, &p->nlen, &bad1);
+            p->value = eq ? decode(eq + 1, n - nl - 1, true, &p->vlen, &bad2)
+                          : decode("", 0, true, &p->vlen, &bad2);
             q->n++;
             if (bad1 || bad2)
                 return qfail(msg, cap, "a query parameter has a bad percent-escape");
@@ -295,7 +297,7 @@ char *ztd_sigv4_canonical_request(const ztd_s3_request *req, const ztd_s3_query 
     if (plen > ZTD_SIGV4_MAX_PATH)
         return cfail(&b, err, ZTD_S3E_INVALID_URI, msg, cap, "the path is longer than 8192 bytes");
     bool bad = false;
-    char *dec = decode(path, plen, &dlen, &bad);
+    char *dec = decode(path, plen, false, &dlen, &bad);
     if (!dec)
         return cfail(&b, err, bad ? ZTD_S3E_INVALID_URI : ZTD_S3E_INTERNAL, msg, cap,
                      bad ? "the path has a bad percent-escape" : "out of memory");
