@@ -170,6 +170,92 @@ static void aws_chunked_example(void **state)
     ztd_s3_auth_clear(&a);
 }
 
+/* The AWS docs' signed upload with trailers (sigv4-streaming-trailers): the same 65536 + 1024
+ * bytes of 'a', seed 106e2a8a..., a CRC32C trailer sOO8/Q== and its trailer signature. */
+#define TSEED "106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e"
+#define TSIG1 "b474d8862b1487a5145d686f57f013e54db672cee1c953b3010fb58501ef5aa2"
+#define TSIG2 "1c1344b170168f8e65b41376b44b20fe354e373826ccbbe2c1d40a8cae51e5c7"
+#define TSIG3 "2ca2aba2005185cf7159c6277faf83795951dd77a3a99e6e65d5c9f85863f992"
+#define TTRAILER "d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435"
+
+static size_t doc_trailer_body(uint8_t *b, const char *crc, const char *tsig)
+{
+    size_t n = 0;
+    n += (size_t)sprintf((char *)b + n, "10000;chunk-signature=" TSIG1 "\r\n");
+    memset(b + n, 'a', 65536);
+    n += 65536;
+    n += (size_t)sprintf((char *)b + n, "\r\n400;chunk-signature=" TSIG2 "\r\n");
+    memset(b + n, 'a', 1024);
+    n += 1024;
+    n += (size_t)sprintf((char *)b + n,
+                         "\r\n0;chunk-signature=" TSIG3 "\r\nx-amz-checksum-crc32c:%s\r\n"
+                         "x-amz-trailer-signature:%s\r\n\r\n",
+                         crc, tsig);
+    return n;
+}
+
+static void aws_chunked_trailer_example(void **state)
+{
+    (void)state;
+    const char *text = "write " AK " " SECRET "\n";
+    char err[128];
+    ztd_s3_keys *k = ztd_s3_keys_parse(text, strlen(text), err, sizeof(err));
+    ztd_s3_header h[] = {
+        {"Host", "s3.amazonaws.com"},
+        {"x-amz-date", "20130524T000000Z"},
+        {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
+        {"x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"},
+        {"Content-Encoding", "aws-chunked"},
+        {"x-amz-decoded-content-length", "66560"},
+        {"x-amz-trailer", "x-amz-checksum-crc32c"},
+        {"Authorization",
+         "AWS4-HMAC-SHA256 Credential=" AK "/20130524/us-east-1/s3/aws4_request,SignedHeaders="
+         "content-encoding;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;"
+         "x-amz-storage-class;x-amz-trailer,Signature=" TSEED},
+    };
+    ztd_s3_request r = {"PUT", "/examplebucket/chunkObject.txt", NULL, h, 8, T0};
+    ztd_s3_auth a;
+    assert_int_equal(ztd_sigv4_verify(&r, k, &a), ZTD_S3E_OK);
+    assert_int_equal(a.payload, ZTD_S3_PAYLOAD_STREAMING_TRAILER);
+    ztd_s3_keys_free(k);
+    static uint8_t body[70000], out[70000];
+    struct {
+        const char *crc, *tsig;
+        ztd_s3err want;
+    } cases[] = {
+        {"sOO8/Q==", TTRAILER, ZTD_S3E_OK},
+        {"sOO8/A==", TTRAILER, ZTD_S3E_SIGNATURE_DOES_NOT_MATCH}, /* the trailer is signed */
+        {"sOO8/Q==", TSIG3, ZTD_S3E_SIGNATURE_DOES_NOT_MATCH},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = doc_trailer_body(body, cases[i].crc, cases[i].tsig);
+        sink s = {out, 0, sizeof(out)};
+        ztd_awsc_config c = {ZTD_AWSC_SIGNED_TRAILER,
+                             a.signing_key,
+                             a.amz_date,
+                             a.scope_str,
+                             a.seed_signature,
+                             66560,
+                             "x-amz-checksum-crc32c",
+                             collect,
+                             &s};
+        ztd_s3err e;
+        ztd_awsc *d = ztd_awsc_new(&c, &e);
+        assert_non_null(d);
+        ztd_s3err got = run(d, body, n, 1000);
+        if (got != cases[i].want)
+            fail_msg("case %zu: got %s (%s)", i, ztd_s3err_name(got), ztd_awsc_message(d));
+        if (got == ZTD_S3E_OK) {
+            const char *b64;
+            assert_int_equal(ztd_awsc_checksum(d, &b64), ZTD_S3_CK_CRC32C);
+            assert_string_equal(b64, "sOO8/Q==");
+            assert_int_equal(s.n, 66560);
+        }
+        ztd_awsc_free(d);
+    }
+    ztd_s3_auth_clear(&a);
+}
+
 /* boto3's default: HEX\r\n DATA\r\n ... 0\r\n x-amz-checksum-crc32:B64\r\n \r\n */
 static size_t unsigned_body(uint8_t *b, const char *data, const char *trailer)
 {
@@ -316,9 +402,8 @@ static void whole_body(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(aws_chunked_example),
-        cmocka_unit_test(unsigned_trailer),
-        cmocka_unit_test(crc_check_values),
+        cmocka_unit_test(aws_chunked_example), cmocka_unit_test(aws_chunked_trailer_example),
+        cmocka_unit_test(unsigned_trailer),    cmocka_unit_test(crc_check_values),
         cmocka_unit_test(whole_body),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
