@@ -11,10 +11,10 @@
  * (write) and a read key.
  *
  * Invariants (a violation calls __builtin_trap): the verdict is one of the enum's values;
- * no message holds a secret; OK comes with a scope, a 64-digit seed signature and a region, and
- * with the signature's last digit changed the same request is SignatureDoesNotMatch; the
- * canonical request is a fixed point: fed its own canonical path and query as the raw path
- * and query, it comes out the same.
+ * no message holds a secret the input did not; OK comes with a scope, a 64-digit seed signature and
+ * a region, and with the signature's last digit changed the same request is SignatureDoesNotMatch;
+ * the canonical request is a fixed point: fed its own canonical path and query as the raw path and
+ * query, it comes out the same.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,9 +43,20 @@ static ztd_s3_keys *keys(void)
     return ztd_s3_keys_parse(text, sizeof(text) - 1, err, sizeof(err));
 }
 
+/* A message may echo what the request said (a header name, say), so a secret counts as leaked
+ * only when the input did not hold it. */
+static const uint8_t *g_in;
+static size_t g_n;
+
+static bool in_input(const char *s)
+{
+    return memmem(g_in, g_n, s, strlen(s)) != NULL;
+}
+
 static void no_secret(const ztd_s3_auth *a)
 {
-    CHECK(!strstr(a->msg, SECRET) && !strstr(a->msg, "readsecret99"));
+    CHECK(!strstr(a->msg, SECRET) || in_input(SECRET));
+    CHECK(!strstr(a->msg, "readsecret99") || in_input("readsecret99"));
 }
 
 static char *sig_end(ztd_s3_header *h, size_t n, char *query)
@@ -103,6 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ztd_s3_keys *k = keys();
     if (!text || !h || !k)
         goto out;
+    g_in = data;
+    g_n = size;
     memcpy(text, data, size);
     text[size] = '\0';
     char *line[4] = {"", "", "", ""}, *s = text;
