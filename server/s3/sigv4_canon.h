@@ -30,7 +30,11 @@ typedef struct ztd_s3_header {
     const char *value;
 } ztd_s3_header;
 
-/* A request as the verifier sees it. Nothing here is owned by the verifier. */
+/* A request as the verifier sees it. Nothing here is owned by the verifier. Under
+ * libmicrohttpd with the server's keep_escaped unescape callback (http/http.c), the url the
+ * handler gets is the raw path, and the raw query can be rebuilt from the GET arguments as
+ * "name=value" (or "name" when the value is NULL) joined by '&', in any order: the canonical
+ * form sorts them. */
 typedef struct ztd_s3_request {
     const char *method;           /* "GET", "PUT", ... as sent */
     const char *path;             /* raw, percent-encoded, without the query; "" means "/" */
