@@ -1,0 +1,196 @@
+/*
+ * The S3 keys file (see s3_keys.h). Parsing names the line of every error
+ * and never echoes a secret.
+ */
+#include "s3/s3_keys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/secret_file.h"
+
+#define MAX_FILE (1u << 20)
+
+typedef struct key {
+    ztd_s3_scope scope;
+    size_t slen;
+    char id[ZTD_S3_MAX_KEY_ID + 1];
+    char secret[ZTD_S3_MAX_SECRET + 1];
+} key;
+
+struct ztd_s3_keys {
+    key *k;
+    size_t n;
+};
+
+void ztd_s3_keys_free(ztd_s3_keys *k)
+{
+    if (!k)
+        return;
+    if (k->k)
+        ztd_sigv4_wipe(k->k, k->n * sizeof(*k->k));
+    free(k->k);
+    free(k);
+}
+
+size_t ztd_s3_keys_count(const ztd_s3_keys *k)
+{
+    return k ? k->n : 0;
+}
+
+static bool id_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+}
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* The next field of line [*i, n): its start and length; *i moves past it and the blanks after. */
+static size_t field(const char *p, size_t n, size_t *i, size_t *start)
+{
+    *start = *i;
+    while (*i < n && !is_blank(p[*i]))
+        (*i)++;
+    size_t len = *i - *start;
+    while (*i < n && is_blank(p[*i]))
+        (*i)++;
+    return len;
+}
+
+static int fail(char *err, size_t errlen, unsigned lineno, const char *why)
+{
+    snprintf(err, errlen, "line %u: %s", lineno, why);
+    return -1;
+}
+
+static int parse_line(const char *p, size_t n, key *out, char *err, size_t errlen, unsigned ln)
+{
+    size_t i = 0, s0, a0, k0;
+    while (i < n && is_blank(p[i]))
+        i++;
+    size_t sl = field(p, n, &i, &s0), al = field(p, n, &i, &a0), kl = field(p, n, &i, &k0);
+    if (sl == 4 && !memcmp(p + s0, "read", 4))
+        out->scope = ZTD_S3_SCOPE_READ;
+    else if (sl == 5 && !memcmp(p + s0, "write", 5))
+        out->scope = ZTD_S3_SCOPE_WRITE;
+    else
+        return fail(err, errlen, ln, "scope must be \"read\" or \"write\"");
+    if (al == 0 || kl == 0 || i != n)
+        return fail(err, errlen, ln, "want \"SCOPE ACCESS_KEY_ID SECRET_ACCESS_KEY\"");
+    if (al < 3 || al > ZTD_S3_MAX_KEY_ID)
+        return fail(err, errlen, ln, "an access key id must be 3 to 128 characters");
+    for (size_t j = 0; j < al; j++)
+        if (!id_char(p[a0 + j]))
+            return fail(err, errlen, ln, "an access key id may only hold A-Z a-z 0-9 - _ .");
+    if (kl < 8 || kl > ZTD_S3_MAX_SECRET)
+        return fail(err, errlen, ln, "a secret access key must be 8 to 128 characters");
+    for (size_t j = 0; j < kl; j++)
+        if ((unsigned char)p[k0 + j] < 0x21 || (unsigned char)p[k0 + j] > 0x7e)
+            return fail(err, errlen, ln, "a secret access key must be printable ASCII");
+    memcpy(out->id, p + a0, al);
+    out->id[al] = '\0';
+    memcpy(out->secret, p + k0, kl);
+    out->secret[kl] = '\0';
+    out->slen = kl;
+    return 0;
+}
+
+static const key *find(const ztd_s3_keys *k, const char *ak)
+{
+    for (size_t i = 0; k && i < k->n; i++)
+        if (!strcmp(k->k[i].id, ak))
+            return &k->k[i];
+    return NULL;
+}
+
+static int add(ztd_s3_keys *k, size_t *cap, const char *line, size_t n, unsigned ln, char *err,
+               size_t errlen)
+{
+    if (k->n == ZTD_S3_MAX_KEYS)
+        return fail(err, errlen, ln, "more than 4096 keys");
+    if (k->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        key *nk = calloc(nc, sizeof(*nk));
+        if (!nk)
+            return fail(err, errlen, ln, "out of memory");
+        if (k->n)
+            memcpy(nk, k->k, k->n * sizeof(*nk));
+        if (k->k)
+            ztd_sigv4_wipe(k->k, k->n * sizeof(*nk));
+        free(k->k);
+        k->k = nk;
+        *cap = nc;
+    }
+    key *e = &k->k[k->n];
+    if (parse_line(line, n, e, err, errlen, ln) != 0) {
+        ztd_sigv4_wipe(e, sizeof(*e));
+        return -1;
+    }
+    if (find(k, e->id)) {
+        ztd_sigv4_wipe(e, sizeof(*e));
+        return fail(err, errlen, ln, "this access key id was given on an earlier line");
+    }
+    k->n++;
+    return 0;
+}
+
+ztd_s3_keys *ztd_s3_keys_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+    ztd_s3_keys *k = calloc(1, sizeof(*k));
+    if (!k) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    size_t cap = 0;
+    unsigned ln = 0;
+    for (size_t pos = 0; pos < len;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        const char *line = text + pos;
+        pos += n + (nl ? 1 : 0);
+        ln++;
+        size_t i = 0;
+        while (i < n && is_blank(line[i]))
+            i++;
+        if (i == n || line[i] == '#')
+            continue;
+        if (add(k, &cap, line, n, ln, err, errlen) != 0) {
+            ztd_s3_keys_free(k);
+            return NULL;
+        }
+    }
+    return k;
+}
+
+ztd_s3_keys *ztd_s3_keys_load(const char *path, char *err, size_t errlen)
+{
+    size_t n = 0;
+    char *buf = ztd_secret_file_read(path, "S3 keys file", MAX_FILE, &n, err, errlen);
+    if (!buf)
+        return NULL;
+    char sub[256];
+    ztd_s3_keys *k = ztd_s3_keys_parse(buf, n, sub, sizeof(sub));
+    ztd_secret_file_free(buf, n);
+    if (!k)
+        snprintf(err, errlen, "S3 keys file %s: %s", path, sub);
+    return k;
+}
+
+bool ztd_s3_keys_signing_key(const ztd_s3_keys *k, const char *ak, const char *date,
+                             const char *region, uint8_t out[ZTD_SIGV4_KEY_LEN],
+                             ztd_s3_scope *scope)
+{
+    const key *e = find(k, ak);
+    *scope = e ? e->scope : ZTD_S3_SCOPE_NONE;
+    if (!e) {
+        memset(out, 0, ZTD_SIGV4_KEY_LEN);
+        return false;
+    }
+    ztd_sigv4_signing_key(e->secret, e->slen, date, region, out);
+    return true;
+}
