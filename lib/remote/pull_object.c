@@ -388,8 +388,18 @@ zt_status zt_remote_pull_object(zt_remote *r, const char *url, const char *path,
         snprintf(j.part, n + 8, "%s.ztpart", path);
     else
         st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
-    if (!st)
+    /* Replaced at the store during the pull (412 on If-Match): that version
+     * is fetched whole again, as zt_remote_pull does. */
+    for (unsigned round = 0; !st; round++) {
+        zt_remote_pull_stats keep = *stats;
         st = run_job(&j, err);
+        if (st != ZT_E_CHANGED || round >= opt->restarts)
+            break;
+        *stats = keep;
+        stats->changed = 1;
+        stats->restarts++;
+        st = ZT_OK;
+    }
     free(j.part);
     close(j.dfd);
     return st;
