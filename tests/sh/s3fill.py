@@ -1,4 +1,4 @@
-"""s3fill.py: fills a moto_server (the reference S3) with boto3, for t_s3.sh.
+"""s3fill.py: fills a moto_server (the reference S3) with boto3, for the t_s3.sh tests.
 
     s3fill.py ENDPOINT iam KEYFILE           IAM user with s3:* (moto in auth
                                              mode); writes "KEY SECRET" to KEYFILE
