@@ -6,7 +6,10 @@ makes it: the path and every query parameter decoded, then encoded again
 parameters sorted; so a client that signs a URL written in another form
 (a '/' left in a query value, a space as '+') fails here as it would at AWS.
 
-    sigcheck.py ORIGIN_PORT PORTFILE LOGFILE ACCESS_KEY SECRET
+    sigcheck.py ORIGIN_PORT PORTFILE LOGFILE ACCESS_KEY SECRET [SESSION_TOKEN]
+
+With SESSION_TOKEN, every request must also carry it as x-amz-security-token,
+signed.
 
 Writes its port to PORTFILE; one line per request to LOGFILE:
     METHOD PATH -> ok | bad (why)
@@ -25,6 +28,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 ORIGIN, PORTFILE, LOGFILE, KEY, SECRET = sys.argv[1:6]
+TOKEN = sys.argv[6] if len(sys.argv) > 6 else None
 ORIGIN = int(ORIGIN)
 
 
@@ -53,6 +57,9 @@ def expected(handler):
     signed = fields["SignedHeaders"].split(";")
     if "x-amz-content-sha256" not in signed:
         return None, "x-amz-content-sha256 not signed (S3 requires it)"
+    if TOKEN is not None and ("x-amz-security-token" not in signed or
+                              handler.headers.get("x-amz-security-token") != TOKEN):
+        return None, "the session token is not sent, or not signed"
     hdrs = {h: handler.headers[h] for h in signed if handler.headers.get(h) is not None}
     req = AWSRequest(method=handler.command,
                      url=canonical_url(handler.headers["Host"], handler.path), headers=hdrs)

@@ -130,12 +130,13 @@ mkdir -p "$weird/sub dir"
 cp "$model/model.zt" "$weird/sub dir/m+1 é.zt"
 printf '{"a":"%%"}\n' >"$weird/sub dir/x&y~%.json"
 $FILL "$EP" put models 'we ird/p+q/' "$weird" --sha256 'sub dir/x&y~%.json' || bad "s3fill put weird"
-# start_sigcheck SECRET: sigcheck.py (python3 on PATH: botocore) in front of moto; sets SPORT.
+# start_sigcheck SECRET [TOKEN]: sigcheck.py (python3 on PATH: botocore) in front of
+# moto; sets SPORT.
 SC_PIDS=()
 start_sigcheck() {
     local i
     rm -f "$T/sc.port"
-    "$S3PY" "$REMOTE_DIR/sigcheck.py" "$MP" "$T/sc.port" "$T/sc.log" test "$1" &
+    "$S3PY" "$REMOTE_DIR/sigcheck.py" "$MP" "$T/sc.port" "$T/sc.log" test "$@" &
     SC_PIDS+=($!)
     for i in $(seq 1 100); do [ -s "$T/sc.port" ] && break; sleep 0.1; done
     SPORT=$(cat "$T/sc.port" 2>/dev/null)
@@ -162,6 +163,18 @@ start_sigcheck another-secret
     2>"$T/sc2.err"
 check_eq "sigcheck.py refuses a signature made with another secret: exit status 3" $? 3
 check_match "named" "$(cat "$T/sc2.err")" 'HTTP 403: SignatureDoesNotMatch: sigcheck.py: signature differs'
+stop_sigchecks
+# AWS_SESSION_TOKEN goes out as x-amz-security-token, signed (moto cannot check
+# one: its GetSessionToken gives a key it does not know).
+start_sigcheck test 'FwoGZXIvYXdzEJr//////////wEaDH+tok/en=='
+AWS_SESSION_TOKEN='FwoGZXIvYXdzEJr//////////wEaDH+tok/en==' "$ZT" pull "s3://models/llama/config.json" \
+    -o "$T/tok/" --s3-endpoint "http://127.0.0.1:$SPORT" --quiet 2>"$T/tok.err"
+check_eq "with AWS_SESSION_TOKEN: exit status 0" $? 0
+cmp -s "$model/config.json" "$T/tok/config.json" && ok "byte-exact" || bad "byte-exact" "$(cat "$T/tok.err")"
+"$ZT" pull "s3://models/llama/config.json" -o "$T/tok2/" --s3-endpoint "http://127.0.0.1:$SPORT" \
+    2>"$T/tok2.err"
+check_eq "without it: refused, exit status 3" $? 3
+check_match "named" "$(cat "$T/tok2.err")" 'the session token is not sent, or not signed'
 stop_sigchecks
 
 note "signatures checked by moto in auth mode (botocore computes them again)"
