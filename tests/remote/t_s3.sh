@@ -53,6 +53,39 @@ echo '{}' >"$out/config.json"
 check_match "a file written locally is pulled again" "$(cat "$T/p3.json")" '"skipped":2,'
 cmp -s "$model/config.json" "$out/config.json" && ok "config.json restored" || bad "config.json restored"
 
+note "kill -9 during a .zt's pull, then the same command resumes"
+MiB=$((1 << 20))
+big=$T/big
+mkdir -p "$big"
+specs=()
+for i in 1 2 3 4 5 6 7 8; do
+    rand "$T/c$i.raw" $((2 * MiB))
+    specs+=("c$i=u8:$((2 * MiB)):$T/c$i.raw")
+done
+pack "$big/big.zt" "${specs[@]}" || bad "pack big.zt"
+$FILL "$EP" put models big/ "$big" || bad "s3fill put big"
+"$ZT" pull "s3://models/big/" -o "$T/bo" --s3-endpoint "$EP" --connections 1 --chunk-size 256K \
+    --quiet >/dev/null 2>&1 &
+pid=$!
+for i in $(seq 1 3000); do # 30 s at most: until a verified component is recorded
+    grep -q '^c ' "$T/bo/big.zt.ztpull" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if [ -e "$T/bo/big.zt" ]; then
+    note "SKIP the kill came after the pull ended (a fast machine)"
+else
+    grep -q '^c ' "$T/bo/big.zt.ztpull" && ok "killed with components recorded verified" ||
+        bad "killed with components recorded verified"
+    "$ZT" pull "s3://models/big/" -o "$T/bo" --s3-endpoint "$EP" --json >"$T/bo.json" 2>"$T/bo.err"
+    check_eq "the same command: exit status 0" $? 0
+    check_match "it resumed: bytes recorded earlier not fetched again" "$(cat "$T/bo.json")" \
+        '"resumed":[1-9][0-9]*,'
+    cmp -s "$big/big.zt" "$T/bo/big.zt" && ok "byte-exact" || bad "byte-exact" "$(cat "$T/bo.err")"
+fi
+
 note "the environment: AWS_ENDPOINT_URL, one object, -o naming it"
 AWS_ENDPOINT_URL=$EP "$ZT" pull "s3://models/llama/config.json" -o "$T/one/cfg.json" --quiet
 check_eq "exit status 0" $? 0
