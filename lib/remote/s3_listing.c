@@ -11,6 +11,7 @@
 #include "remote_internal.h"
 
 #include <expat.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,13 +42,17 @@ typedef struct parse {
     size_t why_cap;
 } parse;
 
-static void stop(parse *s, const char *fmt, const char *arg)
+static void stop(parse *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void stop(parse *s, const char *fmt, ...)
 {
     if (s->stopped)
         return;
     s->stopped = true;
     char msg[200];
-    snprintf(msg, sizeof(msg), fmt, arg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
     snprintf(s->why, s->why_cap, "%s at byte %llu", msg,
              (unsigned long long)XML_GetCurrentByteIndex(s->p));
     XML_StopParser(s->p, XML_FALSE);
@@ -108,9 +113,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
     }
     if (s->depth == 2 && !strcmp(n, "Contents")) {
         if (s->page->keys >= s->page->max_keys) {
-            char num[24];
-            snprintf(num, sizeof(num), "%u", s->page->max_keys);
-            stop(s, "more than %s keys in one page (max-keys)", num);
+            stop(s, "more than %u keys in one page (max-keys)", s->page->max_keys);
             return;
         }
         s->at = AT_CONTENTS;
