@@ -44,8 +44,12 @@ const char *tool_token(void);
 zt_status tool_remote_open(const char *url, const char *token, zt_remote_file **rf, zt_error *err);
 
 /* ---- zt pull's local names (tool_pull_names.c) */
-/* 1 when a name from a listing is safe under DIR: not empty, not absolute, no
- * empty, "." or ".." segment, no trailing '/'. */
+/* 1 when a name from a listing (a ztensord's or an S3 store's) is safe under
+ * DIR: not empty, not absolute, no empty, "." or ".." segment, no trailing
+ * '/', no backslash, no segment over TOOL_PULL_SEGMENT_MAX bytes (room for
+ * the ".ztpart" and ".ztpull" beside it within NAME_MAX). A NUL never gets
+ * here: the listings' parsers refuse it. */
+#define TOOL_PULL_SEGMENT_MAX 248
 int tool_pull_safe_rel(const char *rel);
 /* 1 when name is "<dir>/<stem>-<label>.zt" for root "<dir>/<stem>.zt": by v2's
  * positional convention (Appendix B), a shard that pulling root pulls too. */

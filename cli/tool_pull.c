@@ -27,6 +27,8 @@ static const char k_help[] =
     "            [--tensors GLOB]... [--exclude-tensors GLOB]...\n"
     "            [--max-files N] [--max-listing-bytes BYTES]\n"
     "            [--timeout SECONDS] [--min-rate BYTES] [--stall-timeout SECONDS]\n"
+    "    zt pull s3://BUCKET/PREFIX... [-o DIR] [--s3-endpoint URL] [--s3-region R]\n"
+    "            [--s3-credentials FILE] [--s3-max-keys N] [the options above]\n"
     "\n"
     "DESCRIPTION\n"
     "    URL is one file (a ztensord file URL, or a .zt/.safetensors URL on any\n"
@@ -50,6 +52,19 @@ static const char k_help[] =
     "    not in the process): memory is about the files' models. Nothing\n"
     "    below DIR is followed if a symbolic link (DIR itself may be one): a\n"
     "    link where the pull would write is an error naming it.\n"
+    "\n"
+    "    s3://BUCKET/PREFIX pulls from an S3 object store (AWS, MinIO, Ceph\n"
+    "    RGW...): every object under PREFIX/ (PREFIX itself when it is one\n"
+    "    object), listed by ListObjectsV2. .zt objects are pulled as above\n"
+    "    (signed range requests, every component digest checked); every other\n"
+    "    object (config.json, tokenizer.json, .safetensors) is checked against\n"
+    "    the store's x-amz-checksum-sha256 or its 32-hex (MD5) ETag, and written\n"
+    "    as it comes when it has neither. A key with an empty, '.' or '..'\n"
+    "    segment, a leading '/', a backslash or a segment over 248 bytes is\n"
+    "    refused. Requests are signed (AWS SigV4) with AWS_ACCESS_KEY_ID,\n"
+    "    AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or the file of\n"
+    "    --s3-credentials; without keys they go unsigned (a public bucket).\n"
+    "    s3:// and http(s):// URLs go in separate commands.\n"
     "\n"
     "OPTIONS\n"
     "    -o DIR             output directory (created if missing). With one\n"
@@ -100,6 +115,18 @@ static const char k_help[] =
     "    --stall-timeout S  that window, and the longest silence of a\n"
     "                       request (default 30, 1 to 3600;\n"
     "                       $ZT_PULL_STALL_TIMEOUT)\n"
+    "    --s3-endpoint URL  the store's base URL, addressed path-style\n"
+    "                       (URL/BUCKET/KEY; default $AWS_ENDPOINT_URL, else\n"
+    "                       AWS: https://BUCKET.s3.REGION.amazonaws.com)\n"
+    "    --s3-region R      the region signed for (default $AWS_REGION, else\n"
+    "                       $AWS_DEFAULT_REGION, else us-east-1)\n"
+    "    --s3-credentials FILE\n"
+    "                       keys from FILE instead of the environment: lines\n"
+    "                       aws_access_key_id = ..., aws_secret_access_key =\n"
+    "                       ..., optionally aws_session_token = ... ('#'\n"
+    "                       comments, an optional [default] line); mode 0600\n"
+    "                       or 0400, or it is refused (exit status 2)\n"
+    "    --s3-max-keys N    keys per listing page (1 to 1000, default 1000)\n"
     "    --quiet            no progress display\n"
     "    --json             a JSON summary on stdout\n"
     "\n"
@@ -139,6 +166,7 @@ static const job_out k_nomem = {.err = {.code = ZT_E_NOMEM, .message = "out of m
 typedef struct job {
     char *url, *dest, *etag; /* etag: from the listing, or NULL */
     char *rel;               /* dest below DIR: walked by fds (tool_pull_dir.c) */
+    int plain;               /* an S3 object that is no .zt: zt_remote_pull_object */
     job_out *o;              /* NULL until the job starts; &k_nomem when none could be had */
     zt_status st;
     uint64_t done; /* bytes on disk, for the progress display */
@@ -318,9 +346,91 @@ static void shards_last(run *R)
     free(order);
 }
 
+/* An S3 listing's keys: below PREFIX/ (or PREFIX when it ends in '/' or is
+ * empty), or PREFIX itself (one object); a key that merely starts with
+ * PREFIX ("llama2/" for "llama") is not asked for. */
+typedef struct s3_ctx {
+    run *R;
+    zt_remote *session;
+    const char *bucket, *prefix, *as;
+    int dir; /* the prefix names a directory: it is "" or ends in '/' */
+    int bad;
+} s3_ctx;
+
+static int is_zt(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 3 && !strcmp(name + n - 3, ".zt");
+}
+
+static int on_s3_key(void *ud, const char *key, uint64_t size, const char *etag,
+                     const char *last_modified)
+{
+    s3_ctx *C = ud;
+    (void)last_modified;
+    size_t n = strlen(C->prefix);
+    const char *rel;
+    if (C->dir)
+        rel = key + n;
+    else if (!strcmp(key, C->prefix))
+        rel = C->as ? C->as : tool_pull_leaf(key);
+    else if (key[n] == '/')
+        rel = key + n + 1;
+    else
+        return 0;
+    if (!tool_pull_safe_rel(rel)) { /* a key that would leave DIR */
+        fprintf(stderr, "zt pull: refusing the listed key \"%s\" (prefix \"%s\")\n", key,
+                C->prefix);
+        C->bad = 1;
+        return 1;
+    }
+    char *url = NULL;
+    zt_error err;
+    if (zt_remote_s3_object_url(C->session, C->bucket, key, &url, &err) ||
+        add_job(C->R, url, rel, etag)) {
+        free(url);
+        C->bad = 1;
+        return 1;
+    }
+    free(url);
+    C->R->jobs[C->R->n - 1].plain = !is_zt(key);
+    C->R->total += size;
+    return 0;
+}
+
+/* The jobs of s3://BUCKET/PREFIX. */
+static int plan_s3(run *R, zt_remote *session, const char *url, const char *as)
+{
+    char bucket[64];
+    const char *prefix;
+    zt_error err;
+    if (zt_remote_s3_split(url, bucket, &prefix, &err))
+        return tool_report("pull", url, &err), ZT_EXIT_USAGE;
+    size_t n = strlen(prefix);
+    s3_ctx C = {R, session, bucket, prefix, as, !n || prefix[n - 1] == '/', 0};
+    size_t before = R->n;
+    zt_status st = zt_remote_s3_list(session, url, on_s3_key, &C, &err);
+    if (st == ZT_E_LIMIT)
+        fprintf(stderr, "zt pull: a larger listing needs --max-files or --max-listing-bytes "
+                        "(ZT_PULL_MAX_FILES, ZT_PULL_MAX_LISTING_BYTES)\n");
+    if (st) {
+        R->timed_out |= tool_pull_limits_hit(&err);
+        return tool_report("pull", url, &err);
+    }
+    if (C.bad)
+        return ZT_EXIT_SYSTEM;
+    if (R->n == before) {
+        fprintf(stderr, "zt pull: %s: no object under this prefix\n", url);
+        return ZT_EXIT_INVALID;
+    }
+    return ZT_EXIT_OK;
+}
+
 /* The jobs of one URL argument: one file, or a prefix's listing. */
 static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
 {
+    if (!strncmp(url, "s3://", 5))
+        return plan_s3(R, session, url, as);
     size_t n = strlen(url);
     if (n && url[n - 1] == '/') {
         const char *files = strstr(url, "/v1/files/");
@@ -450,7 +560,17 @@ static void pull_job(run *R, zt_remote *session, job *j)
         return;
     }
     const char *leaf = tool_pull_leaf(j->rel);
-    if (R->globs.ninclude || R->globs.nexclude) {
+    if (j->plain) {
+        zt_remote_pull_options po;
+        zt_remote_pull_options_init(&po);
+        po.expect_etag = j->etag;
+        po.cancel = &g_stop;
+        prog_ctx pc = {R, j};
+        po.progress = on_progress;
+        po.progress_ud = &pc;
+        po.dir_fd = dfd;
+        j->st = zt_remote_pull_object(session, j->url, leaf, &po, &j->o->stats, &j->o->err);
+    } else if (R->globs.ninclude || R->globs.nexclude) {
         tool_select_stats ss;
         j->st = tool_pull_select(session, j->url, dfd, leaf, &R->globs, &g_stop, &ss, &j->o->err);
         j->o->stats.size = ss.bytes;
@@ -623,7 +743,9 @@ int cmd_pull(int argc, char **argv)
     /* file names: at most argc of each too, in the other half of inc/exc */
     const char **finc = calloc((size_t)argc, sizeof(*finc)),
                **fexc = calloc((size_t)argc, sizeof(*fexc));
-    size_t nurls = 0, ninc = 0, nexc = 0, nfinc = 0, nfexc = 0;
+    size_t nurls = 0, ninc = 0, nexc = 0, nfinc = 0, nfexc = 0, ns3 = 0;
+    const char *s3_endpoint = NULL, *s3_region = NULL, *s3_creds = NULL;
+    unsigned s3_max_keys = 0;
     tool_pull_limits lim;
     tool_pull_limits_init(&lim);
     if (!urls || !inc || !exc || !finc || !fexc) {
@@ -665,6 +787,23 @@ int cmd_pull(int argc, char **argv)
             else
                 exc[nexc++] = v;
             i++;
+        } else if ((!strcmp(a, "--s3-endpoint") || !strcmp(a, "--s3-region") ||
+                    !strcmp(a, "--s3-credentials") || !strcmp(a, "--s3-max-keys")) &&
+                   v) {
+            char *end = NULL;
+            unsigned long n = strtoul(v, &end, 10);
+            if (!strcmp(a, "--s3-endpoint"))
+                s3_endpoint = v;
+            else if (!strcmp(a, "--s3-region"))
+                s3_region = v;
+            else if (!strcmp(a, "--s3-credentials"))
+                s3_creds = v;
+            else if (*end || n < 1 || n > 1000)
+                return free(finc), free(fexc), free(urls), free(inc), free(exc),
+                       usage("--s3-max-keys: 1 to 1000");
+            else
+                s3_max_keys = (unsigned)n;
+            i++;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--token") || !strcmp(a, "--connections") ||
                    !strcmp(a, "--chunk-size") || !strcmp(a, "--jobs")) {
             i++;
@@ -695,15 +834,19 @@ int cmd_pull(int argc, char **argv)
             fprintf(stderr, "zt pull: %s %s (see zt pull --help)\n",
                     known ? "a value is needed after" : "unknown option", a);
             return free(finc), free(fexc), free(urls), free(inc), free(exc), ZT_EXIT_USAGE;
-        } else if (!tool_is_url(a)) {
+        } else if (!tool_is_url(a) && strncmp(a, "s3://", 5)) {
             return free(finc), free(fexc), free(urls), free(inc), free(exc),
-                   usage("URLs only (http:// or https://)");
+                   usage("URLs only (http://, https:// or s3://)");
         } else {
+            ns3 += !strncmp(a, "s3://", 5);
             urls[nurls++] = a;
         }
     }
     if (!nurls)
         return free(finc), free(fexc), free(urls), free(inc), free(exc), usage("no URL");
+    if (ns3 && ns3 != nurls) /* a session signs every request for the store, or none */
+        return free(finc), free(fexc), free(urls), free(inc), free(exc),
+               usage("s3:// URLs and http(s):// URLs go in separate commands");
     char *odir = NULL; /* -o OUT naming the file: its directory */
     const char *as = out_as_file(urls, nurls, &dir, &odir);
     int top = tool_pull_top(dir);
@@ -734,7 +877,14 @@ int cmd_pull(int argc, char **argv)
     zt_remote *session = NULL;
     zt_error err;
     int rc = ZT_EXIT_OK;
-    if (zt_remote_new(&R.ropt, &session, &err))
+    zt_remote_s3_credentials *creds = ns3 ? calloc(1, sizeof(*creds)) : NULL;
+    if (ns3 && !creds)
+        rc = ZT_EXIT_SYSTEM;
+    else if (ns3 && zt_remote_s3_configure(&R.ropt, s3_endpoint, s3_region, s3_creds, creds, &err))
+        rc = tool_report("pull", s3_creds ? s3_creds : urls[0], &err);
+    if (ns3)
+        R.ropt.s3_max_keys = s3_max_keys;
+    if (rc == ZT_EXIT_OK && zt_remote_new(&R.ropt, &session, &err))
         rc = tool_report("pull", urls[0], &err);
     for (size_t i = 0; rc == ZT_EXIT_OK && i < nurls; i++)
         rc = plan_url(&R, session, urls[i], as);
@@ -778,6 +928,9 @@ int cmd_pull(int argc, char **argv)
             free(R.jobs[i].o);
     }
     close(top);
+    if (creds)
+        memset(creds, 0, sizeof(*creds));
+    free(creds);
     free(R.jobs);
     free(urls);
     free(inc);

@@ -13,12 +13,13 @@
 
 int tool_pull_safe_rel(const char *rel)
 {
-    if (!*rel || *rel == '/')
+    if (!*rel || *rel == '/' || strchr(rel, '\\'))
         return 0;
     for (const char *p = rel; *p;) {
         const char *e = strchr(p, '/');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.') ||
+            n > TOOL_PULL_SEGMENT_MAX)
             return 0;
         p += n + (e != NULL);
         if (e && !*p)

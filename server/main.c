@@ -299,6 +299,8 @@ static void report_upstream(const ztd_config *cfg, ztd_upstream *up)
     int status = 0, timed_out = 0;
     char *body = NULL;
     size_t len;
+    if (!strncmp(cfg->upstream, "s3://", 5))
+        return; /* an S3 store has no /healthz: "upstream … is an S3 store" was logged */
     if (cfg->upstream_kind == ZTD_UPSTREAM_AUTO) {
         if (ztd_upstream_kind_known(up))
             return; /* "upstream BASE is a ztensord" (or a plain HTTP server) was logged */

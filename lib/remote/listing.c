@@ -54,15 +54,9 @@ int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, cha
     return rc;
 }
 
-typedef struct page {
-    char *p;
-    size_t n;
-    bool over;
-} page;
-
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 {
-    page *pg = ud;
+    ztr_page *pg = ud;
     size_t n = size * nmemb;
     if (n > BODY_MAX - pg->n) {
         pg->over = true;
@@ -90,16 +84,12 @@ static zt_status too_late(zt_remote *r, double deadline, const char *url, const 
  * HTTP status in *code. A page that arrives slower than the session's
  * min_rate (1 byte/s at least) over a stall_timeout is dropped and retried,
  * like a range request. */
-static zt_status get_page(zt_remote *r, const char *url, double deadline, page *pg, long *code,
-                          zt_error *err)
+zt_status ztr__get_page(zt_remote *r, const char *url, double deadline, ztr_page *pg, long *code,
+                        zt_error *err)
 {
-    char auth[4200];
     struct curl_slist *h = NULL;
-    if (r->token) {
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", r->token);
-        if (!(h = curl_slist_append(NULL, auth)))
-            return ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
-    }
+    if (ztr__auth_headers(r, &h))
+        return ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
     double wait = r->opt.backoff;
     zt_status st = ZT_OK;
     for (unsigned attempt = 0;; attempt++) {
@@ -114,7 +104,7 @@ static zt_status get_page(zt_remote *r, const char *url, double deadline, page *
             break;
         }
         free(pg->p);
-        *pg = (page){0};
+        *pg = (ztr_page){0};
         char eb[CURL_ERROR_SIZE] = "";
         curl_easy_setopt(e, CURLOPT_URL, url);
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
@@ -134,6 +124,7 @@ static zt_status get_page(zt_remote *r, const char *url, double deadline, page *
             curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
             curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
         }
+        ztr__auth_setopt(r, e);
         CURLcode cc = curl_easy_perform(e);
         *code = 0;
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
@@ -216,7 +207,7 @@ zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_list_fn fn, vo
                          "not a ztensord prefix URL (http://HOST/v1/files/PREFIX)");
     size_t base = (size_t)(files - url) + 9, cap = strlen(url) * 3 + 8500;
     char *q = malloc(cap), *esc = malloc(cap), *cursor = malloc(8300);
-    page pg = {0};
+    ztr_page pg = {0};
     zt_status st = q && esc && cursor
                        ? ZT_OK
                        : ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
@@ -232,7 +223,7 @@ zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_list_fn fn, vo
         snprintf(q, cap, "%.*s?prefix=%s&limit=%u%s%s", (int)base, url, esc, PAGE_LIMIT,
                  cursor[0] ? "&cursor=" : "", cursor);
         long code;
-        if ((st = get_page(r, q, deadline, &pg, &code, err)))
+        if ((st = ztr__get_page(r, q, deadline, &pg, &code, err)))
             break;
         if (code != 200) {
             char why[200];

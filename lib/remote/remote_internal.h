@@ -78,6 +78,9 @@ typedef struct ztr_pin {
 struct zt_remote {
     zt_remote_options opt;
     char *token, *ca_file; /* copies; opt's pointers point here */
+    /* An S3 session (opt.s3_region set): copies, opt's pointers point here;
+     * sigv4 is libcurl's "aws:amz:REGION:s3". */
+    char *s3_region, *s3_endpoint, *s3_key, *s3_secret, *s3_token, *sigv4;
     CURLM *multi;
     CURL **idle; /* easy handles kept for reuse */
     size_t nidle;
@@ -354,6 +357,17 @@ typedef int (*ztr_list_fn)(void *ud, const char *name, uint64_t size, const char
 int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, char *cursor,
                        size_t cap);
 
+/* One GET of url into pg (a page of a listing, at most 16 MiB), retried on
+ * network errors, 429 and 5xx with the session's backoff, ending by deadline
+ * (0: none); the final status in *code (the body is the error's then). */
+typedef struct ztr_page {
+    char *p;
+    size_t n;
+    bool over;
+} ztr_page;
+zt_status ztr__get_page(zt_remote *r, const char *url, double deadline, ztr_page *pg, long *code,
+                        zt_error *err);
+
 /* ---- listings (listing_walk.c): what a walk of pages holds against a
  * server that lies: the cursors seen (sha256), the last name, the prefix,
  * the caps. */
@@ -376,5 +390,50 @@ int ztr__walk_cursor(ztr_walk *w, const char *cursor, char *why, size_t cap);
  * (listed twice, or out of order); -2 over a cap; -3 out of memory. why
  * says which. */
 int ztr__walk_entry(ztr_walk *w, const char *name, char *why, size_t cap);
+
+/* ---- S3 (s3_auth.c): a request's credentials, whatever the origin. The
+ * bearer token, or an S3 session's x-amz-content-sha256 (of the empty body:
+ * every request here is a GET or HEAD) and x-amz-security-token, appended to
+ * *h: 0, or -1 out of memory (*h freed, NULL); then the SigV4 options of e. */
+int ztr__auth_headers(const zt_remote *r, struct curl_slist **h);
+void ztr__auth_setopt(const zt_remote *r, CURL *e);
+/* "%XX" of every byte but A-Z a-z 0-9 - . _ ~ (and '/' when keep_slash), as
+ * SigV4's canonical request wants it; false when cap is short. */
+bool ztr__s3_escape(const char *s, bool keep_slash, char *out, size_t cap);
+
+/* ---- S3 (s3_url.c): the URL of a ListObjectsV2 page (token "" for the
+ * first), canonical for SigV4; malloc'd, NULL when out of memory. */
+char *ztr__s3_list_url(const zt_remote *r, const char *bucket, const char *prefix,
+                       const char *token);
+
+/* ---- S3 (s3_listing.c): pure parsers of S3's XML, by expat */
+#define ZTR_S3_KEY_MAX 1024   /* bytes of a key: S3's own limit */
+#define ZTR_S3_TOKEN_MAX 4096 /* bytes of a continuation token */
+typedef struct ztr_s3_object {
+    char key[ZTR_S3_KEY_MAX + 1];
+    uint64_t size;
+    char etag[130];
+    char last_modified[64];
+} ztr_s3_object;
+typedef struct ztr_s3_page {
+    unsigned max_keys; /* set by the caller: more keys in the page is an error */
+    unsigned keys;     /* out: keys in the page */
+    bool truncated;    /* out: IsTruncated */
+    char next_token[ZTR_S3_TOKEN_MAX + 1]; /* out: NextContinuationToken, or "" */
+    char scratch[ZTR_S3_TOKEN_MAX + 1];    /* the parser's */
+} ztr_s3_page;
+/* Non-zero stops the parse (it then returns 1). */
+typedef int (*ztr_s3_key_fn)(void *ud, const ztr_s3_object *o);
+/* One ListObjectsV2 page: fn for each <Contents> in order. 0; 1 when fn
+ * stopped; -1 with why (naming the byte offset) when the document is not a
+ * listing, holds a DOCTYPE or entity declaration, a text over its cap (a key
+ * over 1024 bytes), more than max_keys keys, or is truncated without a
+ * token. */
+int ztr__s3_parse_listing(const char *buf, size_t n, ztr_s3_page *page, ztr_s3_key_fn fn, void *ud,
+                          char *why, size_t cap);
+/* <Error><Code>C</Code><Message>M</Message></Error>: 0 with code and msg
+ * (cut to their caps, printable), -1 when the body is not one. */
+int ztr__s3_parse_error(const char *buf, size_t n, char *code, size_t code_cap, char *msg,
+                        size_t msg_cap);
 
 #endif

@@ -71,6 +71,30 @@ static bool token_ok(const char *t)
     return true;
 }
 
+/* A region: what goes into "aws:amz:REGION:s3" and a host name. */
+static bool s3_word_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (!n || n > max)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+            return false;
+    return true;
+}
+
+/* A value that a header line (or libcurl's user:password) can carry. */
+static bool header_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (!n || n > max)
+        return false;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
+            return false;
+    return true;
+}
+
 static zt_status check_options(const zt_remote_options *o, zt_error *err)
 {
     const char *bad = NULL;
@@ -101,7 +125,55 @@ static zt_status check_options(const zt_remote_options *o, zt_error *err)
         bad = "list_max_entries and list_max_bytes must be at least 1";
     else if (o->bearer_token && !token_ok(o->bearer_token))
         bad = "bearer_token holds characters a bearer token may not (RFC 6750)";
+    else if (o->s3_max_keys > 1000)
+        bad = "s3_max_keys must be at most 1000 (S3's own cap)";
+    else if (o->s3_region && !s3_word_ok(o->s3_region, 64))
+        bad = "s3_region must be 1 to 64 of a-z 0-9 -";
+    else if (o->s3_region && (!o->s3_access_key_id != !o->s3_secret_access_key))
+        bad = "s3_access_key_id and s3_secret_access_key go together";
+    else if (o->s3_region && o->s3_access_key_id &&
+             (!header_ok(o->s3_access_key_id, 255) || !header_ok(o->s3_secret_access_key, 255)))
+        bad = "the S3 keys must be 1 to 255 printable characters";
+    else if (o->s3_region && o->s3_session_token && !header_ok(o->s3_session_token, 4095))
+        bad = "s3_session_token must be 1 to 4095 printable characters";
+    else if (o->s3_region && o->s3_endpoint && strncmp(o->s3_endpoint, "http://", 7) &&
+             strncmp(o->s3_endpoint, "https://", 8))
+        bad = "s3_endpoint must be an http:// or https:// URL";
     return bad ? ztr__fail(err, ZT_E_ARG, NULL, NULL, NULL, 0, 0, "options: %s", bad) : ZT_OK;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    *oom |= s && !d;
+    return d;
+}
+
+/* The S3 fields copied; the endpoint without its trailing '/'. -1: out of memory. */
+static int copy_s3(zt_remote *r, const zt_remote_options *o)
+{
+    bool oom = false;
+    r->s3_region = dup_or_null(o->s3_region, &oom);
+    r->s3_endpoint = dup_or_null(o->s3_endpoint, &oom);
+    r->s3_key = dup_or_null(o->s3_access_key_id, &oom);
+    r->s3_secret = dup_or_null(o->s3_secret_access_key, &oom);
+    r->s3_token = dup_or_null(o->s3_session_token, &oom);
+    size_t n = strlen(o->s3_region) + 16;
+    if ((r->sigv4 = malloc(n)))
+        snprintf(r->sigv4, n, "aws:amz:%s:s3", o->s3_region);
+    oom |= !r->sigv4;
+    for (size_t k = r->s3_endpoint ? strlen(r->s3_endpoint) : 0; k && r->s3_endpoint[k - 1] == '/';)
+        r->s3_endpoint[--k] = 0;
+    r->opt.s3_region = r->s3_region;
+    r->opt.s3_endpoint = r->s3_endpoint;
+    r->opt.s3_access_key_id = r->s3_key;
+    r->opt.s3_secret_access_key = r->s3_secret;
+    r->opt.s3_session_token = r->s3_token;
+    r->opt.flags |= ZT_REMOTE_PLAIN_URL; /* an object's URL is never ztensord's */
+    r->opt.bearer_token = NULL;
+    if (!r->opt.s3_max_keys)
+        r->opt.s3_max_keys = 1000;
+    return oom ? -1 : 0;
 }
 
 zt_status zt_remote_new(const zt_remote_options *opt, zt_remote **out, zt_error *err)
@@ -129,6 +201,10 @@ zt_status zt_remote_new(const zt_remote_options *opt, zt_remote **out, zt_error 
     r->ca_file = opt->ca_file ? strdup(opt->ca_file) : NULL;
     r->opt.bearer_token = r->token;
     r->opt.ca_file = r->ca_file;
+    if (opt->s3_region && copy_s3(r, opt)) {
+        zt_remote_free(r);
+        return ztr__fail(err, ZT_E_NOMEM, NULL, NULL, NULL, 0, 0, "out of memory");
+    }
     r->multi = curl_multi_init();
     r->idle = calloc(MAX_IDLE, sizeof(*r->idle));
     r->rng = (uint64_t)(ztr__now() * 1e9) ^ (uint64_t)(uintptr_t)r;
@@ -153,6 +229,14 @@ void zt_remote_free(zt_remote *r)
         curl_multi_cleanup(r->multi);
     free(r->token);
     free(r->ca_file);
+    free(r->s3_region);
+    free(r->s3_endpoint);
+    free(r->s3_key);
+    if (r->s3_secret)
+        memset(r->s3_secret, 0, strlen(r->s3_secret));
+    free(r->s3_secret);
+    free(r->s3_token);
+    free(r->sigv4);
     free(r);
     curl_global_cleanup();
 }

@@ -266,17 +266,8 @@ static struct curl_slist *request_headers(const ztr_batch *b, const ztr_xfer *x)
         if (!(t = curl_slist_append(h, line)))
             goto oom;
     }
-    if (b->r->token) {
-        size_t n = strlen(b->r->token) + 32;
-        char *a = malloc(n);
-        if (!a)
-            goto oom;
-        snprintf(a, n, "Authorization: Bearer %s", b->r->token);
-        t = curl_slist_append(h, a);
-        free(a);
-        if (!t)
-            goto oom;
-    }
+    if (ztr__auth_headers(b->r, &h))
+        return NULL;
     return h;
 oom:
     curl_slist_free_all(h);
@@ -313,6 +304,7 @@ static void set_options(ztr_batch *b, ztr_xfer *x, CURL *e)
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
+    ztr__auth_setopt(b->r, e);
 }
 
 static zt_status start(ztr_batch *b, ztr_xfer *x)

@@ -267,13 +267,18 @@ static const option options[] = {
     OPT_STRING("tls_key", tls_key, 0, "", "PATH", NULL, "a PEM file path, or empty for plain HTTP",
                "The PEM private key of tls_cert."),
     OPT_STRING("upstream", upstream, 0, "", "URL", check_upstream,
-               "an http:// or https:// base URL, or empty for none",
+               "an http:// or https:// base URL, an s3://BUCKET/PREFIX, or empty for none",
                "Serve, besides root, the files of this upstream, fetched on first use into "
                "cache_dir (a pull-through cache; OPERATIONS.md). Either another ztensord "
                "(`http://host:7070`, in any mode, so that tiers chain) or the base URL of .zt "
                "and .safetensors files on a server that answers Range requests (nginx, an "
-               "S3-compatible store), where /v1/files/NAME is BASE/NAME: see upstream_kind. A "
-               "file under root wins over an upstream one of the same name."),
+               "S3-compatible store), where /v1/files/NAME is BASE/NAME: see upstream_kind. "
+               "`s3://BUCKET/PREFIX` reads an S3 store's objects PREFIX/NAME, every request "
+               "signed (SigV4) with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and "
+               "AWS_SESSION_TOKEN from the environment (unsigned without them), at "
+               "AWS_ENDPOINT_URL (path-style; AWS itself when unset) in AWS_REGION (else "
+               "AWS_DEFAULT_REGION, else us-east-1); upstream_kind must then be auto or plain. "
+               "A file under root wins over an upstream one of the same name."),
     OPT_ENUM("upstream_kind", upstream_kind, "auto", "KIND", upstream_kinds,
              "What upstream is: `ztensord`, `plain` (files by URL), or `auto`: a ztensord "
              "when BASE/v1/files?limit=1 answers a JSON listing at start-up, else plain (an "
@@ -799,8 +804,9 @@ static int check_upstream(const char *v, char *why, size_t whylen)
 {
     if (!v[0])
         return 0;
-    if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) {
-        snprintf(why, whylen, "does not start with http:// or https://");
+    if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0 &&
+        strncmp(v, "s3://", 5) != 0) {
+        snprintf(why, whylen, "does not start with http://, https:// or s3://");
         return -1;
     }
     if (strpbrk(v, "?# \t\r\n")) {

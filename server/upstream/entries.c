@@ -67,6 +67,41 @@ static void options_of(ztd_upstream *u, const ztd_config *cfg)
     u->opt.open.max_manifest_size = cfg->max_manifest_size;
 }
 
+/* s3://BUCKET/PREFIX: the session's options made an S3 session's (from the
+ * environment, as every AWS tool takes them), and base the URL of the
+ * objects under PREFIX (ENDPOINT/BUCKET/PREFIX): files are then read by URL
+ * as from a plain server, every request signed by libztensor-remote. */
+static bool s3_upstream(ztd_upstream *u, const ztd_config *cfg, char *err, size_t cap)
+{
+    if (cfg->upstream_kind == ZTD_UPSTREAM_ZTENSORD) {
+        snprintf(err, cap, "upstream %s is an S3 store: upstream_kind must be auto or plain",
+                 cfg->upstream);
+        return false;
+    }
+    zt_error ze;
+    char bucket[64];
+    const char *prefix;
+    zt_remote *r = NULL;
+    char *url = NULL;
+    bool ok = zt_remote_s3_split(cfg->upstream, bucket, &prefix, &ze) == ZT_OK &&
+              zt_remote_s3_configure(&u->opt, NULL, NULL, NULL, NULL, &ze) == ZT_OK &&
+              zt_remote_new(&u->opt, &r, &ze) == ZT_OK &&
+              zt_remote_s3_object_url(r, bucket, prefix, &url, &ze) == ZT_OK;
+    zt_remote_free(r);
+    if (!ok) {
+        snprintf(err, cap, "upstream %s: %s", cfg->upstream, ze.message);
+        return false;
+    }
+    for (size_t n = strlen(url); n > 0 && url[n - 1] == '/';)
+        url[--n] = 0;
+    free(u->base);
+    u->base = url;
+    u->kind = ZTD_UPSTREAM_PLAIN;
+    ztd_log(ZTD_LOG_INFO, "upstream %s is an S3 store: objects at %s/NAME, requests %s",
+            cfg->upstream, u->base, u->opt.s3_access_key_id ? "signed (SigV4)" : "unsigned");
+    return true;
+}
+
 ztd_upstream *ztd_upstream_new(const ztd_config *cfg, const struct ztd_source_ops *src, char *err,
                                size_t cap)
 {
@@ -97,6 +132,8 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, const struct ztd_source_op
     if (cfg->upstream_token_file[0] && !(u->token = read_token(cfg->upstream_token_file, err, cap)))
         goto fail_quiet;
     options_of(u, cfg);
+    if (!strncmp(cfg->upstream, "s3://", 5) && !s3_upstream(u, cfg, err, cap))
+        goto fail_quiet;
     zt_error ze;
     zt_remote *probe; /* the options are checked now, the session made at the first open */
     if (zt_remote_new(&u->opt, &probe, &ze)) {

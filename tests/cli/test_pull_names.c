@@ -16,6 +16,20 @@ static void safe_names(void **state)
                          "a/..", "a/./b",       "a//b", "a/b/", "./m.zt",  "/"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_false(tool_pull_safe_rel(bad[i]));
+    /* An S3 key is anything: a backslash (a path separator elsewhere) and a
+     * segment longer than a file name may be are refused too. */
+    assert_false(tool_pull_safe_rel("a\\b.json"));
+    assert_false(tool_pull_safe_rel("..\\..\\etc"));
+    char seg[TOOL_PULL_SEGMENT_MAX + 8];
+    memset(seg, 'x', sizeof seg);
+    seg[TOOL_PULL_SEGMENT_MAX] = 0;
+    assert_true(tool_pull_safe_rel(seg));
+    seg[TOOL_PULL_SEGMENT_MAX] = 'x';
+    seg[TOOL_PULL_SEGMENT_MAX + 1] = 0;
+    assert_false(tool_pull_safe_rel(seg));
+    char deep[2 * TOOL_PULL_SEGMENT_MAX + 16];
+    snprintf(deep, sizeof deep, "a/%s/b", seg);
+    assert_false(tool_pull_safe_rel(deep));
 }
 
 static void joins(void **state)

@@ -61,9 +61,12 @@ LOCK = threading.Lock()
 COUNT = [0]
 FLIPS = [0]
 FORWARD = ["Range", "If-Match", "If-Range", "If-Unmodified-Since", "If-None-Match",
-           "Authorization", "Accept-Encoding"]
+           "Authorization", "Accept-Encoding",
+           # an S3 origin's (moto): signed requests, and the checksum asked for
+           "x-amz-date", "x-amz-content-sha256", "x-amz-security-token",
+           "x-amz-checksum-mode"]
 KEEP = ["Content-Type", "Content-Range", "ETag", "Last-Modified", "Retry-After",
-        "Accept-Ranges", "Content-Encoding", "WWW-Authenticate"]
+        "Accept-Ranges", "Content-Encoding", "WWW-Authenticate", "x-amz-checksum-sha256"]
 
 
 def log(line):
@@ -78,7 +81,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
-    def fetch(self, drop_range):
+    def fetch(self, drop_range, method="GET"):
         hdrs = {h: self.headers[h] for h in FORWARD if self.headers.get(h) is not None}
         drop = []
         if drop_range:
@@ -90,9 +93,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for h in drop:
             hdrs.pop(h, None)
         c = http.client.HTTPConnection("127.0.0.1", ORIGIN, timeout=30)
-        c.request("GET", self.path, headers=hdrs)
+        c.request(method, self.path, headers=hdrs)
         r = c.getresponse()
         body = r.read()
+        self.origin_length = r.getheader("Content-Length", "0")
         out = [(h, r.getheader(h)) for h in KEEP if r.getheader(h) is not None
                and not (MODE == "no-etag" and h == "ETag")]
         c.close()
@@ -146,6 +150,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return True
         self.close_connection = True
         return True
+
+    def do_HEAD(self):
+        """An S3 client's HEAD: passed through untouched, neither counted nor
+        broken (SKIP counts GETs), logged."""
+        status, hdrs, _ = self.fetch(False, "HEAD")
+        log("- HEAD %s -> %d" % (self.path, status))
+        self.send_response(status)
+        for h, v in hdrs:
+            self.send_header(h, v)
+        self.send_header("Content-Length", str(self.origin_length))
+        self.end_headers()
 
     def do_GET(self):
         if self.path == "/healthz" and MODE != "hang":

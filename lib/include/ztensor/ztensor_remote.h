@@ -109,6 +109,22 @@ typedef struct zt_remote_options {
      * Unlike total_timeout (per call) it bounds a whole job of many calls
      * (zt pull --timeout). 0 = none (the default). */
     double deadline;
+    /* S3 (docs/PULL.md, "S3 origins"). s3_region non-NULL makes the session an
+     * S3 session: URLs are used as given (ZT_REMOTE_PLAIN_URL), no bearer
+     * token is sent, and with s3_access_key_id and s3_secret_access_key set
+     * every request is signed with AWS Signature Version 4 for s3_region and
+     * service s3 (libcurl's CURLOPT_AWS_SIGV4), with x-amz-content-sha256 and,
+     * when s3_session_token is set, x-amz-security-token. Without keys the
+     * requests go unsigned (a public bucket). s3_endpoint: the store's base
+     * URL (http://HOST:PORT), addressed path-style (ENDPOINT/BUCKET/KEY);
+     * NULL: AWS, https://BUCKET.s3.REGION.amazonaws.com/KEY. s3_max_keys:
+     * keys per ListObjectsV2 page (1 to 1000; 0: 1000); a page holding more
+     * is an error. All copied. zt_remote_s3_configure fills them from the
+     * environment. */
+    const char *s3_region;
+    const char *s3_endpoint;
+    const char *s3_access_key_id, *s3_secret_access_key, *s3_session_token;
+    unsigned s3_max_keys;
 } zt_remote_options;
 
 /* The clock of zt_remote_options.deadline: monotonic seconds. */
@@ -249,6 +265,65 @@ typedef int (*zt_remote_list_fn)(void *ud, const char *name, uint64_t size, cons
 ZT_REMOTE_API zt_status zt_remote_list(zt_remote *r, const char *url, zt_remote_list_fn fn,
                                        void *ud, zt_error *err);
 
+/* ------------------------------------------------------------- S3 origins */
+
+/* Credentials read from a file (zt_remote_s3_credentials_load). */
+typedef struct zt_remote_s3_credentials {
+    char access_key_id[256];
+    char secret_access_key[256];
+    char session_token[4096]; /* "" when none */
+} zt_remote_s3_credentials;
+
+/* Reads an S3 credentials file: lines "aws_access_key_id = ...",
+ * "aws_secret_access_key = ..." and optionally "aws_session_token = ...",
+ * blank lines and '#' or ';' comments, as in the [default] section of AWS's
+ * shared credentials file (a "[default]" line is allowed; any other section
+ * is ZT_E_ARG). The file must be a regular file that group and others can
+ * neither read nor write (mode 0600 or 0400): ZT_E_ARG naming its mode
+ * otherwise. Over 64 KiB, an unknown key, or a key given twice: ZT_E_ARG
+ * naming the line. The secret never appears in a message. */
+ZT_REMOTE_API zt_status zt_remote_s3_credentials_load(const char *path,
+                                                      zt_remote_s3_credentials *out, zt_error *err);
+
+/* Makes o an S3 session's options: the endpoint is `endpoint`, else
+ * $AWS_ENDPOINT_URL (NULL: AWS itself); the region `region`, else
+ * $AWS_REGION, else $AWS_DEFAULT_REGION, else us-east-1; the keys those of
+ * credentials_file (read into *store, which must outlive the call that
+ * copies o: zt_remote_new), else $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY
+ * and $AWS_SESSION_TOKEN, else none (unsigned requests). One key without
+ * the other is ZT_E_ARG. o points into the environment and *store. */
+ZT_REMOTE_API zt_status zt_remote_s3_configure(zt_remote_options *o, const char *endpoint,
+                                               const char *region, const char *credentials_file,
+                                               zt_remote_s3_credentials *store, zt_error *err);
+
+/* "s3://BUCKET/PREFIX" split: bucket (64 bytes) and *prefix (points into
+ * url; "" for the whole bucket). ZT_E_ARG for another scheme or a bucket
+ * name S3 would refuse (3 to 63 of a-z 0-9 . -). */
+ZT_REMOTE_API zt_status zt_remote_s3_split(const char *url, char bucket[64], const char **prefix,
+                                           zt_error *err);
+
+/* The http(s) URL of an object of r's store (r an S3 session), for
+ * zt_remote_pull, zt_remote_pull_object or zt_remote_open_in in r; the key
+ * is percent-encoded as SigV4 wants it. *out is malloc'd (the caller frees
+ * it). */
+ZT_REMOTE_API zt_status zt_remote_s3_object_url(const zt_remote *r, const char *bucket,
+                                                const char *key, char **out, zt_error *err);
+
+/* Every object under s3://BUCKET/PREFIX, by ListObjectsV2 pages of
+ * s3_max_keys keys (list-type=2, prefix, continuation-token), each page
+ * parsed by expat (lib/remote/s3_listing.c) and checked as zt_remote_list
+ * checks a ztensord listing: a continuation token given before, a key not
+ * after the one before, a key outside the prefix: ZT_E_HTTP; more than
+ * list_max_entries keys or list_max_bytes bytes of keys: ZT_E_LIMIT. fn
+ * gets each key (the whole key, prefix included), its size, ETag (with its
+ * quotes) and LastModified; non-zero stops the walk (ZT_OK). An error answer
+ * names S3's code and message (NoSuchBucket, AccessDenied,
+ * SignatureDoesNotMatch...): ZT_E_NOT_FOUND for 404, ZT_E_HTTP otherwise. */
+typedef int (*zt_remote_s3_list_fn)(void *ud, const char *key, uint64_t size, const char *etag,
+                                    const char *last_modified);
+ZT_REMOTE_API zt_status zt_remote_s3_list(zt_remote *r, const char *url, zt_remote_s3_list_fn fn,
+                                          void *ud, zt_error *err);
+
 /* ------------------------------------------------------------------ pulls */
 
 /* A whole remote file to a local path, byte-identical to the origin's
@@ -338,6 +413,23 @@ ZT_REMOTE_API void zt_remote_pull_options_init(zt_remote_pull_options *o);
 ZT_REMOTE_API zt_status zt_remote_pull(zt_remote *r, const char *url, const char *path,
                                        const zt_remote_pull_options *opt,
                                        zt_remote_pull_stats *stats, zt_error *err);
+
+/* Any file (config.json, tokenizer.json...) of an S3 session's store to
+ * path, byte-identical, with what the store says of it checked: the object
+ * is asked for with x-amz-checksum-mode: ENABLED; an x-amz-checksum-sha256
+ * of the whole object (not a multipart upload's "…-N") must equal the
+ * bytes' sha256, else an ETag of 32 hex digits (a single-part upload's MD5)
+ * their MD5; with neither the bytes are written as they come
+ * (stats->unverified = 1; verified = 1 when checked). Written to
+ * PATH.ztpart, fsynced, renamed to PATH, the directory fsynced: a mismatch
+ * is ZT_E_DIGEST_MISMATCH (after digest_retries fetches again) and PATH is
+ * untouched. The object's ETag is pinned (If-Match on every request); a
+ * file published by an earlier pull at the same ETag, size and mtime
+ * (user.ztensor.pull) is skipped. opt->dir_fd, cancel and progress as for
+ * zt_remote_pull. */
+ZT_REMOTE_API zt_status zt_remote_pull_object(zt_remote *r, const char *url, const char *path,
+                                              const zt_remote_pull_options *opt,
+                                              zt_remote_pull_stats *stats, zt_error *err);
 
 #ifdef __cplusplus
 }

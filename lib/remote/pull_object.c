@@ -1,0 +1,406 @@
+/*
+ * zt_remote_pull_object: a file of an S3 store that is not a zTensor file
+ * (config.json, tokenizer.json, a README) to disk, checked against what the
+ * store says of it. A HEAD with x-amz-checksum-mode: ENABLED gives the size,
+ * the ETag (pinned: every request then carries If-Match) and, when the object
+ * was stored with one, its whole-object x-amz-checksum-sha256; otherwise an
+ * ETag of 32 hex digits is a single-part upload's MD5. The bytes come by the
+ * transport's range requests (retried and resumed from the last byte, like
+ * every read), in order, hashed as they land and written with pwrite to
+ * PATH.ztpart; then checked, fsynced, marked (user.ztensor.pull, so that a
+ * later pull of the same version skips it), renamed to PATH, and the
+ * directory fsynced. A mismatch removes PATH.ztpart: nothing is published.
+ */
+#include "remote_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define DONE_XATTR "user.ztensor.pull"
+
+typedef struct head {
+    long status;
+    int64_t size; /* Content-Length; -1 when absent */
+    char etag[256], lm[64];
+    char sha256[64]; /* x-amz-checksum-sha256 (base64), "" when none */
+    char body[512];
+    size_t body_len;
+} head;
+
+static size_t head_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+    head *h = ud;
+    size_t n = size * nmemb, vl;
+    const char *v;
+    int code;
+    if (ztr__parse_status_line(p, n, &code) == 0) {
+        memset(h, 0, sizeof(*h));
+        h->size = -1;
+    } else if (ztr__header_is(p, n, "content-length", &v, &vl)) {
+        int64_t x = 0;
+        size_t i = 0;
+        for (; i < vl && i < 18 && v[i] >= '0' && v[i] <= '9'; i++)
+            x = x * 10 + (v[i] - '0');
+        h->size = i == vl && vl ? x : -1;
+    } else if (ztr__header_is(p, n, "etag", &v, &vl) && vl < sizeof(h->etag)) {
+        memcpy(h->etag, v, vl);
+        h->etag[vl] = 0;
+    } else if (ztr__header_is(p, n, "last-modified", &v, &vl) && vl < sizeof(h->lm)) {
+        memcpy(h->lm, v, vl);
+        h->lm[vl] = 0;
+    } else if (ztr__header_is(p, n, "x-amz-checksum-sha256", &v, &vl) && vl < sizeof(h->sha256)) {
+        memcpy(h->sha256, v, vl);
+        h->sha256[vl] = 0;
+    }
+    return n;
+}
+
+static size_t head_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+    head *h = ud;
+    size_t n = size * nmemb, keep = sizeof(h->body) - h->body_len;
+    keep = n < keep ? n : keep;
+    memcpy(h->body + h->body_len, p, keep);
+    h->body_len += keep;
+    return n;
+}
+
+/* One HEAD (a GET's headers; no body asked), retried like a listing page. */
+static zt_status do_head(zt_remote *r, const char *url, double deadline, head *h, zt_error *err)
+{
+    struct curl_slist *hd = NULL;
+    if (ztr__auth_headers(r, &hd))
+        return ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
+    struct curl_slist *t = curl_slist_append(hd, "x-amz-checksum-mode: ENABLED");
+    if (!t) {
+        curl_slist_free_all(hd);
+        return ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
+    }
+    hd = t;
+    zt_status st = ZT_OK;
+    double wait = r->opt.backoff;
+    for (unsigned attempt = 0;; attempt++) {
+        CURL *e = ztr__easy_get(r);
+        if (!e) {
+            st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
+            break;
+        }
+        char eb[CURL_ERROR_SIZE] = "";
+        memset(h, 0, sizeof(*h));
+        h->size = -1;
+        double left = deadline > 0 ? deadline - ztr__now() : 0;
+        curl_easy_setopt(e, CURLOPT_URL, url);
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, hd);
+        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, head_header);
+        curl_easy_setopt(e, CURLOPT_HEADERDATA, h);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, head_body);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, h);
+        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, eb);
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->opt.connect_timeout * 1000));
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+                         deadline > 0 ? (long)(left > 0 ? left * 1000 : 1) + 1
+                                      : (long)(r->opt.stall_timeout * 1000));
+        if (r->ca_file)
+            curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
+        if (r->opt.insecure) {
+            curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+            curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
+        ztr__auth_setopt(r, e);
+        CURLcode cc = curl_easy_perform(e);
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &h->status);
+        ztr__easy_put(r, e);
+        bool transient = cc != CURLE_OK || h->status == 429 || h->status >= 500;
+        if (!transient)
+            break;
+        if (attempt >= r->opt.max_retries || (deadline > 0 && ztr__now() + wait >= deadline)) {
+            st = cc ? ztr__fail(err, ZT_E_NETWORK, url, NULL, NULL, 0, 0, "HEAD: %s",
+                                eb[0] ? eb : curl_easy_strerror(cc))
+                    : ztr__fail(err, ZT_E_HTTP, url, NULL, NULL, 0, 0, "HEAD: HTTP %ld", h->status);
+            break;
+        }
+        usleep((useconds_t)(wait * (0.5 + ztr__rand01(r)) * 1e6));
+        wait = wait * 2 < r->opt.max_backoff ? wait * 2 : r->opt.max_backoff;
+    }
+    curl_slist_free_all(hd);
+    if (st)
+        return st;
+    if (h->status == 200 && h->size >= 0)
+        return ZT_OK;
+    if (h->status == 200)
+        return ztr__fail(err, ZT_E_HTTP, url, NULL, NULL, 0, 0, "HEAD: no Content-Length");
+    return ztr__fail(err, h->status == 404 ? ZT_E_NOT_FOUND : ZT_E_HTTP, url, NULL, NULL, 0, 0,
+                     "HEAD: HTTP %ld%s", h->status,
+                     h->status == 403 ? " (access denied: check the credentials and the "
+                                        "bucket's policy)"
+                                      : "");
+}
+
+/* What the store says the bytes hash to. */
+typedef struct claim {
+    int kind; /* 0 none, 1 sha256, 2 md5 */
+    uint8_t want[32];
+    char text[80]; /* for messages */
+} claim;
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+static void make_claim(const head *h, claim *c)
+{
+    memset(c, 0, sizeof(*c));
+    size_t n = strlen(h->sha256);
+    uint8_t out[48];
+    /* A whole object's sha256 is 44 base64 characters; a multipart upload's
+     * composite checksum ends in "-N" and is not the bytes' sha256. */
+    if (n == 44 && !strchr(h->sha256, '-') &&
+        EVP_DecodeBlock(out, (const unsigned char *)h->sha256, 44) == 33) {
+        c->kind = 1;
+        memcpy(c->want, out, 32);
+        snprintf(c->text, sizeof(c->text), "x-amz-checksum-sha256 %s", h->sha256);
+        return;
+    }
+    const char *e = h->etag;
+    if (strlen(e) == 34 && e[0] == '"' && e[33] == '"') {
+        for (int i = 0; i < 16; i++) {
+            int hi = hexval(e[1 + 2 * i]), lo = hexval(e[2 + 2 * i]);
+            if (hi < 0 || lo < 0)
+                return;
+            c->want[i] = (uint8_t)(hi * 16 + lo);
+        }
+        c->kind = 2;
+        snprintf(c->text, sizeof(c->text), "the ETag %s (MD5)", e);
+    }
+}
+
+typedef struct sink {
+    int fd;
+    EVP_MD_CTX *md;
+    const volatile sig_atomic_t *cancel;
+    const char *part; /* for messages */
+    const char *url;
+} sink;
+
+static int on_bytes(void *ud, uint64_t at, const uint8_t *p, size_t n, zt_error *err)
+{
+    sink *s = ud;
+    if (s->cancel && *s->cancel)
+        return ztr__fail(err, ZT_E_IO, s->url, NULL, NULL, 0, 0, "interrupted"), -1;
+    for (size_t done = 0; done < n;) {
+        ssize_t w = pwrite(s->fd, p + done, n - done, (off_t)(at + done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            ztr__fail(err, e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO, s->url, NULL, NULL,
+                      1, at + done, "cannot write %s: %s", s->part, strerror(e));
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    if (s->md && EVP_DigestUpdate(s->md, p, n) != 1)
+        return ztr__fail(err, ZT_E_NOMEM, s->url, NULL, NULL, 0, 0, "hashing failed"), -1;
+    return 0;
+}
+
+/* "ETAG\nLAST-MODIFIED\nMTIME" of a file published from this version. */
+static int mark_of(const head *h, const struct stat *sb, char *out, size_t cap)
+{
+    return snprintf(out, cap, "%s\n%s\n%lld.%09ld", h->etag, h->lm, (long long)sb->st_mtim.tv_sec,
+                    sb->st_mtim.tv_nsec);
+}
+
+static bool already_done(int dfd, const char *leaf, const head *h)
+{
+    int e, fd = ztr__open_regular(dfd, leaf, O_RDONLY, &e);
+    struct stat sb;
+    char want[400], got[400];
+    if (fd < 0)
+        return false;
+    bool done = fstat(fd, &sb) == 0 && (int64_t)sb.st_size == h->size && h->etag[0];
+    int n = done ? mark_of(h, &sb, want, sizeof(want)) : 0;
+    ssize_t g = done ? fgetxattr(fd, DONE_XATTR, got, sizeof(got)) : -1;
+    close(fd);
+    return n > 0 && g == n && !memcmp(got, want, (size_t)n);
+}
+
+typedef struct job {
+    zt_remote *r;
+    const char *url, *path, *leaf;
+    const zt_remote_pull_options *opt;
+    zt_remote_pull_stats *stats;
+    int dfd;
+    char *part;
+    head h;
+    claim c;
+} job;
+
+static zt_status fail_io(job *j, zt_error *err, const char *what, const char *name, int e)
+{
+    return ztr__fail(err, e == ENOSPC || e == EDQUOT ? ZT_E_NOSPACE : ZT_E_IO, j->url, NULL, NULL,
+                     0, 0, "%s %s: %s", what, name, ztr__why(j->dfd, ztr__leaf(name), false, e));
+}
+
+/* One fetch of the whole object into a new PATH.ztpart (fd in *fd), hashed. */
+static zt_status fetch(job *j, int *fd, zt_error *err)
+{
+    int e;
+    *fd = ztr__create_new(j->dfd, ztr__leaf(j->part), O_RDWR, &e);
+    if (*fd < 0)
+        return fail_io(j, err, "cannot create", j->part, e);
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    const EVP_MD *alg = j->c.kind == 1 ? EVP_sha256() : EVP_md5();
+    if (!md || EVP_DigestInit_ex(md, alg, NULL) != 1) {
+        EVP_MD_CTX_free(md);
+        return ztr__fail(err, ZT_E_NOMEM, j->url, NULL, NULL, 0, 0, "out of memory");
+    }
+    sink s = {*fd, md, j->opt->cancel, j->part, j->url};
+    ztr_pin pin = {.strong = ztr__etag_kind(j->h.etag, strlen(j->h.etag)) == 1,
+                   .size = (uint64_t)j->h.size};
+    snprintf(pin.etag, sizeof(pin.etag), "%s", j->h.etag);
+    snprintf(pin.lm, sizeof(pin.lm), "%s", j->h.lm);
+    ztr_xfer x = {.start = 0, .len = (uint64_t)j->h.size, .on_body = on_bytes, .ud = &s};
+    ztr_batch b = {.r = j->r,
+                   .url = j->url,
+                   .pin = &pin,
+                   .x = &x,
+                   .n = 1,
+                   .conns = 1,
+                   .deadline = ztr__deadline(j->r),
+                   .err = err};
+    zt_status st = j->h.size > 0 ? ztr__run(&b) : ZT_OK;
+    j->stats->fetched += x.got;
+    uint8_t got[EVP_MAX_MD_SIZE];
+    unsigned glen = 0;
+    if (!st && EVP_DigestFinal_ex(md, got, &glen) != 1)
+        st = ztr__fail(err, ZT_E_NOMEM, j->url, NULL, NULL, 0, 0, "hashing failed");
+    EVP_MD_CTX_free(md);
+    if (!st && j->c.kind &&
+        (glen != (j->c.kind == 1 ? 32u : 16u) || memcmp(got, j->c.want, glen))) {
+        char hex[65];
+        for (unsigned i = 0; i < glen && i < 32; i++)
+            snprintf(hex + 2 * i, 3, "%02x", got[i]);
+        st = ztr__fail(err, ZT_E_DIGEST_MISMATCH, j->url, NULL, NULL, 0, 0,
+                       "the %llu bytes received hash to %s (%s), the store says %s",
+                       (unsigned long long)j->h.size, hex, j->c.kind == 1 ? "sha256" : "MD5",
+                       j->c.text);
+    }
+    return st;
+}
+
+/* PATH.ztpart complete and checked: durable, marked, renamed, directory synced. */
+static zt_status publish(job *j, int fd, zt_error *err)
+{
+    struct stat sb;
+    char mark[400];
+    if (fsync(fd) != 0)
+        return fail_io(j, err, "cannot write", j->part, errno);
+    int n = fstat(fd, &sb) == 0 ? mark_of(&j->h, &sb, mark, sizeof(mark)) : -1;
+    if (n > 0 && (size_t)n < sizeof(mark) && j->h.etag[0]) /* best effort, as pull.c */
+        (void)fsetxattr(fd, DONE_XATTR, mark, (size_t)n, 0);
+    if (renameat(j->dfd, ztr__leaf(j->part), j->dfd, j->leaf) != 0)
+        return fail_io(j, err, "cannot rename to", j->path, errno);
+    if (fsync(j->dfd) != 0)
+        return fail_io(j, err, "cannot sync the directory of", j->path, errno);
+    return ZT_OK;
+}
+
+static zt_status run_job(job *j, zt_error *err)
+{
+    zt_status st = do_head(j->r, j->url, ztr__deadline(j->r), &j->h, err);
+    if (st)
+        return st;
+    j->stats->size = (uint64_t)j->h.size;
+    snprintf(j->stats->etag, sizeof(j->stats->etag), "%s", j->h.etag[0] ? j->h.etag : j->h.lm);
+    if (j->opt->expect_etag && strcmp(j->opt->expect_etag, j->h.etag))
+        j->stats->changed = 1;
+    make_claim(&j->h, &j->c);
+    if (already_done(j->dfd, j->leaf, &j->h)) {
+        j->stats->skipped = 1;
+        return ZT_OK;
+    }
+    for (unsigned attempt = 0;; attempt++) {
+        int fd = -1;
+        st = fetch(j, &fd, err);
+        if (!st)
+            st = publish(j, fd, err);
+        if (fd >= 0)
+            close(fd);
+        if (st)
+            unlinkat(j->dfd, ztr__leaf(j->part), 0); /* nothing half-made stays */
+        if (st != ZT_E_DIGEST_MISMATCH || attempt >= j->opt->digest_retries)
+            break;
+        j->stats->digest_retries++;
+    }
+    if (!st) {
+        j->stats->verified = j->c.kind != 0;
+        j->stats->unverified = j->c.kind == 0;
+        if (j->opt->progress)
+            j->opt->progress(j->opt->progress_ud, j->stats->size, j->stats->size);
+    }
+    return st;
+}
+
+zt_status zt_remote_pull_object(zt_remote *r, const char *url, const char *path,
+                                const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
+                                zt_error *err)
+{
+    zt_remote_pull_options defaults;
+    zt_remote_pull_stats local;
+    zt_error e2;
+    if (!err)
+        err = &e2;
+    if (!opt) {
+        zt_remote_pull_options_init(&defaults);
+        opt = &defaults;
+    }
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof(*stats));
+    if (!r || !url || !path)
+        return ztr__fail(err, ZT_E_ARG, url, NULL, NULL, 0, 0, "NULL argument");
+    if (opt->size < sizeof(*opt))
+        return ztr__fail(err, ZT_E_ARG, url, NULL, NULL, 0, 0,
+                         "zt_remote_pull_options not set by zt_remote_pull_options_init");
+    job j = {.r = r, .url = url, .path = path, .leaf = ztr__leaf(path), .opt = opt, .stats = stats};
+    j.dfd = ztr__pull_dir_open(opt->dir_fd, path, url, err);
+    if (j.dfd < 0)
+        return err->code;
+    size_t n = strlen(path);
+    zt_status st = ZT_OK;
+    if ((j.part = malloc(n + 8)))
+        snprintf(j.part, n + 8, "%s.ztpart", path);
+    else
+        st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
+    /* Replaced at the store during the pull (412 on If-Match): that version
+     * is fetched whole again, as zt_remote_pull does. */
+    for (unsigned round = 0; !st; round++) {
+        zt_remote_pull_stats keep = *stats;
+        st = run_job(&j, err);
+        if (st != ZT_E_CHANGED || round >= opt->restarts)
+            break;
+        *stats = keep;
+        stats->changed = 1;
+        stats->restarts++;
+        st = ZT_OK;
+    }
+    free(j.part);
+    close(j.dfd);
+    return st;
+}

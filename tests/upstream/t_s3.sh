@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# t_s3: ztensord --upstream s3://BUCKET/PREFIX in front of moto (the reference
+# S3): the sidecar serves the store's .zt files as a ztensord on the same
+# files would (/raw byte-exact, a component, zt pull through it), a second
+# request is answered from the cache without asking the store, and a relay
+# that flips bytes makes every fill fail its digest check with nothing cached.
+# Requests are signed with the keys of the environment (AWS_*): the second
+# part runs moto in auth mode, which checks every signature (botocore).
+. "$(dirname "$0")/lib.sh" "$@"
+. "$UPSTREAM_DIR/../sh/s3.sh"
+
+mkdir -p "$T/files" "$T/side"
+rand "$T/w.bin" 3000000
+rand "$T/t.bin" 4096
+pack "$T/files/model.zt" w=u8:3000000:"$T/w.bin" t=f32:1024:"$T/t.bin" || finish
+start_moto MP || finish
+$FILL "http://127.0.0.1:$MP" put models llama/ "$T/files" --create || bad "s3fill put"
+
+# gets: the GETs moto has answered for the object so far.
+gets() { grep -c 'GET /models/llama/model.zt' "$T/moto-$MP.log"; }
+
+export AWS_ENDPOINT_URL=http://127.0.0.1:$MP
+start_sidecar "$T/side" "s3://models/llama/" "$T/cache" || finish
+check_match "start-up says what the upstream is" "$(cat "$D_ERR")" \
+    "upstream s3://models/llama/ is an S3 store: objects at http://127.0.0.1:$MP/models/llama/NAME, requests signed \(SigV4\)"
+http "$T/r" "$URL/v1/files/model.zt/raw"
+check_code "raw" 200
+check_same "raw is the object" "$T/r.body" "$T/files/model.zt"
+http "$T/r" "$URL/v1/files/model.zt/objects/w/data"
+check_code "a component" 200
+check_same "its bytes" "$T/r.body" "$T/w.bin"
+n1=$(gets)
+http "$T/r" "$URL/v1/files/model.zt/objects/w/data"
+check_same "again: its bytes" "$T/r.body" "$T/w.bin"
+check_eq "again: from the cache, the store not asked" "$(gets)" "$n1"
+"$ZT" pull "$URL/v1/files/model.zt" -o "$T/pulled" --quiet
+check_eq "zt pull through the sidecar: exit status 0" $? 0
+cmp -s "$T/files/model.zt" "$T/pulled/model.zt" && ok "byte-exact" || bad "byte-exact"
+http "$T/r" "$URL/v1/files/absent.zt"
+check_code "an object the store lacks: 404" 404
+stop_daemon
+
+# A relay that flips a byte of every answer after the open's two.
+start_relay "$MP" flip 2 || finish
+AWS_ENDPOINT_URL=http://127.0.0.1:$RPORT start_sidecar "$T/side" "s3://models/llama/" \
+    "$T/cache2" --upstream-retries 0 || finish
+complete=0
+for i in 1 2 3; do
+    code=$(curl -s --max-time 60 -o "$T/flip$i" -w '%{http_code}' \
+        "$URL/v1/files/model.zt/objects/w/data")
+    rc=$?
+    if [ "$code" = 200 ] && [ "$rc" = 0 ] && cmp -s "$T/flip$i" "$T/w.bin"; then
+        complete=$((complete + 1))
+    fi
+    if [ "$code" = 200 ] && [ "$rc" = 0 ] && ! cmp -s "$T/flip$i" "$T/w.bin"; then
+        bad "flipped bytes never served complete" "request $i"
+    fi
+done
+check_eq "flipped fills: no request served the component" "$complete" 0
+check_eq "flipped fills: nothing in the cache" "$(metric "$URL" '^ztensord_cache_items$')" 0
+stop_daemon
+stop_relay
+
+# Signed requests checked by moto in auth mode: the right keys, then wrong ones.
+start_moto AP INITIAL_NO_AUTH_ACTION_COUNT=4 || finish
+$FILL "http://127.0.0.1:$AP" iam "$T/keys" || bad "s3fill iam"
+read -r KEY SECRET <"$T/keys"
+AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET $FILL "http://127.0.0.1:$AP" put private m/ \
+    "$T/files" --create || bad "s3fill put (auth)"
+AWS_ENDPOINT_URL=http://127.0.0.1:$AP AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET \
+    start_sidecar "$T/side" "s3://private/m" "$T/cache3" || finish
+http "$T/r" "$URL/v1/files/model.zt/raw"
+check_code "signed: raw" 200
+check_same "signed: the object" "$T/r.body" "$T/files/model.zt"
+stop_daemon
+AWS_ENDPOINT_URL=http://127.0.0.1:$AP AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=wrong \
+    start_sidecar "$T/side" "s3://private/m" "$T/cache4" --upstream-retries 0 || finish
+http "$T/r" "$URL/v1/files/model.zt/raw"
+[ "$CODE" != 200 ] && ok "a wrong secret: refused ($CODE)" || bad "a wrong secret refused"
+check_match "the store's word in the answer" "$(cat "$T/r.body")" 'SignatureDoesNotMatch|403'
+stop_daemon
+
+# upstream_kind ztensord cannot be an S3 store.
+"$ZTENSORD" --root "$T/side" --upstream s3://models/llama --upstream-kind ztensord \
+    --cache-dir "$T/cache5" --listen 127.0.0.1:0 >"$T/bad.out" 2>&1 &
+pid=$!
+wait_exit "$pid" 30
+check_match "upstream_kind ztensord with s3://: refused at start-up" "$(cat "$T/bad.out")" \
+    'is an S3 store: upstream_kind must be auto or plain'
+finish
