@@ -11,6 +11,8 @@
 # that echoes the old ETag for a file that changed cannot be told from the truth, but
 # the first fill it leads to gets 412 (If-Match), which opens the file again without
 # asking the HEAD: the new version is served from the next request on, never a mix.
+# Through nginx as a plain upstream: 10 revalidations are 10 HEADs answered 304 with no
+# body byte (its access log).
 . "$(dirname "$0")/lib.sh" "$@"
 
 o=$T/origin
@@ -142,4 +144,27 @@ check_code "lie304 echo: the next request: 200" 200
 check_same "lie304 echo: the next request: the new version's bytes" "$T/r.body" "$T/w.bin"
 check_ge "lie304 echo: opened again, without asking the HEAD" "$(($(side opens_total) - o0))" 1
 stop_daemon
+stop_relay
+
+# ---- a plain upstream (nginx): the same, counted in nginx's access log
+if start_nginx "$o"; then
+    start_sidecar "$T/side" "http://127.0.0.1:$NPORT" "$T/cache.n" --upstream-kind plain \
+        --upstream-ttl 0 || finish
+    alog=$T/nginx/access.log
+    for f in one.zt two.zt; do
+        http "$T/r" "$URL/v1/files/$f"
+        check_code "nginx $f: opened" 200
+        n0=$(wc -l <"$alog") r0=$(side revalidations_unchanged_total)
+        for i in $(seq 1 40); do
+            [ $(($(side revalidations_unchanged_total) - r0)) -ge 10 ] && break
+            curl -s -o /dev/null --max-time 30 "$URL/v1/files/$f"
+        done
+        tail -n +$((n0 + 1)) "$alog" >"$T/alog.$f"
+        check_ge "nginx $f: 10 revalidations, unchanged" \
+            "$(($(side revalidations_unchanged_total) - r0))" 10
+        check_ge "nginx $f: HEADs answered 304" "$(grep -c "\"HEAD /$f HTTP/1.1\" 304 " "$T/alog.$f")" 10
+        check_eq "nginx $f: no body byte sent" "$(awk '{ s += $10 } END { print s + 0 }' "$T/alog.$f")" 0
+    done
+    stop_daemon
+fi
 rfinish
