@@ -27,8 +27,10 @@ typedef struct head_resp {
 
 static void copy_value(char *dst, size_t cap, const char *v, size_t n)
 {
-    if (n >= cap) /* too long to be ours: never equal to anything pinned */
-        n = 0;
+    if (n >= cap) { /* too long to be the one pinned: another one, never none */
+        snprintf(dst, cap, "(%zu bytes)", n);
+        return;
+    }
     memcpy(dst, v, n);
     dst[n] = 0;
 }
@@ -135,11 +137,28 @@ static CURLcode head_once(zt_remote *r, const zt_remote_file *rf, struct curl_sl
     return rc;
 }
 
+/* Worth another try: the connection went wrong (as the transport's
+ * retryable()), or the server said so. */
 static bool transient(CURLcode rc, int status)
 {
-    if (rc != CURLE_OK)
-        return rc != CURLE_OUT_OF_MEMORY && rc != CURLE_UNSUPPORTED_PROTOCOL &&
-               rc != CURLE_URL_MALFORMAT && rc != CURLE_TOO_MANY_REDIRECTS;
+    switch (rc) {
+    case CURLE_OK:
+        break;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_AGAIN:
+        return true;
+    default:
+        return false;
+    }
     return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 ||
            status == 504;
 }
@@ -152,9 +171,12 @@ static zt_status verdict(const zt_remote_file *rf, const head_resp *h, zt_error 
     if (h->status == 404 || h->status == 410)
         return ztr__fail(err, ZT_E_NOT_FOUND, rf->url, NULL, NULL, 0, 0, "HTTP %d", h->status);
     if (h->status == 304) {
+        if (!pin->strong) /* nothing was asked that a 304 answers */
+            return ztr__fail(err, ZT_E_CHANGED, rf->url, NULL, NULL, 0, 0,
+                             "304 to a HEAD without a condition: the version cannot be told");
         /* RFC 9110 15.4.5: a 304 carries the ETag a 200 would: another one is
          * another version, whatever the status says. */
-        if (pin->strong && h->etag[0] && strcmp(h->etag, pin->etag))
+        if (h->etag[0] && strcmp(h->etag, pin->etag))
             return ztr__fail(err, ZT_E_CHANGED, rf->url, NULL, NULL, 0, 0,
                              "304 with ETag %s, opened as %s", h->etag, was);
         return ZT_OK;

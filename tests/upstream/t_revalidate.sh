@@ -10,7 +10,8 @@
 # lying with 304: a 304 naming another ETag is a change (opened again at once); a 304
 # that echoes the old ETag for a file that changed cannot be told from the truth, but
 # the first fill it leads to gets 412 (If-Match), which opens the file again without
-# asking the HEAD: the new version is served from the next request on, never a mix.
+# asking the HEAD: the new version is served from the next request on, never a mix. An
+# upstream that answers HEAD 501 gets the full open it got before.
 # Through nginx as a plain upstream: 10 revalidations are 10 HEADs answered 304 with no
 # body byte (its access log).
 . "$(dirname "$0")/lib.sh" "$@"
@@ -143,6 +144,22 @@ http "$T/r" "$URL/v1/files/one.zt/objects/w/data"
 check_code "lie304 echo: the next request: 200" 200
 check_same "lie304 echo: the next request: the new version's bytes" "$T/r.body" "$T/w.bin"
 check_ge "lie304 echo: opened again, without asking the HEAD" "$(($(side opens_total) - o0))" 1
+stop_daemon
+stop_relay
+
+# an upstream that answers HEAD 501 (relay.py pass, as http.server does): opened again,
+# as before this change, and served
+start_relay "${O_URL##*:}" pass || finish
+start_sidecar "$T/side" "http://127.0.0.1:$RPORT" "$T/cache.l3" --upstream-ttl 0 \
+    --upstream-kind ztensord || finish
+http "$T/r" "$URL/v1/files/one.zt/objects/w/data"
+check_code "HEAD 501: opened" 200
+o0=$(side opens_total)
+http "$T/r" "$URL/v1/files/one.zt/objects/w/data"
+check_code "HEAD 501: revalidated: 200" 200
+check_same "HEAD 501: the bytes" "$T/r.body" "$T/w.bin"
+check_eq "HEAD 501: opened again" "$(($(side opens_total) - o0))" 1
+check_eq "HEAD 501: not counted unchanged" "$(side revalidations_unchanged_total)" 0
 stop_daemon
 stop_relay
 
