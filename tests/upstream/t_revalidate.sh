@@ -68,10 +68,11 @@ if [ -f "$o/sharded.zt" ]; then # the root's and the shards' HEADs, 3 a request
     check_same "sharded.zt: its bytes" "$T/r.body" "$corpus/sharded.d/1.bin"
 fi
 
-# wait_changed URL OLD: until the origin's ETag of URL is not OLD (bounded)
+# wait_changed URL OLD: until the origin's ETag of URL is not OLD (bounded: 30 s for the
+# origin's rescan on a busy machine)
 wait_changed() {
     local i
-    for i in $(seq 1 40); do
+    for i in $(seq 1 120); do
         [ "$(etag_of "$1")" != "$2" ] && return 0
         sleep 0.25
     done
