@@ -298,8 +298,11 @@ static const option options[] = {
                "upstream that requires a read token."),
     OPT_DURATION("upstream_ttl", upstream_ttl_ms, "10s", 0, 24 * HOUR,
                  "How long an upstream file's manifest and the upstream listing are used before "
-                 "they are revalidated. A file replaced upstream is seen after at most this long; "
-                 "a response already started finishes with the version it started with."),
+                 "they are revalidated. A file's revalidation is a HEAD with its pinned validator "
+                 "(If-None-Match) for the file and each of its v2 shards: no body byte when "
+                 "nothing changed (304); the manifest is read again only when a validator "
+                 "changed. A file replaced upstream is seen after at most this long; a response "
+                 "already started finishes with the version it started with."),
     OPT_DURATION("upstream_stale", upstream_stale_ms, "5m", 0, 24 * HOUR,
                  "How long past upstream_ttl an upstream file keeps being served while it is "
                  "revalidated or while the upstream fails. The request that finds it expired "

@@ -4,7 +4,10 @@
  * the names the upstream answered 404 for (kept upstream_negative_ttl), and
  * the mapping of libztensor-remote errors to ours. Each thread that opens
  * has its own libztensor-remote session (a session is used by one thread at
- * a time), so opens of different files run at once. Fills are in fill.c,
+ * a time), so opens of different files run at once. A revalidation is a
+ * HEAD with the pinned validator for the file and each of its v2 shards (no
+ * body, whatever the answer): the manifest is read again only when one of
+ * them changed, or when a fill saw the file change. Fills are in fill.c,
  * /raw's gaps in raw.c.
  */
 #include "upstream/internal.h"
@@ -29,7 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ztensor/ztensor_remote.h>
+#include <ztensor/ztensor_remote_experimental.h>
 
 /* ---- set-up */
 
@@ -428,6 +431,37 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
     return err;
 }
 
+/* The version held (old), revalidated after upstream_ttl: ZTD_ERR_NONE with
+ * *out a new reference to old when the upstream says the file and its shards
+ * are unchanged; the error when the upstream could not be asked (the caller
+ * keeps old served within upstream_stale); else (changed, gone, or an answer
+ * that cannot tell) what opening the file again gives. */
+static ztd_err revalidate_entry(ztd_upstream *u, const char *name, ztd_entry *old, ztd_entry **out,
+                                char *msg, size_t cap)
+{
+    zt_error ze = {0};
+    zt_remote *session = ztd_up_open_session(u, &ze);
+    zt_status st = session ? ZT_OK : ze.code;
+    if (session) {
+        COUNT(u, revalidations, 1);
+        if (!(st = zt_remote_revalidate(session, old->up->rf, &ze))) {
+            COUNT(u, revalidations_unchanged, 1);
+            st = ztd_up_revalidate_shards(u, old, &ze);
+        }
+    }
+    if (st == ZT_OK) {
+        ztd_entry_retain(old);
+        *out = old;
+        return ZTD_ERR_NONE;
+    }
+    if (st == ZT_E_NETWORK || st == ZT_E_HTTP || st == ZT_E_NOMEM) {
+        COUNT(u, errors, 1);
+        return ztd_up_err_of_remote(u, name, &ze, msg, cap);
+    }
+    ztd_log(ZTD_LOG_DEBUG, "upstream: revalidating %s: %s: opening it again", name, ze.message);
+    return open_entry(u, name, out, msg, cap);
+}
+
 /* checked 0 is "expired" (ztd_up_expire): the monotonic clock counts from boot,
  * so now - 0 alone stays under a TTL longer than the uptime. */
 static bool fresh(const ztd_upstream *u, const slot *s, uint64_t now)
@@ -525,6 +559,7 @@ static ztd_err settle_slot(ztd_upstream *u, const char *name, ztd_err got, ztd_e
     }
     if (got == ZTD_ERR_NONE) {
         s->missing = false;
+        s->reopen = false;
         s->checked = s->used = now;
         s->failed_until = 0;
         ztd_entry_retain(s->e);
@@ -610,9 +645,14 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
         return ZTD_ERR_OVERLOADED;
     }
     s->opening = true;
+    ztd_entry *old = s->reopen ? NULL : s->e; /* revalidated, not read again */
+    if (old)
+        ztd_entry_retain(old);
     pthread_mutex_unlock(&u->mu);
     ztd_entry *e = NULL;
-    ztd_err got = open_entry(u, name, &e, msg, cap);
+    ztd_err got =
+        old ? revalidate_entry(u, name, old, &e, msg, cap) : open_entry(u, name, &e, msg, cap);
+    ztd_entry_release(old);
     pthread_mutex_lock(&u->mu);
     ztd_err err = settle_slot(u, name, got, e, out, msg, cap);
     pthread_cond_broadcast(&u->cv);
@@ -623,13 +663,17 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
     return err;
 }
 
-/* A fill saw the file change upstream: the next request opens it again. */
+/* A fill saw the file change upstream: the next request opens it again, all
+ * of it (an upstream whose HEAD says 304 while its ranges say 412 is not
+ * asked its HEAD again: the fill's answer is the one that pins the bytes). */
 void ztd_up_expire(ztd_upstream *u, const ztd_entry *e)
 {
     pthread_mutex_lock(&u->mu);
     slot *s = ztd_up_find_slot(u, e->name);
-    if (s && s->e == e)
+    if (s && s->e == e) {
         s->checked = 0;
+        s->reopen = true;
+    }
     pthread_mutex_unlock(&u->mu);
 }
 

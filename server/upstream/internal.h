@@ -45,9 +45,10 @@ struct ztd_upstream_entry {
 
 typedef struct slot {
     char *name;
-    ztd_entry *e;          /* NULL while first opening */
-    uint64_t checked;      /* ztd_now_ms() of the last successful open or revalidation; 0: expired */
-    bool opening;          /* someone is opening it: wait on cv, or serve e while stale */
+    ztd_entry *e;     /* NULL while first opening */
+    uint64_t checked; /* ztd_now_ms() of the last successful open or revalidation; 0: expired */
+    bool opening;     /* someone is opening it: wait on cv, or serve e while stale */
+    bool reopen;      /* a fill saw the file change: open it again, not a HEAD */
     uint64_t failed_until; /* a revalidation failed: e served (stale-if-error) until then */
     bool missing;          /* the upstream answered 404 at `checked` (upstream_negative_ttl) */
     size_t bytes;          /* what the slot and its entry cost (ztd_up_entry_bytes) */
@@ -119,6 +120,10 @@ void ztd_up_slot_set(ztd_upstream *u, slot *s, ztd_entry *e);
  * shard that fails to open is not an error: its parts are 503). */
 ztd_err ztd_up_open_shards(ztd_upstream *u, ztd_entry *e, char *msg, size_t cap);
 void ztd_up_shards_free(struct ztd_upstream_entry *up);
+/* Revalidates e's shards (one HEAD each, in this thread's open session): ZT_OK
+ * when every one is the version opened; ZT_E_CHANGED when one is not, or could
+ * not be opened with the root (open the root again); else the failure, in ze. */
+zt_status ztd_up_revalidate_shards(ztd_upstream *u, const ztd_entry *e, zt_error *ze);
 /* Were a's and b's shards opened at the same versions? */
 bool ztd_up_same_shards(const ztd_entry *a, const ztd_entry *b);
 /* The remote file that holds c's stored bytes (the root's, or its shard's), or NULL. */

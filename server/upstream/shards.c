@@ -7,11 +7,14 @@
  * table (§7.3 steps 1-2, as the origin does), so that a part is fetched from
  * the version of its shard opened with the root, and the manifest JSON says
  * what the origin's says. A shard replaced upstream fails its fills
- * (ZT_E_CHANGED) and makes a new entry at the next open.
+ * (ZT_E_CHANGED) and makes a new entry at the next open. After upstream_ttl,
+ * each shard is revalidated by a HEAD (ztd_up_revalidate_shards), as the root
+ * is: the root is opened again only when one of them changed.
  */
 #include "upstream/internal.h"
 
 #include <jansson.h>
+#include <ztensor/ztensor_remote_experimental.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +143,29 @@ void ztd_up_shards_free(struct ztd_upstream_entry *up)
     if (up->json && up->e && up->e->manifest_json == up->json)
         up->e->manifest_json = NULL; /* not the library's to release */
     free(up->json);
+}
+
+zt_status ztd_up_revalidate_shards(ztd_upstream *u, const ztd_entry *e, zt_error *ze)
+{
+    for (size_t i = 0; i < e->up->nshards; i++) {
+        const zt_remote_file *rf = e->up->shards[i].rf;
+        if (!rf) { /* its parts are 503 until the root is opened again */
+            ze->code = ZT_E_CHANGED;
+            snprintf(ze->message, sizeof(ze->message),
+                     "shard \"%s\" was not opened with the root: the root is opened again",
+                     zt_file_shard_name(e->file, i));
+            return ZT_E_CHANGED;
+        }
+        zt_remote *session = ztd_up_open_session(u, ze);
+        if (!session)
+            return ze->code;
+        COUNT(u, revalidations, 1);
+        zt_status st = zt_remote_revalidate(session, rf, ze);
+        if (st)
+            return st;
+        COUNT(u, revalidations_unchanged, 1);
+    }
+    return ZT_OK;
 }
 
 bool ztd_up_same_shards(const ztd_entry *a, const ztd_entry *b)

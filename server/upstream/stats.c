@@ -55,7 +55,14 @@ static const series upstream_series[] = {
     UP_S("errors_total", "counter", errors,
          "Upstream requests that failed (network, HTTP status, timeout)."),
     UP_S("opens_total", "counter", opens,
-         "Upstream files opened or revalidated (footer and manifest)."),
+         "Upstream files opened (footer and manifest): at first use, and again when a "
+         "revalidation found them changed."),
+    UP_S("revalidations_total", "counter", revalidations,
+         "Upstream files (v2 shards counted apart) revalidated after upstream_ttl by a "
+         "conditional HEAD request, which has no body."),
+    UP_S("revalidations_unchanged_total", "counter", revalidations_unchanged,
+         "Of those, the ones the upstream answered unchanged (304, or the same validator): "
+         "kept without reading their manifest again."),
     UP_S("files", "gauge", entries, "Upstream files known (opened) here."),
     UP_S("files_bytes", "gauge", entries_bytes,
          "Estimated memory of the upstream files kept open (upstream_entries_memory bounds it)."),

@@ -7,12 +7,14 @@
  * is opened once with libztensor-remote (footer and manifest, its validator
  * pinned; concurrent first requests wait for the one open), and becomes a
  * ztd_entry whose `up` holds the remote file. The entry is kept in a table
- * bounded by count and by bytes (upstream_entries_memory) for upstream_ttl, then revalidated by opening it again: the same
- * validator keeps the entry, another one makes a new entry (responses pinned
- * to the old one finish with the old one's bytes), a 404 drops it, and an
- * upstream that cannot be reached leaves it served as it is (upstream_stale).
- * A 404 is remembered for upstream_negative_ttl: requests for that name are
- * answered 404 without asking the upstream meanwhile.
+ * bounded by count and by bytes (upstream_entries_memory) for upstream_ttl,
+ * then revalidated by a HEAD with the pinned validator (If-None-Match; no
+ * body): unchanged (304) keeps the entry; a changed validator (or a fill that
+ * saw the file change) opens it again, and another version makes a new entry
+ * (responses pinned to the old one finish with the old one's bytes); a 404
+ * drops it; an upstream that cannot be reached leaves it served as it is
+ * (upstream_stale). A 404 is remembered for upstream_negative_ttl: requests
+ * for that name are answered 404 without asking the upstream meanwhile.
  *
  * A component's bytes are a cache item: keyed by its sha256 when it has one,
  * else by (URL, validator, object, component). The first request for it
@@ -41,7 +43,7 @@ typedef struct ztd_upstream ztd_upstream;
 
 /* What the store counts, for /metrics. */
 typedef struct ztd_upstream_stats {
-    uint64_t opens;         /* files opened (or reopened) from upstream */
+    uint64_t opens;         /* files opened (or reopened when changed) from upstream */
     uint64_t open_failures; /* opens that failed (404 included) */
     uint64_t fills;         /* fills started */
     uint64_t fill_failures; /* fills that failed: upstream, digest or disk */
@@ -52,6 +54,8 @@ typedef struct ztd_upstream_stats {
     uint64_t fills_running;
     uint64_t entries_bytes;   /* what the table's entries are estimated to cost */
     uint64_t entry_evictions; /* entries dropped to keep within upstream_entries_memory */
+    uint64_t revalidations;   /* files (roots and shards) asked after upstream_ttl by a HEAD */
+    uint64_t revalidations_unchanged; /* of which answered "the version opened" */
 } ztd_upstream_stats;
 
 /* The store for cfg->upstream, with its cache in cfg->cache_dir. NULL (logged,

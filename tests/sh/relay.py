@@ -26,6 +26,12 @@ file makes two):
     no-if-match               forward without If-Match and If-Unmodified-Since
     no-conditionals           forward without If-Match, If-Unmodified-Since, If-Range
     no-etag                   forward, and drop ETag from the answers
+    heads                     forward every request, HEAD too (in the other
+                              modes HEAD is answered 501, as http.server does)
+    lie304 ETAG               forward every request, but answer a HEAD that
+                              carries If-None-Match with 304 (a lie once the
+                              file changed), with ETag ETAG: "echo" (the
+                              If-None-Match value), "none" (no ETag) or ETAG
     hang SECONDS              read requests, answer nothing for SECONDS
     chaos SEED                after the first two requests (an open), each
                               206 answer to a "bytes=A-B" range is, at random:
@@ -42,6 +48,7 @@ untouched, not counted and not logged, except in mode hang.
 Writes its port to PORTFILE once listening; one line per request to LOGFILE:
     N METHOD PATH | Range | If-Match | If-Range | If-Unmodified-Since |
     Authorization -> STATUS
+and for a HEAD (modes heads and lie304): N HEAD PATH | If-None-Match -> STATUS
 Every wait is bounded; the process ends when the test kills it.
 """
 import http.client
@@ -112,6 +119,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body if send_len is None else body[:send_len])
         self.wfile.flush()
+
+    def do_HEAD(self):
+        if MODE not in ("heads", "lie304"):
+            self.send_error(501, "Unsupported method ('HEAD')")
+            return
+        with LOCK:
+            COUNT[0] += 1
+            n = COUNT[0]
+        inm = self.headers.get("If-None-Match")
+        desc = "%d HEAD %s | %s" % (n, self.path, inm or "-")
+        if MODE == "lie304" and inm:
+            self.send_response(304)
+            tag = {"echo": inm, "none": None}.get(ARGS[0], ARGS[0])
+            if tag:
+                self.send_header("ETag", tag)
+            self.end_headers()
+            log(desc + " -> 304 (made up)")
+            return
+        hdrs = {h: self.headers[h] for h in FORWARD if self.headers.get(h) is not None}
+        c = http.client.HTTPConnection("127.0.0.1", ORIGIN, timeout=30)
+        c.request("HEAD", self.path, headers=hdrs)
+        r = c.getresponse()
+        r.read()
+        self.send_response(r.status)
+        for h in KEEP + ["Content-Length"]:
+            if r.getheader(h) is not None:
+                self.send_header(h, r.getheader(h))
+        self.end_headers()
+        c.close()
+        log(desc + " -> %d" % r.status)
 
     def chaos(self, n, desc):
         """Breaks a data range at random; True when the answer is sent."""

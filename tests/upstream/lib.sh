@@ -36,9 +36,10 @@ stop_origin() {
 kill_origin_at_exit() { [ -n "$O_PID" ] && kill -KILL "$O_PID" 2>/dev/null; }
 at_exit kill_origin_at_exit
 
-# A sidecar revalidates an upstream file's manifest (and the upstream listing) once
-# upstream_ttl has passed: a request to the origin that a test counting the origin's
-# bytes or requests would count. Its default of 10 s can pass during the checks of a
+# A sidecar revalidates an upstream file (a HEAD, no body when unchanged; its manifest is
+# read again when it changed) and the upstream listing once upstream_ttl has passed:
+# requests to the origin that a test counting the origin's requests (or, on a change,
+# bytes) would count. Its default of 10 s can pass during the checks of a
 # slow run (a busy machine, ASan), so every sidecar the helpers start gets
 # --upstream-ttl $UPSTREAM_TTL (1h) unless its flags name one: a test about
 # revalidation names its own short TTL; every other test sees no revalidation at all.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_token: an upstream that requires a read token. With upstream_token_file the sidecar
-# sends it (kind probe, opens, fills, listing) and serves the files; without it the
+# sends it (kind probe, opens, revalidations, fills, listing) and serves the files; without it the
 # upstream's 401 is a 502 naming the upstream. The token is never logged.
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -22,6 +22,17 @@ check_eq "with the token: the listing (a ztensord upstream, told so by the probe
     "$($HELP names "$T/r.body" | tr '\n' ' ')" "m.zt "
 stop_daemon
 check_eq "the token is never logged" "$(grep -c "$tok" "$D_ERR")" 0
+
+# a revalidation (upstream_ttl 0: every request) sends it too: 304, not a new open
+start_sidecar "$T/side" "$O_URL" "$T/cache3" --upstream-token-file "$T/up.token" \
+    --upstream-ttl 0 || finish
+http "$T/r" "$URL/v1/files/m.zt"
+http "$T/r" "$URL/v1/files/m.zt"
+check_code "with the token: revalidated" 200
+check_eq "with the token: the revalidation was answered unchanged" \
+    "$(metric "$URL" '^ztensord_upstream_revalidations_unchanged_total$')" 1
+check_eq "with the token: opened once" "$(metric "$URL" '^ztensord_upstream_opens_total$')" 1
+stop_daemon
 
 start_sidecar "$T/side" "$O_URL" "$T/cache2" --upstream-kind ztensord || finish
 http "$T/r" "$URL/v1/files/m.zt"

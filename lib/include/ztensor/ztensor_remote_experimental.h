@@ -27,6 +27,17 @@ ZT_REMOTE_API int zt_remote_http_get(const char *url, const char *bearer_token,
                                      double timeout, size_t max, int *status, char **body,
                                      size_t *len, char etag[256], int *timed_out);
 
+/* Is the file at rf's URL still the version rf pinned at open? One HEAD
+ * request in session r (which rf's reads may share), with If-None-Match: the
+ * pinned ETag when it is strong: no answer has a body, so a 304 costs the
+ * server no body bytes. ZT_OK: the same version (304 with no other ETag, or
+ * 200 with the pinned validator and size). ZT_E_CHANGED: another version, or
+ * an answer that cannot tell (405, 501, 403, a 200 without the validator...):
+ * open the file again to know. ZT_E_NOT_FOUND: 404 or 410. ZT_E_NETWORK and
+ * ZT_E_HTTP (408, 429, 500, 502-504): the server could not be asked, after
+ * the session's retries and within its total_timeout; ZT_E_NOMEM. */
+ZT_REMOTE_API zt_status zt_remote_revalidate(zt_remote *r, const zt_remote_file *rf, zt_error *err);
+
 #ifdef __cplusplus
 }
 #endif
