@@ -64,27 +64,15 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 static int head_headers(const zt_remote *r, const ztr_pin *pin, struct curl_slist **out)
 {
     char line[400];
-    struct curl_slist *h = NULL, *t = NULL;
+    struct curl_slist *h = NULL;
     *out = NULL;
     if (pin->strong) {
         snprintf(line, sizeof(line), "If-None-Match: %s", pin->etag);
         if (!(h = curl_slist_append(NULL, line)))
             return -1;
     }
-    if (r->token) {
-        size_t n = strlen(r->token) + 32;
-        char *a = malloc(n);
-        if (a) {
-            snprintf(a, n, "Authorization: Bearer %s", r->token);
-            t = curl_slist_append(h, a);
-            free(a);
-        }
-        if (!t) {
-            curl_slist_free_all(h);
-            return -1;
-        }
-        h = t;
-    }
+    if (ztr__auth_headers(r, &h)) /* a bearer token, or an S3 origin's signing headers */
+        return -1;
     *out = h;
     return 0;
 }
@@ -121,6 +109,7 @@ static CURLcode head_once(zt_remote *r, const zt_remote_file *rf, struct curl_sl
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
+    ztr__auth_setopt(r, e); /* SigV4 for an S3 origin */
     CURLcode rc = CURLE_FAILED_INIT;
     if (curl_multi_add_handle(r->multi, e) == CURLM_OK) {
         int still = 1, left_msgs;

@@ -26,8 +26,11 @@ file makes two):
     no-if-match               forward without If-Match and If-Unmodified-Since
     no-conditionals           forward without If-Match, If-Unmodified-Since, If-Range
     no-etag                   forward, and drop ETag from the answers
-    heads                     forward every request, HEAD too (in the other
-                              modes HEAD is answered 501, as http.server does)
+    heads                     forward every request, HEAD too, counting and
+                              logging the HEADs (the other modes forward a HEAD
+                              uncounted, logged as "- HEAD PATH -> STATUS")
+    nohead                    forward, but answer every HEAD 501 (a server
+                              without HEAD, as http.server is)
     lie304 ETAG               forward every request, but answer a HEAD that
                               carries If-None-Match with 304 (a lie once the
                               file changed), with ETag ETAG: "echo" (the
@@ -121,8 +124,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def do_HEAD(self):
-        if MODE not in ("heads", "lie304"):
+        if MODE == "nohead":
             self.send_error(501, "Unsupported method ('HEAD')")
+            return
+        if MODE == "hang":
+            log("- HEAD %s -> (no answer)" % self.path)
+            time.sleep(min(float(ARGS[0]), 60))
+            self.close_connection = True
+            return
+        if MODE not in ("heads", "lie304"):  # passed through, not counted (SKIP counts GETs)
+            status, hdrs, _ = self.fetch(False, "HEAD")
+            log("- HEAD %s -> %d" % (self.path, status))
+            self.send_response(status)
+            for h, v in hdrs:
+                self.send_header(h, v)
+            self.send_header("Content-Length", str(self.origin_length))
+            self.end_headers()
             return
         with LOCK:
             COUNT[0] += 1
@@ -187,17 +204,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return True
         self.close_connection = True
         return True
-
-    def do_HEAD(self):
-        """An S3 client's HEAD: passed through untouched, neither counted nor
-        broken (SKIP counts GETs), logged."""
-        status, hdrs, _ = self.fetch(False, "HEAD")
-        log("- HEAD %s -> %d" % (self.path, status))
-        self.send_response(status)
-        for h, v in hdrs:
-            self.send_header(h, v)
-        self.send_header("Content-Length", str(self.origin_length))
-        self.end_headers()
 
     def do_GET(self):
         if self.path == "/healthz" and MODE != "hang":

@@ -148,9 +148,9 @@ check_ge "lie304 echo: opened again, without asking the HEAD" "$(($(side opens_t
 stop_daemon
 stop_relay
 
-# an upstream that answers HEAD 501 (relay.py pass, as http.server does): opened again,
+# an upstream that answers HEAD 501 (relay.py nohead, as http.server does): opened again,
 # as before this change, and served
-start_relay "${O_URL##*:}" pass || finish
+start_relay "${O_URL##*:}" nohead || finish
 start_sidecar "$T/side" "http://127.0.0.1:$RPORT" "$T/cache.l3" --upstream-ttl 0 \
     --upstream-kind ztensord || finish
 http "$T/r" "$URL/v1/files/one.zt/objects/w/data"
