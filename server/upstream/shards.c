@@ -9,6 +9,7 @@
  * what the origin's says. A shard replaced upstream fails its fills
  * (ZT_E_CHANGED) and makes a new entry at the next open.
  */
+#include "core/json_line.h"
 #include "upstream/internal.h"
 
 #include <jansson.h>
@@ -81,7 +82,7 @@ static char *json_with_shards(const ztd_entry *e, const ztd_up_shard *sh, char *
         json_object_set_new(s, "file", json_string(base ? base + 1 : names[i])); /* looked at */
         json_object_set_new(s, "status", json_string(sh[i].status));
     }
-    char *out = m ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *out = m ? ztd_json_line(j, NULL) : NULL; /* ends with a newline, as every JSON body */
     json_decref(j);
     return out;
 }
@@ -124,7 +125,7 @@ ztd_err ztd_up_open_shards(ztd_upstream *u, ztd_entry *e, char *msg, size_t cap)
         snprintf(msg, cap, "out of memory");
         return err;
     }
-    zt_free(e->manifest_json);
+    free(e->manifest_json);      /* ztd_manifest_json_line()'s */
     e->manifest_json = up->json; /* released by ztd_up_shards_free, before the entry's */
     e->manifest_json_len = strlen(up->json);
     return ZTD_ERR_NONE;
@@ -138,7 +139,7 @@ void ztd_up_shards_free(struct ztd_upstream_entry *up)
     }
     free(up->shards);
     if (up->json && up->e && up->e->manifest_json == up->json)
-        up->e->manifest_json = NULL; /* not the library's to release */
+        up->e->manifest_json = NULL; /* up's to release, not the entry's */
     free(up->json);
 }
 
