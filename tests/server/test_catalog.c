@@ -91,6 +91,58 @@ static void scan_rules(void **state)
     rm_tree(root);
 }
 
+static size_t open_files(ztd_catalog *c);
+
+/* Plain files are in the open-file budget too: closed when unpinned past
+ * it, opened again (identity checked) when pinned; one replaced while closed
+ * is stale and has no fd. */
+static void plain_files_budget(void **state)
+{
+    (void)state;
+    const char *root = tmp_dir("catalog");
+    char name[16], text[16], buf[16];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof(name), "p%d.txt", i);
+        snprintf(text, sizeof(text), "plain %d", i);
+        write_text(join(root, name), text);
+    }
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    ztd_catalog_set_max_open(c, 2);
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    assert_int_equal(open_files(c), 2);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 5; i++) {
+            snprintf(name, sizeof(name), "p%d.txt", i);
+            snprintf(text, sizeof(text), "plain %d", i);
+            ztd_entry *e = find(c, name);
+            assert_true(ztd_entry_fd(e) >= 0);
+            memset(buf, 0, sizeof(buf));
+            assert_int_equal(pread(ztd_entry_fd(e), buf, sizeof(buf), 0), 7);
+            assert_string_equal(buf, text);
+            ztd_entry_release(e);
+            assert_true(open_files(c) <= 2);
+        }
+    ztd_fdcache_stats st;
+    ztd_catalog_fd_stats(c, &st);
+    assert_true(st.reopens >= 5);
+    /* p0 is closed now; replaced by rename, it cannot be opened as the old entry */
+    write_text(join(root, ".new"), "other!!");
+    assert_int_equal(rename(join(root, ".new"), join(root, "p0.txt")), 0);
+    ztd_entry *e = find(c, "p0.txt");
+    assert_int_equal(ztd_entry_fd(e), -1);
+    assert_true(ztd_entry_stale(e));
+    assert_null(ztd_entry_plain_sha256(e));
+    ztd_entry_release(e);
+    assert_int_equal(ztd_catalog_update(c, "p0.txt", NULL), 0);
+    e = find(c, "p0.txt");
+    memset(buf, 0, sizeof(buf));
+    assert_int_equal(pread(ztd_entry_fd(e), buf, sizeof(buf), 0), 7);
+    assert_string_equal(buf, "other!!");
+    ztd_entry_release(e);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
 /* The exclude patterns leave files out, by their path or a directory's,
  * tensor files and plain files alike; an update follows the same rule. */
 static void exclude_patterns(void **state)
@@ -320,9 +372,10 @@ static void open_file_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scan_rules),       cmocka_unit_test(snapshots_outlive_rescans),
-        cmocka_unit_test(update_one_entry), cmocka_unit_test(update_verified),
-        cmocka_unit_test(open_file_budget), cmocka_unit_test(exclude_patterns),
+        cmocka_unit_test(scan_rules),         cmocka_unit_test(snapshots_outlive_rescans),
+        cmocka_unit_test(update_one_entry),   cmocka_unit_test(update_verified),
+        cmocka_unit_test(open_file_budget),   cmocka_unit_test(exclude_patterns),
+        cmocka_unit_test(plain_files_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
