@@ -125,7 +125,8 @@ static const option options[] = {
                "comma-separated glob patterns, none empty",
                "Files under the root not to serve: comma-separated glob patterns (fnmatch(3), "
                "where `*` also matches `/`) matched against each file's path relative to the "
-               "root and against the paths of its directories, e.g. `*.bin,cache,*/tmp/*`. "
+               "root and against the paths of its directories, e.g. `*.bin,cache,*/tmp/*`, or "
+               "`*.ztpart,*.ztpull` for the partial files of a `zt pull` into the root. "
                "Such files are neither listed nor served, as hidden names (starting with `.`) "
                "and the staging directories never are. Empty: every other regular file is "
                "served, tensor files and plain files alike."),
