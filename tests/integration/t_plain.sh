@@ -194,6 +194,15 @@ if [ -n "$hashed" ]; then
     check_eq "raw once hashed: the range's ETag" "$(hdr "$LAST.hdr" ETag)" "\"sha256:$SHA\""
     req "document once hashed" 200 "$URL/v1/files/m/tokenizer.json"
     check_eq "document once hashed: sha256" "$(jget "$LAST.body" sha256)" "$SHA"
+    # the listing's etag is good for a write's preconditions too
+    text "$T/tok2" 1000
+    check_err "PUT If-Match another sha256" 412 precondition_failed -T "$T/tok2" \
+        -H "If-Match: \"sha256:$(sha256_hex "$T/tok2")\"" "$URL/v1/files/m/tokenizer.json"
+    check_err "PUT If-None-Match the sha256" 412 precondition_failed -T "$T/tok2" \
+        -H "If-None-Match: \"sha256:$SHA\"" "$URL/v1/files/m/tokenizer.json"
+    req "PUT If-Match the listing's sha256 etag: replaced" 200 -T "$T/tok2" \
+        -H "If-Match: \"sha256:$SHA\"" "$URL/v1/files/m/tokenizer.json"
+    check_same "PUT If-Match the sha256: the new bytes" "$R/m/tokenizer.json" "$T/tok2"
 fi
 
 # ---- zt pull of a directory with plain files still pulls its tensor files (plain files
