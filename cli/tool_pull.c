@@ -10,6 +10,7 @@
 #include <fnmatch.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,8 +34,9 @@ static const char k_help[] =
     "DESCRIPTION\n"
     "    URL is one file (a ztensord file URL, or a .zt/.safetensors URL on any\n"
     "    server that answers Range requests) or a ztensord prefix ending in '/'\n"
-    "    (http://host:7070/v1/files/llama/: every file under llama/, listed at\n"
-    "    the start with its ETag). Files are written under DIR (default .) with\n"
+    "    (http://host:7070/v1/files/llama/: every tensor file under llama/,\n"
+    "    listed at the start with its ETag; plain files such as config.json are\n"
+    "    not pulled yet, and a line says how many). Files are written under DIR (default .) with\n"
     "    their names relative to the prefix, byte-identical to the origin's:\n"
     "    each through NAME.ztpart, renamed only once every component digest and\n"
     "    the manifest are checked. NAME.ztpull beside it records what is\n"
@@ -227,12 +229,31 @@ typedef struct list_ctx {
     const char *prefix;
     /* as the server matches names: %XX decoded */ /* bytes of the prefix's directory part */
     size_t skipped;
+    size_t plain; /* plain files listed (config.json, README: not tensor files) */
     int bad;
 } list_ctx;
+
+/* Does name end as a tensor file's (.zt, .safetensors, .alt)? A server lists
+ * every file of a directory; this pull fetches and verifies tensor files. */
+static bool tensor_name(const char *name)
+{
+    static const char *const exts[] = {".zt", ".safetensors", ".alt"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+        size_t e = strlen(exts[i]);
+        if (n >= e && !strcmp(name + n - e, exts[i]))
+            return true;
+    }
+    return false;
+}
 
 static int on_entry(void *ud, const char *name, uint64_t size, const char *etag, int ok)
 {
     list_ctx *L = ud;
+    if (!tensor_name(name)) {
+        L->plain++;
+        return 0;
+    }
     if (!ok) {
         fprintf(stderr, "zt pull: %s: skipped: the server does not serve it (invalid)\n", name);
         L->skipped++;
@@ -440,7 +461,7 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
         }
         char *base = strndup(url, (size_t)(files - url) + 10);
         char *prefix = tool_url_unescape(files + 10);
-        list_ctx L = {R, base, prefix, 0, 0};
+        list_ctx L = {R, base, prefix, 0, 0, 0};
         zt_error err = {.code = ZT_E_NOMEM, .message = "out of memory"};
         zt_status st =
             base && prefix ? zt_remote_list(session, url, on_entry, &L, &err) : ZT_E_NOMEM;
@@ -453,6 +474,11 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
             R->timed_out |= tool_pull_limits_hit(&err);
             return tool_report("pull", url, &err);
         }
+        if (L.plain)
+            fprintf(stderr,
+                    "zt pull: %zu plain files listed under %s (not tensor files) are not "
+                    "pulled\n",
+                    L.plain, url);
         return L.bad ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
     }
     const char *slash = strrchr(url, '/');

@@ -332,6 +332,24 @@ static void report_upstream(const ztd_config *cfg, ztd_upstream *up)
                               "BASE/NAME");
 }
 
+/* The exclude option's comma-separated patterns, given to the catalog. */
+static int set_exclude(ztd_catalog *cat, const char *list)
+{
+    char *copy = strdup(list);
+    const char *v[256];
+    size_t n = 0;
+    if (!copy)
+        return -1;
+    for (char *save = NULL, *p = strtok_r(copy, ",", &save); p && n < 256;
+         p = strtok_r(NULL, ",", &save))
+        v[n++] = p;
+    if (n == 256)
+        ztd_log(ZTD_LOG_WARN, "exclude: only the first 256 patterns are used");
+    int rc = ztd_catalog_set_exclude(cat, v, n);
+    free(copy);
+    return rc;
+}
+
 /* The catalog of the root, the session table and the publisher. */
 static int setup_store(ztd_server *srv)
 {
@@ -347,6 +365,10 @@ static int setup_store(ztd_server *srv)
                 "kept open",
                 cfg->max_open_files, budget);
     ztd_catalog_set_max_open(srv->catalog, budget);
+    if (set_exclude(srv->catalog, cfg->exclude) != 0) {
+        ztd_log(ZTD_LOG_ERROR, "out of memory");
+        return -1;
+    }
     srv->sessions = ztd_sessions_new(srv->uploads);
     srv->publisher = ztd_publisher_new(cfg->root, srv->staging, srv->catalog);
     /* Verify, fsync and publish uploads; each verification runs on all cores

@@ -105,6 +105,7 @@ static int check_listen(const char *v, char *why, size_t whylen);
 static int check_mode(const char *v, char *why, size_t whylen);
 static int check_header_value(const char *v, char *why, size_t whylen);
 static int check_upstream(const char *v, char *why, size_t whylen);
+static int check_exclude(const char *v, char *why, size_t whylen);
 
 static const char *const access_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
@@ -120,6 +121,15 @@ static const option options[] = {
         "Directory whose zTensor files are served. Required, unless upstream is set: "
         "then an empty directory `root` inside cache_dir is made and served, and only "
         "upstream files are."),
+    OPT_STRING("exclude", exclude, 0, "", "GLOBS", check_exclude,
+               "comma-separated glob patterns, none empty",
+               "Files under the root not to serve: comma-separated glob patterns (fnmatch(3), "
+               "where `*` also matches `/`) matched against each file's path relative to the "
+               "root and against the paths of its directories, e.g. `*.bin,cache,*/tmp/*`, or "
+               "`*.ztpart,*.ztpull` for the partial files of a `zt pull` into the root. "
+               "Such files are neither listed nor served, as hidden names (starting with `.`) "
+               "and the staging directories never are. Empty: every other regular file is "
+               "served, tensor files and plain files alike."),
     OPT_STRING("listen", listen, 0, "127.0.0.1:7070", "HOST:PORT", check_listen,
                "HOST:PORT or [IPv6]:PORT with a port from 0 to 65535, or unix:/ABSOLUTE/PATH",
                "Address to listen on: HOST:PORT with a host name or IPv4 address, or [IPv6]:PORT. "
@@ -803,6 +813,22 @@ unsigned ztd_listen_mode(const char *mode)
 
 /* It goes into a response header: no CR, LF or other control bytes. */
 /* An upstream base URL: http(s)://, no query or fragment (paths are appended). */
+static int check_exclude(const char *v, char *why, size_t whylen)
+{
+    if (!v[0])
+        return 0;
+    for (const char *p = v;; p++) {
+        const char *comma = strchr(p, ',');
+        if ((comma ? comma : p + strlen(p)) == p) {
+            snprintf(why, whylen, "an empty pattern");
+            return -1;
+        }
+        if (!comma)
+            return 0;
+        p = comma;
+    }
+}
+
 static int check_upstream(const char *v, char *why, size_t whylen)
 {
     if (!v[0])

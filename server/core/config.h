@@ -56,6 +56,7 @@ typedef struct ztd_config {
     ztd_action action;
     char *config_path;               /* --config / ZTENSORD_CONFIG */
     char *root;                      /* directory served */
+    char *exclude;                   /* comma-separated glob patterns not served; "" = none */
     char *listen;                    /* "HOST:PORT" (ztd_listen_parse) or "unix:PATH" */
     char *listen_mode;               /* octal permissions of a Unix socket (ztd_listen_mode) */
     unsigned threads;                /* 0 = one per CPU core */

@@ -24,7 +24,7 @@
     X(BAD_JSON, 400, "bad_json", 0,                                                                \
       "the body must be a JSON object")                                                            \
     X(BAD_NAME, 400, "bad_name", 0,                                                                \
-      "only .zt files can be uploaded")                                                            \
+      "only .zt files and plain files can be uploaded")                                            \
     X(BAD_DIGEST_HEADER, 400, "bad_digest_header", 0,                                              \
       "Content-Digest/Repr-Digest must be like sha-256=:<base64>:")                                \
     X(BODY_DIGEST_MISMATCH, 400, "digest_mismatch", 0,                                             \
@@ -47,6 +47,8 @@
       "no such object")                                                                            \
     X(COMPONENT_NOT_FOUND, 404, "component_not_found", 0,                                          \
       "no such component")                                                                         \
+    X(NOT_A_TENSOR_FILE, 404, "not_a_tensor_file", 0,                                              \
+      "a plain file has no objects, components or safetensors view")                               \
     X(BLOB_NOT_FOUND, 404, "blob_not_found", 0,                                                    \
       "no component has this digest")                                                              \
     X(NO_UPSTREAM, 404, "no_upstream", 0,                                                          \

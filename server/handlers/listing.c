@@ -4,6 +4,7 @@
  * choice of the page are http/listing_query.c's.
  */
 #include "handlers/handlers.h"
+#include "core/json_line.h"
 #include "http/listing_query.h"
 #include "store/catalog.h"
 #include "http/offload.h"
@@ -49,10 +50,8 @@ static char *listing_json(const ztd_snapshot *s, const ztd_listing_query *q, siz
             root = NULL;
         }
     }
-    char *out = root ? json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *out = ztd_json_line(root, len);
     json_decref(root);
-    if (out)
-        *len = strlen(out);
     return out;
 }
 
@@ -142,9 +141,10 @@ static char *merged_page(const ztd_snapshot *s, json_t *up, const ztd_listing_qu
     for (size_t i = 0; i < nup; i++) {
         json_t *e = json_array_get(up, i);
         const char *name = json_string_value(json_object_get(e, "name"));
-        /* an upstream is a stranger: a name no client could ask for is not listed */
+        /* an upstream is a stranger: a name no client could ask for is not listed;
+         * nor, for now, its plain files, which this tier does not fetch yet */
         if (name && !ztd_file_path_problem(name, strlen(name)) &&
-            !ztd_snapshot_find(s, name, strlen(name)))
+            ztd_file_ext_served(name, strlen(name)) && !ztd_snapshot_find(s, name, strlen(name)))
             v[n++] = e;
     }
     qsort(v, n, sizeof(*v), by_name);
@@ -167,10 +167,8 @@ static char *merged_page(const ztd_snapshot *s, json_t *up, const ztd_listing_qu
             free(cur);
         }
     }
-    out = root ? json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    out = ztd_json_line(root, len);
     json_decref(root);
-    if (out)
-        *len = strlen(out);
 done:
     free(v);
     json_decref(local);

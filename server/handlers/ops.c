@@ -16,7 +16,7 @@
 enum MHD_Result ztd_ops_healthz(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     (void)s;
-    return ztd_json(c, r, 200, "{\"status\":\"ok\"}", 15, 0);
+    return ztd_json(c, r, 200, "{\"status\":\"ok\"}\n", 16, 0);
 }
 
 enum MHD_Result ztd_ops_readyz(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
@@ -38,7 +38,7 @@ enum MHD_Result ztd_ops_readyz(ztd_server *s, struct MHD_Connection *c, ztd_req 
                          (unsigned long long)t.files_done, (unsigned long long)t.files_total,
                          (unsigned long long)t.bytes_done, (unsigned long long)t.bytes_total);
     }
-    return ztd_json(c, r, 200, "{\"status\":\"ready\"}", 18, 0);
+    return ztd_json(c, r, 200, "{\"status\":\"ready\"}\n", 19, 0);
 }
 
 /* The names metrics.c counts by number: routes, digest states. */

@@ -3,6 +3,7 @@
  * and prefixes (upstream/prefetch.h) and answers its progress at once (202);
  * GET /v1/prefetch answers every job kept.
  */
+#include "core/json_line.h"
 #include "handlers/handlers.h"
 #include "http/json_body.h"
 #include "http/prefetch_json.h"
@@ -16,7 +17,7 @@
 static enum MHD_Result send_json_obj(struct MHD_Connection *c, ztd_req *r, unsigned status,
                                      json_t *o)
 {
-    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *text = ztd_json_line(o, NULL);
     json_decref(o);
     if (!text)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);

@@ -14,6 +14,7 @@
 #include "http/offload.h"
 #include "http/response.h"
 #include "store/body_hash.h"
+#include "store/names.h"
 #include "store/publish.h"
 #include "store/uploads.h"
 
@@ -99,7 +100,9 @@ static enum MHD_Result refuse_early(ztd_server *s, struct MHD_Connection *c, ztd
     size_t n = r->match->file_len;
     char msg[512];
     ztd_err e;
-    if (n < 3 || strcmp(rel + n - 3, ".zt"))
+    /* .zt files, validated before publishing, or plain files (no tensor
+     * extension) as they are; not .safetensors nor .alt. */
+    if (ztd_file_ext_served(rel, n) && (n < 3 || strcmp(rel + n - 3, ".zt")))
         return ztd_fail(c, r, ZTD_ERR_BAD_NAME);
     if (!name_fits(s->cfg->root, rel))
         return ztd_error(c, r, ZTD_ERR_BAD_NAME,
@@ -151,7 +154,9 @@ enum MHD_Result ztd_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *
         return ztd_error(c, r, ztd_err_of_errno(errno, ZTD_ERR_STAGING_FAILED),
                          "cannot create a staging file: %s", strerror(errno));
     zt_writeback_init(&u->wb, u->fd);
-    u->bh = ztd_body_hash_new(u->fd); /* NULL: verification hashes it all */
+    /* NULL: verification hashes it all (a plain file has nothing to verify) */
+    u->bh =
+        ztd_file_ext_served(r->match->file, r->match->file_len) ? ztd_body_hash_new(u->fd) : NULL;
     u->want = want;
     /* The body's digest on another core, fed each buffer once it is written. */
     uint8_t *first;

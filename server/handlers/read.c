@@ -7,6 +7,8 @@
 #include "core/config.h"
 #include "core/decimal.h"
 #include "core/hex.h"
+#include "core/json_line.h"
+#include "http/disposition.h"
 #include "http/body.h"
 #include "http/headers.h"
 #include "http/response.h"
@@ -193,7 +195,9 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
     char *json = zt_object_json(o, ZT_JSON_COMPACT, &err);
     if (!json)
         return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_READ), "%s", err.message);
-    object_ctx *x = json_ctx(r, e, json, zt_free);
+    /* zt_free is free here (the server keeps libztensor's allocator): grown in place */
+    json = ztd_text_line(json, strlen(json), NULL);
+    object_ctx *x = json ? json_ctx(r, e, json, free) : NULL;
     if (!x)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     ztd_body b;
@@ -227,6 +231,68 @@ static enum MHD_Result mismatch_error(struct MHD_Connection *c, ztd_req *r, cons
                      zt_component_digest(comp));
 }
 
+/* Content-Disposition of a component's bytes: "OBJECT.COMPONENT" ('/' made
+ * '_'), so that curl -OJ saves them under a name that says what they are. */
+static const char *component_disposition(const zt_object *o, const zt_component *comp, char *out,
+                                         size_t cap)
+{
+    char name[2 * 4200];
+    snprintf(name, sizeof(name), "%s.%s", zt_object_name(o), zt_component_role(comp));
+    for (char *p = name; *p; p++)
+        if (*p == '/')
+            *p = '_';
+    return ztd_content_disposition(name, out, cap) ? out : NULL;
+}
+
+/* Content-Disposition of a file's bytes (/raw): its last path segment. */
+static const char *file_disposition(const ztd_entry *e, char *out, size_t cap)
+{
+    const char *base = strrchr(e->name, '/');
+    return ztd_content_disposition(base ? base + 1 : e->name, out, cap) ? out : NULL;
+}
+
+/* GET /v1/files/NAME of a plain file: a small document of what is known of
+ * it (its listing entry's facts), made per request. Its ETag changes when
+ * the sha256 becomes known. */
+static enum MHD_Result send_plain_doc(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                      ztd_entry *e)
+{
+    const uint8_t *sha = ztd_entry_plain_sha256(e);
+    json_t *j = json_pack("{s:s, s:s, s:I}", "name", e->name, "format", "file", "size",
+                          (json_int_t)e->size);
+    if (j && sha) {
+        char hex[65];
+        ztd_hex_encode(sha, 32, hex);
+        hex[64] = 0;
+        json_object_set_new(j, "sha256", json_string(hex));
+    }
+    if (j)
+        json_object_set_new(j, "last_modified", json_string(e->last_modified));
+    char *json = ztd_json_line(j, NULL);
+    json_decref(j);
+    object_ctx *x = json ? json_ctx(r, e, json, free) : NULL;
+    if (!x)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    ztd_body b;
+    ztd_answer_init_body(&b, s, e);
+    ztd_body_single(&b, ztd_seg_mem(x->json, strlen(x->json)));
+    b.content_type = "application/json";
+    tagged_etag(b.etag, sha ? "file.sha256" : "file", e);
+    return ztd_send_body(c, r, &b);
+}
+
+/* A plain file (store/catalog.h): its document and its bytes, nothing else. */
+static enum MHD_Result answer_plain(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                    ztd_entry *e)
+{
+    char disp[4 * 4200];
+    if (r->match->route == ZTD_ROUTE_MANIFEST)
+        return send_plain_doc(s, c, r, e);
+    if (r->match->route == ZTD_ROUTE_RAW)
+        return ztd_answer_raw(s, c, r, e, file_disposition(e, disp, sizeof(disp)), answer_entry);
+    return ztd_answer_not_tensor(c, r, e->name);
+}
+
 /* A component's bytes, stored or decoded (for a client that does not accept
  * zstd), from wherever the entry's source has them. Its digest names them
  * (ETag, Repr-Digest, and for a blob URL a year of immutability) only once
@@ -249,6 +315,8 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     meta_ctx meta = {o, comp};
     ztd_body b;
     init_component_body(&b, s, e, &meta);
+    char disp[4 * 4200];
+    b.content_disposition = component_disposition(o, comp, disp, sizeof(disp));
     ztd_repr_validators v;
     ztd_component_validators(e, comp, decoded, ztd_entry_source(e)->verified(e, comp), blob, &v);
     memcpy(b.etag, v.etag, sizeof(b.etag));
@@ -286,10 +354,13 @@ static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd
                                     ztd_entry *e)
 {
     ztd_route_match *m = r->match;
+    char disp[4 * 4200];
+    if (ztd_entry_is_plain(e))
+        return answer_plain(s, c, r, e);
     if (m->route == ZTD_ROUTE_MANIFEST)
         return send_manifest(s, c, r, e);
     if (m->route == ZTD_ROUTE_RAW)
-        return ztd_answer_raw(s, c, r, e, NULL, answer_entry);
+        return ztd_answer_raw(s, c, r, e, file_disposition(e, disp, sizeof(disp)), answer_entry);
     if (m->route == ZTD_ROUTE_BLOB)
         return send_blob_of(s, c, r, e);
     const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);

@@ -4,6 +4,7 @@
  * component PUT's state (`creq`) releases it, and cuts an unfinished
  * component back out, whenever the request ends.
  */
+#include "core/json_line.h"
 #include "handlers/handlers.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -58,11 +59,11 @@ static enum MHD_Result opened(ztd_server *s, struct MHD_Connection *c, ztd_req *
     snprintf(url, sizeof(url), "/v1/uploads/%s", x->id);
     json_t *o = json_pack("{s:s, s:s, s:s, s:I}", "id", x->id, "url", url, "file", x->file,
                           "idle_timeout_ms", (json_int_t)s->cfg->session_idle_timeout_ms);
-    char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    size_t n = 0;
+    char *txt = ztd_json_line(o, &n);
     json_decref(o);
     if (!txt)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    size_t n = strlen(txt);
     struct MHD_Response *resp = ztd_response_owned(txt, n, "application/json");
     if (resp)
         MHD_add_response_header(resp, "Location", url);
@@ -120,7 +121,7 @@ enum MHD_Result ztd_session_status(ztd_server *s, struct MHD_Connection *c, ztd_
     json_t *o = json_pack("{s:s, s:s, s:I, s:o}", "id", x->id, "file", x->file, "bytes",
                           (json_int_t)zt_writer_position(x->w), "components", comps);
     ztd_sessions_release(s->sessions, x);
-    char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *txt = ztd_json_line(o, NULL);
     json_decref(o);
     if (!txt)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
@@ -361,10 +362,10 @@ enum MHD_Result ztd_component_end(ztd_server *s, struct MHD_Connection *c, ztd_r
     const ztd_session_key *k = &x->keys[x->nkeys - 1];
     json_t *o = component_json(k);
     json_object_set_new(o, "key", json_string(k->key));
-    char *txt = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *txt = ztd_json_line(o, NULL);
     json_decref(o);
     creq_let_go(q);
-    enum MHD_Result ret = ztd_json(c, r, 201, txt ? txt : "{}", txt ? strlen(txt) : 2, 1);
+    enum MHD_Result ret = ztd_json(c, r, 201, txt ? txt : "{}\n", txt ? strlen(txt) : 3, 1);
     free(txt);
     return ret;
 }

@@ -2,6 +2,7 @@
  * Responses (see response.h). Every error goes through verror(), which takes
  * its status, code and Retry-After from the error table.
  */
+#include "core/json_line.h"
 #include "http/response.h"
 #include "core/clock.h"
 #include "core/hex.h"
@@ -170,14 +171,14 @@ static enum MHD_Result send_error(struct MHD_Connection *c, ztd_req *r, ztd_err 
     unsigned status = ztd_err_status(e);
     const char *code = ztd_err_code(e);
     json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
-    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    size_t n = 0;
+    char *s = ztd_json_line(j, &n);
     json_decref(j);
     if (!s)
         return MHD_NO;
     ztd_metrics_error(e);
     ztd_log((ztd_log_level)ztd_err_log_level(e), "%u %s: %s (%s)", status, code, msg,
             r->target ? r->target : "");
-    size_t n = strlen(s);
     struct MHD_Response *resp = ztd_response_owned(s, n, "application/json");
     if (!resp)
         return MHD_NO;
@@ -229,11 +230,11 @@ enum MHD_Result ztd_published_answer(struct MHD_Connection *c, ztd_req *r, const
 {
     json_t *j = json_pack("{s:s, s:I, s:I, s:s, s:b}", "name", rel, "size", (json_int_t)size,
                           "objects", (json_int_t)objects, "etag", etag, "replaced", replaced);
-    char *body = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    size_t n = 0;
+    char *body = ztd_json_line(j, &n);
     json_decref(j);
     if (!body)
         return MHD_NO;
-    size_t n = strlen(body);
     struct MHD_Response *resp = ztd_response_owned(body, n, "application/json");
     if (!resp)
         return MHD_NO;

@@ -123,6 +123,36 @@ static size_t seg_len(const char *p)
     return slash ? (size_t)(slash - p) : strlen(p);
 }
 
+/* A path with no segment ending in a tensor extension: a plain file's. The
+ * whole path (decoded, o bytes in out->file) is the name, unless its last
+ * raw segment is literally "raw" or "safetensors" after at least one other:
+ * then the name is what precedes it (last_at: where the last segment starts
+ * in out->file; last: its raw text). */
+static ztd_route_status route_plain(ztd_route_match *out, const char *method, size_t o,
+                                    size_t last_at, const char *last)
+{
+    static const method_route file_routes[] = {{"GET", ZTD_ROUTE_MANIFEST},
+                                               {"HEAD", ZTD_ROUTE_MANIFEST},
+                                               {"PUT", ZTD_ROUTE_PUT_FILE},
+                                               {"DELETE", ZTD_ROUTE_DELETE_FILE}};
+    static const method_route raw_routes[] = GET_ROUTE(ZTD_ROUTE_RAW);
+    static const method_route view_routes[] = GET_ROUTE(ZTD_ROUTE_VIEW);
+    const char *why;
+    bool raw = last_at > 0 && strcmp(last, "raw") == 0;
+    bool view = last_at > 0 && strcmp(last, "safetensors") == 0;
+    if (raw || view)
+        o = last_at - 1; /* without "/raw" */
+    out->file[o] = '\0';
+    out->file_len = o;
+    if ((why = ztd_file_path_problem(out->file, o)) != NULL)
+        return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
+    if (raw)
+        return DISPATCH(out, method, ALLOW_GET, raw_routes);
+    if (view)
+        return DISPATCH(out, method, ALLOW_GET, view_routes);
+    return DISPATCH(out, method, ALLOW_FILE, file_routes);
+}
+
 static ztd_route_status route_file(ztd_route_match *out, const char *method, const char *p)
 {
     static const method_route file_routes[] = {{"GET", ZTD_ROUTE_MANIFEST},
@@ -133,7 +163,8 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
     static const method_route view_routes[] = GET_ROUTE(ZTD_ROUTE_VIEW);
     static const method_route object_routes[] = GET_ROUTE(ZTD_ROUTE_OBJECT);
     static const method_route component_routes[] = GET_ROUTE(ZTD_ROUTE_COMPONENT);
-    size_t o = 0;
+    size_t o = 0, last_at = 0; /* where the last segment's decoded text starts */
+    const char *last = p;      /* ... and its raw text */
     const char *why;
     ztd_route_status st;
 
@@ -144,6 +175,8 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
 
         if (!first)
             out->file[o++] = '/';
+        last_at = o;
+        last = p;
         len = ztd_url_decode(p, n, out->file + o, ZTD_PATH_MAX - o, false);
         if (len < 0)
             return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
@@ -154,8 +187,7 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
         }
         o += (size_t)len;
         if (*p == '\0')
-            return fail(out, ZTD_ROUTE_NOT_FOUND,
-                        "no file name ending in .zt, .safetensors or .alt");
+            return route_plain(out, method, o, last_at, last);
         p++; /* the '/' */
     }
     out->file_len = o;

@@ -34,12 +34,23 @@
  *            metrics                                        the raw path itself
  * Literal parts match byte for byte (case-sensitive, not percent-decoded); no trailing slash.
  *
- * {file}: the relative path of a .zt, .safetensors or .alt file (case-sensitive extensions).
- *   It extends from after "/v1/files/" up to and including the FIRST raw segment (split on a
- *   literal '/') whose DECODED text ends with one of those extensions; %2F inside a segment
- *   decodes to '/', so /v1/files/llama%2Fmodel.zt and /v1/files/llama/model.zt both name
- *   "llama/model.zt". What follows must be nothing, /raw, /safetensors, /objects/{object} or
- *   /objects/{object}/{component}; anything else is 404.
+ * {file}: the relative path of a tensor file (.zt, .safetensors or .alt; case-sensitive
+ *   extensions) or of a plain file (any other name).
+ *   Tensor files: {file} extends from after "/v1/files/" up to and including the FIRST raw
+ *   segment (split on a literal '/') whose DECODED text ends with one of those extensions; %2F
+ *   inside a segment decodes to '/', so /v1/files/llama%2Fmodel.zt and /v1/files/llama/model.zt
+ *   both name "llama/model.zt". What follows must be nothing, /raw, /safetensors,
+ *   /objects/{object} or /objects/{object}/{component}; anything else is 404.
+ *   Plain files: when NO segment ends with a tensor extension, the whole path is {file}
+ *   (MANIFEST, PUT_FILE, DELETE_FILE), except that a last raw segment that is literally "raw"
+ *   or "safetensors" (byte for byte, not percent-decoded) after at least one other segment
+ *   is the route: /v1/files/NAME/raw is RAW and /v1/files/NAME/safetensors VIEW of NAME.
+ *   AMBIGUITY: so a plain file whose last segment is "raw" or "safetensors" inside a directory
+ *   (d/raw) is spelt with that segment, or the slash before it, encoded: /v1/files/d/%72aw or
+ *   /v1/files/d%2Fraw name "d/raw", and /v1/files/d%2Fraw/raw its bytes. A top-level file named
+ *   "raw" is /v1/files/raw (one segment is always the name). Tensor-only routes under a plain
+ *   name (/v1/files/config.json/objects/x) route as the plain file "config.json/objects/x";
+ *   the handler answers 404 not_a_tensor_file when a leading path is a plain file.
  *   LIMITATION: a directory whose name ends with one of the extensions cannot be spelt with a
  *   literal '/' after it (/v1/files/d.zt/m.zt routes to file "d.zt" and then 404s); it is
  *   reachable only with the slash encoded (/v1/files/d.zt%2Fm.zt). Keep such directories out

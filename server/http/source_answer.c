@@ -8,10 +8,13 @@
  */
 #include "http/source_answer.h"
 #include "core/config.h"
+#include "core/hex.h"
 #include "http/response.h"
+#include "store/names.h"
 #include "store/validators.h"
 #include "upstream/upstream.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,7 +158,18 @@ enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req 
     b.len = e->size;
     b.content_type = "application/octet-stream";
     b.content_disposition = disposition;
-    ztd_raw_etag(e, b.etag);
+    /* A plain file's sha256 names its bytes once the verifier hashed them all
+     * (and the file is unchanged since): as for a verified component. */
+    const uint8_t *sha = ztd_entry_plain_sha256(e);
+    if (sha) {
+        char hex[65];
+        ztd_hex_encode(sha, 32, hex);
+        hex[64] = 0;
+        snprintf(b.etag, sizeof(b.etag), "\"sha256:%s\"", hex);
+        b.sha256 = sha;
+    } else {
+        ztd_raw_etag(e, b.etag);
+    }
     ztd_answer_state *x = ztd_answer_state_of(r);
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
     ztd_answer_plan_reads(c, r, &b, q);
@@ -220,6 +234,33 @@ bool ztd_answer_resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum
     return true;
 }
 
+enum MHD_Result ztd_answer_not_tensor(struct MHD_Connection *c, ztd_req *r, const char *name)
+{
+    return ztd_error(c, r, ZTD_ERR_NOT_A_TENSOR_FILE,
+                     "\"%s\" is a plain file (format \"file\"): it has no objects, components "
+                     "or safetensors view; its bytes are at /v1/files/%s/raw",
+                     name, name);
+}
+
+/* The name routed as a plain file's is not in the catalog: is one of its
+ * leading paths a plain file (config.json/objects/x: a tensor-only route
+ * under a plain file)? That file's name into out, or false. */
+static bool plain_ancestor(const ztd_snapshot *snap, const char *name, size_t len, char *out,
+                           size_t cap)
+{
+    for (size_t i = 1; i < len; i++) {
+        if (name[i] != '/')
+            continue;
+        ztd_entry *e = ztd_snapshot_find(snap, name, i);
+        if (e && ztd_entry_is_plain(e) && i < cap) {
+            memcpy(out, name, i);
+            out[i] = 0;
+            return true;
+        }
+    }
+    return false;
+}
+
 enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                 ztd_entry_answer *answer)
 {
@@ -231,19 +272,25 @@ enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req
     if (!snap)
         return ztd_fail(c, r, ZTD_ERR_NOT_READY);
     ztd_entry *e = ztd_snapshot_find(snap, m->file, m->file_len);
+    char plain[ZTD_PATH_MAX + 1];
+    bool under_plain = !e && plain_ancestor(snap, m->file, m->file_len, plain, sizeof(plain));
     if (e)
         ztd_entry_retain(e);
     ztd_snapshot_release(snap);
-    if (!e && s->upstream)
+    if (under_plain)
+        return ztd_answer_not_tensor(c, r, plain);
+    /* Plain files are the local catalog's only, for now: the upstream opens tensor files. */
+    bool tensor_name = ztd_file_ext_served(m->file, m->file_len);
+    if (!e && s->upstream && tensor_name)
         return read_upstream(s, c, r, answer);
     if (!e)
         return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);
     ztd_answer_pin(r, e);
-    if (!e->file && e->retry)
+    if (!ztd_entry_ok(e) && e->retry)
         return ztd_error(c, r, ZTD_ERR_FILE_UNAVAILABLE,
                          "file \"%s\" cannot be opened now (retried by each scan): %s", m->file,
                          e->error ? e->error : "unavailable");
-    if (!e->file)
+    if (!ztd_entry_ok(e))
         return ztd_error(c, r, ZTD_ERR_FILE_INVALID, "file \"%s\" is not served: %s", m->file,
                          e->error ? e->error : "invalid");
     return answer(s, c, r, e);

@@ -72,6 +72,10 @@ enum MHD_Result ztd_answer_source(ztd_server *s, struct MHD_Connection *c, ztd_r
 enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
                                const char *disposition, ztd_entry_answer *answer);
 
+/* The answer to a tensor-only route (objects, components, the safetensors
+ * view) on plain file `name`: 404 not_a_tensor_file naming it. */
+enum MHD_Result ztd_answer_not_tensor(struct MHD_Connection *c, ztd_req *r, const char *name);
+
 /* A route on {file}: the catalog's entry for r->match->file, or the
  * upstream's (opened off the workers), pinned, then answer(e); called again
  * after offloaded work, it resumes. Errors for files that are missing,

@@ -195,6 +195,8 @@ enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req
     char msg[700], name[4200], disp[4 * 4200];
     const char *wmsg;
     ztd_err err;
+    if (ztd_entry_is_plain(e))
+        return ztd_answer_not_tensor(c, r, e->name);
     if (ztd_answer_wait_failed(r, &err, &wmsg))
         return ztd_error(c, r, err, "%s", wmsg);
     char id[96];

@@ -5,12 +5,15 @@
  * the hashing (for large components on a second thread, which inherits both
  * priorities). The thread looks for a newer snapshot between components, so
  * a file replaced meanwhile is not hashed to the end for nothing; a pass over
- * a new snapshot skips every component already decided.
+ * a new snapshot skips every component already decided. A plain file
+ * (catalog.h) is hashed whole, 1 MiB at a time with the same checks between
+ * reads; its sha256 counts only if the file was not written meanwhile.
  */
 #include "store/bg_verifier.h"
 #include "core/clock.h"
 #include "core/log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -94,8 +97,67 @@ static bool check_entry(ztd_verifier *v, const ztd_snapshot *s, ztd_entry *e)
     return true;
 }
 
+#define PLAIN_CHUNK (1u << 20)
+
+/* Hash plain file e whole (pinned by the caller); false when stopped or s is
+ * no longer current (e stays pending). A file written meanwhile stays
+ * pending too: the scan its change triggers makes a new entry. */
+static bool hash_plain(ztd_verifier *v, const ztd_snapshot *s, ztd_entry *e)
+{
+    int fd = ztd_entry_fd(e);
+    zt_hasher *h = fd >= 0 ? zt_hasher_new(ZT_DIGEST_SHA256) : NULL;
+    uint8_t *buf = h ? malloc(PLAIN_CHUNK) : NULL;
+    bool go = true, failed = false;
+    uint64_t off = 0;
+    if (!buf) {
+        zt_hasher_free(h);
+        return true; /* no fd now, or no memory: the next pass tries again */
+    }
+    if (!v->components && !v->mismatches && !v->unreadable)
+        v->t0_ms = ztd_now_ms();
+    while (off < e->size) {
+        if (__atomic_load_n(&v->stop, __ATOMIC_ACQUIRE) ||
+            ztd_catalog_generation(v->c) != s->generation) {
+            go = false;
+            break;
+        }
+        size_t want = e->size - off < PLAIN_CHUNK ? (size_t)(e->size - off) : PLAIN_CHUNK;
+        ssize_t n = pread(fd, buf, want, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            failed = true; /* a read error, or the file shrank */
+            break;
+        }
+        zt_hasher_update(h, buf, (size_t)n);
+        off += (uint64_t)n;
+    }
+    uint8_t sha[32];
+    zt_hasher_final(h, sha);
+    zt_hasher_free(h);
+    free(buf);
+    bool same = go && ztd_entry_unchanged(e);
+    if (go && !same) {
+        ztd_entry_changed(e); /* marks it stale when so */
+        ztd_log(ZTD_LOG_INFO, "verify: %s changed while it was hashed; hashed once rescanned",
+                e->name);
+    } else if (failed) {
+        ztd_entry_plain_hashed(e, NULL);
+        v->unreadable++;
+        ztd_log(ZTD_LOG_WARN, "verify: %s: cannot be read at byte %llu; served without a sha256",
+                e->name, (unsigned long long)off);
+    } else if (go) {
+        ztd_entry_plain_hashed(e, sha);
+        v->components++;
+        v->bytes += e->size;
+    }
+    return go;
+}
+
 static bool any_pending(const ztd_entry *e)
 {
+    if (ztd_entry_is_plain(e))
+        return ztd_entry_ok(e) && !__atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE);
     for (size_t j = 0; j < e->digests.n; j++)
         if (ztd_digest_check_state(&e->digests.v[j]) == ZTD_DIGEST_PENDING)
             return true;
@@ -112,7 +174,8 @@ static bool check_snapshot(ztd_verifier *v, const ztd_snapshot *s)
         if (!any_pending(e))
             continue;
         ztd_entry_retain(e);
-        bool go = zt_file_fd(e->file) < 0 || check_entry(v, s, e);
+        bool go = ztd_entry_is_plain(e) ? hash_plain(v, s, e)
+                                        : zt_file_fd(e->file) < 0 || check_entry(v, s, e);
         ztd_entry_release(e);
         if (!go)
             return false;

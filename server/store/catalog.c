@@ -4,7 +4,9 @@
  * publish the result as an immutable snapshot (see catalog.h).
  *
  * Scanning rules: names starting with '.' are skipped (hidden files and the
- * upload staging directory); directories are entered but never through a
+ * upload staging directory), and paths the exclude patterns match; every
+ * other regular file is an entry, a tensor file or a plain one (catalog.h);
+ * directories are entered but never through a
  * symlink; a symlinked file is served only if its real path is inside the
  * root. Unchanged files (same device, inode, size, mtime, ctime, mode) keep
  * their entry, and with it what was learnt about their digests; a file that
@@ -23,6 +25,7 @@
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/hex.h"
+#include "core/json_line.h"
 #include "core/dates.h"
 #include "store/names.h"
 #include "core/utf8.h"
@@ -33,6 +36,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
@@ -69,7 +73,13 @@ struct ztd_catalog {
     size_t warned, unwarned; /* "not served" lines logged and held back (atomic) */
     size_t carried;          /* valid entries reused from the previous snapshot (atomic) */
     size_t dirs_retry;       /* directories that could not be read for want of fds or memory */
+    char **exclude;          /* glob patterns of relative paths not served */
+    size_t nexclude;
 };
+
+/* Plain files hashed by the verifier, in this process: the cached listing
+ * is made again when it grew (it then shows their sha256). */
+static unsigned long g_plain_hashes;
 
 /* ---- entries */
 
@@ -102,6 +112,8 @@ static void entry_drop(ztd_entry *e)
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     ztd_fdcache_forget(&e->fds);
+    if (e->fds.plain && e->fds.plain_fd >= 0)
+        close(e->fds.plain_fd);
     for (size_t i = 0; e->component_resp && i < 2 * e->digests.n; i++)
         answer_free(e->component_resp[i]);
     free(e->component_resp);
@@ -121,7 +133,7 @@ static void entry_drop(ztd_entry *e)
      * complete, which it does only once the response is sent or given up. */
     for (size_t i = 0; i < sizeof(e->manifest_resp) / sizeof(e->manifest_resp[0]); i++)
         answer_free(e->manifest_resp[i]);
-    zt_free(e->manifest_json);
+    free(e->manifest_json);
     ztd_coded_set_free(&e->manifest_coded);
     free(e);
 }
@@ -159,6 +171,22 @@ void **ztd_entry_component_slot(ztd_entry *e, const zt_component *c, bool blob, 
  * for 100,000 objects); readers that see the pointer set need no lock. */
 static pthread_mutex_t manifest_json_mu = PTHREAD_MUTEX_INITIALIZER;
 
+char *ztd_manifest_json_line(const zt_file *f, size_t *len, zt_error *err)
+{
+    char *m = zt_file_manifest_json(f, ZT_JSON_COMPACT, err);
+    size_t n = m ? strlen(m) : 0;
+    char *j = m ? malloc(n + 2) : NULL;
+    if (j) {
+        memcpy(j, m, n);
+        memcpy(j + n, "\n", 2);
+        *len = n + 1;
+    } else if (m) {
+        snprintf(err->message, sizeof(err->message), "out of memory");
+    }
+    zt_free(m);
+    return j;
+}
+
 const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len)
 {
     char *j = __atomic_load_n(&e->manifest_json, __ATOMIC_ACQUIRE);
@@ -166,8 +194,9 @@ const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len)
         pthread_mutex_lock(&manifest_json_mu);
         if (!(j = e->manifest_json)) {
             zt_error err;
-            if ((j = zt_file_manifest_json(e->file, ZT_JSON_COMPACT, &err))) {
-                e->manifest_json_len = strlen(j);
+            size_t n = 0;
+            if ((j = ztd_manifest_json_line(e->file, &n, &err))) {
+                e->manifest_json_len = n;
                 __atomic_store_n(&e->manifest_json, j, __ATOMIC_RELEASE);
             } else {
                 ztd_log(ZTD_LOG_ERROR, "catalog: %s: manifest JSON: %s", e->name, err.message);
@@ -193,12 +222,45 @@ void ztd_entry_release(ztd_entry *e)
     entry_drop(e);
 }
 
+int ztd_entry_fd(const ztd_entry *e)
+{
+    if (e->kind == ZTD_ENTRY_PLAIN)
+        return e->error ? -1 : __atomic_load_n(&e->fds.plain_fd, __ATOMIC_RELAXED);
+    return e->file ? zt_file_fd(e->file) : -1;
+}
+
+const uint8_t *ztd_entry_plain_sha256_known(const ztd_entry *e)
+{
+    return e->kind == ZTD_ENTRY_PLAIN &&
+                   __atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE) == ZTD_PLAIN_HASHED
+               ? e->plain_sha256
+               : NULL;
+}
+
+const uint8_t *ztd_entry_plain_sha256(const ztd_entry *e)
+{
+    const uint8_t *sha = ztd_entry_plain_sha256_known(e);
+    return sha && !ztd_entry_stale(e) && ztd_entry_unchanged(e) ? sha : NULL;
+}
+
+void ztd_entry_plain_hashed(ztd_entry *e, const uint8_t *sha)
+{
+    if (e->kind != ZTD_ENTRY_PLAIN || __atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE))
+        return;
+    if (sha)
+        memcpy(e->plain_sha256, sha, 32);
+    __atomic_store_n(&e->plain_state, sha ? ZTD_PLAIN_HASHED : ZTD_PLAIN_UNREADABLE,
+                     __ATOMIC_RELEASE);
+    if (sha)
+        __atomic_add_fetch(&g_plain_hashes, 1, __ATOMIC_RELAXED);
+}
+
 bool ztd_entry_changed(ztd_entry *e)
 {
     if (ztd_entry_stale(e))
         return true;
     struct stat sb;
-    int fd = e->file ? zt_file_fd(e->file) : -1;
+    int fd = ztd_entry_fd(e);
     if (fd < 0 || fstat(fd, &sb) != 0)
         return false;
     int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
@@ -238,7 +300,8 @@ bool ztd_entry_unchanged(const ztd_entry *e)
     if (e->up) /* an upstream version never changes: a new one is a new entry */
         return true;
     struct stat sb;
-    return e->file && fstat(zt_file_fd(e->file), &sb) == 0 && (uint64_t)sb.st_size == e->size &&
+    int fd = ztd_entry_fd(e);
+    return fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == e->size &&
            ns_of(sb.st_mtim) == e->mtime_ns && ns_of(sb.st_ctim) == e->ctime_ns;
 }
 
@@ -280,6 +343,44 @@ static void log_not_served(ztd_catalog *c, const ztd_entry *e, const ztd_entry *
             e->retry ? " (retried by each scan)" : "", e->error);
 }
 
+/* A plain file's entry (e has its name and stat): its fd, in the open-file
+ * budget. One that cannot be opened now is kept with the reason, and tried
+ * again by each scan. */
+static ztd_entry *plain_open(ztd_catalog *c, ztd_entry *e, const char *abs, const ztd_entry *prev)
+{
+    e->kind = ZTD_ENTRY_PLAIN;
+    e->fds = (ztd_fdslot){.plain = true,
+                          .plain_fd = -1,
+                          .name = e->name,
+                          .dev = e->dev,
+                          .ino = e->ino,
+                          .size = e->size,
+                          .mtime_ns = e->mtime_ns,
+                          .stale = &e->stale};
+    int fd = open(abs, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && ztd_fdcache_shed(c->fdc, 8))
+        fd = open(abs, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    const char *why = NULL;
+    if (fd < 0)
+        why = strerror(errno);
+    else if (fstat(fd, &sb) != 0 || sb.st_dev != e->dev || sb.st_ino != e->ino ||
+             (uint64_t)sb.st_size != e->size || ns_of(sb.st_mtim) != e->mtime_ns)
+        why = "the file changed while it was opened";
+    if (why) {
+        if (fd >= 0)
+            close(fd);
+        e->error = strdup(why);
+        e->error_code = zt_status_name(ZT_E_IO);
+        e->retry = true;
+        log_not_served(c, e, prev);
+        return e;
+    }
+    e->fds.plain_fd = fd;
+    ztd_fdcache_add(c->fdc, &e->fds);
+    return e;
+}
+
 static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
                              const struct stat *sb, const ztd_entry *prev)
 {
@@ -298,6 +399,9 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
     e->mode = sb->st_mode;
     ztd_identity_etag(e, 0, e->size, e->file_etag);
     ztd_http_date_format(e->mtime_ns / 1000000000, e->last_modified);
+    const char *base = strrchr(rel, '/');
+    if (!ztd_catalog_is_served_name(base ? base + 1 : rel))
+        return plain_open(c, e, abs, prev);
     zt_open_options opt = {.max_manifest_size = c->max_manifest};
     zt_error err;
     zt_status st = zt_open(abs, &opt, &e->file, &err);
@@ -395,7 +499,7 @@ static ztd_entry *consider_file(ztd_catalog *c, const ztd_snapshot *old, const c
     if (reusable(prev, &sb)) {
         entry_hold(prev);
         e = prev;
-        if (e->file)
+        if (ztd_entry_ok(e))
             __atomic_add_fetch(&c->carried, 1, __ATOMIC_RELAXED);
     } else if (!(e = entry_open(c, rel, abs, &sb, prev))) {
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory opening %s", rel);
@@ -485,9 +589,60 @@ static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, 
             entry_drop(e);
             return;
         }
-        if (e->file)
+        if (ztd_entry_ok(e))
             __atomic_add_fetch(&c->carried, 1, __ATOMIC_RELAXED);
     }
+}
+
+/* Does a pattern match path (the whole of it)? */
+static bool excluded_path(const ztd_catalog *c, const char *path)
+{
+    for (size_t i = 0; i < c->nexclude; i++)
+        if (fnmatch(c->exclude[i], path, 0) == 0)
+            return true;
+    return false;
+}
+
+bool ztd_catalog_excluded(const ztd_catalog *c, const char *rel)
+{
+    char p[PATH_MAX];
+    size_t n = strlen(rel);
+    if (!c->nexclude)
+        return false;
+    if (n >= sizeof(p))
+        return true;
+    memcpy(p, rel, n + 1);
+    for (size_t i = 0; i <= n; i++) {
+        if (p[i] != '/' && p[i] != 0)
+            continue;
+        char was = p[i];
+        p[i] = 0;
+        bool x = excluded_path(c, p);
+        p[i] = was;
+        if (x)
+            return true;
+    }
+    return false;
+}
+
+int ztd_catalog_set_exclude(ztd_catalog *c, const char *const *patterns, size_t n)
+{
+    char **v = n ? calloc(n, sizeof(*v)) : NULL;
+    if (n && !v)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!(v[i] = strdup(patterns[i]))) {
+            while (i--)
+                free(v[i]);
+            free(v);
+            return -1;
+        }
+    for (size_t i = 0; i < c->nexclude; i++)
+        free(c->exclude[i]);
+    free(c->exclude);
+    c->exclude = v;
+    c->nexclude = n;
+    return 0;
 }
 
 /* The walk: files under rel listed in files (to be opened by scan_files), and
@@ -529,11 +684,12 @@ static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, i
             ztd_log(ZTD_LOG_WARN, "catalog: skipping a name in %s that is not UTF-8", abs);
             continue;
         }
+        if (excluded_path(c, crel))
+            continue;
         if (S_ISDIR(lsb.st_mode)) {
             if (depth < MAX_DIR_DEPTH)
                 scan_dir(c, old, crel, depth + 1, files, out);
-        } else if (ztd_catalog_is_served_name(de->d_name) &&
-                   files_push(files, crel, S_ISLNK(lsb.st_mode)) != 0) {
+        } else if (files_push(files, crel, S_ISLNK(lsb.st_mode)) != 0) {
             ztd_log(ZTD_LOG_ERROR, "catalog: out of memory listing %s", crel);
         }
     }
@@ -699,7 +855,20 @@ json_t *ztd_entry_json(const ztd_entry *e)
                           e->file_etag);
     if (!j)
         return NULL;
-    if (e->file) {
+    if (e->kind == ZTD_ENTRY_PLAIN && !e->error) {
+        json_object_set_new(j, "format", json_string("file"));
+        json_object_set_new(j, "status", json_string("ok"));
+        json_object_set_new(j, "last_modified", json_string(e->last_modified));
+        const uint8_t *sha = ztd_entry_plain_sha256_known(e);
+        if (sha) {
+            char hex[65], tag[80];
+            ztd_hex_encode(sha, 32, hex);
+            hex[64] = 0;
+            snprintf(tag, sizeof(tag), "\"sha256:%s\"", hex);
+            json_object_set_new(j, "sha256", json_string(hex));
+            json_object_set_new(j, "etag", json_string(tag));
+        }
+    } else if (e->file) {
         json_object_set_new(j, "format", json_string(zt_file_kind_name(zt_file_get_kind(e->file))));
         json_object_set_new(j, "version", json_string(zt_file_version(e->file)));
         json_object_set_new(j, "objects", json_integer((json_int_t)zt_file_object_count(e->file)));
@@ -730,11 +899,10 @@ static int build_list_json(ztd_snapshot *s)
     json_t *root = json_pack("{s:o, s:I}", "files", arr, "count", (json_int_t)s->n);
     if (!root)
         return -1;
-    s->list_json = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    s->list_json = ztd_json_line(root, &s->list_json_len);
     json_decref(root);
     if (!s->list_json)
         return -1;
-    s->list_json_len = strlen(s->list_json);
     return 0;
 }
 
@@ -756,13 +924,15 @@ char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len)
     pthread_mutex_lock(&s->list_mu);
     /* Read before building: a verdict that lands meanwhile rebuilds it next time. */
     unsigned long seen = ztd_digest_mismatches_seen();
-    if (s->list_json && s->list_mismatches != seen) {
-        free(s->list_json); /* a file's status became corrupt */
+    unsigned long hashes = __atomic_load_n(&g_plain_hashes, __ATOMIC_RELAXED);
+    if (s->list_json && (s->list_mismatches != seen || s->list_hashes != hashes)) {
+        free(s->list_json); /* a file's status became corrupt, or a plain file's sha256 known */
         s->list_json = NULL;
     }
     if (!s->list_json && build_list_json(s) != 0)
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the listing");
     s->list_mismatches = seen;
+    s->list_hashes = hashes;
     char *copy = s->list_json ? malloc(s->list_json_len + 1) : NULL;
     if (copy) {
         memcpy(copy, s->list_json, s->list_json_len + 1);
@@ -833,6 +1003,7 @@ void ztd_catalog_free(ztd_catalog *c)
         return;
     ztd_snapshot_release(c->current);
     ztd_fdcache_free(c->fdc);
+    ztd_catalog_set_exclude(c, NULL, 0);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->changed);
     pthread_mutex_destroy(&c->scan_mu);
@@ -889,7 +1060,7 @@ static void count(ztd_snapshot *s, const ztd_entry *e, int sign)
 {
     if (!e)
         return;
-    s->nvalid += (size_t)(sign * (e->file != NULL));
+    s->nvalid += (size_t)(sign * ztd_entry_ok(e));
     s->nretry += (size_t)(sign * e->retry);
     s->nv2 += (size_t)(sign * (e->v2 != NULL));
 }
@@ -965,15 +1136,13 @@ static int rescan_locked(ztd_catalog *c)
 
 /* Would a scan consider rel at all? Its directories are at most MAX_DIR_DEPTH
  * deep, and no segment is hidden (the scan skips names starting with '.'). */
-static bool scannable(const char *rel)
+static bool scannable(const ztd_catalog *c, const char *rel)
 {
     size_t depth = 0;
     for (const char *p = rel; *p; p++)
         depth += *p == '/';
-    if (depth > MAX_DIR_DEPTH || rel[0] == '.' || strstr(rel, "/."))
-        return false;
-    const char *base = strrchr(rel, '/');
-    return ztd_catalog_is_served_name(base ? base + 1 : rel);
+    return depth <= MAX_DIR_DEPTH && rel[0] != '.' && !strstr(rel, "/.") &&
+           !ztd_catalog_excluded(c, rel);
 }
 
 /* The entry for rel as a scan would make it, appended to v when the file is
@@ -982,7 +1151,7 @@ static void consider_one(ztd_catalog *c, const ztd_snapshot *old, const char *re
 {
     char abs[PATH_MAX];
     struct stat lsb;
-    if (!scannable(rel) ||
+    if (!scannable(c, rel) ||
         (size_t)snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= sizeof(abs) ||
         lstat(abs, &lsb) != 0)
         return;
@@ -999,7 +1168,7 @@ static bool still_current(ztd_catalog *c, const ztd_snapshot *old, const char *r
     char abs[PATH_MAX];
     struct stat lsb, sb;
     ztd_entry *prev = ztd_snapshot_find(old, rel, strlen(rel));
-    if (!prev || !scannable(rel) ||
+    if (!prev || !scannable(c, rel) ||
         (size_t)snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= sizeof(abs) ||
         lstat(abs, &lsb) != 0 || S_ISLNK(lsb.st_mode) || !S_ISREG(lsb.st_mode))
         return false;

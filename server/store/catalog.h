@@ -11,6 +11,21 @@
  * ztd_entry_retain(): it opens the file again if it was let go, so whoever
  * reads e->file's bytes or fd holds a retained entry (a snapshot's reference
  * is not a pin). Digests are verified once per entry, open or not.
+ *
+ * Every regular file under the root is an entry, except hidden names (a
+ * segment starting with '.': dotfiles and the staging directories) and what
+ * the `exclude` patterns name (ztd_catalog_set_exclude). An entry is one of
+ * two kinds (ztd_entry_kind), fixed by its name:
+ *  - a tensor file (.zt, .safetensors, .alt; store/names.h): `file` is its
+ *    parsed model, or NULL when it failed to open or parse (then `error`
+ *    says why, and it is listed as invalid);
+ *  - a plain file (every other name: config.json, tokenizer.json, README):
+ *    never a model (`file` is always NULL, and NULL means nothing there);
+ *    its bytes are read through ztd_entry_fd() while pinned, and its sha256
+ *    is known once the background verifier has hashed the whole file
+ *    (ztd_entry_plain_sha256). `error` is set only when it could not be
+ *    opened (retried by each scan).
+ * Ask ztd_entry_ok() whether an entry of either kind can be served.
  */
 #ifndef ZTD_CATALOG_H
 #define ZTD_CATALOG_H
@@ -27,11 +42,21 @@
 #include "store/digests.h"
 #include "store/open_files.h"
 
+/* What an entry is (see above). */
+typedef enum ztd_entry_kind {
+    ZTD_ENTRY_TENSOR = 0, /* a tensor file: file is its model, or NULL when invalid */
+    ZTD_ENTRY_PLAIN       /* any other file: no model; bytes via ztd_entry_fd() */
+} ztd_entry_kind;
+
+/* A plain file's hash, by the background verifier (ztd_entry.plain_state). */
+enum { ZTD_PLAIN_PENDING = 0, ZTD_PLAIN_HASHED, ZTD_PLAIN_UNREADABLE };
+
 typedef struct ztd_entry {
-    int refs;   /* atomic */
+    int refs; /* atomic */
+    ztd_entry_kind kind;
     char *name; /* path relative to the root, '/'-separated */
     size_t name_len;
-    zt_file *file;          /* NULL when the file is invalid */
+    zt_file *file;          /* a tensor file's model; NULL when invalid, and for plain files */
     char *error;            /* why it is invalid, or NULL */
     const char *error_code; /* zt_status_name() of the failure */
     bool retry;             /* the failure may pass (no fd, no memory, no permission): the
@@ -51,6 +76,10 @@ typedef struct ztd_entry {
     struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decoders.c) */
     struct ztd_v2_entry *v2;               /* zTensor v2 files only (catalog_v2.h), else NULL */
     ztd_fdslot fds;                        /* e->file in the open-file budget (open_files.h) */
+    /* A plain file's sha256, valid once plain_state (atomic) is ZTD_PLAIN_HASHED:
+     * read it with ztd_entry_plain_sha256(). */
+    uint8_t plain_sha256[32];
+    int plain_state;
 
     ztd_coded_set manifest_coded; /* manifest_json in zstd and gzip, made on demand */
     /* Its safetensors view (store/st_views.h), built on the first request for
@@ -75,6 +104,30 @@ typedef struct ztd_entry {
     const struct ztd_source_ops *src;
 } ztd_entry;
 
+static inline bool ztd_entry_is_plain(const ztd_entry *e)
+{
+    return e->kind == ZTD_ENTRY_PLAIN;
+}
+/* Can the entry be served: a tensor file with its model, or a plain file that opened? */
+static inline bool ztd_entry_ok(const ztd_entry *e)
+{
+    return e->kind == ZTD_ENTRY_PLAIN ? e->error == NULL : e->file != NULL;
+}
+/* The fd of the entry's bytes (a tensor file's or a plain file's) while it
+ * is pinned (ztd_entry_retain); -1 when it has none. */
+int ztd_entry_fd(const ztd_entry *e);
+/* A plain file's sha256, once the background verifier has hashed every byte
+ * and while the file has not been written in place since (one fstat, like
+ * a component's verified state); else NULL (a tensor file: always NULL).
+ * Call with the entry pinned. */
+const uint8_t *ztd_entry_plain_sha256(const ztd_entry *e);
+/* The same from the verifier's record alone, without looking at the file
+ * (the listing, which pins nothing). */
+const uint8_t *ztd_entry_plain_sha256_known(const ztd_entry *e);
+/* The verifier's verdict on a plain file: its sha256 (sha non-NULL), or
+ * unreadable (sha NULL). Once per entry; the listing shows it from then on. */
+void ztd_entry_plain_hashed(ztd_entry *e, const uint8_t *sha);
+
 /* A component found by its sha256 digest. */
 typedef struct ztd_blob {
     uint8_t sha256[32];
@@ -95,6 +148,7 @@ typedef struct ztd_snapshot {
     char *list_json;    /* GET /v1/files body: ztd_snapshot_list_json() makes it on first use */
     size_t list_json_len;
     unsigned long list_mismatches; /* ztd_digest_mismatches_seen() when list_json was made */
+    unsigned long list_hashes;     /* plain files hashed (process-wide) when it was made */
     pthread_mutex_t list_mu;
     uint64_t generation;
 } ztd_snapshot;
@@ -118,6 +172,13 @@ void ztd_catalog_free(ztd_catalog *c);
 #define ZTD_CATALOG_MAX_OPEN 4096
 void ztd_catalog_set_max_open(ztd_catalog *c, size_t max);
 void ztd_catalog_fd_stats(ztd_catalog *c, ztd_fdcache_stats *out);
+/* Glob patterns (fnmatch(3), no flags: '*' also matches '/') of relative
+ * paths not to serve: a file is left out when a pattern matches its path or
+ * the path of one of its directories. Given before the first scan; the
+ * patterns are copied. 0, or -1 when out of memory. */
+int ztd_catalog_set_exclude(ztd_catalog *c, const char *const *patterns, size_t n);
+/* Would the patterns leave rel out (rel or one of its directories)? */
+bool ztd_catalog_excluded(const ztd_catalog *c, const char *rel);
 /* Scan the root and swap in the new view. Returns 0, or -1 if the root cannot be read. */
 int ztd_catalog_rescan(ztd_catalog *c);
 /* After a write to ROOT/rel: a new snapshot with rel's entry made again (added,
@@ -161,6 +222,10 @@ const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha2
  * calls fail (zt_file_fd() -1) and the caller answers an error. */
 void ztd_entry_retain(ztd_entry *e);
 void ztd_entry_release(ztd_entry *e);
+/* f's manifest as compact JSON ending with a newline (as every JSON body the
+ * server sends), malloc'ed, *len its length; NULL with err when it cannot be
+ * made. What ztd_entry.manifest_json holds, local or upstream. */
+char *ztd_manifest_json_line(const zt_file *f, size_t *len, zt_error *err);
 /* The file's manifest as compact JSON, made on first use and kept with the
  * entry; *len its length. NULL for an invalid file or out of memory. */
 const char *ztd_entry_manifest_json(ztd_entry *e, size_t *len);
@@ -199,7 +264,9 @@ void ztd_stat_etag(const struct stat *sb, char out[40]);
 struct json_t;
 struct json_t *ztd_entry_json(const ztd_entry *e);
 
-/* Is NAME (a file name, no directory) one the catalog serves? */
+/* Is NAME (a file name, no directory) a tensor file name (a served
+ * extension, not hidden)? Every other name that is not hidden is a plain
+ * file's. */
 bool ztd_catalog_is_served_name(const char *name);
 
 #endif

@@ -5,6 +5,7 @@
  * text.
  */
 #include "store/manifest_marks.h"
+#include "core/json_line.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -38,9 +39,7 @@ char *ztd_manifest_marked(const ztd_entry *e, const char *json, size_t len, size
         if (c && !json_object_set_new(c, "digest_status", json_string("mismatch")))
             (*marks)++;
     }
-    char *out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    char *out = ztd_json_line(root, out_len); /* the manifest's root is an object */
     json_decref(root);
-    if (out)
-        *out_len = strlen(out);
     return out;
 }

@@ -72,6 +72,17 @@ static void push_head(ztd_fdcache *fc, ztd_fdslot *s)
     fc->head = s;
 }
 
+/* Let go of s's fd (and a tensor file's mapping). */
+static void slot_detach(ztd_fdslot *s)
+{
+    if (!s->plain) {
+        zt_file_detach(s->file, NULL); /* cannot fail: add() took only files that can */
+        return;
+    }
+    close(s->plain_fd);
+    s->plain_fd = -1;
+}
+
 /* Detach least recently used files until within the budget (or none is left
  * unpinned). */
 static void evict(ztd_fdcache *fc)
@@ -79,7 +90,7 @@ static void evict(ztd_fdcache *fc)
     while (fc->open > fc->max && fc->tail) {
         ztd_fdslot *s = fc->tail;
         unlink_slot(fc, s);
-        zt_file_detach(s->file, NULL); /* cannot fail: add() took only files that can */
+        slot_detach(s);
         s->open = false;
         fc->open--;
         fc->evictions++;
@@ -98,7 +109,7 @@ void ztd_fdcache_add(ztd_fdcache *fc, ztd_fdslot *s)
 {
     /* Only files whose fd and mapping are all they hold open can be detached:
      * not v2 roots with shards (nor files opened from memory). */
-    if (zt_file_fd(s->file) < 0 || zt_file_shard_count(s->file))
+    if (s->plain ? s->plain_fd < 0 : (zt_file_fd(s->file) < 0 || zt_file_shard_count(s->file)))
         return;
     pthread_mutex_lock(&fc->mu);
     s->cache = fc;
@@ -115,7 +126,7 @@ static size_t shed_locked(ztd_fdcache *fc, size_t n)
     for (; done < n && fc->tail; done++) {
         ztd_fdslot *s = fc->tail;
         unlink_slot(fc, s);
-        zt_file_detach(s->file, NULL);
+        slot_detach(s);
         s->open = false;
         fc->open--;
         fc->evictions++;
@@ -155,6 +166,12 @@ static bool reopen(ztd_fdcache *fc, ztd_fdslot *s)
                (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != s->mtime_ns) {
         snprintf(err.message, sizeof(err.message), "the file was replaced or written");
         __atomic_store_n(s->stale, true, __ATOMIC_RELAXED);
+    } else if (s->plain) {
+        s->plain_fd = fd;
+        s->open = true;
+        fc->open++;
+        fc->reopens++;
+        return true;
     } else if (zt_file_attach_fd(s->file, fd, &opt, &err) == ZT_OK ||
                (shed_locked(fc, 8) && zt_file_attach_fd(s->file, fd, &opt, &err) == ZT_OK)) {
         s->open = true;
@@ -173,7 +190,7 @@ bool ztd_fdcache_pin(ztd_fdslot *s)
 {
     ztd_fdcache *fc = s->cache;
     if (!fc)
-        return s->file != NULL;
+        return s->plain ? s->plain_fd >= 0 : s->file != NULL;
     pthread_mutex_lock(&fc->mu);
     bool ok = true;
     if (s->pins++ == 0) {

@@ -8,7 +8,9 @@
  * it until they are unpinned: a file in use is never closed under a reader.
  *
  * The slot lives in the catalog entry; the cache only links slots, so it
- * knows nothing of entries. One mutex guards every slot's fields.
+ * knows nothing of entries. One mutex guards every slot's fields. A plain
+ * file's slot (no model) holds its fd alone: detaching closes it, a reopen
+ * checks the identity as for a tensor file and keeps the new fd.
  */
 #ifndef ZTD_OPEN_FILES_H
 #define ZTD_OPEN_FILES_H
@@ -23,9 +25,11 @@ typedef struct ztd_fdcache ztd_fdcache;
 
 typedef struct ztd_fdslot {
     ztd_fdcache *cache; /* NULL: not managed (an invalid file, or one that cannot detach) */
-    zt_file *file;
-    const char *name; /* the entry's, relative to the root */
-    dev_t dev;        /* the identity the file must still have when reopened */
+    zt_file *file;      /* a tensor file's model (plain false) */
+    bool plain;         /* a plain file (store/catalog.h): no model, only plain_fd */
+    int plain_fd;       /* a plain file's fd; -1 while detached */
+    const char *name;   /* the entry's, relative to the root */
+    dev_t dev;          /* the identity the file must still have when reopened */
     ino_t ino;
     uint64_t size;
     int64_t mtime_ns;

@@ -6,7 +6,9 @@
  * cannot hang this one.
  */
 #include "store/publish.h"
+#include "core/hex.h"
 #include "core/log.h"
+#include "store/names.h"
 #include "store/validators.h"
 #include "store/upload_verify.h"
 
@@ -71,15 +73,42 @@ static int current_etag(const char *root, const char *rel, char etag[40], uint64
     return 0;
 }
 
+/* The other name of the same version, when rel is a plain file whose sha256
+ * the catalog knows for the version with identity etag: "\"sha256:<hex>\""
+ * (what its listing entry and /raw give once it is hashed). "" otherwise. */
+static void digest_etag(const ztd_publisher *p, const char *rel, const char *etag, char out[80])
+{
+    out[0] = 0;
+    ztd_snapshot *s = p->catalog ? ztd_catalog_acquire(p->catalog) : NULL;
+    ztd_entry *e = s ? ztd_snapshot_find(s, rel, strlen(rel)) : NULL;
+    const uint8_t *sha = e ? ztd_entry_plain_sha256_known(e) : NULL;
+    if (sha && !strcmp(e->file_etag, etag)) {
+        char hex[65];
+        ztd_hex_encode(sha, 32, hex);
+        hex[64] = 0;
+        snprintf(out, 80, "\"sha256:%s\"", hex);
+    }
+    ztd_snapshot_release(s);
+}
+
+/* Does the entity-tag list hdr name this version, by identity or by digest? */
+static bool names_version(const char *hdr, const char *etag, const char *dtag, int weak)
+{
+    return ztd_etag_list_match(hdr, etag, weak) ||
+           (dtag[0] && ztd_etag_list_match(hdr, dtag, weak));
+}
+
 ztd_err ztd_publish_preconditions(const ztd_publisher *p, const char *rel, const ztd_preconds *pc,
                                   char *msg, size_t cap)
 {
-    char etag[40];
+    char etag[40], dtag[80] = "";
     bool exists = current_etag(p->root, rel, etag, NULL) == 0;
-    if (pc->if_match && !(exists && ztd_etag_list_match(pc->if_match, etag, 0)))
+    if (exists && (pc->if_match || pc->if_none_match))
+        digest_etag(p, rel, etag, dtag);
+    if (pc->if_match && !(exists && names_version(pc->if_match, etag, dtag, 0)))
         return ztd_errf(msg, cap, ZTD_ERR_PRECONDITION_FAILED, "If-Match does not hold: \"%s\" %s",
                         rel, exists ? "has changed" : "does not exist");
-    if (pc->if_none_match && exists && ztd_etag_list_match(pc->if_none_match, etag, 1))
+    if (pc->if_none_match && exists && names_version(pc->if_none_match, etag, dtag, 1))
         return ztd_errf(msg, cap, ZTD_ERR_PRECONDITION_FAILED, "If-None-Match: \"%s\" exists", rel);
     return ZTD_ERR_NONE;
 }
@@ -137,7 +166,15 @@ ztd_err ztd_publish_check(ztd_publisher *p, const ztd_staged *f, const char *rel
     zt_error err;
     int sync_errno;
     *nobj = 0;
-    zt_status st = check_staged(f, verify, sync, &sync_errno, &err, nobj);
+    /* A plain file (no tensor extension) has no structure to check: its
+     * bytes are fsynced, and a client's digest was checked as they came. */
+    bool plain = !ztd_file_ext_served(rel, strlen(rel));
+    zt_status st = ZT_OK;
+    sync_errno = 0;
+    if (plain && sync && fsync(f->fd) != 0)
+        sync_errno = errno;
+    else if (!plain)
+        st = check_staged(f, verify, sync, &sync_errno, &err, nobj);
     ztd_err e = ZTD_ERR_NONE;
     /* Something else removed or changed the file: not the client's fault. */
     if (!ztd_staging_intact(p->staging, f->name, f->fd, f->size))

@@ -55,7 +55,8 @@ typedef struct ztd_staged {
 } ztd_staged;
 
 /* Check f before publishing it as rel: its structure; with verify every digest
- * and zstd stream (on all cores); with sync an fsync meanwhile. Something that
+ * and zstd stream (on all cores); with sync an fsync meanwhile. A plain file
+ * (rel has no tensor extension) is only fsynced (with sync). Something that
  * removed or changed the staging file is 500 staging_lost whatever else was
  * found. On an error the staging file is removed. *nobj: its objects. */
 ztd_err ztd_publish_check(ztd_publisher *p, const ztd_staged *f, const char *rel, bool verify,

@@ -76,7 +76,7 @@ static ztd_err local_raw(ztd_source_req *q, ztd_entry *e, const ztd_body_seg **s
 {
     (void)msg;
     (void)cap;
-    q->one = ztd_seg_file(zt_file_fd(e->file), 0, e->size);
+    q->one = ztd_seg_file(ztd_entry_fd(e), 0, e->size);
     *segs = &q->one;
     *n = 1;
     return ZTD_ERR_NONE;

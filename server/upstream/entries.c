@@ -334,11 +334,10 @@ static ztd_entry *entry_new(ztd_upstream *u, const char *name, const char *url, 
     if (lm[0] && ztd_http_date_parse(lm, &t) == 0)
         e->mtime_ns = t * 1000000000;
     ztd_http_date_format(t, e->last_modified);
-    if (!(e->manifest_json = zt_file_manifest_json(e->file, ZT_JSON_COMPACT, &ze))) {
+    if (!(e->manifest_json = ztd_manifest_json_line(e->file, &e->manifest_json_len, &ze))) {
         snprintf(msg, cap, "%s", ze.message);
         goto fail;
     }
-    e->manifest_json_len = strlen(e->manifest_json);
     return e;
 fail:
     if (e && e->up) {

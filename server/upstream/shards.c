@@ -11,6 +11,7 @@
  * each shard is revalidated by a HEAD (ztd_up_revalidate_shards), as the root
  * is: the root is opened again only when one of them changed.
  */
+#include "core/json_line.h"
 #include "upstream/internal.h"
 
 #include <jansson.h>
@@ -84,7 +85,7 @@ static char *json_with_shards(const ztd_entry *e, const ztd_up_shard *sh, char *
         json_object_set_new(s, "file", json_string(base ? base + 1 : names[i])); /* looked at */
         json_object_set_new(s, "status", json_string(sh[i].status));
     }
-    char *out = m ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *out = m ? ztd_json_line(j, NULL) : NULL; /* ends with a newline, as every JSON body */
     json_decref(j);
     return out;
 }
@@ -127,7 +128,7 @@ ztd_err ztd_up_open_shards(ztd_upstream *u, ztd_entry *e, char *msg, size_t cap)
         snprintf(msg, cap, "out of memory");
         return err;
     }
-    zt_free(e->manifest_json);
+    free(e->manifest_json);      /* ztd_manifest_json_line()'s */
     e->manifest_json = up->json; /* released by ztd_up_shards_free, before the entry's */
     e->manifest_json_len = strlen(up->json);
     return ZTD_ERR_NONE;
@@ -141,7 +142,7 @@ void ztd_up_shards_free(struct ztd_upstream_entry *up)
     }
     free(up->shards);
     if (up->json && up->e && up->e->manifest_json == up->json)
-        up->e->manifest_json = NULL; /* not the library's to release */
+        up->e->manifest_json = NULL; /* up's to release, not the entry's */
     free(up->json);
 }
 

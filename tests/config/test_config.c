@@ -909,6 +909,7 @@ static void test_small_error_buffer(void **state)
 
 static const char *const option_names[] = {"config",
                                            "root",
+                                           "exclude",
                                            "listen",
                                            "listen_mode",
                                            "threads",

@@ -238,6 +238,8 @@ def make_root(zt, gen_foreign, gen_v2, work):
     open(bad, "wb").write(b)
     open(os.path.join(root, "junk.zt"), "wb").write(b"not a zTensor file\n")
     os.mkdir(os.path.join(root, "dir.zt"))  # a name that is not a regular file
+    # a plain file (no tensor extension): listed, its document and its bytes
+    open(os.path.join(root, "config.json"), "w").write('{"architectures": ["Tiny"]}\n')
     # the file rewritten in place after the scan (file_changed)
     # (over 64 KiB: a smaller span is read into memory at once, its change seen only by a
     # larger read or the rescan: see docs/API.md, "Which files are served")
@@ -288,7 +290,7 @@ def reads(ck, d, root):
     _, h, body = ck(d, "listing", "GET", "/v1/files", "/v1/files", 200)
     listing = json.loads(body)
     formats = sorted({e.get("format", "-") for e in listing["files"]})
-    if formats == ["-", "alt", "safetensors", "zt-1.2", "zt-2"]:
+    if formats == ["-", "alt", "file", "safetensors", "zt-1.2", "zt-2"]:
         R.ok(f"listing formats {formats}")
     else:
         R.bad("listing formats", f"{formats}")
@@ -325,6 +327,18 @@ def reads(ck, d, root):
         ck(d, "manifest invalid file", m, F, "/v1/files/junk.zt", 404, code="file_invalid")
         ck(d, "manifest 414", m, F, "/v1/files/" + "a" * 4100 + ".zt", 414, code="uri_too_long")
     ck(d, "file route: other method", "POST", F, "/v1/files/a.zt", 405, body=b"", code="method_not_allowed")
+    # a plain file: its document, its bytes, and the tensor-only routes refused
+    for m in ("GET", "HEAD"):
+        ck(d, "plain file's document", m, F, "/v1/files/config.json", 200)
+        ck(d, "plain file's bytes", m, "/v1/files/{file}/raw", "/v1/files/config.json/raw", 200)
+        ck(d, "plain file's range", m, "/v1/files/{file}/raw", "/v1/files/config.json/raw", 206,
+           headers={"Range": "bytes=0-3"})
+        ck(d, "objects of a plain file", m, O, "/v1/files/config.json/objects/x", 404,
+           code="not_a_tensor_file")
+        ck(d, "component of a plain file", m, C, "/v1/files/config.json/objects/x/data", 404,
+           code="not_a_tensor_file")
+        ck(d, "view of a plain file", m, "/v1/files/{file}/safetensors",
+           "/v1/files/config.json/safetensors", 404, code="not_a_tensor_file")
     ck(d, "file route: no such suffix", "GET", F, "/v1/files/a.zt/nope", 404, code="not_found")
     # objects
     for m in ("GET", "HEAD"):

@@ -11,8 +11,9 @@
  * agrees with the struct; a failure leaves every name empty; a 405 carries an Allow value; on
  * success every name is as long as its length field (so contains no NUL), is valid UTF-8, and
  * the file path is relative, has no empty, "." or ".." segment nor any segment starting with
- * '.', and ends in a served extension; a blob digest is 64 lowercase hex digits; an upload id
- * is 1-64 characters of [A-Za-z0-9_-]. Finally, re-encoding the decoded names and routing
+ * '.', and either ends in a served extension (a tensor file) or is a plain file's, which only
+ * the file, /raw and /safetensors routes name (never objects); a blob digest is 64 lowercase
+ * hex digits; an upload id is 1-64 characters of [A-Za-z0-9_-]. Finally, re-encoding the decoded names and routing
  * again yields the same names (the decoding is canonical).
  */
 #include <stddef.h>
@@ -88,9 +89,12 @@ static void check_file(const char *s, size_t len)
         CHECK(s[start] != '.'); /* no ".", "..", hidden entry */
         start = i + 1;
     }
-    CHECK((len >= 3 && memcmp(s + len - 3, ".zt", 3) == 0) ||
-          (len >= 4 && memcmp(s + len - 4, ".alt", 4) == 0) ||
-          (len >= 12 && memcmp(s + len - 12, ".safetensors", 12) == 0));
+    if ((len >= 3 && memcmp(s + len - 3, ".zt", 3) == 0) ||
+        (len >= 4 && memcmp(s + len - 4, ".alt", 4) == 0) ||
+        (len >= 12 && memcmp(s + len - 12, ".safetensors", 12) == 0))
+        return;
+    /* a plain file: no objects under it */
+    CHECK(m.route != ZTD_ROUTE_OBJECT && m.route != ZTD_ROUTE_COMPONENT);
 }
 
 /* Percent-encode everything but unreserved characters (so '/' becomes %2F). */

@@ -31,7 +31,7 @@ c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
 try:
     c.request("PUT", path, body=b"\0" * size, headers=hdrs)
     r = c.getresponse()
-    print(r.status, r.read().decode())
+    print(r.status, r.read().decode(), end="")  # a JSON body ends with its own newline
     c.request("GET", "/healthz")
     r = c.getresponse()
     r.read()

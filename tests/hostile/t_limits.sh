@@ -34,7 +34,7 @@ refused_closed() {
 
 # ---- the server's own limit on the path: 4096 bytes
 P4096=/v1/files/$(head -c $((4096 - 10)) /dev/zero | tr '\0' a)
-check_err "a 4096-byte path" 404 not_found "$URL$P4096"
+check_err "a 4096-byte path (a plain file's name, not there)" 404 file_not_found "$URL$P4096"
 check_err "a 4097-byte path" 414 uri_too_long "${URL}${P4096}b"
 check_err "a 4097-byte path, PUT with a body" 414 uri_too_long -T "$T/body.zt" "${URL}${P4096}b"
 check_staging_empty "the 414 PUT staged nothing" "$R"

@@ -39,13 +39,15 @@ static void scan_rules(void **state)
     write_zt(join(root, ".hidden/c.zt"), 100, 3);
     write_zt(join(root, ".h.zt"), 100, 4);
     write_text(join(root, "bad.zt"), "not a zTensor file");
-    write_text(join(root, "notes.txt"), "ignored");
+    write_text(join(root, "notes.txt"), "a plain file");
+    write_text(join(root, ".hidden/notes.txt"), "hidden");
     ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
     assert_non_null(c);
     assert_false(ztd_catalog_ready(c));
     assert_int_equal(ztd_catalog_rescan(c), 0);
     assert_true(ztd_catalog_ready(c));
-    assert_int_equal(count(c), 3); /* a.zt, bad.zt (listed, not served), d/b.zt */
+    /* a.zt, bad.zt (listed, not served), d/b.zt, notes.txt (plain) */
+    assert_int_equal(count(c), 4);
     ztd_entry *e = find(c, "d/b.zt");
     assert_non_null(e);
     assert_non_null(e->file);
@@ -57,11 +59,131 @@ static void scan_rules(void **state)
     ztd_entry_release(e);
     assert_null(find(c, ".h.zt"));
     assert_null(find(c, ".hidden/c.zt"));
+    assert_null(find(c, ".hidden/notes.txt"));
+    /* a plain file: its own kind, no model, its bytes through its fd */
+    e = find(c, "notes.txt");
+    assert_non_null(e);
+    assert_int_equal(e->kind, ZTD_ENTRY_PLAIN);
+    assert_true(ztd_entry_is_plain(e));
+    assert_true(ztd_entry_ok(e));
+    assert_null(e->file);
+    assert_null(e->error);
+    assert_int_equal(e->size, 12);
+    char buf[16] = {0};
+    assert_int_equal(pread(ztd_entry_fd(e), buf, sizeof(buf), 0), 12);
+    assert_string_equal(buf, "a plain file");
+    assert_null(ztd_entry_plain_sha256(e)); /* not hashed yet */
+    uint8_t sha[32] = {1, 2, 3};
+    ztd_entry_plain_hashed(e, sha);
+    assert_non_null(ztd_entry_plain_sha256(e));
+    assert_memory_equal(ztd_entry_plain_sha256(e), sha, 32);
+    ztd_entry_release(e);
+    e = find(c, "a.zt");
+    assert_int_equal(e->kind, ZTD_ENTRY_TENSOR);
+    assert_null(ztd_entry_plain_sha256(e));
+    ztd_entry_release(e);
     ztd_catalog_stats st;
     ztd_catalog_get_stats(c, &st);
     assert_int_equal(st.reloads, 1);
-    assert_int_equal(st.files_valid, 2);
+    assert_int_equal(st.files_valid, 3);
     assert_int_equal(st.files_invalid, 1);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
+static size_t open_files(ztd_catalog *c);
+
+/* Plain files are in the open-file budget too: closed when unpinned past
+ * it, opened again (identity checked) when pinned; one replaced while closed
+ * is stale and has no fd. */
+static void plain_files_budget(void **state)
+{
+    (void)state;
+    const char *root = tmp_dir("catalog");
+    char name[16], text[16], buf[16];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof(name), "p%d.txt", i);
+        snprintf(text, sizeof(text), "plain %d", i);
+        write_text(join(root, name), text);
+    }
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    ztd_catalog_set_max_open(c, 2);
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    assert_int_equal(open_files(c), 2);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 5; i++) {
+            snprintf(name, sizeof(name), "p%d.txt", i);
+            snprintf(text, sizeof(text), "plain %d", i);
+            ztd_entry *e = find(c, name);
+            assert_true(ztd_entry_fd(e) >= 0);
+            memset(buf, 0, sizeof(buf));
+            assert_int_equal(pread(ztd_entry_fd(e), buf, sizeof(buf), 0), 7);
+            assert_string_equal(buf, text);
+            ztd_entry_release(e);
+            assert_true(open_files(c) <= 2);
+        }
+    ztd_fdcache_stats st;
+    ztd_catalog_fd_stats(c, &st);
+    assert_true(st.reopens >= 5);
+    /* p0 is closed now; replaced by rename, it cannot be opened as the old entry */
+    write_text(join(root, ".new"), "other!!");
+    assert_int_equal(rename(join(root, ".new"), join(root, "p0.txt")), 0);
+    ztd_entry *e = find(c, "p0.txt");
+    assert_int_equal(ztd_entry_fd(e), -1);
+    assert_true(ztd_entry_stale(e));
+    assert_null(ztd_entry_plain_sha256(e));
+    ztd_entry_release(e);
+    assert_int_equal(ztd_catalog_update(c, "p0.txt", NULL), 0);
+    e = find(c, "p0.txt");
+    memset(buf, 0, sizeof(buf));
+    assert_int_equal(pread(ztd_entry_fd(e), buf, sizeof(buf), 0), 7);
+    assert_string_equal(buf, "other!!");
+    ztd_entry_release(e);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
+/* The exclude patterns leave files out, by their path or a directory's,
+ * tensor files and plain files alike; an update follows the same rule. */
+static void exclude_patterns(void **state)
+{
+    (void)state;
+    const char *root = tmp_dir("catalog");
+    mkdir(join(root, "cache"), 0755);
+    mkdir(join(root, "m"), 0755);
+    mkdir(join(root, "m/tmp"), 0755);
+    write_zt(join(root, "a.zt"), 100, 1);
+    write_zt(join(root, "cache/b.zt"), 100, 2);
+    write_text(join(root, "config.json"), "{}");
+    write_text(join(root, "w.bin"), "x");
+    write_text(join(root, "m/w.bin"), "x");
+    write_text(join(root, "m/tmp/t.json"), "{}");
+    write_text(join(root, "m/keep.json"), "{}");
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    const char *pats[] = {"*.bin", "cache", "*/tmp"};
+    assert_int_equal(ztd_catalog_set_exclude(c, pats, 3), 0);
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    assert_int_equal(count(c), 3); /* a.zt, config.json, m/keep.json */
+    assert_null(find(c, "w.bin"));
+    assert_null(find(c, "m/w.bin"));
+    assert_null(find(c, "cache/b.zt"));
+    assert_null(find(c, "m/tmp/t.json"));
+    ztd_entry *e = find(c, "m/keep.json");
+    assert_non_null(e);
+    ztd_entry_release(e);
+    assert_true(ztd_catalog_excluded(c, "cache/b.zt"));
+    assert_true(ztd_catalog_excluded(c, "x/y.bin"));
+    assert_false(ztd_catalog_excluded(c, "m/keep.json"));
+    /* an update of an excluded name adds nothing */
+    write_text(join(root, "n.bin"), "x");
+    assert_int_equal(ztd_catalog_update(c, "n.bin", NULL), 0);
+    assert_null(find(c, "n.bin"));
+    write_text(join(root, "n.json"), "{}");
+    assert_int_equal(ztd_catalog_update(c, "n.json", NULL), 0);
+    e = find(c, "n.json");
+    assert_non_null(e);
+    assert_true(ztd_entry_is_plain(e));
+    ztd_entry_release(e);
     ztd_catalog_free(c);
     rm_tree(root);
 }
@@ -250,9 +372,10 @@ static void open_file_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scan_rules),       cmocka_unit_test(snapshots_outlive_rescans),
-        cmocka_unit_test(update_one_entry), cmocka_unit_test(update_verified),
-        cmocka_unit_test(open_file_budget),
+        cmocka_unit_test(scan_rules),         cmocka_unit_test(snapshots_outlive_rescans),
+        cmocka_unit_test(update_one_entry),   cmocka_unit_test(update_verified),
+        cmocka_unit_test(open_file_budget),   cmocka_unit_test(exclude_patterns),
+        cmocka_unit_test(plain_files_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

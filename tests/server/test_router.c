@@ -117,13 +117,73 @@ static void file_extensions(void **state)
     expect_file("GET", "/v1/files/a.safetensors", ZTD_ROUTE_MANIFEST, "a.safetensors");
     expect_file("GET", "/v1/files/a.alt/raw", ZTD_ROUTE_RAW, "a.alt");
     expect_file("GET", "/v1/files/a.b.zt", ZTD_ROUTE_MANIFEST, "a.b.zt");
-    /* case-sensitive, and must be a suffix */
-    expect_status("GET", "/v1/files/a.ZT", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/v1/files/a.Safetensors", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/v1/files/model.zt.bak", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/v1/files/model", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/v1/files/dir/model", ZTD_ROUTE_NOT_FOUND);
-    expect_status("GET", "/v1/files/zt", ZTD_ROUTE_NOT_FOUND);
+    /* case-sensitive, and must be a suffix: other names are plain files' */
+    expect_file("GET", "/v1/files/a.ZT", ZTD_ROUTE_MANIFEST, "a.ZT");
+    expect_file("GET", "/v1/files/a.Safetensors", ZTD_ROUTE_MANIFEST, "a.Safetensors");
+    expect_file("GET", "/v1/files/model.zt.bak", ZTD_ROUTE_MANIFEST, "model.zt.bak");
+    expect_file("GET", "/v1/files/model", ZTD_ROUTE_MANIFEST, "model");
+    expect_file("GET", "/v1/files/dir/model", ZTD_ROUTE_MANIFEST, "dir/model");
+    expect_file("GET", "/v1/files/zt", ZTD_ROUTE_MANIFEST, "zt");
+}
+
+/* Names with no segment ending in a tensor extension are plain files': the
+ * whole path, or what precedes a literal last "/raw" or "/safetensors". */
+static void plain_files(void **state)
+{
+    expect_file("GET", "/v1/files/config.json", ZTD_ROUTE_MANIFEST, "config.json");
+    expect_file("HEAD", "/v1/files/config.json", ZTD_ROUTE_MANIFEST, "config.json");
+    assert_string_equal(m.allow, "GET, HEAD, PUT, DELETE");
+    expect_file("PUT", "/v1/files/m/tokenizer.json", ZTD_ROUTE_PUT_FILE, "m/tokenizer.json");
+    expect_file("DELETE", "/v1/files/m/README", ZTD_ROUTE_DELETE_FILE, "m/README");
+    expect_file("GET", "/v1/files/config.json/raw", ZTD_ROUTE_RAW, "config.json");
+    assert_string_equal(m.allow, "GET, HEAD");
+    expect_file("HEAD", "/v1/files/a/b/c.txt/raw", ZTD_ROUTE_RAW, "a/b/c.txt");
+    expect_file("GET", "/v1/files/a%2Fb/c.txt/raw", ZTD_ROUTE_RAW, "a/b/c.txt");
+    expect_file("GET", "/v1/files/config.json/safetensors", ZTD_ROUTE_VIEW, "config.json");
+    expect_405("PUT", "/v1/files/config.json/raw", "GET, HEAD");
+    expect_405("POST", "/v1/files/config.json", "GET, HEAD, PUT, DELETE");
+    /* non-ASCII and awkward characters, decoded */
+    expect_file("GET", "/v1/files/d%C3%A9j%C3%A0%20vu.txt/raw", ZTD_ROUTE_RAW,
+                "d\xc3\xa9j\xc3\xa0 vu.txt");
+    /* the ambiguity router.h documents: a last literal "raw" is the route... */
+    expect_file("GET", "/v1/files/d/raw", ZTD_ROUTE_RAW, "d");
+    expect_file("GET", "/v1/files/d/raw/raw", ZTD_ROUTE_RAW, "d/raw");
+    /* ... unless it is the only segment, or encoded (segment or slash) */
+    expect_file("GET", "/v1/files/raw", ZTD_ROUTE_MANIFEST, "raw");
+    expect_file("GET", "/v1/files/raw/raw", ZTD_ROUTE_RAW, "raw");
+    expect_file("GET", "/v1/files/safetensors", ZTD_ROUTE_MANIFEST, "safetensors");
+    expect_file("GET", "/v1/files/d/%72aw", ZTD_ROUTE_MANIFEST, "d/raw");
+    expect_file("GET", "/v1/files/d%2Fraw", ZTD_ROUTE_MANIFEST, "d/raw");
+    expect_file("GET", "/v1/files/d%2Fraw/raw", ZTD_ROUTE_RAW, "d/raw");
+    expect_file("GET", "/v1/files/d/rawx", ZTD_ROUTE_MANIFEST, "d/rawx");
+    /* tensor-only routes under a plain name are a (longer) plain name here;
+     * the handler answers not_a_tensor_file */
+    expect_file("GET", "/v1/files/config.json/objects/x", ZTD_ROUTE_MANIFEST,
+                "config.json/objects/x");
+    /* a tensor extension anywhere keeps today's rule */
+    expect_file("GET", "/v1/files/d/m.zt/raw", ZTD_ROUTE_RAW, "d/m.zt");
+    expect_status("GET", "/v1/files/d.zt/config.json", ZTD_ROUTE_NOT_FOUND);
+    /* the traversal rules hold for plain names, /raw or not */
+    static const char *const bad[] = {
+        "/v1/files/../etc/passwd",
+        "/v1/files/../etc/passwd/raw",
+        "/v1/files/a/../b",
+        "/v1/files/%2e%2e/secret/raw",
+        "/v1/files/%2Fetc%2Fpasswd",
+        "/v1/files/.env",
+        "/v1/files/.env/raw",
+        "/v1/files/a/.git/config/raw",
+        "/v1/files/a//b/raw",
+        "/v1/files/a/",
+        "/v1/files//raw",
+        "/v1/files/a%00b/raw",
+        "/v1/files/.ztensord-staging/put-1/raw",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        expect_status("GET", bad[i], ZTD_ROUTE_BAD_REQUEST);
+        expect_status("PUT", bad[i], ZTD_ROUTE_BAD_REQUEST);
+        expect_status("DELETE", bad[i], ZTD_ROUTE_BAD_REQUEST);
+    }
 }
 
 static void file_nested_and_encoded_slash(void **state)
@@ -274,8 +334,9 @@ static void traversal(void **state)
     assert_string_equal(m.message, "file path segment starts with '.'");
     expect_status("GET", "/v1/files/a//x.zt", ZTD_ROUTE_BAD_REQUEST);
     assert_string_equal(m.message, "file path has an empty segment");
-    /* without a file name there is nothing to open: plain 404 */
-    expect_status("GET", "/v1/files/../../etc/passwd", ZTD_ROUTE_NOT_FOUND);
+    /* a name without a tensor extension is a plain file's: the same rules */
+    expect_status("GET", "/v1/files/../../etc/passwd", ZTD_ROUTE_BAD_REQUEST);
+    assert_string_equal(m.message, "file path segment starts with '.'");
 }
 
 static void blobs(void **state)
@@ -506,6 +567,7 @@ int main(void)
         cmocka_unit_test(static_routes),
         cmocka_unit_test(file_routes),
         cmocka_unit_test(file_extensions),
+        cmocka_unit_test(plain_files),
         cmocka_unit_test(file_nested_and_encoded_slash),
         cmocka_unit_test(file_tail_not_found),
         cmocka_unit_test(awkward_names),

@@ -56,9 +56,12 @@ check_eq "PUT into subdirectories: listed" "$(listing_field sub/dir/n.zt etag)" 
 put notzt.safetensors "$T/v1.zt"
 check_code "PUT a .safetensors name: 400" 400
 check_errbody "PUT a .safetensors name" bad_name
+check_eq "a refused .safetensors name: nothing written" "$(ls "$R"/notzt.* 2>/dev/null)" ""
+# a name without a tensor extension is a plain file's: published as it is (t_plain.sh)
 put notzt.bin "$T/v1.zt"
-check_match "PUT a name without .zt: refused" "$CODE" '^(400|404)$'
-check_eq "names without .zt: nothing written" "$(ls "$R"/notzt.* 2>/dev/null)" ""
+check_code "PUT a plain file's name (no tensor extension): 201" 201
+check_same "PUT a plain file's name: its bytes as sent" "$R/notzt.bin" "$T/v1.zt"
+rm -f "$R/notzt.bin"
 put ../x.zt "$T/v1.zt"
 check_code "PUT ../x.zt: 400" 400
 check_eq "PUT ../x.zt: nothing outside root" "$(ls "$T"/x.zt 2>/dev/null)" ""
