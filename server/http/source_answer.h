@@ -44,7 +44,8 @@ ztd_answer_state *ztd_answer_state_of(ztd_req *r);
 /* The request's state, made when missing: it takes over the pin of e (may be
  * NULL) and what q holds (q may be NULL). NULL when out of memory (q is then
  * ended). */
-ztd_answer_state *ztd_answer_state_for(ztd_server *s, ztd_req *r, ztd_entry *e, ztd_source_req *q);/* b as the request's front dresses its byte answers (r->dress): its ETag and
+ztd_answer_state *ztd_answer_state_for(ztd_server *s, ztd_req *r, ztd_entry *e, ztd_source_req *q);
+/* b as the request's front dresses its byte answers (r->dress): its ETag and
  * headers; nothing without one. Every whole-file answer calls it after
  * setting the file's ETag. */
 void ztd_answer_dress(ztd_body *b, const ztd_req *r);
