@@ -185,18 +185,24 @@ static int parse_api(ztd_hf_target *t, const char *method, const seg *s, size_t 
     return !strcmp(method, "POST") ? 0 : fail(t, 405, "POST");
 }
 
+/* resolve, or raw (@huggingface/hub's fileExists): the same bytes here */
+static bool file_keyword(seg s)
+{
+    return is(s, "resolve") || is(s, "raw");
+}
+
 /* "/hf/{repo}/resolve/{rev}/{path}" */
 static int parse_resolve(ztd_hf_target *t, const char *method, const seg *s, size_t k,
                          const char *tail)
 {
     size_t rk;
-    if (k >= 2 && is(s[1], "resolve"))
+    if (k >= 2 && file_keyword(s[1]))
         rk = 1;
-    else if (k >= 3 && is(s[2], "resolve"))
+    else if (k >= 3 && file_keyword(s[2]))
         rk = 2;
     else {
         for (size_t i = 3; i < k; i++)
-            if (is(s[i], "resolve"))
+            if (file_keyword(s[i]))
                 return fail(t, 400, "repository ids have at most two parts (org/name)");
         t->repo_missing = k >= 1 && (is(s[0], "datasets") || is(s[0], "spaces"));
         return fail(t, 404,

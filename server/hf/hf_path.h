@@ -10,11 +10,13 @@
  *   GET|HEAD /hf/api/models/{repo}/tree/{rev}[/{path}]          TREE
  *   POST     /hf/api/models/{repo}/paths-info/{rev}             PATHS_INFO
  *   GET|HEAD /hf/{repo}/resolve/{rev}/{path}                    RESOLVE
+ *   GET|HEAD /hf/{repo}/raw/{rev}/{path}                        RESOLVE (the same bytes:
+ *            no git-lfs pointers here; @huggingface/hub's fileExists asks it)
  *
  * {repo} is "org/name" or a one-level "name": one or two segments of 1 to 96
  * characters of [A-Za-z0-9._-], not starting with '.' or '-', without ".."
  * or "--" (the hub's rule). A one-level id is recognised by the keyword that
- * follows it (revision, tree, paths-info; resolve), so an org's repository
+ * follows it (revision, tree, paths-info; resolve, raw), so an org's repository
  * named like a keyword cannot be addressed. Three or more levels: 400.
  * {rev} is one segment, percent-decoded (the clients encode '/' in it): 1 to
  * 255 bytes, no control character, no ".." and no leading '.' (400); whether
