@@ -80,6 +80,8 @@ static enum MHD_Result hf_error(struct MHD_Connection *c, ztd_req *r, unsigned s
             MHD_add_response_header(resp, "X-Repo-Commit", commit);
         if (status == 401)
             MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"ztensord\"");
+        if (status == 405) /* the parser's message is the methods allowed */
+            MHD_add_response_header(resp, "Allow", strchr(msg, ':') + 2);
     }
     ztd_log(status >= 500 ? ZTD_LOG_ERROR : ZTD_LOG_INFO, "%u %s: %s", status,
             r->target ? r->target : "", msg);
@@ -271,6 +273,8 @@ static enum MHD_Result hf_handle(ztd_server *s, struct MHD_Connection *c, ztd_re
             ztd_hf_target *t = &st->t;
             if (t->status == 404 && t->repo_missing)
                 return hf_error(c, r, 404, "RepoNotFound", NULL, "%s", t->message);
+            if (t->status == 405)
+                return hf_error(c, r, 405, NULL, NULL, "method not allowed here: %s", t->message);
             return hf_error(c, r, (unsigned)t->status, NULL, NULL, "%s", t->message);
         }
         int rc = ztd_hf_repo_open(s->catalog, st->t.repo, &st->repo);

@@ -160,7 +160,7 @@ static int parse_api(ztd_hf_target *t, const char *method, const seg *s, size_t 
         memcpy(t->rev, "main", 5);
         t->rev_len = 4;
         t->op = ZTD_HF_INFO;
-        return get ? 0 : fail(t, 405, "GET or HEAD");
+        return get ? 0 : fail(t, 405, "GET, HEAD");
     }
     seg kw = r[rk];
     size_t left = nr - rk - 1; /* segments after the keyword (the lead ones) */
@@ -173,13 +173,13 @@ static int parse_api(ztd_hf_target *t, const char *method, const seg *s, size_t 
         const char *path = left > 1 ? r[rk + 2].p : tail;
         if (take_path(t, path, false))
             return t->status;
-        return get ? 0 : fail(t, 405, "GET or HEAD");
+        return get ? 0 : fail(t, 405, "GET, HEAD");
     }
     if (left > 1 || tail)
         return fail(t, 404, "no such API");
     if (is(kw, "revision")) {
         t->op = ZTD_HF_INFO;
-        return get ? 0 : fail(t, 405, "GET or HEAD");
+        return get ? 0 : fail(t, 405, "GET, HEAD");
     }
     t->op = ZTD_HF_PATHS_INFO;
     return !strcmp(method, "POST") ? 0 : fail(t, 405, "POST");
@@ -219,7 +219,7 @@ static int parse_resolve(ztd_hf_target *t, const char *method, const seg *s, siz
     if (take_path(t, path, true))
         return t->status;
     t->op = ZTD_HF_RESOLVE;
-    return !strcmp(method, "GET") || !strcmp(method, "HEAD") ? 0 : fail(t, 405, "GET or HEAD");
+    return !strcmp(method, "GET") || !strcmp(method, "HEAD") ? 0 : fail(t, 405, "GET, HEAD");
 }
 
 int ztd_hf_parse(const char *method, const char *raw_path, ztd_hf_target *t)

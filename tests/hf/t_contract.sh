@@ -92,6 +92,7 @@ check_eq "paths-info JSON: the file" "$($HFC paths "$LAST.body")" "file sub/extr
 check_eq "paths-info JSON expand: lastCommit" "$($HFC field "$LAST.body" 0 lastCommit id)" "$SHA"
 req "paths-info: a body that is not JSON" 400 -X POST -H 'Content-Type: application/json' --data '{"paths": [1]}' "$H/api/models/org/model/paths-info/main"
 req "paths-info: GET" 405 "$H/api/models/org/model/paths-info/main"
+check_eq "paths-info: GET: Allow" "$(hdr "$LAST.hdr" Allow)" POST
 
 # ---- resolve: every file, HEAD and GET
 for f in $FILES; do
@@ -180,6 +181,7 @@ done
 req "overlong path: 414" 414 "$H/org/model/resolve/main/$(printf 'p%.0s' $(seq 1 5000))"
 req "PUT is not an HF method" 405 -X PUT --data x "$H/org/model/resolve/main/model.zt"
 req "POST resolve" 405 -X POST --data x "$H/org/model/resolve/main/model.zt"
+check_eq "POST resolve: Allow" "$(hdr "$LAST.hdr" Allow)" "GET, HEAD"
 req "the daemon still answers" 200 "$URL/healthz"
 stop_daemon
 
