@@ -10,6 +10,7 @@
 #include "core/hex.h"
 #include "core/log.h"
 #include "hf/hf_json.h"
+#include "hf/hf_origin.h"
 #include "hf/hf_path.h"
 #include "hf/hf_paths_body.h"
 #include "hf/hf_repo.h"
@@ -32,6 +33,10 @@ typedef struct hf_state {
     ztd_hf_target t;
     ztd_hf_repo repo;
     bool opened;
+    bool origin;   /* the repository is the upstream's (hf_origin.h) */
+    int origin_rc; /* ztd_hf_origin_open's */
+    ztd_err origin_err;
+    ztd_entry *up; /* the file to resolve, opened through the upstream */
     int hash_rc;
     char msg[600];
     ztd_dress dress;
@@ -44,6 +49,7 @@ static void state_free(void *p)
 {
     hf_state *st = p;
     ztd_hf_repo_close(&st->repo);
+    ztd_entry_release(st->up);
     free(st);
 }
 
@@ -124,6 +130,31 @@ static void hash_job(ztd_offload *o)
     st->msg[0] = 0;
     st->hash_rc =
         ztd_hf_repo_hash(&st->repo, ztd_catalog_root(st->s->catalog), st->msg, sizeof(st->msg));
+}
+
+/* The revision names this version of the repository: main (HEAD, as
+ * @huggingface/hub's modelInfo asks by default), or its commit id. */
+static bool revision_ok(const hf_state *st)
+{
+    const ztd_hf_target *t = &st->t;
+    return !strcmp(t->rev, "main") || !strcmp(t->rev, "HEAD") ||
+           (ztd_hf_is_commit(t->rev, t->rev_len) && !strcmp(t->rev, st->repo.commit));
+}
+
+/* The repository from the upstream, and for a resolve its file, opened. */
+static void origin_job(ztd_offload *o)
+{
+    hf_state *st = (hf_state *)o;
+    ztd_upstream *u = st->s->upstream;
+    st->msg[0] = 0;
+    st->origin_rc =
+        ztd_hf_origin_open(u, st->t.repo, &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
+    if (st->origin_rc || st->t.op != ZTD_HF_RESOLVE || !revision_ok(st))
+        return;
+    const ztd_hf_file *f = ztd_hf_repo_find(&st->repo, st->t.path, st->t.path_len);
+    if (f &&
+        (st->origin_err = ztd_hf_origin_file(u, st->t.repo, f, &st->up, st->msg, sizeof(st->msg))))
+        st->origin_rc = -1;
 }
 
 /* ---- answers */
@@ -236,25 +267,19 @@ static enum MHD_Result answer_resolve(ztd_server *s, struct MHD_Connection *c, z
     ztd_hex_encode(f->digest, 32, hex);
     memcpy(st->commit, st->repo.commit, sizeof(st->commit));
     snprintf(st->linked_etag, sizeof(st->linked_etag), "\"%s\"", hex);
-    snprintf(st->size, sizeof(st->size), "%llu", (unsigned long long)f->e->size);
+    snprintf(st->size, sizeof(st->size), "%llu", (unsigned long long)f->size);
     memcpy(st->dress.etag, st->linked_etag, strlen(st->linked_etag) + 1);
     st->dress.add_headers = dress_headers;
     st->dress.ctx = st;
     r->dress = &st->dress;
-    ztd_entry *e = f->e;
-    ztd_entry_retain(e);
+    ztd_entry *e = f->e ? f->e : st->up;
+    if (f->e)
+        ztd_entry_retain(e);
+    else
+        st->up = NULL; /* its reference goes to the pin */
     ztd_answer_pin(r, e);
     ztd_hf_repo_close(&st->repo); /* the entry is pinned; the rest of the snapshot may go */
     return resolve_answer(s, c, r, e);
-}
-
-/* The revision names this version of the repository: main (HEAD, as
- * @huggingface/hub's modelInfo asks by default), or its commit id. */
-static bool revision_ok(const hf_state *st)
-{
-    const ztd_hf_target *t = &st->t;
-    return !strcmp(t->rev, "main") || !strcmp(t->rev, "HEAD") ||
-           (ztd_hf_is_commit(t->rev, t->rev_len) && !strcmp(t->rev, st->repo.commit));
 }
 
 static enum MHD_Result hf_handle(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
@@ -281,11 +306,22 @@ static enum MHD_Result hf_handle(ztd_server *s, struct MHD_Connection *c, ztd_re
         if (rc < 0)
             return ztd_fail(c, r,
                             ztd_catalog_ready(s->catalog) ? ZTD_ERR_INTERNAL : ZTD_ERR_NOT_READY);
-        if (rc > 0)
+        st->origin = rc > 0 && s->upstream;
+        if (rc > 0 && !st->origin)
             return hf_error(c, r, 404, "RepoNotFound", NULL, "Repository %s not found", st->t.repo);
         st->opened = true;
     }
-    if (st->repo.missing) {
+    if (st->origin) {
+        if (!st->off.started && !ztd_offload_wait(s, c, &st->off, origin_job))
+            return MHD_YES;
+        if (!ztd_offload_done(&st->off))
+            return MHD_YES;
+        if (st->origin_rc > 0)
+            return hf_error(c, r, 404, "RepoNotFound", NULL,
+                            "Repository %s not found here nor upstream", st->t.repo);
+        if (st->origin_rc < 0)
+            return ztd_error(c, r, st->origin_err, "%s", st->msg);
+    } else if (st->repo.missing) {
         if (!st->off.started && !ztd_offload_wait(s, c, &st->off, hash_job))
             return MHD_YES;
         if (!ztd_offload_done(&st->off))

@@ -1,6 +1,7 @@
 /* The Hugging Face front's JSON documents (see hf_json.h). */
 #include "hf/hf_json.h"
 #include "core/hex.h"
+#include "store/validators.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@ static json_int_t pointer_size(uint64_t size)
 static json_t *last_commit(const ztd_hf_repo *r, const ztd_hf_file *f)
 {
     char date[32];
-    ztd_hf_iso_date(f ? f->e->mtime_ns / 1000000000 : r->mtime_max, date);
+    ztd_hf_iso_date(f ? f->mtime : r->mtime_max, date);
     return json_pack("{s:s, s:s, s:s}", "id", r->commit, "title", "ztensord", "date", date);
 }
 
@@ -35,11 +36,11 @@ static json_t *file_item(const ztd_hf_repo *r, const ztd_hf_file *f, bool expand
     char hex[65];
     ztd_hex_encode(f->digest, 32, hex);
     json_t *o = json_pack("{s:s, s:s, s:I, s:s%}", "type", "file", "oid", hex, "size",
-                          (json_int_t)f->e->size, "path", f->rel, f->rel_len);
+                          (json_int_t)f->size, "path", f->rel, f->rel_len);
     if (o && f->sha256)
         json_object_set_new(o, "lfs",
-                            json_pack("{s:s, s:I, s:I}", "oid", hex, "size", (json_int_t)f->e->size,
-                                      "pointerSize", pointer_size(f->e->size)));
+                            json_pack("{s:s, s:I, s:I}", "oid", hex, "size", (json_int_t)f->size,
+                                      "pointerSize", pointer_size(f->size)));
     if (o && expand) {
         json_object_set_new(o, "lastCommit", last_commit(r, f));
         json_object_set_new(o, "securityFileStatus", json_pack("{s:s}", "status", "unscanned"));
@@ -91,13 +92,21 @@ char *ztd_hf_info_json(const ztd_hf_repo *r, const char *repo, size_t *len)
         const ztd_hf_file *f = &r->files[i];
         char hex[65];
         ztd_hex_encode(f->digest, 32, hex);
-        json_t *s = json_pack("{s:s%, s:I, s:s}", "rfilename", f->rel, f->rel_len, "size",
-                              (json_int_t)f->e->size, "blobId", hex);
+        /* rawEtag (ztensord's own): the file's /v1 raw ETag, which a sidecar's
+         * upstream entry is pinned to (hf_origin.h) */
+        char raw[96] = "";
+        if (f->e)
+            ztd_raw_etag(f->e, raw);
+        json_t *s = json_pack("{s:s%, s:I, s:s, s:s}", "rfilename", f->rel, f->rel_len, "size",
+                              (json_int_t)f->size, "blobId", hex, "rawEtag",
+                              f->e          ? raw
+                              : f->raw_etag ? f->raw_etag
+                                            : "");
         if (s && f->sha256)
             json_object_set_new(s, "lfs",
                                 json_pack("{s:s, s:I, s:I}", "sha256", hex, "size",
-                                          (json_int_t)f->e->size, "pointerSize",
-                                          pointer_size(f->e->size)));
+                                          (json_int_t)f->size, "pointerSize",
+                                          pointer_size(f->size)));
         if (!s || json_array_append_new(sib, s) != 0) {
             json_decref(doc);
             doc = NULL;

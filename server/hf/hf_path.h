@@ -35,6 +35,7 @@
 #define ZTD_HF_REPO_PART_MAX 96
 #define ZTD_HF_REPO_MAX (2 * ZTD_HF_REPO_PART_MAX + 1)
 #define ZTD_HF_REV_MAX 255
+#define ZTD_HF_NAME_MAX (ZTD_HF_REPO_MAX + 1 + ZTD_PATH_MAX + 1) /* "{repo}/{path}" */
 
 typedef enum ztd_hf_op {
     ZTD_HF_NONE,

@@ -53,11 +53,12 @@ int ztd_hf_repo_open(ztd_catalog *c, const char *repo, ztd_hf_repo *out)
         f->e = e;
         f->rel = e->name + pl;
         f->rel_len = e->name_len - pl;
+        f->size = e->size;
+        f->mtime = e->mtime_ns / 1000000000;
         f->known = ztd_hf_digest_known(e, f->digest, &f->sha256);
         out->missing += !f->known;
-        int64_t sec = e->mtime_ns / 1000000000;
-        if (sec > out->mtime_max)
-            out->mtime_max = sec;
+        if (f->mtime > out->mtime_max)
+            out->mtime_max = f->mtime;
     }
     if (out->n == 0) {
         ztd_hf_repo_close(out);
@@ -70,6 +71,7 @@ int ztd_hf_repo_open(ztd_catalog *c, const char *repo, ztd_hf_repo *out)
 void ztd_hf_repo_close(ztd_hf_repo *r)
 {
     free(r->files);
+    free(r->names);
     if (r->snap)
         ztd_snapshot_release(r->snap);
     memset(r, 0, sizeof(*r));
@@ -78,7 +80,8 @@ void ztd_hf_repo_close(ztd_hf_repo *r)
 int ztd_hf_repo_hash(ztd_hf_repo *r, const char *root, char *msg, size_t cap)
 {
     for (size_t i = 0; i < r->n; i++)
-        if (!r->files[i].known && ztd_hf_digest_compute(root, r->files[i].e, msg, cap) != 0)
+        if (!r->files[i].known && r->files[i].e &&
+            ztd_hf_digest_compute(root, r->files[i].e, msg, cap) != 0)
             return -1;
     return 0;
 }
@@ -88,7 +91,7 @@ bool ztd_hf_repo_seal(ztd_hf_repo *r)
     r->missing = 0;
     for (size_t i = 0; i < r->n; i++) {
         ztd_hf_file *f = &r->files[i];
-        if (!f->known)
+        if (!f->known && f->e)
             f->known = ztd_hf_digest_known(f->e, f->digest, &f->sha256);
         r->missing += !f->known;
     }
@@ -103,7 +106,7 @@ bool ztd_hf_repo_seal(ztd_hf_repo *r)
         const ztd_hf_file *f = &r->files[i];
         char hex[65], num[32];
         ztd_hex_encode(f->digest, 32, hex);
-        int nn = snprintf(num, sizeof(num), "%llu\n", (unsigned long long)f->e->size);
+        int nn = snprintf(num, sizeof(num), "%llu\n", (unsigned long long)f->size);
         zt_hasher_update(h, f->rel, f->rel_len + 1); /* with its NUL */
         zt_hasher_update(h, hex, 65);
         zt_hasher_update(h, num, (size_t)nn);

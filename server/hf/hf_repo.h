@@ -21,9 +21,12 @@
 #include "store/catalog.h"
 
 typedef struct ztd_hf_file {
-    ztd_entry *e;    /* the snapshot's */
-    const char *rel; /* its path in the repository (in e->name) */
+    ztd_entry *e;    /* the snapshot's; NULL for a file of the origin (hf_origin.h) */
+    const char *rel; /* its path in the repository (in e->name, or the repo's names) */
     size_t rel_len;
+    uint64_t size;
+    int64_t mtime;        /* seconds */
+    const char *raw_etag; /* of a file of the origin: its /raw ETag there (in names) */
     uint8_t digest[32];
     bool known;  /* digest is set */
     bool sha256; /* digest is the sha256 of the bytes */
@@ -36,6 +39,7 @@ typedef struct ztd_hf_repo {
     size_t missing;    /* files whose digest is not known yet */
     char commit[41];   /* once missing is 0 (ztd_hf_repo_seal) */
     int64_t mtime_max; /* seconds: the newest file's mtime */
+    char *names;       /* the files' paths, for a repository of the origin */
 } ztd_hf_repo;
 
 /* The repository `repo` (NUL-terminated id) in the catalog's current snapshot.
