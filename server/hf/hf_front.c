@@ -147,8 +147,8 @@ static void origin_job(ztd_offload *o)
     hf_state *st = (hf_state *)o;
     ztd_upstream *u = st->s->upstream;
     st->msg[0] = 0;
-    st->origin_rc =
-        ztd_hf_origin_open(u, st->t.repo, &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
+    st->origin_rc = ztd_hf_origin_open(u, st->t.repo, st->t.rev, st->s->cfg->upstream_ttl_ms,
+                                       &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
     if (st->origin_rc || st->t.op != ZTD_HF_RESOLVE || !revision_ok(st))
         return;
     const ztd_hf_file *f = ztd_hf_repo_find(&st->repo, st->t.path, st->t.path_len);

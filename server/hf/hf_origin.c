@@ -1,17 +1,63 @@
 /* A repository of the upstream (see hf_origin.h). */
 #include "hf/hf_origin.h"
+#include "core/clock.h"
 #include "core/hex.h"
 #include "hf/hf_digests.h"
 #include "hf/hf_path.h"
 #include "store/validators.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define INFO_MAX (256u << 20) /* bytes of the origin's model info accepted */
+
+/* The origin's model info of the repositories asked for lately, kept for
+ * upstream_ttl: a snapshot download asks it once per file. */
+#define SLOTS 64
+typedef struct slot {
+    char repo[ZTD_HF_REPO_MAX + 1];
+    uint64_t at_ms;
+    json_t *doc;
+} slot;
+static slot slots[SLOTS];
+static pthread_mutex_t slots_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A new reference to repo's info fetched less than ttl_ms ago, or NULL. */
+static json_t *cached(const char *repo, uint64_t ttl_ms)
+{
+    json_t *doc = NULL;
+    uint64_t now = ztd_now_ms();
+    pthread_mutex_lock(&slots_mu);
+    for (int i = 0; i < SLOTS; i++)
+        if (slots[i].doc && !strcmp(slots[i].repo, repo) && now - slots[i].at_ms < ttl_ms)
+            doc = json_incref(slots[i].doc);
+    pthread_mutex_unlock(&slots_mu);
+    return doc;
+}
+
+/* Keep doc as repo's info (NULL: forget it); in its slot, else the oldest. */
+static void keep(const char *repo, json_t *doc)
+{
+    pthread_mutex_lock(&slots_mu);
+    int k = 0;
+    for (int i = 0; i < SLOTS; i++) {
+        if (!strcmp(slots[i].repo, repo)) {
+            k = i;
+            break;
+        }
+        if (slots[i].at_ms < slots[k].at_ms)
+            k = i;
+    }
+    json_decref(slots[k].doc);
+    snprintf(slots[k].repo, sizeof(slots[k].repo), "%s", repo);
+    slots[k].doc = json_incref(doc);
+    slots[k].at_ms = doc ? ztd_now_ms() : 0;
+    pthread_mutex_unlock(&slots_mu);
+}
 
 static int64_t parse_date(const char *s)
 {
@@ -102,15 +148,23 @@ static int fetch_info(ztd_upstream *u, const char *repo, json_t **doc, ztd_err *
     return 0;
 }
 
-int ztd_hf_origin_open(ztd_upstream *u, const char *repo, ztd_hf_repo *out, ztd_err *err, char *msg,
-                       size_t cap)
+int ztd_hf_origin_open(ztd_upstream *u, const char *repo, const char *rev, uint64_t ttl_ms,
+                       ztd_hf_repo *out, ztd_err *err, char *msg, size_t cap)
 {
     memset(out, 0, sizeof(*out));
-    json_t *doc = NULL;
-    int rc = fetch_info(u, repo, &doc, err, msg, cap);
-    if (rc)
-        return rc;
+    json_t *doc = cached(repo, ttl_ms);
     const char *sha = json_string_value(json_object_get(doc, "sha"));
+    if (doc && sha && ztd_hf_is_commit(rev, strlen(rev)) && strcmp(sha, rev) != 0) {
+        json_decref(doc); /* a commit the kept info does not name: ask again */
+        doc = NULL;
+    }
+    int rc = 0;
+    if (!doc) {
+        if ((rc = fetch_info(u, repo, &doc, err, msg, cap)))
+            return rc;
+        keep(repo, doc);
+    }
+    sha = json_string_value(json_object_get(doc, "sha"));
     if (take_files(doc, out) != 0 || !sha) {
         snprintf(msg, cap, "upstream: %s's model info is not one this server reads", repo);
         *err = ZTD_ERR_UPSTREAM_FAILED;
@@ -148,6 +202,7 @@ ztd_err ztd_hf_origin_file(ztd_upstream *u, const char *repo, const ztd_hf_file 
     bool same =
         (*out)->size == f->size && f->raw_etag && f->raw_etag[0] && strcmp(raw, f->raw_etag) == 0;
     if (!same) {
+        keep(repo, NULL); /* the next request asks the origin again */
         ztd_entry_release(*out);
         *out = NULL;
         snprintf(msg, cap, "upstream: \"%s\" changed while it was opened; retry", name);

@@ -14,6 +14,7 @@
 #define ZTD_HF_ORIGIN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/errors.h"
 #include "hf/hf_repo.h"
@@ -21,9 +22,10 @@
 
 /* The origin's repository `repo` into out (sealed, no snapshot): 0; 1 when
  * the origin has no such repository (or is not a ztensord); -1 with err and
- * msg. */
-int ztd_hf_origin_open(ztd_upstream *u, const char *repo, ztd_hf_repo *out, ztd_err *err, char *msg,
-                       size_t cap);
+ * msg. Its info is kept for ttl_ms (upstream_ttl) and asked again sooner
+ * when rev is a commit it does not name, or a file was found changed. */
+int ztd_hf_origin_open(ztd_upstream *u, const char *repo, const char *rev, uint64_t ttl_ms,
+                       ztd_hf_repo *out, ztd_err *err, char *msg, size_t cap);
 
 /* File f of r (from ztd_hf_origin_open) opened through the upstream, checked
  * to be the listed version: ZTD_ERR_NONE with *out (a new reference), or the
