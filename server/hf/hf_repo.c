@@ -140,10 +140,25 @@ const ztd_hf_file *ztd_hf_repo_find(const ztd_hf_repo *r, const char *path, size
 
 bool ztd_hf_repo_is_dir(const ztd_hf_repo *r, const char *path, size_t len)
 {
-    for (size_t i = 0; i < r->n; i++) { /* lower bound would do; a listing reads all anyway */
-        const ztd_hf_file *f = &r->files[i];
-        if (f->rel_len > len && f->rel[len] == '/' && memcmp(f->rel, path, len) == 0)
-            return true;
+    /* The files under "path/" are contiguous in name order: the first one at
+     * or after that key starts with it, or there is none. */
+    size_t lo = 0, hi = r->n, kl = len + 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const ztd_hf_file *f = &r->files[mid];
+        size_t m = f->rel_len < kl ? f->rel_len : kl;
+        int c = memcmp(f->rel, path, m < len ? m : len);
+        if (c == 0 && m > len) /* byte len of the key is '/' */
+            c = (unsigned char)f->rel[len] - '/';
+        if (c == 0)
+            c = f->rel_len < kl ? -1 : 0;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return false;
+    if (lo == r->n)
+        return false;
+    const ztd_hf_file *f = &r->files[lo];
+    return f->rel_len > len && f->rel[len] == '/' && memcmp(f->rel, path, len) == 0;
 }
