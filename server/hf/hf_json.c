@@ -1,10 +1,12 @@
 /* The Hugging Face front's JSON documents (see hf_json.h). */
 #include "hf/hf_json.h"
+#include "core/grow.h"
 #include "core/hex.h"
 #include "store/validators.h"
 
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -76,43 +78,115 @@ static char *dump(json_t *doc, size_t *len)
     return s;
 }
 
+/* A JSON text written by hand: the model info of a 10,000-file repository is
+ * 2 MB, which jansson's objects build several times slower. */
+typedef struct jb {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} jb;
+
+static void jb_put(jb *b, const char *s, size_t n)
+{
+    if (b->failed || ztd_grow(&b->p, &b->cap, b->len + n) != 0) {
+        b->failed = true;
+        return;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void jb_lit(jb *b, const char *s)
+{
+    jb_put(b, s, strlen(s));
+}
+
+/* s[0..n) as a JSON string (UTF-8 kept; quotes, backslashes and control
+ * characters escaped). */
+static void jb_str(jb *b, const char *s, size_t n)
+{
+    jb_put(b, "\"", 1);
+    size_t from = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        jb_put(b, s + from, i - from);
+        char esc[8];
+        snprintf(esc, sizeof(esc), "\\u%04x", c);
+        jb_put(b, esc, 6);
+        from = i + 1;
+    }
+    jb_put(b, s + from, n - from);
+    jb_put(b, "\"", 1);
+}
+
+static void jb_u64(jb *b, uint64_t v)
+{
+    char num[24];
+    jb_put(b, num, (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)v));
+}
+
 char *ztd_hf_info_json(const ztd_hf_repo *r, const char *repo, size_t *len)
 {
     char date[32];
     ztd_hf_iso_date(r->mtime_max, date);
+    jb b = {0};
     const char *slash = strchr(repo, '/');
-    json_t *sib = json_array();
-    json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:i, s:i, s:[], s:o}",
-                            "_id", r->commit, "id", repo, "modelId", repo, "sha", r->commit,
-                            "lastModified", date, "createdAt", date, "private", 0, "gated", 0,
-                            "disabled", 0, "downloads", 0, "likes", 0, "tags", "siblings", sib);
-    if (doc && slash)
-        json_object_set_new(doc, "author", json_stringn(repo, (size_t)(slash - repo)));
-    for (size_t i = 0; doc && i < r->n; i++) {
+    jb_lit(&b, "{\"_id\":\"");
+    jb_lit(&b, r->commit);
+    jb_lit(&b, "\",\"id\":");
+    jb_str(&b, repo, strlen(repo));
+    jb_lit(&b, ",\"modelId\":");
+    jb_str(&b, repo, strlen(repo));
+    if (slash) {
+        jb_lit(&b, ",\"author\":");
+        jb_str(&b, repo, (size_t)(slash - repo));
+    }
+    jb_lit(&b, ",\"sha\":\"");
+    jb_lit(&b, r->commit);
+    jb_lit(&b, "\",\"lastModified\":\"");
+    jb_lit(&b, date);
+    jb_lit(&b, "\",\"createdAt\":\"");
+    jb_lit(&b, date);
+    jb_lit(&b, "\",\"private\":false,\"gated\":false,\"disabled\":false,\"downloads\":0,"
+               "\"likes\":0,\"tags\":[],\"siblings\":[");
+    for (size_t i = 0; i < r->n; i++) {
         const ztd_hf_file *f = &r->files[i];
-        char hex[65];
+        char hex[65], raw[96] = "";
         ztd_hex_encode(f->digest, 32, hex);
         /* rawEtag (ztensord's own): the file's /v1 raw ETag, which a sidecar's
          * upstream entry is pinned to (hf_origin.h) */
-        char raw[96] = "";
         if (f->e)
             ztd_raw_etag(f->e, raw);
-        json_t *s = json_pack("{s:s%, s:I, s:s, s:s}", "rfilename", f->rel, f->rel_len, "size",
-                              (json_int_t)f->size, "blobId", hex, "rawEtag",
-                              f->e          ? raw
-                              : f->raw_etag ? f->raw_etag
-                                            : "");
-        if (s && f->sha256)
-            json_object_set_new(s, "lfs",
-                                json_pack("{s:s, s:I, s:I}", "sha256", hex, "size",
-                                          (json_int_t)f->size, "pointerSize",
-                                          pointer_size(f->size)));
-        if (!s || json_array_append_new(sib, s) != 0) {
-            json_decref(doc);
-            doc = NULL;
+        const char *re = f->e ? raw : f->raw_etag ? f->raw_etag : "";
+        jb_lit(&b, i ? ",{\"rfilename\":" : "{\"rfilename\":");
+        jb_str(&b, f->rel, f->rel_len);
+        jb_lit(&b, ",\"size\":");
+        jb_u64(&b, f->size);
+        jb_lit(&b, ",\"blobId\":\"");
+        jb_lit(&b, hex);
+        jb_lit(&b, "\",\"rawEtag\":");
+        jb_str(&b, re, strlen(re));
+        if (f->sha256) {
+            jb_lit(&b, ",\"lfs\":{\"sha256\":\"");
+            jb_lit(&b, hex);
+            jb_lit(&b, "\",\"size\":");
+            jb_u64(&b, f->size);
+            jb_lit(&b, ",\"pointerSize\":");
+            jb_u64(&b, (uint64_t)pointer_size(f->size));
+            jb_lit(&b, "}");
         }
+        jb_lit(&b, "}");
     }
-    return dump(doc, len);
+    jb_lit(&b, "]}");
+    if (b.failed) {
+        free(b.p);
+        b.p = NULL;
+    }
+    *len = b.p ? b.len : 0;
+    return b.p;
 }
 
 /* The listing's items in order, each given to emit() with its number; stops

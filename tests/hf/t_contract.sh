@@ -12,6 +12,8 @@
 R=$T/root
 make_repo "$R/org/model"
 make_repo "$R/gpt2"
+cp "$R/org/model/sub/extra.zt" "$R/org/model/sub/we \"ird\" \\ é.zt" # JSON escapes, URL encoding
+cp "$R/org/model/sub/extra.zt" "$R/gpt2/sub/we \"ird\" \\ é.zt"
 FILES=$(repo_files "$R/org/model")
 start_daemon "$R" || finish
 H=$URL/hf
@@ -19,8 +21,8 @@ H=$URL/hf
 # ---- model info
 req "info" 200 "$H/api/models/org/model"
 cp "$LAST.body" "$T/info.json"
-# shellcheck disable=SC2086
-if ERR=$($HFC info "$T/info.json" org/model "$R/org/model" $FILES 2>&1); then ok "info: id, sha, siblings with sizes and lfs"; else bad "info" "$ERR"; fi
+mapfile -t FL <<<"$FILES"
+if ERR=$($HFC info "$T/info.json" org/model "$R/org/model" "${FL[@]}" 2>&1); then ok "info: id, sha, siblings with sizes and lfs"; else bad "info" "$ERR"; fi
 SHA=$($HFC field "$T/info.json" sha)
 check_eq "info: X-Repo-Commit is sha" "$(hdr "$LAST.hdr" X-Repo-Commit)" "$SHA"
 check_eq "info: application/json" "$(hdr "$LAST.hdr" Content-Type)" application/json
@@ -48,17 +50,16 @@ D_PID=$PID1 PORT=$P1 URL=$U1
 
 # ---- tree
 req "tree recursive" 200 "$H/api/models/org/model/tree/main?recursive=true&expand=false"
-# shellcheck disable=SC2086
-if ERR=$($HFC tree "$LAST.body" "$R/org/model" $FILES 2>&1); then ok "tree recursive: files and directories"; else bad "tree recursive" "$ERR"; fi
+if ERR=$($HFC tree "$LAST.body" "$R/org/model" "${FL[@]}" 2>&1); then ok "tree recursive: files and directories"; else bad "tree recursive" "$ERR"; fi
 cp "$LAST.body" "$T/tree_all.json"
 req "tree at the commit" 200 "$H/api/models/org/model/tree/$SHA?recursive=True"
 check_eq "tree at the commit: the same listing" "$(cat "$LAST.body")" "$(cat "$T/tree_all.json")"
 req "tree top level" 200 "$H/api/models/org/model/tree/main"
 check_eq "tree top level: sub is a directory, its files are not listed" \
     "$($PY -c 'import json,sys; print(" ".join(sorted(i["type"][0]+":"+i["path"] for i in json.load(open(sys.argv[1])))))' "$LAST.body")" \
-    "$(for f in $FILES; do case $f in */*) echo "d:${f%%/*}" ;; *) echo "f:$f" ;; esac; done | sort -u | tr '\n' ' ' | sed 's/ $//')"
+    "$(for f in "${FL[@]}"; do case $f in */*) echo "d:${f%%/*}" ;; *) echo "f:$f" ;; esac; done | sort -u | tr '\n' ' ' | sed 's/ $//')"
 req "tree of a directory" 200 "$H/api/models/org/model/tree/main/sub"
-check_eq "tree of sub" "$($HFC paths "$LAST.body")" "file sub/extra.zt"
+check_eq "tree of sub" "$($HFC paths "$LAST.body" | tr '\n' ,)" "file sub/extra.zt,file sub/we \"ird\" \\ é.zt,"
 hf_err "tree of a missing directory" 404 EntryNotFound "$H/api/models/org/model/tree/main/nope"
 hf_err "tree of a file" 404 EntryNotFound "$H/api/models/org/model/tree/main/model.zt"
 req "tree expand" 200 "$H/api/models/org/model/tree/main?recursive=true&expand=true"
@@ -95,11 +96,12 @@ req "paths-info: GET" 405 "$H/api/models/org/model/paths-info/main"
 check_eq "paths-info: GET: Allow" "$(hdr "$LAST.hdr" Allow)" POST
 
 # ---- resolve: every file, HEAD and GET
-for f in $FILES; do
+for f in "${FL[@]}"; do
     src=$R/org/model/$f
+    u=$($HELP quote "$f" | sed 's/%2F/\//g')
     size=$(stat -c %s "$src")
     oid=$($PY -c 'import json,sys; print([s["blobId"] for s in json.load(open(sys.argv[1]))["siblings"] if s["rfilename"]==sys.argv[2]][0])' "$T/info.json" "$f")
-    head_req "HEAD $f" 200 "/hf/org/model/resolve/main/$f"
+    head_req "HEAD $f" 200 "/hf/org/model/resolve/main/$u"
     check_eq "HEAD $f: X-Repo-Commit" "$(hdr "$LAST.hdr" X-Repo-Commit)" "$SHA"
     check_eq "HEAD $f: ETag is the oid" "$(hdr "$LAST.hdr" ETag)" "\"$oid\""
     check_eq "HEAD $f: X-Linked-Etag is the oid" "$(hdr "$LAST.hdr" X-Linked-Etag)" "\"$oid\""
@@ -107,15 +109,15 @@ for f in $FILES; do
     check_eq "HEAD $f: Content-Length" "$(hdr "$LAST.hdr" Content-Length)" "$size"
     check_eq "HEAD $f: Accept-Ranges" "$(hdr "$LAST.hdr" Accept-Ranges)" bytes
     check_eq "HEAD $f: no Xet header" "$(tr -d '\r' <"$LAST.hdr" | grep -ci '^x-xet')" 0
-    req "GET $f" 200 "$H/org/model/resolve/main/$f"
+    req "GET $f" 200 "$H/org/model/resolve/main/$u"
     check_eq "GET $f: byte-exact" "$(sha256_hex "$LAST.body")" "$(sha256_hex "$src")"
-    req "GET $f at the commit" 200 "$H/org/model/resolve/$SHA/$f"
+    req "GET $f at the commit" 200 "$H/org/model/resolve/$SHA/$u"
     check_eq "GET $f at the commit: byte-exact" "$(sha256_hex "$LAST.body")" "$(sha256_hex "$src")"
-    req "GET $f bytes=0-0 (@huggingface/hub's probe)" 206 -H 'Range: bytes=0-0' -H 'Accept: application/vnd.xet-fileinfo+json, */*' "$H/org/model/resolve/main/$f"
+    req "GET $f bytes=0-0 (@huggingface/hub's probe)" 206 -H 'Range: bytes=0-0' -H 'Accept: application/vnd.xet-fileinfo+json, */*' "$H/org/model/resolve/main/$u"
     check_eq "GET $f bytes=0-0: Content-Range" "$(hdr "$LAST.hdr" Content-Range)" "bytes 0-0/$size"
     check_eq "GET $f bytes=0-0: not Xet" "$(hdr "$LAST.hdr" Content-Type)" application/octet-stream
-    req "GET $f If-None-Match" 304 -H "If-None-Match: \"$oid\"" "$H/org/model/resolve/main/$f"
-    req "GET $f If-Range mismatched: whole" 200 -H 'Range: bytes=1-2' -H 'If-Range: "x"' "$H/org/model/resolve/main/$f"
+    req "GET $f If-None-Match" 304 -H "If-None-Match: \"$oid\"" "$H/org/model/resolve/main/$u"
+    req "GET $f If-Range mismatched: whole" 200 -H 'Range: bytes=1-2' -H 'If-Range: "x"' "$H/org/model/resolve/main/$u"
 done
 req "resolve with an encoded slash" 200 "$H/org/model/resolve/main/sub%2Fextra.zt"
 req "resolve from a one-level repository" 200 "$H/gpt2/resolve/main/model.zt"
