@@ -32,7 +32,6 @@ typedef struct hf_state {
     ztd_server *s;
     ztd_hf_target t;
     ztd_hf_repo repo;
-    bool opened;
     bool origin;   /* the repository is the upstream's (hf_origin.h) */
     int origin_rc; /* ztd_hf_origin_open's */
     ztd_err origin_err;
@@ -282,56 +281,78 @@ static enum MHD_Result answer_resolve(ztd_server *s, struct MHD_Connection *c, z
     return resolve_answer(s, c, r, e);
 }
 
+/* The request's state: its URL parsed and its repository opened (the
+ * catalog's, or else the upstream's to fetch). NULL with the answer in *out. */
+static hf_state *start(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum MHD_Result *out)
+{
+    hf_state *st = calloc(1, sizeof(*st));
+    if (!st) {
+        *out = ztd_fail(c, r, ZTD_ERR_INTERNAL);
+        return NULL;
+    }
+    st->s = s;
+    r->front = st;
+    r->front_free = state_free;
+    ztd_hf_target *t = &st->t;
+    if (ztd_hf_parse(r->method, r->path, t) != 0) {
+        if (t->status == 404 && t->repo_missing)
+            *out = hf_error(c, r, 404, "RepoNotFound", NULL, "%s", t->message);
+        else if (t->status == 405)
+            *out = hf_error(c, r, 405, NULL, NULL, "method not allowed here: %s", t->message);
+        else
+            *out = hf_error(c, r, (unsigned)t->status, NULL, NULL, "%s", t->message);
+        return NULL;
+    }
+    int rc = ztd_hf_repo_open(s->catalog, t->repo, &st->repo);
+    if (rc < 0) {
+        *out = ztd_fail(c, r, ztd_catalog_ready(s->catalog) ? ZTD_ERR_INTERNAL : ZTD_ERR_NOT_READY);
+        return NULL;
+    }
+    st->origin = rc > 0 && s->upstream;
+    if (rc > 0 && !st->origin) {
+        *out = hf_error(c, r, 404, "RepoNotFound", NULL, "Repository %s not found", t->repo);
+        return NULL;
+    }
+    return st;
+}
+
+/* The repository complete with digests and commit id: the upstream's
+ * fetched, or the missing digests hashed, off the workers. false with the
+ * answer in *out (MHD_YES while the work runs). */
+static bool ready(ztd_server *s, struct MHD_Connection *c, ztd_req *r, hf_state *st,
+                  enum MHD_Result *out)
+{
+    if (!st->origin && !st->repo.missing)
+        return true;
+    *out = MHD_YES;
+    if (!st->off.started && !ztd_offload_wait(s, c, &st->off, st->origin ? origin_job : hash_job))
+        return false;
+    if (!ztd_offload_done(&st->off))
+        return false;
+    if (st->origin && st->origin_rc > 0)
+        *out = hf_error(c, r, 404, "RepoNotFound", NULL,
+                        "Repository %s not found here nor upstream", st->t.repo);
+    else if (st->origin && st->origin_rc < 0)
+        *out = ztd_error(c, r, st->origin_err, "%s", st->msg);
+    else if (!st->origin && st->hash_rc != 0)
+        *out = ztd_error(c, r, ZTD_ERR_FILE_CHANGED, "%s", st->msg);
+    else if (!st->origin && !ztd_hf_repo_seal(&st->repo))
+        *out = ztd_error(c, r, ZTD_ERR_FILE_CHANGED, "%s: digests went missing; retry", st->t.repo);
+    else
+        return true;
+    return false;
+}
+
 static enum MHD_Result hf_handle(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     enum MHD_Result out;
     if (ztd_answer_resume(s, c, r, &out)) /* a byte answer that waited */
         return out;
     hf_state *st = r->front;
-    if (!st) {
-        if (!(st = calloc(1, sizeof(*st))))
-            return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-        st->s = s;
-        r->front = st;
-        r->front_free = state_free;
-        if (ztd_hf_parse(r->method, r->path, &st->t) != 0) {
-            ztd_hf_target *t = &st->t;
-            if (t->status == 404 && t->repo_missing)
-                return hf_error(c, r, 404, "RepoNotFound", NULL, "%s", t->message);
-            if (t->status == 405)
-                return hf_error(c, r, 405, NULL, NULL, "method not allowed here: %s", t->message);
-            return hf_error(c, r, (unsigned)t->status, NULL, NULL, "%s", t->message);
-        }
-        int rc = ztd_hf_repo_open(s->catalog, st->t.repo, &st->repo);
-        if (rc < 0)
-            return ztd_fail(c, r,
-                            ztd_catalog_ready(s->catalog) ? ZTD_ERR_INTERNAL : ZTD_ERR_NOT_READY);
-        st->origin = rc > 0 && s->upstream;
-        if (rc > 0 && !st->origin)
-            return hf_error(c, r, 404, "RepoNotFound", NULL, "Repository %s not found", st->t.repo);
-        st->opened = true;
-    }
-    if (st->origin) {
-        if (!st->off.started && !ztd_offload_wait(s, c, &st->off, origin_job))
-            return MHD_YES;
-        if (!ztd_offload_done(&st->off))
-            return MHD_YES;
-        if (st->origin_rc > 0)
-            return hf_error(c, r, 404, "RepoNotFound", NULL,
-                            "Repository %s not found here nor upstream", st->t.repo);
-        if (st->origin_rc < 0)
-            return ztd_error(c, r, st->origin_err, "%s", st->msg);
-    } else if (st->repo.missing) {
-        if (!st->off.started && !ztd_offload_wait(s, c, &st->off, hash_job))
-            return MHD_YES;
-        if (!ztd_offload_done(&st->off))
-            return MHD_YES;
-        if (st->hash_rc != 0)
-            return ztd_error(c, r, ZTD_ERR_FILE_CHANGED, "%s", st->msg);
-        if (!ztd_hf_repo_seal(&st->repo))
-            return ztd_error(c, r, ZTD_ERR_FILE_CHANGED, "%s: digests went missing; retry",
-                             st->t.repo);
-    }
+    if (!st && !(st = start(s, c, r, &out)))
+        return out;
+    if (!ready(s, c, r, st, &out))
+        return out;
     if (!revision_ok(st))
         return hf_error(c, r, 404, "RevisionNotFound", NULL,
                         "Invalid rev id: %s (%s is at %s; revisions are main or that commit)",
