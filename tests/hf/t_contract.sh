@@ -116,6 +116,9 @@ for f in "${FL[@]}"; do
     req "GET $f bytes=0-0 (@huggingface/hub's probe)" 206 -H 'Range: bytes=0-0' -H 'Accept: application/vnd.xet-fileinfo+json, */*' "$H/org/model/resolve/main/$u"
     check_eq "GET $f bytes=0-0: Content-Range" "$(hdr "$LAST.hdr" Content-Range)" "bytes 0-0/$size"
     check_eq "GET $f bytes=0-0: not Xet" "$(hdr "$LAST.hdr" Content-Type)" application/octet-stream
+    check_eq "GET $f bytes=0-0: X-Repo-Commit (hf-hub, TGI's client, reads it here)" "$(hdr "$LAST.hdr" X-Repo-Commit)" "$SHA"
+    check_eq "GET $f bytes=0-0: X-Linked-Etag" "$(hdr "$LAST.hdr" X-Linked-Etag)" "\"$oid\""
+    req "GET $f If-Range with the ETag: the range" 206 -H 'Range: bytes=1-2' -H "If-Range: \"$oid\"" "$H/org/model/resolve/main/$u"
     req "GET $f If-None-Match" 304 -H "If-None-Match: \"$oid\"" "$H/org/model/resolve/main/$u"
     req "GET $f If-Range mismatched: whole" 200 -H 'Range: bytes=1-2' -H 'If-Range: "x"' "$H/org/model/resolve/main/$u"
 done
