@@ -45,7 +45,10 @@ static json_t *file_item(const ztd_hf_repo *r, const ztd_hf_file *f, bool expand
                                       "pointerSize", pointer_size(f->size)));
     if (o && expand) {
         json_object_set_new(o, "lastCommit", last_commit(r, f));
-        json_object_set_new(o, "securityFileStatus", json_pack("{s:s}", "status", "unscanned"));
+        /* huggingface_hub reads all three keys */
+        json_object_set_new(
+            o, "securityFileStatus",
+            json_pack("{s:s, s:n, s:n}", "status", "unscanned", "avScan", "pickleImportScan"));
     }
     return o;
 }

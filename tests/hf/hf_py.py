@@ -37,6 +37,10 @@ tree = [f.path for f in api.list_repo_tree(repo, recursive=True) if isinstance(f
 check("list_repo_tree recursive", sorted(tree) == sorted(files), tree)
 pi = api.get_paths_info(repo, [files[0], "nope"])
 check("get_paths_info", [p.path for p in pi] == [files[0]], pi)
+pe = api.get_paths_info(repo, [files[0]], expand=True)
+check("get_paths_info expand: last commit", pe[0].last_commit.oid == info.sha, pe)
+te = list(api.list_repo_tree(repo, recursive=True, expand=True))
+check("list_repo_tree expand", len(te) >= len(files) and all(t.last_commit.oid == info.sha for t in te), te)
 snap = h.snapshot_download(repo)
 check("snapshot_download: at the commit", snap.endswith(info.sha), snap)
 for f in files:
