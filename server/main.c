@@ -10,6 +10,7 @@
 #include "http/http.h"
 #include "http/auth.h"
 #include "handlers/handlers.h"
+#include "hf/hf.h"
 #include "core/log.h"
 #include "core/notify.h"
 #include "store/publish.h"
@@ -506,6 +507,7 @@ int main(int argc, char **argv)
      * then the rows of the fronts that parse their own paths (router.h). */
     static ztd_route_def routes[ZTD_ROUTE_COUNT];
     memcpy(routes, ztd_v1_routes(), sizeof(routes));
+    routes[ZTD_ROUTE_HF] = *ztd_hf_route();
     ztd_uploads uploads;
     ztd_uploads_init(&uploads, cfg.root, cfg.max_upload_size, cfg.disk_reserve, cfg.max_uploads);
     ztd_server srv = {.cfg = &cfg,

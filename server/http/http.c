@@ -460,6 +460,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r->deferred)
         MHD_destroy_response(r->deferred);
     ztd_req_set_ctx(r, NULL, NULL); /* the handler's state, whatever it is */
+    if (r->front && r->front_free)
+        r->front_free(r->front);
     for (size_t i = 0; i < sizeof(r->joined) / sizeof(r->joined[0]); i++)
         free(r->joined[i]);
     ztd_match_free(r->match);

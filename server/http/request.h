@@ -18,6 +18,15 @@
 
 struct ztd_route_def;
 
+/* How a front dresses the byte answers of one request (hf/): a strong
+ * validator of its own in place of the file's, and headers of its own added
+ * to 200, 206 and HEAD answers. Owned by the front's state (ztd_req.front). */
+typedef struct ztd_dress {
+    char etag[96]; /* with quotes; "" keeps the file's */
+    bool (*add_headers)(struct MHD_Response *resp, const void *ctx); /* false: one failed */
+    const void *ctx;
+} ztd_dress;
+
 typedef struct ztd_req {
     struct timespec t0; /* arrival, wall clock (log time) */
     uint64_t t0_us;     /* arrival, monotonic (duration) */
@@ -46,6 +55,11 @@ typedef struct ztd_req {
     void *ctx;
     void (*ctx_free)(void *ctx);
     char *joined[4]; /* header lines joined by ztd_header_list, freed at the end */
+    /* A front's own state beside ctx, which the shared read answers
+     * (source_answer.h) take over: freed by front_free when the request ends. */
+    void *front;
+    void (*front_free)(void *front);
+    const ztd_dress *dress; /* NULL: byte answers as /v1 makes them */
 } ztd_req;
 
 /* Hand the request's state to ctx (freed with ctx_free at the end); whatever

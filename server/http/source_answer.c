@@ -77,6 +77,17 @@ void ztd_answer_init_body(ztd_body *b, ztd_server *s, ztd_entry *e)
     b->tls = s->tls_cert != NULL;
 }
 
+void ztd_answer_dress(ztd_body *b, const ztd_req *r)
+{
+    const ztd_dress *d = r->dress;
+    if (!d)
+        return;
+    if (d->etag[0])
+        memcpy(b->etag, d->etag, sizeof(b->etag));
+    b->add_headers = d->add_headers;
+    b->ctx = d->ctx;
+}
+
 /* ---- waits */
 
 static void wait_job(ztd_offload *o)
@@ -170,6 +181,7 @@ enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req 
     } else {
         ztd_raw_etag(e, b.etag);
     }
+    ztd_answer_dress(&b, r);
     ztd_answer_state *x = ztd_answer_state_of(r);
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
     ztd_answer_plan_reads(c, r, &b, q);

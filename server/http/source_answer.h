@@ -45,6 +45,11 @@ ztd_answer_state *ztd_answer_state_of(ztd_req *r);
  * NULL) and what q holds (q may be NULL). NULL when out of memory (q is then
  * ended). */
 ztd_answer_state *ztd_answer_state_for(ztd_server *s, ztd_req *r, ztd_entry *e, ztd_source_req *q);
+/* b as the request's front dresses its byte answers (r->dress): its ETag and
+ * headers; nothing without one. Every whole-file answer calls it after
+ * setting the file's ETag. */
+void ztd_answer_dress(ztd_body *b, const ztd_req *r);
+
 /* The entry answers this request: it stays open until the request ends. */
 void ztd_answer_pin(ztd_req *r, ztd_entry *e);
 

@@ -30,6 +30,7 @@
 #ifndef ZTD_UPSTREAM_H
 #define ZTD_UPSTREAM_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,14 @@ bool ztd_upstream_kind_known(const ztd_upstream *u);
  * upstream, or while the kind is not known. */
 struct ztd_uplist *ztd_upstream_listing(ztd_upstream *u);
 void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out);
+
+/* GET BASE{path} (path starts with '/', already encoded) on a ztensord
+ * upstream, with its token and timeouts: blocks. ZTD_ERR_NONE with *status
+ * the HTTP status and *out the body as JSON (a new reference; NULL when the
+ * body was empty), or the error (UPSTREAM_FAILED, UPSTREAM_TIMEOUT: no answer,
+ * or a body that is not JSON or longer than max) with msg. origin_get.c. */
+ztd_err ztd_upstream_get_json(ztd_upstream *u, const char *path, size_t max, json_t **out,
+                              int *status, char *msg, size_t cap);
 
 /* ---- files */
 

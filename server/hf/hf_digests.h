@@ -1,0 +1,37 @@
+/*
+ * The content digest of each repository file, which commit ids and the
+ * clients' cache names are made of (docs/HF.md, "Revisions"):
+ *  - a zTensor v2 file whose bytes the /raw ETag names ("zt2.<hex>",
+ *    zt_file_identity: sha256 of the content digest, which is made of the
+ *    components' sha256 digests, the footer and the size): that hex, known
+ *    without reading the blobs;
+ *  - any other file: the sha256 of its bytes, hashed once per file version
+ *    (name, device, inode, size, mtime, ctime) off libmicrohttpd's threads and
+ *    kept in a bounded table of this front; concurrent requests for one
+ *    version wait for the one hashing.
+ */
+#ifndef ZTD_HF_DIGESTS_H
+#define ZTD_HF_DIGESTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/catalog.h"
+
+/* Most versions remembered; past it the table starts again empty. */
+#define ZTD_HF_DIGESTS_MAX (1u << 20)
+
+/* e's digest into out when known now: true, and *is_sha256 says whether it is
+ * the sha256 of e's bytes (else the zTensor identity). Never blocks. */
+bool ztd_hf_digest_known(const ztd_entry *e, uint8_t out[32], bool *is_sha256);
+
+/* Hash e's bytes (ROOT/e->name, checked to be the entry's version) unless
+ * known or being hashed; waits for another thread hashing it. Blocks: call
+ * off libmicrohttpd's threads. 0, or -1 with why in msg (file gone or
+ * replaced, read error, not a local file). */
+int ztd_hf_digest_compute(const char *root, const ztd_entry *e, char *msg, size_t cap);
+
+/* Versions in the table, and files hashed since start (for the tests). */
+void ztd_hf_digest_stats(uint64_t *rows, uint64_t *hashed);
+
+#endif

@@ -1,0 +1,62 @@
+# lib.sh: what the /hf scripts add to tests/sh/common.sh. Source it as
+#     . "$(dirname "$0")/lib.sh" "$@"
+# with the arguments ZTENSORD ZT.
+HF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HF_DIR/../sh/common.sh" "$@"
+HFC="$PY $HF_DIR/hfcheck.py"
+
+# Which files of a repository directory the catalog serves, so the expected file
+# sets follow it. Today: tensor files. When plain files (config.json,
+# tokenizer.json, ...) become catalog entries, this is `true` and make_repo's
+# plain files are expected everywhere (listing, resolve, clients).
+served() {
+    case $1 in *.zt | *.safetensors) return 0 ;; *) return 1 ;; esac
+}
+
+# make_repo DIR: a model repository: a zTensor v2 file of two tensors, its
+# safetensors conversion, a 1.2 file in a subdirectory, and plain files.
+# Source tensors stay in $T/src (w.raw: f32 64x64, b.raw: f32 64).
+make_repo() {
+    local d=$1
+    mkdir -p "$d/sub" "$T/src"
+    [ -f "$T/src/w.raw" ] || rand "$T/src/w.raw" 16384
+    [ -f "$T/src/b.raw" ] || rand "$T/src/b.raw" 256
+    pack "$d/model.zt" --format v2 w=f32:64x64:"$T/src/w.raw" b=f32:64:"$T/src/b.raw"
+    "$ZT" convert "$d/model.zt" -o "$d/model.safetensors" >/dev/null
+    pack "$d/sub/extra.zt" b=f32:64:"$T/src/b.raw"
+    printf '{"model_type": "test", "hidden_size": 64}\n' >"$d/config.json"
+    printf '{"version": "1.0", "model": {"type": "BPE"}}\n' >"$d/tokenizer.json"
+}
+
+# repo_files DIR: the files of DIR the server should list, sorted, relative.
+repo_files() {
+    local f
+    (cd "$1" && find . -type f ! -name '.*' | sed 's|^\./||' | LC_ALL=C sort) | while read -r f; do
+        served "$f" && echo "$f"
+    done
+}
+
+# head_req NAME WANT_CODE PATH [HEADER...]: a HEAD request on a raw socket into $T/r;
+# checks the status and that no byte follows the header block.
+head_req() {
+    local name=$1 want=$2 path=$3
+    shift 3
+    LAST=$T/r
+    CODE=$($HELP rawreq "$PORT" HEAD "$path" "$LAST" "$@" 2>"$LAST.curlerr")
+    CURL_RC=$?
+    check_code "$name" "$want"
+    check_eq "$name: no body" "$(stat -c %s "$LAST.body")" 0
+}
+
+# hf_err NAME STATUS CODE URL [CURL-ARGS...]: an error in the hub's shape: the status,
+# X-Error-Code (- for none), an X-Error-Message, and a JSON body {"error": "..."}.
+hf_err() {
+    local name=$1 want=$2 code=$3
+    shift 3
+    req "$name" "$want" "$@"
+    local got
+    got=$(hdr "$LAST.hdr" X-Error-Code)
+    check_eq "$name: X-Error-Code" "${got:--}" "$code"
+    check_match "$name: X-Error-Message" "$(hdr "$LAST.hdr" X-Error-Message)" '.'
+    if ERR=$($HFC errjson "$LAST.body" 2>&1); then ok "$name: {\"error\": ...}"; else bad "$name: JSON body" "$ERR"; fi
+}
