@@ -19,6 +19,7 @@
 #include "store/validators.h"
 #include "http/offload.h"
 #include "http/source_answer.h"
+#include "http/object_answer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -286,10 +287,18 @@ static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd
                                     ztd_entry *e)
 {
     ztd_route_match *m = r->match;
+    if (m->route == ZTD_ROUTE_RAW) /* the object's bytes: a file's, a view's, an index's */
+        return ztd_answer_object(s, c, r, e);
+    if (ztd_entry_virtual(e) && m->route == ZTD_ROUTE_MANIFEST)
+        return ztd_answer_virtual_doc(s, c, r, e);
+    if (ztd_entry_virtual(e))
+        return ztd_error(c, r, ZTD_ERR_OBJECT_NOT_FOUND,
+                         "\"%s\" is %s%s%s: it has no objects of its own%s", m->file,
+                         e->view_of ? "the safetensors view of \"" : "a model's index",
+                         e->view_of ? e->view_of->name : "", e->view_of ? "\"" : "",
+                         e->view_of ? " (ask the file it views)" : "");
     if (m->route == ZTD_ROUTE_MANIFEST)
         return send_manifest(s, c, r, e);
-    if (m->route == ZTD_ROUTE_RAW)
-        return ztd_answer_raw(s, c, r, e, NULL, answer_entry);
     if (m->route == ZTD_ROUTE_BLOB)
         return send_blob_of(s, c, r, e);
     const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);

@@ -239,6 +239,8 @@ enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req
     if (!e)
         return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);
     ztd_answer_pin(r, e);
+    if (ztd_entry_virtual(e)) /* a view or an index: the answer knows them */
+        return answer(s, c, r, e);
     if (!e->file && e->retry)
         return ztd_error(c, r, ZTD_ERR_FILE_UNAVAILABLE,
                          "file \"%s\" cannot be opened now (retried by each scan): %s", m->file,
