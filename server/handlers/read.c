@@ -287,6 +287,8 @@ static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd
                                     ztd_entry *e)
 {
     ztd_route_match *m = r->match;
+    if (ztd_answer_as_view(r)) /* an upstream's STEM.safetensors: e is its STEM.zt */
+        return ztd_answer_upstream_view(s, c, r, e);
     if (m->route == ZTD_ROUTE_RAW) /* the object's bytes: a file's, a view's, an index's */
         return ztd_answer_object(s, c, r, e);
     if (ztd_entry_virtual(e) && m->route == ZTD_ROUTE_MANIFEST)

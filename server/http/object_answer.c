@@ -43,6 +43,17 @@ enum MHD_Result ztd_answer_object(ztd_server *s, struct MHD_Connection *c, ztd_r
     return ztd_answer_raw(s, c, r, e, d, ztd_answer_object);
 }
 
+enum MHD_Result ztd_answer_upstream_view(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         ztd_entry *e)
+{
+    if (r->match->route == ZTD_ROUTE_RAW || r->match->route == ZTD_ROUTE_VIEW)
+        return ztd_answer_view(s, c, r, e);
+    return ztd_error(c, r, ZTD_ERR_OBJECT_NOT_FOUND,
+                     "\"%s\" is the upstream's safetensors view of \"%s\": it has no manifest "
+                     "or objects of its own (ask the file it views)",
+                     r->match->file, e->name);
+}
+
 typedef struct doc_ctx {
     ztd_entry *e;
     char *json;

@@ -15,6 +15,11 @@
 
 ztd_entry_answer ztd_answer_object;
 
+/* The answer to a name the upstream lists as the safetensors view of e's
+ * file (ztd_answer_as_view(), http/source_answer.h): the view's bytes on
+ * /raw and /safetensors, 404 on the routes of objects and the manifest. */
+ztd_entry_answer ztd_answer_upstream_view;
+
 /* The JSON document about a virtual entry (its listing object and a
  * newline), for the routes that would give a file's manifest. */
 enum MHD_Result ztd_answer_virtual_doc(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
