@@ -514,8 +514,8 @@ static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, 
     size_t n = strlen(rel);
     for (size_t i = 0; old && i < old->n; i++) {
         ztd_entry *e = old->entries[i];
-        if (n && (strncmp(e->name, rel, n) || e->name[n] != '/'))
-            continue;
+        if (ztd_entry_virtual(e) || (n && (strncmp(e->name, rel, n) || e->name[n] != '/')))
+            continue; /* views and indexes are made again from the files */
         entry_hold(e);
         if (vec_push(out, e) != 0) {
             entry_drop(e);
