@@ -22,7 +22,7 @@ C2=${3:?usage: $0 ZTENSORD ZT CORPUS_V2_DIR}
 LOAD=$REPO/tests/foreign/st_index_load.py
 
 R=$T/root
-mkdir -p "$R/m" "$R/v2" "$R/c" "$R/dup" "$T/dl" "$T/v2dl" "$T/new"
+mkdir -p "$R/m" "$R/v2" "$R/c" "$R/dup" "$R/no" "$T/dl" "$T/v2dl" "$T/new"
 rand "$T/a.bin" 40000
 rand "$T/b.bin" 30000
 rand "$T/e.bin" 4096
@@ -30,6 +30,7 @@ M1=m/model-00001-of-00002 M2=m/model-00002-of-00002
 pack "$R/$M1.zt" l0.w=f32:100x100:"$T/a.bin" l0.b=u8:4096:"$T/e.bin" || finish
 pack "$R/$M2.zt" --compress l1.w=u8:30000:"$T/b.bin" || finish
 cp "$C2"/accept/sharded.zt "$C2"/accept/sharded-0000[12]-of-00002.zt "$R/v2/" || { bad "v2 model copied" "missing"; finish; }
+cp "$C2"/accept/type_complex64.zt "$R/no/c64.zt" || { bad "v2 complex64 file copied" "missing"; finish; }
 pack "$R/c/x.zt" x=u8:4096:"$T/e.bin" || finish
 pack "$T/y.zt" y=u8:4096:"$T/e.bin" || finish
 "$ZT" convert "$T/y.zt" -o "$R/c/x.safetensors" >/dev/null || { bad "zt convert y.zt" "failed"; finish; }
@@ -46,7 +47,7 @@ raw() { printf '%s/v1/files/%s/raw' "$URL" "$1"; }
 req "listing" 200 "$URL/v1/files"
 cp "$LAST.body" "$T/list.json"
 check_eq "listed names" "$($HELP names "$T/list.json" | tr '\n' ' ')" \
-    "c/x.safetensors c/x.zt dup/p.safetensors dup/p.zt dup/q.safetensors dup/q.zt $M1.safetensors $M1.zt $M2.safetensors $M2.zt m/model.safetensors.index.json v2/model.safetensors.index.json v2/sharded-00001-of-00002.zt v2/sharded-00002-of-00002.zt v2/sharded.safetensors v2/sharded.zt "
+    "c/x.safetensors c/x.zt dup/p.safetensors dup/p.zt dup/q.safetensors dup/q.zt $M1.safetensors $M1.zt $M2.safetensors $M2.zt m/model.safetensors.index.json no/c64.safetensors no/c64.zt v2/model.safetensors.index.json v2/sharded-00001-of-00002.zt v2/sharded-00002-of-00002.zt v2/sharded.safetensors v2/sharded.zt "
 lf() { $HELP listing "$T/list.json" "$1" "$2"; }
 for f in $M1 $M2 v2/sharded dup/p; do
     check_eq "$f.safetensors: format" "$(lf $f.safetensors format)" safetensors-view
@@ -61,6 +62,12 @@ check_eq "m's index: format" "$(lf m/model.safetensors.index.json format)" safet
 check_eq "v2's index: format" "$(lf v2/model.safetensors.index.json format)" safetensors-index
 check_match "dup: no index (two files hold tensor t), logged" "$(cat "$D_ERR")" \
     'dup/model\.safetensors\.index\.json is not made: .*is in two views'
+# a view safetensors cannot express: listed, with the error naming the object; 422
+check_eq "refused view: status" "$(lf no/c64.safetensors status)" error
+check_eq "refused view: code" "$(lf no/c64.safetensors error.code)" view_unsupported
+check_match "refused view: the message names the object" "$(lf no/c64.safetensors error.message)" 'object "t" cannot be written as safetensors'
+check_err "refused view: /raw" 422 view_unsupported "$URL/v1/files/no/c64.safetensors/raw"
+check_match "refused view: the answer names the file and the object" "$(cat "$LAST.body")" 'no/c64\.zt.*object \\"t\\" cannot be written'
 # page by page: the same entries
 names= cursor= pages=0
 while [ $pages -lt 40 ]; do
