@@ -16,6 +16,7 @@
 #include "store/publish.h"
 #include "store/sessions.h"
 #include "store/staging.h"
+#include "store/view_names.h"
 #include "store/bg_verifier.h"
 #include "core/watch.h"
 #include "core/workq.h"
@@ -370,6 +371,8 @@ static int setup_store(ztd_server *srv)
         ztd_log(ZTD_LOG_ERROR, "out of memory");
         return -1;
     }
+    /* STEM.safetensors beside STEM.zt, and model.safetensors.index.json */
+    ztd_catalog_set_virtuals(srv->catalog, ztd_view_names_add);
     srv->sessions = ztd_sessions_new(srv->uploads);
     srv->publisher = ztd_publisher_new(cfg->root, srv->staging, srv->catalog);
     /* Verify, fsync and publish uploads; each verification runs on all cores

@@ -19,6 +19,17 @@
 #define BODY_MAX (16u << 20) /* a page of 1000 names is about 150 KB */
 #define MAX_PAGES 100000
 
+/* A safetensors view ("view_of") or a model's index ("format":
+ * "safetensors-index"): bytes the server makes from its files, listed for
+ * clients that download objects (S3, Hugging Face), not files a pull stores:
+ * the files they are made of are listed too. */
+static bool listed_virtual(json_t *f)
+{
+    const char *format = json_string_value(json_object_get(f, "format"));
+    return json_object_get(f, "view_of") ||
+           (format && (!strcmp(format, "safetensors-view") || !strcmp(format, "safetensors-index")));
+}
+
 int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, char *cursor,
                        size_t cap)
 {
@@ -44,6 +55,8 @@ int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, cha
             rc = -1;
             break;
         }
+        if (listed_virtual(f))
+            continue;
         /* "corrupt" is served, but for components whose bytes the server found
          * wrong (issue 26): fetched, so that the pull fails naming them */
         if (fn(ud, name, (uint64_t)json_integer_value(size), etag ? etag : "",

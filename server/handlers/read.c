@@ -21,6 +21,7 @@
 #include "store/validators.h"
 #include "http/offload.h"
 #include "http/source_answer.h"
+#include "http/object_answer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -244,13 +245,6 @@ static const char *component_disposition(const zt_object *o, const zt_component 
     return ztd_content_disposition(name, out, cap) ? out : NULL;
 }
 
-/* Content-Disposition of a file's bytes (/raw): its last path segment. */
-static const char *file_disposition(const ztd_entry *e, char *out, size_t cap)
-{
-    const char *base = strrchr(e->name, '/');
-    return ztd_content_disposition(base ? base + 1 : e->name, out, cap) ? out : NULL;
-}
-
 /* GET /v1/files/NAME of a plain file: a small document of what is known of
  * it (its listing entry's facts), made per request. Its ETag changes when
  * the sha256 becomes known. */
@@ -285,12 +279,9 @@ static enum MHD_Result send_plain_doc(ztd_server *s, struct MHD_Connection *c, z
 static enum MHD_Result answer_plain(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                     ztd_entry *e)
 {
-    char disp[4 * 4200];
     if (r->match->route == ZTD_ROUTE_MANIFEST)
         return send_plain_doc(s, c, r, e);
-    if (r->match->route == ZTD_ROUTE_RAW)
-        return ztd_answer_raw(s, c, r, e, file_disposition(e, disp, sizeof(disp)), answer_entry);
-    return ztd_answer_not_tensor(c, r, e->name);
+    return ztd_answer_not_tensor(c, r, e->name); /* its bytes: ztd_answer_object */
 }
 
 /* A component's bytes, stored or decoded (for a client that does not accept
@@ -354,13 +345,22 @@ static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd
                                     ztd_entry *e)
 {
     ztd_route_match *m = r->match;
-    char disp[4 * 4200];
+    if (ztd_answer_as_view(r)) /* an upstream's STEM.safetensors: e is its STEM.zt */
+        return ztd_answer_upstream_view(s, c, r, e);
+    if (m->route == ZTD_ROUTE_RAW) /* the object's bytes: a file's, a view's, an index's */
+        return ztd_answer_object(s, c, r, e);
     if (ztd_entry_is_plain(e))
         return answer_plain(s, c, r, e);
+    if (ztd_entry_virtual(e) && m->route == ZTD_ROUTE_MANIFEST)
+        return ztd_answer_virtual_doc(s, c, r, e);
+    if (ztd_entry_virtual(e))
+        return ztd_error(c, r, ZTD_ERR_OBJECT_NOT_FOUND,
+                         "\"%s\" is %s%s%s: it has no objects of its own%s", m->file,
+                         e->view_of ? "the safetensors view of \"" : "a model's index",
+                         e->view_of ? e->view_of->name : "", e->view_of ? "\"" : "",
+                         e->view_of ? " (ask the file it views)" : "");
     if (m->route == ZTD_ROUTE_MANIFEST)
         return send_manifest(s, c, r, e);
-    if (m->route == ZTD_ROUTE_RAW)
-        return ztd_answer_raw(s, c, r, e, file_disposition(e, disp, sizeof(disp)), answer_entry);
     if (m->route == ZTD_ROUTE_BLOB)
         return send_blob_of(s, c, r, e);
     const zt_object *o = zt_file_find_object(e->file, m->object, m->object_len);

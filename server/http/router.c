@@ -153,6 +153,13 @@ static ztd_route_status route_plain(ztd_route_match *out, const char *method, si
     return DISPATCH(out, method, ALLOW_FILE, file_routes);
 }
 
+/* A directory's model.safetensors.index.json (store/view_names.h) ends {file} too. */
+static bool is_index_name(const char *s, size_t n)
+{
+    static const char name[] = "model.safetensors.index.json";
+    return n == sizeof(name) - 1 && !memcmp(s, name, n);
+}
+
 static ztd_route_status route_file(ztd_route_match *out, const char *method, const char *p)
 {
     static const method_route file_routes[] = {{"GET", ZTD_ROUTE_MANIFEST},
@@ -181,7 +188,8 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
         if (len < 0)
             return fail(out, ZTD_ROUTE_BAD_REQUEST, "malformed percent-encoding");
         p += n;
-        if (ztd_file_ext_served(out->file + o, (size_t)len)) {
+        if (ztd_file_ext_served(out->file + o, (size_t)len) ||
+            is_index_name(out->file + o, (size_t)len)) {
             o += (size_t)len;
             break;
         }

@@ -12,6 +12,7 @@
 #include "http/response.h"
 #include "store/names.h"
 #include "store/validators.h"
+#include "upstream/origin_listing.h"
 #include "upstream/upstream.h"
 
 #include <stdio.h>
@@ -199,9 +200,47 @@ enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req 
 
 /* ---- files: the catalog's, or the upstream's */
 
+bool ztd_answer_as_view(ztd_req *r)
+{
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    return x && x->as_view;
+}
+
+static bool st_name(const char *name)
+{
+    size_t n = strlen(name), k = strlen(".safetensors");
+    return n > k && !strcmp(name + n - k, ".safetensors");
+}
+
+/* x->name is the file the upstream lists it as the view of, when it does:
+ * from the listing at hand (fetch false), or fetched (blocking). */
+static void resolve_view(ztd_answer_state *x, bool fetch)
+{
+    ztd_uplist *l = ztd_upstream_listing(x->s->upstream);
+    if (x->view_checked || !l || !st_name(x->name))
+        return;
+    char *of = NULL;
+    if (fetch) {
+        of = ztd_uplist_view_of_fetched(l, x->name);
+    } else {
+        json_t *files = ztd_uplist_peek(l);
+        if (!files)
+            return; /* the open job fetches it */
+        of = ztd_uplist_view_of(files, x->name);
+        json_decref(files);
+    }
+    x->view_checked = true;
+    if (of) {
+        free(x->name);
+        x->name = of;
+        x->as_view = true;
+    }
+}
+
 static void open_job(ztd_offload *o)
 {
     ztd_answer_state *x = (ztd_answer_state *)o;
+    resolve_view(x, true);
     x->err = ztd_upstream_get(x->s->upstream, x->name, &x->e, x->msg, sizeof(x->msg));
 }
 
@@ -214,7 +253,8 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
     if (!x || !(x->name = strdup(r->match->file)))
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     x->answer = answer;
-    if (!(x->e = ztd_upstream_peek(s->upstream, r->match->file)) &&
+    resolve_view(x, false);
+    if (!(x->e = ztd_upstream_peek(s->upstream, x->name)) &&
         !(x->err = ztd_upstream_known_missing(s->upstream, x->name, x->msg, sizeof(x->msg)))) {
         x->phase = PH_OPEN;
         if (!ztd_offload_wait(s, c, &x->off, open_job))
@@ -298,6 +338,8 @@ enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req
     if (!e)
         return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);
     ztd_answer_pin(r, e);
+    if (ztd_entry_virtual(e)) /* a view or an index: the answer knows them */
+        return answer(s, c, r, e);
     if (!ztd_entry_ok(e) && e->retry)
         return ztd_error(c, r, ZTD_ERR_FILE_UNAVAILABLE,
                          "file \"%s\" cannot be opened now (retried by each scan): %s", m->file,

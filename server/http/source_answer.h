@@ -37,7 +37,16 @@ typedef struct ztd_answer_state {
     ztd_source_req q;
     size_t wait_at; /* the caller's note of what the last wait was for */
     ztd_entry_answer *answer;
+    /* The name asked for is a safetensors view the upstream lists
+     * ("view_of"): e is the upstream file it is the view of. */
+    bool as_view;
+    bool view_checked; /* name was looked up in the upstream's listing */
 } ztd_answer_state;
+
+/* Was the entry opened for a name the upstream lists as the safetensors
+ * view of that entry's file (STEM.safetensors of STEM.zt)? Its answers are
+ * then the view's (http/object_answer.h). */
+bool ztd_answer_as_view(ztd_req *r);
 
 /* The request's state, or NULL while it is only a pin (or nothing). */
 ztd_answer_state *ztd_answer_state_of(ztd_req *r);

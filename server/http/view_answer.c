@@ -199,6 +199,11 @@ enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req
         return ztd_answer_not_tensor(c, r, e->name);
     if (ztd_answer_wait_failed(r, &err, &wmsg))
         return ztd_error(c, r, err, "%s", wmsg);
+    if (e->view_of) /* STEM.safetensors/safetensors: the view is its own view */
+        e = e->view_of;
+    if (e->st_index)
+        return ztd_error(c, r, ZTD_ERR_VIEW_UNSUPPORTED,
+                         "\"%s\" is a model's index (JSON), not a tensor file", e->name);
     char id[96];
     ztd_raw_etag(e, id);
     ztd_st_view *v = ztd_st_view_get(&e->st_view, e->file, id);

@@ -75,6 +75,7 @@ struct ztd_catalog {
     size_t dirs_retry;       /* directories that could not be read for want of fds or memory */
     char **exclude;          /* glob patterns of relative paths not served */
     size_t nexclude;
+    ztd_catalog_virtuals_fn *virtuals; /* adds views and indexes (store/view_names.h), or NULL */
 };
 
 /* Plain files hashed by the verifier, in this process: the cached listing
@@ -107,10 +108,26 @@ static void answer_free(void *answer)
         g_answer_free(answer);
 }
 
+static void entry_drop(ztd_entry *e);
+
+/* What a virtual entry holds: the entry it views, or an index's members. */
+static void virtual_free(ztd_entry *e)
+{
+    entry_drop(e->view_of);
+    if (!e->st_index)
+        return;
+    for (size_t i = 0; i < e->st_index->nmembers; i++)
+        entry_drop(e->st_index->members[i]);
+    free(e->st_index->members);
+    zt_free(e->st_index->json);
+    free(e->st_index);
+}
+
 static void entry_drop(ztd_entry *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    virtual_free(e);
     ztd_fdcache_forget(&e->fds);
     if (e->fds.plain && e->fds.plain_fd >= 0)
         close(e->fds.plain_fd);
@@ -212,12 +229,16 @@ void ztd_entry_retain(ztd_entry *e)
 {
     entry_hold(e);
     ztd_fdcache_pin(&e->fds);
+    if (e->view_of) /* a view's bytes are its file's */
+        ztd_entry_retain(e->view_of);
 }
 
 void ztd_entry_release(ztd_entry *e)
 {
     if (!e)
         return;
+    if (e->view_of)
+        ztd_entry_release(e->view_of);
     ztd_fdcache_unpin(&e->fds);
     entry_drop(e);
 }
@@ -253,6 +274,21 @@ void ztd_entry_plain_hashed(ztd_entry *e, const uint8_t *sha)
                      __ATOMIC_RELEASE);
     if (sha)
         __atomic_add_fetch(&g_plain_hashes, 1, __ATOMIC_RELAXED);
+}
+
+void ztd_entry_ref(ztd_entry *e)
+{
+    entry_hold(e);
+}
+
+void ztd_entry_unref(ztd_entry *e)
+{
+    entry_drop(e);
+}
+
+void ztd_catalog_set_virtuals(ztd_catalog *c, ztd_catalog_virtuals_fn *fn)
+{
+    c->virtuals = fn;
 }
 
 bool ztd_entry_changed(ztd_entry *e)
@@ -582,8 +618,8 @@ static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, 
     size_t n = strlen(rel);
     for (size_t i = 0; old && i < old->n; i++) {
         ztd_entry *e = old->entries[i];
-        if (n && (strncmp(e->name, rel, n) || e->name[n] != '/'))
-            continue;
+        if (ztd_entry_virtual(e) || (n && (strncmp(e->name, rel, n) || e->name[n] != '/')))
+            continue; /* views and indexes are made again from the files */
         entry_hold(e);
         if (vec_push(out, e) != 0) {
             entry_drop(e);
@@ -849,8 +885,37 @@ const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha2
     return best;
 }
 
+/* A view's or an index's object in the listing. A view's etag is the one
+ * its file's identity gives (st_views.h): the digests' replaces it in
+ * answers once they are verified. */
+static json_t *virtual_json(const ztd_entry *e)
+{
+    json_t *j = json_pack("{s:s, s:I}", "name", e->name, "size", (json_int_t)e->size);
+    if (!j || e->st_index) {
+        if (j)
+            json_object_update_new(j, json_pack("{s:s, s:s, s:s}", "etag", e->file_etag, "format",
+                                                "safetensors-index", "status", "ok"));
+        return j;
+    }
+    const ztd_st_view *v = __atomic_load_n(&e->view_of->st_view, __ATOMIC_ACQUIRE);
+    if (v && !v->err)
+        json_object_set_new(j, "etag", json_string(v->own ? e->view_of->file_etag : v->file_etag));
+    json_object_set_new(j, "format", json_string("safetensors-view"));
+    json_object_set_new(j, "view_of", json_string(e->view_of->name));
+    if (v && v->err) {
+        json_object_set_new(j, "status", json_string("error"));
+        json_object_set_new(
+            j, "error", json_pack("{s:s, s:s}", "code", ztd_err_code(v->err), "message", v->msg));
+    } else {
+        json_object_set_new(j, "status", json_string("ok"));
+    }
+    return j;
+}
+
 json_t *ztd_entry_json(const ztd_entry *e)
 {
+    if (ztd_entry_virtual(e))
+        return virtual_json(e);
     json_t *j = json_pack("{s:s, s:I, s:s}", "name", e->name, "size", (json_int_t)e->size, "etag",
                           e->file_etag);
     if (!j)
@@ -1058,7 +1123,7 @@ typedef struct delta {
 /* An entry's counts: valid, to retry, v2 state. */
 static void count(ztd_snapshot *s, const ztd_entry *e, int sign)
 {
-    if (!e)
+    if (!e || ztd_entry_virtual(e))
         return;
     s->nvalid += (size_t)(sign * ztd_entry_ok(e));
     s->nretry += (size_t)(sign * e->retry);
@@ -1088,6 +1153,8 @@ static int swap_in(ztd_catalog *c, entry_vec *v, bool scan, const delta *d)
         for (size_t i = 0; i < v->n; i++)
             count(s, v->v[i], 1);
     }
+    for (size_t i = 0; i < v->n; i++)
+        s->nvirtual += ztd_entry_virtual(v->v[i]);
     if ((d ? reindex_blobs(s, d->old, d->gone, d->added) : index_blobs(s)) != 0) {
         ztd_snapshot_release(s);
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory building the snapshot");
@@ -1099,7 +1166,7 @@ static int swap_in(ztd_catalog *c, entry_vec *v, bool scan, const delta *d)
     c->current = s;
     c->stats.reloads += scan;
     c->stats.files_valid = s->nvalid;
-    c->stats.files_invalid = s->n - s->nvalid;
+    c->stats.files_invalid = s->n - s->nvalid - s->nvirtual;
     c->stats.files_retry = s->nretry;
     if (scan)
         c->stats.dirs_retry = c->dirs_retry;
@@ -1107,9 +1174,18 @@ static int swap_in(ztd_catalog *c, entry_vec *v, bool scan, const delta *d)
     pthread_mutex_unlock(&c->mu);
     ztd_snapshot_release(prev);
     ztd_log(scan ? ZTD_LOG_INFO : ZTD_LOG_DEBUG,
-            "catalog: %zu files (%zu valid, %zu invalid), generation %llu", s->n, s->nvalid,
-            s->n - s->nvalid, (unsigned long long)s->generation);
+            "catalog: %zu files (%zu valid, %zu invalid, %zu views and indexes), generation %llu",
+            s->n - s->nvirtual, s->nvalid, s->n - s->nvalid - s->nvirtual, s->nvirtual,
+            (unsigned long long)s->generation);
     return 0;
+}
+
+/* The views and indexes of the entries in v (see ztd_catalog_set_virtuals). */
+static void add_virtuals(ztd_catalog *c, entry_vec *v, const ztd_snapshot *old, const char *dir)
+{
+    if (c->virtuals && c->virtuals(&v->v, &v->n, &v->cap, old, dir) != 0)
+        ztd_log(ZTD_LOG_ERROR, "catalog: out of memory adding the safetensors views%s%s",
+                dir ? " of " : "", dir ? (dir[0] ? dir : "the root") : "");
 }
 
 static int rescan_locked(ztd_catalog *c)
@@ -1125,12 +1201,13 @@ static int rescan_locked(ztd_catalog *c)
     c->carried = c->dirs_retry = 0;
     scan_dir(c, old, "", 0, &files, &v);
     scan_files(c, old, &files, &v);
-    ztd_snapshot_release(old);
     if (c->unwarned)
         ztd_log(ZTD_LOG_WARN, "catalog: %zu more files are not served (GET /v1/files lists why)",
                 c->unwarned);
     if (v.n) /* an empty root leaves v.v NULL, which qsort must not get */
         qsort(v.v, v.n, sizeof(*v.v), cmp_entry);
+    add_virtuals(c, &v, old, NULL);
+    ztd_snapshot_release(old);
     return swap_in(c, &v, true, NULL);
 }
 
@@ -1256,6 +1333,10 @@ int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verif
     for (size_t i = 0; i < v.n; i++)
         if (v.v[i] != added)
             entry_hold(v.v[i]);
+    char dir[PATH_MAX];
+    const char *slash = strrchr(rel, '/');
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+    add_virtuals(c, &v, old, dir);
     delta d = {old, gone, added};
     int rc = swap_in(c, &v, false, &d);
     ztd_snapshot_release(old);

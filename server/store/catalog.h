@@ -102,6 +102,13 @@ typedef struct ztd_entry {
      * (ztd_source_local), or the upstream's. Fronts ask ztd_entry_source();
      * none asks whether the entry is local. */
     const struct ztd_source_ops *src;
+    /* A virtual entry (store/view_names.h) names bytes made from other entries
+     * and has no file of its own (file and error NULL, no digests, no fd):
+     * the safetensors view of view_of (held; size is the view's), or a
+     * directory's model.safetensors.index.json (st_index). A pin of a view
+     * (ztd_entry_retain) pins view_of too. */
+    struct ztd_entry *view_of;
+    struct ztd_st_index *st_index;
 } ztd_entry;
 
 static inline bool ztd_entry_is_plain(const ztd_entry *e)
@@ -127,6 +134,21 @@ const uint8_t *ztd_entry_plain_sha256_known(const ztd_entry *e);
 /* The verifier's verdict on a plain file: its sha256 (sha non-NULL), or
  * unreadable (sha NULL). Once per entry; the listing shows it from then on. */
 void ztd_entry_plain_hashed(ztd_entry *e, const uint8_t *sha);
+/* A directory's model.safetensors.index.json (zt_st_index_json): its bytes,
+ * and the entries whose views it names (held), by which a rescan that finds
+ * the same entries keeps it. */
+typedef struct ztd_st_index {
+    char *json; /* zt_free */
+    size_t len;
+    struct ztd_entry **members;
+    size_t nmembers;
+} ztd_st_index;
+
+/* Is e a virtual entry (a view or an index)? */
+static inline bool ztd_entry_virtual(const ztd_entry *e)
+{
+    return e->view_of || e->st_index;
+}
 
 /* A component found by its sha256 digest. */
 typedef struct ztd_blob {
@@ -145,6 +167,7 @@ typedef struct ztd_snapshot {
                         components may claim one digest (up to ZTD_BLOB_CLAIMS) */
     size_t blob_cap, nblobs;
     size_t nv2, nretry; /* entries with v2 shards state (e->v2), and to retry */
+    size_t nvirtual;    /* virtual entries (views, indexes): neither valid nor invalid files */
     char *list_json;    /* GET /v1/files body: ztd_snapshot_list_json() makes it on first use */
     size_t list_json_len;
     unsigned long list_mismatches; /* ztd_digest_mismatches_seen() when list_json was made */
@@ -179,6 +202,23 @@ void ztd_catalog_fd_stats(ztd_catalog *c, ztd_fdcache_stats *out);
 int ztd_catalog_set_exclude(ztd_catalog *c, const char *const *patterns, size_t n);
 /* Would the patterns leave rel out (rel or one of its directories)? */
 bool ztd_catalog_excluded(const ztd_catalog *c, const char *rel);
+/* Who adds the virtual entries (store/view_names.h) to a new snapshot, set
+ * once before the first scan (main.c): none when unset. The function gets
+ * the new snapshot's entries (*v, *n of *cap, sorted by name, each held by
+ * the array), the previous snapshot (NULL at first) to keep unchanged
+ * virtual entries from, and dir: NULL after a scan (every directory's virtual
+ * entries are made), else the one directory ("" for the root) whose virtual
+ * entries an update makes again (the others are the old ones, in *v). It
+ * leaves *v sorted; -1 when out of memory (*v then holds only real entries
+ * of dir's, and may lack views). Given by pointer so that the catalog calls
+ * no module above it. */
+typedef int ztd_catalog_virtuals_fn(ztd_entry ***v, size_t *n, size_t *cap, const ztd_snapshot *old,
+                                    const char *dir);
+void ztd_catalog_set_virtuals(ztd_catalog *c, ztd_catalog_virtuals_fn *fn);
+/* A snapshot's reference to an entry (not a pin: see ztd_entry_retain), and
+ * its release, for whoever builds snapshot arrays (the virtuals function). */
+void ztd_entry_ref(ztd_entry *e);
+void ztd_entry_unref(ztd_entry *e);
 /* Scan the root and swap in the new view. Returns 0, or -1 if the root cannot be read. */
 int ztd_catalog_rescan(ztd_catalog *c);
 /* After a write to ROOT/rel: a new snapshot with rel's entry made again (added,

@@ -177,3 +177,34 @@ int ztd_upstream_probe(const char *base, const char *token, double connect_timeo
     free(body);
     return kind;
 }
+
+char *ztd_uplist_view_of(const json_t *files, const char *name)
+{
+    size_t lo = 0, hi = json_array_size(files);
+    while (lo < hi) { /* the array is sorted by name (checked when it was fetched) */
+        size_t mid = lo + (hi - lo) / 2;
+        const json_t *f = json_array_get(files, mid);
+        const char *n = json_string_value(json_object_get(f, "name"));
+        int c = n ? strcmp(n, name) : -1;
+        if (!c) {
+            const char *of = json_string_value(json_object_get(f, "view_of"));
+            return of ? strdup(of) : NULL;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+char *ztd_uplist_view_of_fetched(ztd_uplist *l, const char *name)
+{
+    json_t *files = NULL;
+    char msg[600];
+    if (!l || ztd_uplist_get(l, &files, msg, sizeof(msg)) != ZTD_ERR_NONE)
+        return NULL;
+    char *of = ztd_uplist_view_of(files, name);
+    json_decref(files);
+    return of;
+}

@@ -28,6 +28,13 @@ void ztd_uplist_free(ztd_uplist *l);
  * reference) when fetched less than ttl ago, else NULL. Never blocks on the
  * network. */
 json_t *ztd_uplist_peek(ztd_uplist *l);
+/* When files (a listing's array, sorted by name) lists `name` as a
+ * safetensors view ("view_of": the file it is made from, store/view_names.h),
+ * that file's name, malloc'ed; else NULL. */
+char *ztd_uplist_view_of(const json_t *files, const char *name);
+/* The same from the listing of a ztensord upstream, fetched if need be
+ * (blocking); NULL for a plain upstream, or when the listing cannot be had. */
+char *ztd_uplist_view_of_fetched(ztd_uplist *l, const char *name);
 /* The same, fetching or revalidating first as needed: blocks. An upstream
  * that cannot be reached leaves the last listing served (checked again
  * after ttl); with none yet, the error (UPSTREAM_FAILED, UPSTREAM_TIMEOUT)

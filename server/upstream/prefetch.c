@@ -188,8 +188,12 @@ static int expand_prefix(job *j, const char *prefix, strvec *out)
     {
         const char *name = json_string_value(json_object_get(f, "name"));
         const char *status = json_string_value(json_object_get(f, "status"));
+        const char *format = json_string_value(json_object_get(f, "format"));
+        /* views and indexes are made from the files listed beside them: those are fetched */
+        bool made = json_object_get(f, "view_of") ||
+                    (format && !strcmp(format, "safetensors-index"));
         /* a name no client could ask for (a stranger's "../x.zt") is not fetched */
-        if (name && !strncmp(name, prefix, n) && (!status || !strcmp(status, "ok")) &&
+        if (name && !made && !strncmp(name, prefix, n) && (!status || !strcmp(status, "ok")) &&
             !ztd_file_path_problem(name, strlen(name)) && push(out, name) != 0)
             rc = -1;
     }

@@ -222,6 +222,11 @@ def make_root(zt, gen_foreign, gen_v2, work):
     pack(zt, os.path.join(root, "sub", "c.zt"), "--compress", "--digest", "crc32c",
          f"z=f32:128x128:{raw}/z.bin")
     pack(zt, os.path.join(root, "zs.zt"), "--compress", f"z=f32:128x128:{raw}/z.bin")
+    # a model of two files: their views and the directory's model.safetensors.index.json
+    os.makedirs(os.path.join(root, "model"))
+    pack(zt, os.path.join(root, "model", "model-00001-of-00002.zt"), f"w=f32:16x16:{raw}/w.bin")
+    pack(zt, os.path.join(root, "model", "model-00002-of-00002.zt"), "--compress",
+         f"z=f32:128x128:{raw}/z.bin")
     pack(zt, os.path.join(work, "up.zt"), f"w=f32:16x16:{raw}/w.bin")
     # a file whose component does not match its digest (found by the verifier)
     open(os.path.join(raw, "lie.bin"), "wb").write(bytes((i * 13 + 5) % 256 for i in range(1024)))
@@ -290,7 +295,8 @@ def reads(ck, d, root):
     _, h, body = ck(d, "listing", "GET", "/v1/files", "/v1/files", 200)
     listing = json.loads(body)
     formats = sorted({e.get("format", "-") for e in listing["files"]})
-    if formats == ["-", "alt", "file", "safetensors", "zt-1.2", "zt-2"]:
+    if formats == ["-", "alt", "file", "safetensors", "safetensors-index", "safetensors-view",
+                   "zt-1.2", "zt-2"]:
         R.ok(f"listing formats {formats}")
     else:
         R.bad("listing formats", f"{formats}")
@@ -305,6 +311,11 @@ def reads(ck, d, root):
                  "dtype_f32.zt", "encoding_unknown.zt", "zs.zt"):
         for m in ("GET", "HEAD"):
             ck(d, f"manifest {name}", m, F, "/v1/files/" + name, 200)
+    # a view and an index: their bytes (/raw) and their JSON documents
+    for name in ("model/model-00001-of-00002.safetensors", "model/model.safetensors.index.json"):
+        for m in ("GET", "HEAD"):
+            ck(d, f"object {name}", m, F, "/v1/files/" + name, 200)
+            ck(d, f"object {name}: bytes", m, RAW, f"/v1/files/{name}/raw", 200)
     for enc in ("zstd", "gzip"):  # the first request starts the compression: wait for it
         for _ in range(100):
             st, hh, _ = d.request("GET", "/v1/files/a.zt", {"Accept-Encoding": enc})

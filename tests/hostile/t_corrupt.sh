@@ -87,7 +87,7 @@ check_eq "listing: f.zt corrupt" "$(listed f.zt status)" '"corrupt"'
 check_eq "listing: one corrupt component" "$(listed f.zt corrupt_components)" 1
 check_eq "listing: the other fields kept" "$(listed f.zt objects)" 2
 check_eq "listing: z.zt corrupt" "$(listed z.zt status)" '"corrupt"'
-req "paged listing" 200 "$URL/v1/files?limit=1"
+req "paged listing" 200 "$URL/v1/files?prefix=f.zt&limit=1"
 check_match "paged listing: corrupt too" "$(cat "$LAST.body")" '"name":"f.zt",.*"status":"corrupt","corrupt_components":1'
 
 req "manifest" 200 "$URL/v1/files/f.zt"

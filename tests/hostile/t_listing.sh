@@ -3,7 +3,9 @@
 # of a prefix with next_cursor yields exactly the files under it, once each, in
 # name order, whatever the page size; no parameter keeps the whole listing;
 # malformed parameters are a 400 JSON error; a page of 20,000 files is bounded
-# by the limit, not by the catalog.
+# by the limit, not by the catalog. Each file's safetensors view is an entry of
+# its own (STEM.safetensors, docs/API.md), paged like the files; the copies of
+# one file in a directory hold the same tensor name, so no directory has an index.
 . "$(dirname "$0")/lib.sh" "$@"
 
 R=$T/root
@@ -33,25 +35,25 @@ walk() {
     done
 }
 
-WANT=$(printf 'llama/%s.zt\n' 1 2 3 4 5)
+WANT=$(printf 'llama/%s.safetensors\nllama/%s.zt\n' 1 1 2 2 3 3 4 4 5 5)
 for lim in 1 2 5 6 1000; do
     check_eq "prefix llama/, limit $lim: every file once, in order" "$(walk llama%2F $lim)" "$WANT"
 done
-check_eq "a prefix is bytes, not a directory" "$(walk llama 100 | wc -l)" 6
-check_eq "percent-encoded UTF-8 prefix" "$(walk 'odd%20dir%2F%C3%A9' 10)" "odd dir/é.zt"
+check_eq "a prefix is bytes, not a directory" "$(walk llama 100 | wc -l)" 12
+check_eq "percent-encoded UTF-8 prefix" "$(walk 'odd%20dir%2F%C3%A9' 10)" "$(printf 'odd dir/é.safetensors\nodd dir/é.zt')"
 check_eq "no match: empty page" "$(walk nope 10)" ""
 check_eq "empty page: count 0" "$(jget "$LAST.body" count)" 0
 names "limit=2" >/dev/null
 check_eq "limit alone: first page" "$(jget "$LAST.body" count)" 2
 check_match "limit alone: a next_cursor" "$NEXT" '^[0-9a-f]+$'
-names "prefix=llama%2F&limit=5" >/dev/null
+names "prefix=llama%2F&limit=10" >/dev/null
 check_eq "last page exactly full: no next_cursor" "$NEXT" MISSING
 
 req "no parameter: the whole listing" 200 "$URL/v1/files"
-check_eq "no parameter: count is every file" "$(jget "$LAST.body" count)" 9
+check_eq "no parameter: count is every file and view" "$(jget "$LAST.body" count)" 18
 check_eq "no parameter: no next_cursor" "$(jget "$LAST.body" next_cursor)" MISSING
 req "unknown parameter ignored" 200 "$URL/v1/files?x=1"
-check_eq "unknown parameter: whole listing" "$(jget "$LAST.body" count)" 9
+check_eq "unknown parameter: whole listing" "$(jget "$LAST.body" count)" 18
 
 for q in limit=0 limit=10001 limit=abc limit cursor=zz cursor=0 'prefix=%zz' 'prefix=a%00b'; do
     check_err "bad $q" 400 bad_request "$URL/v1/files?$q"
@@ -104,6 +106,6 @@ check_match "20,000 files: and a next_cursor" "$NEXT" '^[0-9a-f]+$'
 sz=$(stat -c %s "$LAST.body")
 check_match "20,000 files: a page is under 256 KB ($sz bytes)" "$((sz < 262144))" '^1$'
 TOTAL=$(walk big%2F 10000 | wc -l)
-check_eq "20,000 files: pages of 10000 give all" "$TOTAL" 20000
+check_eq "20,000 files: pages of 10000 give all, with their views" "$TOTAL" 40000
 
 finish

@@ -52,7 +52,7 @@ check "descriptors stayed within $EMPTY + 8 + 2 (most seen: $most)" [ "$most" -l
 read -r wrong most < <(all_served 0 $((N - 1)))
 check_eq "and again, each file opened anew" "$wrong" 0
 check_eq "listed: $((N + 1)) files, all valid" \
-    "$(curl -s "$URL/v1/files" | grep -o '"status":"ok"' | wc -l)" $((N + 1))
+    "$(curl -s "$URL/v1/files" | grep -o '"objects":[0-9]*,"status":"ok"' | wc -l)" $((N + 1))
 metric() { curl -s "$URL/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
 check "/metrics: at most 8 open ($(metric 'ztensord_open_files{state="open"}'))" \
     [ "$(metric 'ztensord_open_files{state="open"}')" -le 8 ]
@@ -94,7 +94,7 @@ start_daemon "$R" --verify-digests=false || finish
 ZTENSORD=$REAL
 check_match "the budget is lowered to half the limit" "$(cat "$D_ERR")" 'at most 48 files are kept open'
 check_eq "listed: $((N + 1)) files, all valid" \
-    "$(curl -s "$URL/v1/files" | grep -o '"status":"ok"' | wc -l)" $((N + 1))
+    "$(curl -s "$URL/v1/files" | grep -o '"objects":[0-9]*,"status":"ok"' | wc -l)" $((N + 1))
 read -r wrong most < <(all_served 0 $((N - 1)))
 check_eq "all $N files served byte-exact" "$wrong" 0
 check "descriptors below the limit (most seen: $most)" [ "$most" -lt 96 ]

@@ -45,7 +45,7 @@ never_outside() {
         fi
     done
 }
-listed() { curl -s --max-time 5 -o "$T/l.json" "$URL/v1/files" && $HELP names "$T/l.json" | tr '\n' ' '; }
+listed() { curl -s --max-time 5 -o "$T/l.json" "$URL/v1/files" && $HELP filenames "$T/l.json" | tr '\n' ' '; }
 
 # ---- a served file replaced by a symlink leading out
 req "a.zt served" 200 "$URL/v1/files/a.zt/raw"

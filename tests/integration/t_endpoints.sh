@@ -31,7 +31,8 @@ req "GET /readyz after the scan" 200 "$URL/readyz"
 req "GET /v1/files" 200 "$URL/v1/files"
 cp "$LAST.body" "$T/list.json"
 check_eq "listing Content-Type" "$(hdr "$LAST.hdr" Content-Type)" application/json
-check_eq "listing count" "$($HELP listcount "$T/list.json")" 6
+# 6 files, the safetensors views of the 4 valid ones, and the root's index (3 files)
+check_eq "listing count" "$($HELP listcount "$T/list.json")" 11
 lf() { $HELP listing "$T/list.json" "$1" "$2"; }
 check_eq "listing a.zt size" "$(lf a.zt size)" "$(stat -c %s "$R/a.zt")"
 check_eq "listing a.zt format" "$(lf a.zt format)" zt-1.2

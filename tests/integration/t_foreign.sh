@@ -21,7 +21,7 @@ for f in "$R"/*; do
     check_eq "$n listed as ok" "$st" ok
 done
 fmt=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sorted({x.get("format") for x in d["files"]}))' "$T/list.json")
-check_eq "formats in the listing" "$fmt" "['alt', 'safetensors']"
+check_eq "formats in the listing (the files, their views, the index)" "$fmt" "['alt', 'safetensors', 'safetensors-index', 'safetensors-view']"
 
 # Every component of every file, byte-exact against zt get.
 for f in "$R"/*; do

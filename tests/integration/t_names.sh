@@ -86,7 +86,8 @@ check_same "symlink inside the root: bytes" "$LAST.body" "$R/a.zt"
 
 req "listing" 200 "$URL/v1/files"
 names=$($PY -c 'import json,sys; print("|".join(sorted(f["name"] for f in json.load(open(sys.argv[1]))["files"])))' "$LAST.body")
-check_eq "listed names: no hidden file, no symlink leading out" "$names" "100%.zt|a.zt|inlink.zt|my file é.zt|sub/dir/f.zt"
+check_eq "listed names: no hidden file, no symlink leading out (each with its view)" "$names" \
+    "100%.safetensors|100%.zt|a.safetensors|a.zt|inlink.safetensors|inlink.zt|my file é.safetensors|my file é.zt|sub/dir/f.safetensors|sub/dir/f.zt"
 
 # ---- traversal: never the bytes of a file outside the root
 SECRET=$(sha256_hex "$T/outside.zt")

@@ -14,6 +14,7 @@ Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
                                  1 if there is no such entry)
   listcount FILE                 print "count" and check it equals len(files)
   names FILE                     every file name in a /v1/files body, one a line
+  filenames FILE                 the same without the safetensors views and indexes
   manifest FILE OBJECT COMP KEY  print a component field from manifest JSON
   multipart BODY CTYPE FULL LEN RANGE...
                                  check a multipart/byteranges body: one part per RANGE
@@ -141,6 +142,13 @@ def cmd_listcount(path):
 def cmd_names(path):
     for f in load(path).get("files", []):
         print(f.get("name"))
+
+
+def cmd_filenames(path):
+    """The names of the listed files: not the views and indexes made from them."""
+    for f in load(path).get("files", []):
+        if "view_of" not in f and f.get("format") != "safetensors-index":
+            print(f.get("name"))
 
 
 def cmd_manifest(path, obj, comp, key):
@@ -342,6 +350,7 @@ def main(argv):
         "listing": lambda: cmd_listing(*a),
         "listcount": lambda: cmd_listcount(*a),
         "names": lambda: cmd_names(*a),
+        "filenames": lambda: cmd_filenames(*a),
         "manifest": lambda: cmd_manifest(*a),
         "multipart": lambda: cmd_multipart(a[0], a[1], a[2], a[3], a[4:]),
         "rawreq": lambda: cmd_rawreq(a[0], a[1], a[2], a[3], a[4:]),

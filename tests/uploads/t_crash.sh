@@ -121,7 +121,7 @@ for i in $(seq 1 20); do
         req "round $i: the session did not survive the restart" 404 "$URL/v1/uploads/$(cat "$T/sj.id")"
     fi
     curl -s --max-time 10 -o "$T/list.json" "$URL/v1/files"
-    listed=$($HELP names "$T/list.json" | sort | tr '\n' ' ')
+    listed=$($HELP filenames "$T/list.json" | sort | tr '\n' ' ')
     check_eq "round $i: the listing has exactly the published files" "$listed" "$(cd "$G" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')"
     badserve=
     while IFS= read -r f; do

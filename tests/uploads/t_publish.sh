@@ -101,7 +101,7 @@ check_eq "by-hand.zt is not: the PUT did not rescan the root" "$(listing_field b
 check_eq "no reload counted" "$(reloads)" "$R0"
 put new.zt "$T/other.zt"
 check_code "PUT over new.zt: 200" 200
-check_eq "listed once" "$(curl -s "$URL/v1/files" | grep -o '"new.zt"' | wc -l)" 1
+check_eq "listed once" "$(curl -s "$URL/v1/files" | grep -o '"name":"new.zt"' | wc -l)" 1
 req "DELETE new.zt: 204" 204 -X DELETE "$URL/v1/files/new.zt"
 req "new.zt is gone at once" 404 "$URL/v1/files/new.zt"
 check_eq "late/s.zt still listed" "$(listing_field late/s.zt name)" late/s.zt

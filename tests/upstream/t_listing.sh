@@ -24,7 +24,9 @@ start_sidecar "$T/side" "$O_URL" "$T/cache" --upstream-ttl 1s || finish
 # ---- the merged listing
 http "$T/r" "$URL/v1/files"
 check_code "listing" 200
-check_eq "listing: the names of both, once each" "$($HELP names "$T/r.body" | tr '\n' ' ')" "a.zt c.zt d/b.zt e.zt "
+# each file with its safetensors view; the index of the root is the sidecar's (a local name wins)
+check_eq "listing: the names of both, once each" "$($HELP names "$T/r.body" | tr '\n' ' ')" \
+    "a.safetensors a.zt c.safetensors c.zt d/b.safetensors d/b.zt e.safetensors e.zt model.safetensors.index.json "
 lc=$(curl -s "$URL/v1/files/c.zt" | tr -d ' ')
 check_match "the local c.zt wins (its object w)" "$lc" '"w":'
 cetag=$(curl -sI "$URL/v1/files/c.zt/raw" | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }')
@@ -32,12 +34,12 @@ check_eq "listing: c.zt's ETag is the local file's" "$($HELP listing "$T/r.body"
 check_eq "listing: a.zt's ETag is the origin's" "$($HELP listing "$T/r.body" a.zt etag)" \
     "$(curl -s "$O_URL/v1/files" | $HELP listing /dev/stdin a.zt etag)"
 http "$T/r" "$URL/v1/files?limit=2"
-check_eq "page 1" "$($HELP names "$T/r.body" | tr '\n' ' ')" "a.zt c.zt "
+check_eq "page 1" "$($HELP names "$T/r.body" | tr '\n' ' ')" "a.safetensors a.zt "
 cur=$(jget "$T/r.body" next_cursor)
 http "$T/r" "$URL/v1/files?limit=2&cursor=$cur"
-check_eq "page 2" "$($HELP names "$T/r.body" | tr '\n' ' ')" "d/b.zt e.zt "
+check_eq "page 2" "$($HELP names "$T/r.body" | tr '\n' ' ')" "c.safetensors c.zt "
 http "$T/r" "$URL/v1/files?prefix=d/"
-check_eq "prefix" "$($HELP names "$T/r.body" | tr '\n' ' ')" "d/b.zt "
+check_eq "prefix" "$($HELP names "$T/r.body" | tr '\n' ' ')" "d/b.safetensors d/b.zt "
 etag=$(hdr "$T/r.hdr" ETag)
 http "$T/r" "$URL/v1/files"
 letag=$(hdr "$T/r.hdr" ETag)

@@ -18,8 +18,8 @@ http "$T/r" "$URL/v1/files/m.zt/objects/w/data"
 check_code "with the token: a component" 200
 check_same "with the token: its bytes" "$T/r.body" "$T/w.bin"
 http "$T/r" "$URL/v1/files"
-check_eq "with the token: the listing (a ztensord upstream, told so by the probe)" \
-    "$($HELP names "$T/r.body" | tr '\n' ' ')" "m.zt "
+check_eq "with the token: the listing (a ztensord upstream, told so by the probe; its view too)" \
+    "$($HELP names "$T/r.body" | tr '\n' ' ')" "m.safetensors m.zt "
 stop_daemon
 check_eq "the token is never logged" "$(grep -c "$tok" "$D_ERR")" 0
 

@@ -410,6 +410,24 @@ static zt_status build_header(zt_st_view *v, const zt_file *f, zt_error *err)
 
 /* ---- the API */
 
+/* The arrays cut to what they hold: a server keeps a view per file version
+ * (ztensord builds them at scan time), and the room grown for them (64
+ * entries, a doubled header buffer) was most of a small file's view. A cut
+ * that fails keeps the room. */
+static void fit(zt_st_view *v)
+{
+    st_entry *e = v->n ? zt__realloc(v->e, v->n * sizeof(*e)) : NULL;
+    if (e) {
+        v->e = e;
+        v->cap = v->n;
+    }
+    uint8_t *h = v->hdr.len ? zt__realloc(v->hdr.p, v->hdr.len) : NULL;
+    if (h) {
+        v->hdr.p = h;
+        v->hdr.cap = v->hdr.len;
+    }
+}
+
 zt_st_view *zt_st_view_new(const zt_file *f, zt_error *err)
 {
     if (!f) {
@@ -433,6 +451,7 @@ zt_st_view *zt_st_view_new(const zt_file *f, zt_error *err)
         zt_st_view_free(v);
         return NULL;
     }
+    fit(v);
     return v;
 }
 
