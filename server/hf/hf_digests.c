@@ -83,8 +83,51 @@ static bool v2_identity(const ztd_entry *e, uint8_t out[32])
            ztd_hex_decode(t + 5, 32, out) == 0;
 }
 
+/* A safetensors view's digest: made from its file's (the view is a function
+ * of the file's content), so every replica agrees; not the sha256 of the
+ * view's bytes, which are never hashed. */
+static void view_digest(const uint8_t src[32], uint8_t out[32])
+{
+    static const char tag[] = "ztensord safetensors view\n";
+    uint8_t buf[sizeof(tag) - 1 + 32];
+    memcpy(buf, tag, sizeof(tag) - 1);
+    memcpy(buf + sizeof(tag) - 1, src, 32);
+    zt_hasher *hs = zt_hasher_new(ZT_DIGEST_SHA256);
+    memset(out, 0, 32);
+    if (hs) {
+        zt_hasher_update(hs, buf, sizeof(buf));
+        zt_hasher_final(hs, out);
+        zt_hasher_free(hs);
+    }
+}
+
+/* A model index's sha256: of its bytes, which are in memory. */
+static bool index_sha256(const ztd_entry *e, uint8_t out[32])
+{
+    zt_hasher *hs = zt_hasher_new(ZT_DIGEST_SHA256);
+    if (!hs)
+        return false;
+    zt_hasher_update(hs, e->st_index->json, e->st_index->len);
+    zt_hasher_final(hs, out);
+    zt_hasher_free(hs);
+    return true;
+}
+
 bool ztd_hf_digest_known(const ztd_entry *e, uint8_t out[32], bool *is_sha256)
 {
+    if (e->st_index) {
+        *is_sha256 = true;
+        return index_sha256(e, out);
+    }
+    if (e->view_of) {
+        uint8_t src[32];
+        bool src_sha;
+        if (!ztd_hf_digest_known(e->view_of, src, &src_sha))
+            return false;
+        view_digest(src, out);
+        *is_sha256 = false;
+        return true;
+    }
     if (v2_identity(e, out)) {
         *is_sha256 = false;
         return true;
@@ -148,6 +191,10 @@ static int hash_file(const char *root, const ztd_entry *e, uint8_t out[32], char
 int ztd_hf_digest_compute(const char *root, const ztd_entry *e, char *msg, size_t cap)
 {
     uint8_t d[32];
+    if (e->st_index)
+        return 0;
+    if (e->view_of)
+        return ztd_hf_digest_compute(root, e->view_of, msg, cap);
     if (v2_identity(e, d))
         return 0;
     if (e->up) {

@@ -15,9 +15,11 @@
 #include "hf/hf_paths_body.h"
 #include "hf/hf_repo.h"
 #include "http/auth.h"
+#include "http/object_answer.h"
 #include "http/json_body.h"
 #include "http/offload.h"
 #include "http/response.h"
+#include "http/object_answer.h"
 #include "http/source_answer.h"
 
 #include <jansson.h>
@@ -251,6 +253,8 @@ static bool dress_headers(struct MHD_Response *resp, const void *ctx)
 static enum MHD_Result resolve_answer(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                       ztd_entry *e)
 {
+    if (ztd_entry_virtual(e)) /* a view or an index: its bytes as /raw has them */
+        return ztd_answer_object(s, c, r, e);
     return ztd_answer_raw(s, c, r, e, NULL, resolve_answer);
 }
 

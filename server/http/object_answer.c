@@ -29,6 +29,7 @@ static enum MHD_Result send_index(ztd_server *s, struct MHD_Connection *c, ztd_r
     b.content_type = "application/json";
     b.content_disposition = d;
     memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
+    ztd_answer_dress(&b, r);
     return ztd_send_body(c, r, &b);
 }
 

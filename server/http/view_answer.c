@@ -227,6 +227,7 @@ enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req
     b.content_type = "application/octet-stream";
     b.content_disposition = d;
     view_etag(e, v, b.etag);
+    ztd_answer_dress(&b, r);
     ztd_answer_state *x = ztd_answer_state_of(r);
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
     ztd_answer_plan_reads(c, r, &b, q);

@@ -28,12 +28,19 @@ make_repo() {
     printf '{"version": "1.0", "model": {"type": "BPE"}}\n' >"$d/tokenizer.json"
 }
 
-# repo_files DIR: the files of DIR the server should list, sorted, relative.
+# repo_files DIR: the files of DIR the server should list, sorted, relative: every
+# regular file, and beside each STEM.zt or STEM.alt its safetensors view STEM.safetensors
+# when no real file has that name (docs/API.md, views and model indexes as objects). The
+# repositories here hold no two tensor files of one model in a directory (the files of
+# sub/ share tensor names), so no model.safetensors.index.json is listed.
 repo_files() {
     local f
-    (cd "$1" && find . -type f ! -name '.*' | sed 's|^\./||' | LC_ALL=C sort) | while read -r f; do
+    (cd "$1" && find . -type f ! -name '.*' | sed 's|^\./||' | while read -r f; do
         served "$f" && echo "$f"
-    done
+        case $f in
+        *.zt | *.alt) [ -e "${f%.*}.safetensors" ] || echo "${f%.*}.safetensors" ;;
+        esac
+    done | LC_ALL=C sort)
 }
 
 # head_req NAME WANT_CODE PATH [HEADER...]: a HEAD request on a raw socket into $T/r;
