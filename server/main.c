@@ -21,6 +21,7 @@
 #include <ztensor/ztensor_remote_experimental.h>
 #include "upstream/prefetch.h"
 #include "upstream/upstream.h"
+#include "s3/s3_front.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -482,6 +483,12 @@ int main(int argc, char **argv)
      * then the rows of the fronts that parse their own paths (router.h). */
     static ztd_route_def routes[ZTD_ROUTE_COUNT];
     memcpy(routes, ztd_v1_routes(), sizeof(routes));
+    routes[ZTD_ROUTE_S3] = *ztd_s3_route();
+    if (ztd_s3_configure(&cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ztensord: %s\n", err);
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_CONFIG;
+    }
     ztd_uploads uploads;
     ztd_uploads_init(&uploads, cfg.root, cfg.max_upload_size, cfg.disk_reserve, cfg.max_uploads);
     ztd_server srv = {.cfg = &cfg,
@@ -517,6 +524,7 @@ int main(int argc, char **argv)
     close(sfd);
     ztd_log(ZTD_LOG_INFO, "stopped");
     ztd_log_close();
+    ztd_s3_unconfigure();
     ztd_config_free(&cfg);
     return rc;
 }
