@@ -1,0 +1,166 @@
+"""The boto3 side of the S3 front's tests (t_clients.sh): each subcommand
+prints one line per check, "ok NAME" or "FAIL NAME: why", and exits 0.
+Run with the python3 on PATH (boto3 1.43), not Debian's.
+
+  s3check.py boto3 URL ROOT      paginated lists, head, get, ranges, errors,
+                                 a presigned GET, download_file
+  s3check.py streamer URL ROOT KEY
+                                 the Run:ai streamer's pattern: list with a
+                                 prefix, then 16 concurrent 8 MiB ranged GETs
+                                 over KEY, compared byte for byte
+
+Clients are anonymous (signature_version=UNSIGNED) except the presigned GET,
+made with dummy keys: the server has no keys file, so reads are anonymous
+and the signature is not checked (SigV4 is not in this front yet).
+"""
+import concurrent.futures
+import os
+import sys
+import urllib.parse
+import urllib.request
+
+import boto3
+from botocore import UNSIGNED
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+
+def ok(name):
+    print("ok", name)
+
+
+def fail(name, why):
+    print("FAIL %s: %s" % (name, why))
+
+
+def check(name, cond, why=""):
+    (ok if cond else lambda n: fail(n, why))(name)
+
+
+def client(url, unsigned=True):
+    cfg = Config(signature_version=UNSIGNED) if unsigned else Config(s3={"addressing_style": "path"})
+    return boto3.client("s3", endpoint_url=url, region_name="us-east-1",
+                        aws_access_key_id="dummy", aws_secret_access_key="dummy", config=cfg)
+
+
+def local_keys(root, sub=""):
+    out = []
+    base = os.path.join(root, sub)
+    for dp, dns, fns in os.walk(base):
+        dns[:] = [d for d in dns if not d.startswith(".")]
+        for f in fns:
+            if not f.startswith("."):
+                out.append(os.path.relpath(os.path.join(dp, f), root))
+    return sorted(k.replace(os.sep, "/") for k in out)
+
+
+def error_code(fn):
+    try:
+        fn()
+    except ClientError as e:
+        return e.response["Error"]["Code"], e.response["ResponseMetadata"]["HTTPStatusCode"]
+    return None, 200
+
+
+def boto3_checks(url, root):
+    s3 = client(url)
+    names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    check("ListBuckets names models and llm", names == ["models", "llm"], names)
+    want = local_keys(root)
+    got, pages = [], 0
+    for page in s3.get_paginator("list_objects_v2").paginate(
+            Bucket="models", PaginationConfig={"PageSize": 2}):
+        pages += 1
+        got += [o["Key"] for o in page.get("Contents", [])]
+    check("paginator (2 a page) lists every file once, in order", got == want, (got, want))
+    check("paginator took several pages", pages >= len(want) // 2, pages)
+    got = []
+    for page in s3.get_paginator("list_objects_v2").paginate(
+            Bucket="models", Prefix="llm/", Delimiter="/", PaginationConfig={"PageSize": 1}):
+        got += [o["Key"] for o in page.get("Contents", [])]
+        got += [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+    want_d = sorted({k if "/" not in k[4:] else k[:4 + k[4:].index("/") + 1]
+                     for k in want if k.startswith("llm/")})
+    check("prefix + delimiter: keys and common prefixes", sorted(got) == want_d, (got, want_d))
+    got = [o["Key"] for p in s3.get_paginator("list_objects").paginate(
+        Bucket="models", Prefix="llm/", PaginationConfig={"PageSize": 1}) for o in p.get("Contents", [])]
+    check("ListObjects v1 with marker pages", got == [k for k in want if k.startswith("llm/")], got)
+    sub = [o["Key"] for o in s3.list_objects_v2(Bucket="llm").get("Contents", [])]
+    check("bucket llm=llm lists the subdirectory without its name",
+          sub == [k[4:] for k in want if k.startswith("llm/")], sub)
+    r = s3.list_objects_v2(Bucket="models", Prefix="odd/", EncodingType="url")
+    # boto3 decodes only when it asked for the encoding itself (its default)
+    keys = [o["Key"] for o in r.get("Contents", [])]
+    check("encoding-type=url: keys percent-encoded", [urllib.parse.unquote(k) for k in keys] ==
+          [k for k in want if k.startswith("odd/")] and all(" " not in k and "+" not in k for k in keys), keys)
+    r = s3.list_objects_v2(Bucket="models", FetchOwner=True, MaxKeys=1)
+    check("fetch-owner names an owner", "Owner" in r["Contents"][0], r["Contents"][0])
+
+    key = "llm/model.safetensors"
+    data = open(os.path.join(root, key), "rb").read()
+    h = s3.head_object(Bucket="models", Key=key)
+    check("head: ContentLength", h["ContentLength"] == len(data), h["ContentLength"])
+    etag = h["ETag"]
+    check("head: ETag in the multipart form (not an MD5)", etag.endswith('-1"') and len(etag) == 36, etag)
+    check("head: x-amz-request-id", h["ResponseMetadata"]["HTTPHeaders"].get("x-amz-request-id"), h)
+    g = s3.get_object(Bucket="models", Key=key)
+    check("get: bytes", g["Body"].read() == data)
+    g = s3.get_object(Bucket="models", Key=key, Range="bytes=100-4195")
+    check("ranged get: 206 and bytes", g["ResponseMetadata"]["HTTPStatusCode"] == 206 and
+          g["Body"].read() == data[100:4196])
+    g = s3.get_object(Bucket="models", Key=key, IfMatch=etag, Range="bytes=-10")
+    check("If-Match with the S3 ETag holds", g["Body"].read() == data[-10:])
+    g = s3.get_object(Bucket="models", Key=key, ResponseContentType="text/plain",
+                      ResponseContentDisposition='attachment; filename="m.bin"',
+                      ResponseCacheControl="no-store", ResponseContentLanguage="fr",
+                      ResponseExpires="Thu, 01 Dec 2094 16:00:00 GMT")
+    hh = g["ResponseMetadata"]["HTTPHeaders"]
+    check("response-* overrides", (hh.get("content-type"), hh.get("content-disposition"),
+                                    hh.get("cache-control"), hh.get("content-language")) ==
+          ("text/plain", 'attachment; filename="m.bin"', "no-store", "fr"), hh)
+    check("NoSuchKey 404", error_code(lambda: s3.get_object(Bucket="models", Key="nope")) == ("NoSuchKey", 404))
+    check("NoSuchBucket 404", error_code(lambda: s3.list_objects_v2(Bucket="nope")) == ("NoSuchBucket", 404))
+    check("InvalidRange 416", error_code(lambda: s3.get_object(
+        Bucket="models", Key=key, Range="bytes=%d-" % (len(data) + 5))) == ("InvalidRange", 416))
+    check("PreconditionFailed 412", error_code(lambda: s3.get_object(
+        Bucket="models", Key=key, IfMatch='"0123"')) == ("PreconditionFailed", 412))
+    check("If-None-Match 304", error_code(lambda: s3.get_object(
+        Bucket="models", Key=key, IfNoneMatch=etag))[1] == 304)
+    check("partNumber NotImplemented", error_code(lambda: s3.get_object(
+        Bucket="models", Key=key, PartNumber=1)) == ("NotImplemented", 501))
+    check("CopyObject NotImplemented", error_code(lambda: s3.copy_object(
+        Bucket="models", Key="x", CopySource="models/" + key))[0] == "NotImplemented")
+
+    signed = client(url, unsigned=False)
+    u = signed.generate_presigned_url("get_object", Params={"Bucket": "models", "Key": key}, ExpiresIn=600)
+    check("presigned GET (dummy keys, anonymous reads)", urllib.request.urlopen(u).read() == data)
+    dst = os.path.join(os.environ.get("T", "/tmp"), "dl.bin")
+    s3.download_file("models", key, dst)
+    check("download_file", open(dst, "rb").read() == data)
+
+
+def streamer(url, root, key):
+    s3 = client(url)
+    prefix = key.rsplit("/", 1)[0] + "/"
+    listed = {o["Key"]: o["Size"] for o in s3.list_objects_v2(Bucket="models", Prefix=prefix)["Contents"]}
+    size = listed.get(key)
+    check("streamer: the list names the object", size == os.path.getsize(os.path.join(root, key)), listed)
+    chunk = 8 << 20
+    spans = [(o, min(o + chunk, size) - 1) for o in range(0, size, chunk)]
+
+    def fetch(span):
+        r = s3.get_object(Bucket="models", Key=key, Range="bytes=%d-%d" % span)
+        return span, r["Body"].read()
+
+    bad = 0
+    with open(os.path.join(root, key), "rb") as f, \
+            concurrent.futures.ThreadPoolExecutor(16) as ex:
+        for (lo, hi), body in ex.map(fetch, spans):
+            f.seek(lo)
+            if body != f.read(hi - lo + 1):
+                bad += 1
+    check("streamer: %d ranged GETs of 8 MiB, 16 at once, byte-exact" % len(spans), bad == 0, bad)
+
+
+if __name__ == "__main__":
+    {"boto3": boto3_checks, "streamer": streamer}[sys.argv[1]](*sys.argv[2:])
