@@ -50,10 +50,14 @@ make_tree() {
     st "$1/zz/last.safetensors" 10
 }
 
-# s3py_checks NAME-PREFIX ARGS...: run s3check.py and count its lines.
+# s3py_checks SUBCOMMAND ARGS...: run s3check.py (or moto_diff.py for
+# SUBCOMMAND moto_diff) and count its lines.
 s3py_checks() {
     local out line
-    out=$("$S3PY" "$S3_DIR/s3check.py" "$@" 2>&1)
+    local script=$S3_DIR/s3check.py
+    [ "$1" = moto_diff ] && { script=$S3_DIR/moto_diff.py; shift; }
+    out=$("$S3PY" "$script" "$@" 2>&1)
+    local rc=$?
     while IFS= read -r line; do
         case $line in
         "ok "*) ok "${line#ok }" ;;
@@ -61,5 +65,6 @@ s3py_checks() {
         *) note "$line" ;;
         esac
     done <<<"$out"
-    grep -q '^ok ' <<<"$out" || bad "s3check.py $1 ran" "$(tail -c 600 <<<"$out")"
+    [ $rc -eq 0 ] || bad "$(basename "$script") $1 ends well" "exit $rc: $(tail -c 600 <<<"$out")"
+    grep -q '^ok ' <<<"$out" || bad "$(basename "$script") $1 ran" "$(tail -c 600 <<<"$out")"
 }
