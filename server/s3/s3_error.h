@@ -22,6 +22,8 @@
       "The Content-MD5 or checksum you specified did not match what we received.")                 \
     X(BUCKET_EXISTS, 409, "BucketAlreadyOwnedByYou",                                               \
       "Your previous request to create the named bucket succeeded and you already own it.")        \
+    X(CONTENT_SHA256_MISMATCH, 400, "XAmzContentSHA256Mismatch",                                   \
+      "The provided 'x-amz-content-sha256' header does not match what was computed.")              \
     X(ENTITY_TOO_LARGE, 400, "EntityTooLarge",                                                     \
       "Your proposed upload exceeds the maximum allowed object size.")                             \
     X(INTERNAL, 500, "InternalError", "We encountered an internal error. Please try again.")       \

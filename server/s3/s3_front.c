@@ -233,7 +233,7 @@ static enum MHD_Result front_begin(ztd_server *s, struct MHD_Connection *c, ztd_
     if (q->op == S3_OP_PUT_OBJECT)
         ret = ztd_s3_put_begin(s, c, r, q);
     else if (q->op == S3_OP_DELETE_OBJECTS)
-        ret = ztd_s3_body_begin(s, c, r);
+        ret = ztd_s3_body_begin(s, c, r, q);
     free(q);
     return ret;
 }

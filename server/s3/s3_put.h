@@ -18,7 +18,8 @@ enum MHD_Result ztd_s3_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
 bool ztd_s3_put_resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum MHD_Result *out);
 
 /* A small body collected whole (DeleteObjects). */
-enum MHD_Result ztd_s3_body_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r);
+enum MHD_Result ztd_s3_body_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                  const ztd_s3_req *q);
 /* Any body piece: to the PutObject staging, or the collected body, or dropped. */
 enum MHD_Result ztd_s3_body_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                  const char *data, size_t n);

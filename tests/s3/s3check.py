@@ -4,6 +4,9 @@ Run with the python3 on PATH (boto3 1.43), not Debian's.
 
   s3check.py boto3 URL ROOT      paginated lists, head, get, ranges, errors,
                                  a presigned GET, download_file
+  s3check.py writes URL ROOT     PutObject (checksums, validation, refusals),
+                                 DeleteObject, DeleteObjects
+  s3check.py no_writes URL ROOT  writes refused without write rights
   s3check.py streamer URL ROOT KEY
                                  the Run:ai streamer's pattern: list with a
                                  prefix, then 16 concurrent 8 MiB ranged GETs
@@ -162,5 +165,72 @@ def streamer(url, root, key):
     check("streamer: %d ranged GETs of 8 MiB, 16 at once, byte-exact" % len(spans), bad == 0, bad)
 
 
+def writes(url, root):
+    """PutObject, checksums, validation, DeleteObject(s); nothing half-written."""
+    s3 = boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="dummy",
+                      aws_secret_access_key="dummy",
+                      config=Config(request_checksum_calculation="when_required"))
+    import base64
+    import hashlib
+    data = open(os.path.join(root, "a.safetensors"), "rb").read()
+    r = s3.put_object(Bucket="models", Key="up/new.safetensors", Body=data)
+    h = s3.head_object(Bucket="models", Key="up/new.safetensors")
+    check("PutObject: 200, the ETag HeadObject gives", r["ETag"] == h["ETag"] and r["ETag"].endswith('-1"'), (r["ETag"], h["ETag"]))
+    check("PutObject: the file on disk", open(os.path.join(root, "up/new.safetensors"), "rb").read() == data)
+    check("PutObject: GetObject gives the bytes", s3.get_object(Bucket="models", Key="up/new.safetensors")["Body"].read() == data)
+    s3.put_object(Bucket="llm", Key="put.safetensors", Body=data)
+    check("PutObject into bucket llm=llm lands under llm/", os.path.exists(os.path.join(root, "llm/put.safetensors")))
+    md5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+    sha = base64.b64encode(hashlib.sha256(data).digest()).decode()
+    s3.put_object(Bucket="models", Key="up/md5.safetensors", Body=data, ContentMD5=md5)
+    check("Content-MD5 right: published", os.path.exists(os.path.join(root, "up/md5.safetensors")))
+    s3.put_object(Bucket="models", Key="up/sha.safetensors", Body=data, ChecksumSHA256=sha)
+    check("x-amz-checksum-sha256 right: published", os.path.exists(os.path.join(root, "up/sha.safetensors")))
+    wrong_md5 = base64.b64encode(hashlib.md5(b"other").digest()).decode()
+    wrong_sha = base64.b64encode(hashlib.sha256(b"other").digest()).decode()
+    bad = [
+        ("Content-MD5 wrong", dict(Key="up/bad1.safetensors", Body=data, ContentMD5=wrong_md5), ("BadDigest", 400)),
+        ("x-amz-checksum-sha256 wrong", dict(Key="up/bad2.safetensors", Body=data, ChecksumSHA256=wrong_sha), ("BadDigest", 400)),
+        ("x-amz-checksum-crc32 wrong", dict(Key="up/bad3.safetensors", Body=data, ChecksumCRC32="AAAAAA=="), ("BadDigest", 400)),
+        ("Content-MD5 malformed", dict(Key="up/bad4.safetensors", Body=data, ContentMD5="abc"), ("InvalidDigest", 400)),
+        ("not a valid safetensors file", dict(Key="up/bad5.safetensors", Body=b"\x10" + data[1:]), ("InvalidObject", 400)),
+        ("a .zt key with other bytes", dict(Key="up/bad6.zt", Body=data[:100]), ("InvalidObject", 400)),
+        ("a key the server cannot serve", dict(Key="up/bad7.txt", Body=b"x"), ("InvalidArgument", 400)),
+        ("If-None-Match: * on an existing key", dict(Key="up/new.safetensors", Body=data, IfNoneMatch="*"), ("PreconditionFailed", 412)),
+    ]
+    for name, kw, want in bad:
+        got = error_code(lambda: s3.put_object(Bucket="models", **kw))
+        check("PutObject, %s: %s %d" % (name, want[0], want[1]), got == want, got)
+    left = sorted(os.listdir(os.path.join(root, "up")))
+    check("nothing published by the refused writes", left == ["md5.safetensors", "new.safetensors", "sha.safetensors"], left)
+    staging = [f for f in os.listdir(os.path.join(root, ".ztensord-staging")) if "s3put" in f]
+    check("no staging file left", staging == [], staging)
+    r = s3.delete_object(Bucket="models", Key="up/md5.safetensors")
+    check("DeleteObject: 204, the file gone", r["ResponseMetadata"]["HTTPStatusCode"] == 204 and
+          not os.path.exists(os.path.join(root, "up/md5.safetensors")))
+    r = s3.delete_object(Bucket="models", Key="up/never.safetensors")
+    check("DeleteObject of a missing key: 204", r["ResponseMetadata"]["HTTPStatusCode"] == 204)
+    check("GetObject after DeleteObject: NoSuchKey", error_code(lambda: s3.get_object(
+        Bucket="models", Key="up/md5.safetensors")) == ("NoSuchKey", 404))
+    r = s3.delete_objects(Bucket="models", Delete={"Objects": [
+        {"Key": "up/new.safetensors"}, {"Key": "up/sha.safetensors"}, {"Key": "up/missing.safetensors"}]})
+    check("DeleteObjects: every key Deleted", sorted(d["Key"] for d in r.get("Deleted", [])) ==
+          ["up/missing.safetensors", "up/new.safetensors", "up/sha.safetensors"] and not r.get("Errors"), r)
+    check("DeleteObjects: the files gone", not os.path.exists(os.path.join(root, "up/new.safetensors")) and
+          not os.path.exists(os.path.join(root, "up/sha.safetensors")))
+    check("DeleteObjects of a missing bucket", error_code(lambda: s3.delete_objects(
+        Bucket="nope", Delete={"Objects": [{"Key": "x"}]})) == ("NoSuchBucket", 404))
+
+
+def no_writes(url, root):
+    s3 = client(url)
+    check("PutObject without write rights: AccessDenied 403", error_code(lambda: s3.put_object(
+        Bucket="models", Key="up/x.safetensors", Body=b"x")) == ("AccessDenied", 403))
+    check("DeleteObject without write rights: AccessDenied 403", error_code(lambda: s3.delete_object(
+        Bucket="models", Key="a.safetensors")) == ("AccessDenied", 403))
+    check("the file is still there", os.path.exists(os.path.join(root, "a.safetensors")))
+
+
 if __name__ == "__main__":
-    {"boto3": boto3_checks, "streamer": streamer}[sys.argv[1]](*sys.argv[2:])
+    {"boto3": boto3_checks, "streamer": streamer, "writes": writes,
+     "no_writes": no_writes}[sys.argv[1]](*sys.argv[2:])

@@ -1,0 +1,63 @@
+#!/bin/bash
+# The S3 front's writes (docs/S3.md): PutObject through the same staging,
+# validation and atomic publish as PUT /v1/files, with Content-MD5 and
+# x-amz-checksum-* verified before publish; refusals leave nothing
+# published and no staging file; DeleteObject, DeleteObjects (and a bad
+# document); aws-chunked payloads refused (NotImplemented) until the
+# decoder lands; writes refused without write rights; aws-cli, rclone and
+# s3cmd uploads. Writes are allowed by --allow-anonymous-writes (no tokens
+# file): the S3 front has no SigV4 yet.
+. "$(dirname "$0")/lib.sh" "$@"
+need_s3py
+need_tool rclone
+need_tool s3cmd
+
+ROOT=$T/root
+make_tree "$ROOT"
+mkdir -p "$ROOT/up"
+start_daemon "$ROOT" --s3-bucket models --s3-bucket llm=llm --allow-anonymous-writes || finish
+s3py_checks writes "$URL" "$ROOT"
+
+# raw requests: what SDKs would not send
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" -H 'Content-Encoding: aws-chunked' \
+    -H 'x-amz-content-sha256: STREAMING-UNSIGNED-PAYLOAD-TRAILER' "$URL/models/up/chunked.safetensors"
+check_eq "aws-chunked PutObject: 501" "$CODE" 501
+check_match "aws-chunked PutObject: NotImplemented" "$(cat "$T/r.body")" '<Code>NotImplemented</Code>'
+check_match "the error has x-amz-request-id" "$(tr 'A-Z' 'a-z' <"$T/r.hdr")" 'x-amz-request-id: [0-9a-f]+'
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/../escape.safetensors"
+check_eq "PutObject of a key with ..: 400" "$CODE" 400
+check "nothing written outside up/" test ! -e "$ROOT/escape.safetensors"
+http "$T/r" -X POST --data-binary '<Delete><Object><Key>a.safetensors</Key>' "$URL/models?delete"
+check_match "DeleteObjects, malformed XML: MalformedXML" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>MalformedXML</Code>'
+http "$T/r" -X POST --data-binary '<!DOCTYPE d [<!ENTITY e "x">]><Delete><Object><Key>a.safetensors</Key></Object></Delete>' "$URL/models?delete"
+check_match "DeleteObjects with a DOCTYPE: MalformedXML" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>MalformedXML</Code>'
+check "a.safetensors survived the bad documents" test -e "$ROOT/a.safetensors"
+
+# ---- clients' uploads
+AWS=(aws --endpoint-url "$URL")
+"${AWS[@]}" s3 cp "$ROOT/llm/shards/model-00001.safetensors" s3://models/cli/m.safetensors >"$T/cp.out" 2>&1
+check_same "aws s3 cp up" "$ROOT/cli/m.safetensors" "$ROOT/llm/shards/model-00001.safetensors"
+"${AWS[@]}" s3 rm s3://models/cli/m.safetensors >"$T/rm.out" 2>&1
+check "aws s3 rm" test ! -e "$ROOT/cli/m.safetensors"
+export RCLONE_CONFIG_ZT_TYPE=s3 RCLONE_CONFIG_ZT_PROVIDER=Other RCLONE_CONFIG_ZT_ENDPOINT=$URL
+export RCLONE_CONFIG_ZT_FORCE_PATH_STYLE=true RCLONE_CONFIG_ZT_ACCESS_KEY_ID=dummy
+export RCLONE_CONFIG_ZT_SECRET_ACCESS_KEY=dummy RCLONE_CONFIG=/dev/null
+rclone copy "$ROOT/llm/shards" zt:models/rc >"$T/rc.out" 2>&1
+check_same "rclone copy up" "$ROOT/rc/model-00002.safetensors" "$ROOT/llm/shards/model-00002.safetensors"
+check_nomatch "rclone copy up logs no error" "$(cat "$T/rc.out")" 'ERROR'
+cat >"$T/s3cfg" <<CFG
+[default]
+access_key = dummy
+secret_key = dummy
+host_base = 127.0.0.1:$PORT
+host_bucket = 127.0.0.1:$PORT
+use_https = False
+CFG
+s3cmd -c "$T/s3cfg" put "$ROOT/a.safetensors" s3://models/s3cmd/a.safetensors >"$T/s3cmd.out" 2>&1
+check_same "s3cmd put" "$ROOT/s3cmd/a.safetensors" "$ROOT/a.safetensors"
+stop_daemon
+
+# ---- without write rights
+start_daemon "$ROOT" || finish
+s3py_checks no_writes "$URL" "$ROOT"
+finish
