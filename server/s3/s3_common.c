@@ -7,6 +7,10 @@
 #include "s3/s3_front.h"
 #include "s3/s3_internal.h"
 #include "store/validators.h"
+#include "http/response.h"
+#include "store/names.h"
+
+#include <strings.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -92,4 +96,29 @@ void ztd_s3_iso_time(int64_t mtime_ns, char out[32])
     snprintf(out, 32, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ", (long long)y, m, d,
              (long long)(sec / 3600), (long long)(sec / 60 % 60), (long long)(sec % 60),
              (long long)ms);
+}
+
+/* The payload's form. The one place the aws-chunked decoder plugs in: until
+ * then such bodies are refused, before any byte is taken. */
+const char *ztd_s3_payload_problem(struct MHD_Connection *c)
+{
+    const char *ce = ztd_header(c, "Content-Encoding");
+    const char *cs = ztd_header(c, "x-amz-content-sha256");
+    if ((ce && strcasestr(ce, "aws-chunked")) || (cs && !strncmp(cs, "STREAMING-", 10)))
+        return "aws-chunked payloads (Content-Encoding: aws-chunked, x-amz-content-sha256: "
+               "STREAMING-*) are not implemented yet; send a plain body (boto3: "
+               "request_checksum_calculation=\"when_required\")";
+    return NULL;
+}
+
+/* The key names a file this server can publish: a served name, a safe path. */
+const char *ztd_s3_key_problem(const ztd_s3_req *q)
+{
+    const char *why = ztd_file_path_problem(q->name, q->name_len);
+    if (why)
+        return why;
+    const char *base = strrchr(q->name, '/');
+    if (!ztd_catalog_is_served_name(base ? base + 1 : q->name))
+        return "only keys ending in .zt, .safetensors or .alt can be written";
+    return NULL;
 }

@@ -30,6 +30,13 @@
     X(INVALID_ARGUMENT, 400, "InvalidArgument", "Invalid Argument")                                \
     X(INVALID_BUCKET_NAME, 400, "InvalidBucketName", "The specified bucket is not valid.")         \
     X(INVALID_DIGEST, 400, "InvalidDigest", "The Content-MD5 you specified is not valid.")         \
+    X(INVALID_PART, 400, "InvalidPart",                                                            \
+      "One or more of the specified parts could not be found.  The part may not have been "        \
+      "uploaded, or the specified entity tag may not match the part's entity tag.")                \
+    X(INVALID_PART_ORDER, 400, "InvalidPartOrder",                                                 \
+      "The list of parts was not in ascending order. Parts must be ordered by part number.")       \
+    X(ENTITY_TOO_SMALL, 400, "EntityTooSmall",                                                     \
+      "Your proposed upload is smaller than the minimum allowed object size.")                     \
     X(INVALID_OBJECT, 400, "InvalidObject", "The object's content is not valid for its name.")     \
     X(INVALID_RANGE, 416, "InvalidRange", "The requested range is not satisfiable")                \
     X(INVALID_REQUEST, 400, "InvalidRequest", "Invalid Request")                                   \

@@ -15,6 +15,7 @@
 #include "http/source_answer.h"
 #include "s3/s3_error.h"
 #include "s3/s3_internal.h"
+#include "s3/s3_multipart.h"
 #include "s3/s3_put.h"
 #include "store/names.h"
 #include "store/validators.h"
@@ -70,10 +71,7 @@ static const char *unsupported_subresource(struct MHD_Connection *c)
                                        "attributes",
                                        "versions",
                                        "versionId",
-                                       "policyStatus",
-                                       "uploadId",
-                                       "uploads",
-                                       "partNumber"};
+                                       "policyStatus"};
     for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
         if (ztd_s3_has_arg(c, subs[i]))
             return subs[i];
@@ -91,6 +89,8 @@ static void parse_bucket_op(struct MHD_Connection *c, const char *method, ztd_s3
             q->op = S3_OP_LOCATION;
         else if ((sub = unsupported_subresource(c)) != NULL)
             not_implemented(q, sub);
+        else if (ztd_s3_has_arg(c, "uploads"))
+            q->op = S3_OP_LIST_MPUS;
         else
             q->op = ztd_s3_has_arg(c, "list-type") ? S3_OP_LIST_V2 : S3_OP_LIST_V1;
     } else if (!strcmp(method, "PUT")) {
@@ -108,9 +108,15 @@ static void parse_object_op(struct MHD_Connection *c, const char *method, ztd_s3
 {
     const char *sub = unsupported_subresource(c);
     q->scope = ZTD_SCOPE_READ;
+    bool upload = ztd_s3_has_arg(c, "uploadId");
+    bool copy = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-amz-copy-source") != NULL;
     if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) {
         if (sub)
             not_implemented(q, sub);
+        else if (upload && !strcmp(method, "GET"))
+            q->op = S3_OP_LIST_PARTS;
+        else if (upload || ztd_s3_has_arg(c, "partNumber"))
+            not_implemented(q, "partNumber on GetObject and HeadObject");
         else
             q->op = S3_OP_GET_OBJECT;
         return;
@@ -119,12 +125,16 @@ static void parse_object_op(struct MHD_Connection *c, const char *method, ztd_s3
     if (sub) {
         not_implemented(q, sub);
     } else if (!strcmp(method, "PUT")) {
-        if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-amz-copy-source"))
-            not_implemented(q, "CopyObject");
+        if (copy)
+            not_implemented(q, upload ? "UploadPartCopy" : "CopyObject");
         else
-            q->op = S3_OP_PUT_OBJECT;
+            q->op = upload ? S3_OP_UPLOAD_PART : S3_OP_PUT_OBJECT;
     } else if (!strcmp(method, "DELETE")) {
-        q->op = S3_OP_DELETE_OBJECT;
+        q->op = upload ? S3_OP_ABORT_MPU : S3_OP_DELETE_OBJECT;
+    } else if (upload) {
+        q->op = S3_OP_COMPLETE_MPU;
+    } else if (ztd_s3_has_arg(c, "uploads")) {
+        q->op = S3_OP_CREATE_MPU;
     } else {
         not_implemented(q, "POST on an object");
     }
@@ -206,6 +216,18 @@ static enum MHD_Result answer(ztd_server *s, struct MHD_Connection *c, ztd_req *
         return ztd_s3_delete_object(s, c, r, q);
     case S3_OP_DELETE_OBJECTS:
         return ztd_s3_delete_objects(s, c, r, q);
+    case S3_OP_CREATE_MPU:
+        return ztd_s3_mpu_create(s, c, r, q);
+    case S3_OP_UPLOAD_PART:
+        return ztd_s3_part_end(s, c, r, q);
+    case S3_OP_COMPLETE_MPU:
+        return ztd_s3_complete(s, c, r, q);
+    case S3_OP_ABORT_MPU:
+        return ztd_s3_mpu_abort(s, c, r, q);
+    case S3_OP_LIST_PARTS:
+        return ztd_s3_list_parts(s, c, r, q);
+    case S3_OP_LIST_MPUS:
+        return ztd_s3_list_mpus(s, c, r, q);
     case S3_OP_NOT_IMPLEMENTED:
         return ztd_s3_error(c, r, ZTD_S3_NOT_IMPLEMENTED,
                             "%s is not implemented by ztensord's S3 front (docs/S3.md)",
@@ -234,6 +256,10 @@ static enum MHD_Result front_begin(ztd_server *s, struct MHD_Connection *c, ztd_
         ret = ztd_s3_put_begin(s, c, r, q);
     else if (q->op == S3_OP_DELETE_OBJECTS)
         ret = ztd_s3_body_begin(s, c, r, q);
+    else if (q->op == S3_OP_UPLOAD_PART)
+        ret = ztd_s3_part_begin(s, c, r, q);
+    else if (q->op == S3_OP_COMPLETE_MPU)
+        ret = ztd_s3_complete_begin(s, c, r, q);
     free(q);
     return ret;
 }
@@ -241,6 +267,9 @@ static enum MHD_Result front_begin(ztd_server *s, struct MHD_Connection *c, ztd_
 static enum MHD_Result front_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                   const char *data, size_t n)
 {
+    enum MHD_Result ret;
+    if (ztd_s3_mpu_data(s, c, r, data, n, &ret))
+        return ret;
     return ztd_s3_body_data(s, c, r, data, n);
 }
 
@@ -248,7 +277,8 @@ static enum MHD_Result front_data(ztd_server *s, struct MHD_Connection *c, ztd_r
 static enum MHD_Result front_handler(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     enum MHD_Result ret;
-    if (ztd_s3_put_resume(s, c, r, &ret) || ztd_answer_resume(s, c, r, &ret))
+    if (ztd_s3_put_resume(s, c, r, &ret) || ztd_s3_mpu_resume(s, c, r, &ret) ||
+        ztd_answer_resume(s, c, r, &ret))
         return ret;
     ztd_s3_req *q = malloc(sizeof(*q));
     if (!q)

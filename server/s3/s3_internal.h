@@ -31,6 +31,12 @@ typedef enum ztd_s3_op {
     S3_OP_PUT_OBJECT,
     S3_OP_DELETE_OBJECT,
     S3_OP_DELETE_OBJECTS,
+    S3_OP_CREATE_MPU,      /* CreateMultipartUpload */
+    S3_OP_UPLOAD_PART,     /* UploadPart */
+    S3_OP_COMPLETE_MPU,    /* CompleteMultipartUpload */
+    S3_OP_ABORT_MPU,       /* AbortMultipartUpload */
+    S3_OP_LIST_PARTS,      /* ListParts */
+    S3_OP_LIST_MPUS,       /* ListMultipartUploads */
     S3_OP_NOT_IMPLEMENTED, /* a known S3 operation this front does not do */
     S3_OP_BAD,             /* the request is refused (err, why) */
 } ztd_s3_op;
@@ -66,6 +72,12 @@ void ztd_s3_etag(const ztd_entry *e, char out[96]);
 bool ztd_s3_entry_listed(const ztd_entry *e);
 /* e's mtime as S3's ISO 8601 "2026-11-27T18:23:04.000Z". */
 void ztd_s3_iso_time(int64_t mtime_ns, char out[32]);
+
+/* The one place the payload's form is decided: NULL for a plain body, else
+ * why it is refused (aws-chunked: the decoder plugs in here). */
+const char *ztd_s3_payload_problem(struct MHD_Connection *c);
+/* Why q's key cannot be written (not a served name, not a safe path), or NULL. */
+const char *ztd_s3_key_problem(const ztd_s3_req *q);
 
 /* The operations. */
 enum MHD_Result ztd_s3_list_buckets(ztd_server *s, struct MHD_Connection *c, ztd_req *r);

@@ -168,19 +168,6 @@ static bool hex64(const char *v, uint8_t out[32])
     return true;
 }
 
-/* The payload's form. The one place the aws-chunked decoder plugs in: until
- * then such bodies are refused, before any byte is taken. */
-static const char *payload_form(struct MHD_Connection *c)
-{
-    const char *ce = ztd_header(c, "Content-Encoding");
-    const char *cs = ztd_header(c, "x-amz-content-sha256");
-    if ((ce && strcasestr(ce, "aws-chunked")) || (cs && !strncmp(cs, "STREAMING-", 10)))
-        return "aws-chunked payloads (Content-Encoding: aws-chunked, x-amz-content-sha256: "
-               "STREAMING-*) are not implemented yet; send a plain body (boto3: "
-               "request_checksum_calculation=\"when_required\")";
-    return NULL;
-}
-
 /* The checksums the client sent, parsed; NULL, or why one is malformed. */
 static const char *take_checksums(struct MHD_Connection *c, s3w *w)
 {
@@ -203,18 +190,6 @@ static const char *take_checksums(struct MHD_Connection *c, s3w *w)
     return NULL;
 }
 
-/* The key names a file this server can publish: a served name, a safe path. */
-static const char *key_problem(const ztd_s3_req *q)
-{
-    const char *why = ztd_file_path_problem(q->name, q->name_len);
-    if (why)
-        return why;
-    const char *base = strrchr(q->name, '/');
-    if (!ztd_catalog_is_served_name(base ? base + 1 : q->name))
-        return "only keys ending in .zt, .safetensors or .alt can be written";
-    return NULL;
-}
-
 enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                  const ztd_s3_req *q)
 {
@@ -222,9 +197,9 @@ enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
     uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
     char msg[512];
     ztd_err e;
-    if ((why = payload_form(c)))
+    if ((why = ztd_s3_payload_problem(c)))
         return ztd_s3_error(c, r, ZTD_S3_NOT_IMPLEMENTED, "%s", why);
-    if ((why = key_problem(q)))
+    if ((why = ztd_s3_key_problem(q)))
         return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT, "key \"%s\": %s", q->key, why);
     if (!cl && !ztd_header(c, "Transfer-Encoding"))
         return ztd_s3_fail(c, r, ZTD_S3_MISSING_LENGTH);

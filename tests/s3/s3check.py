@@ -7,6 +7,9 @@ Run with the python3 on PATH (boto3 1.43), not Debian's.
   s3check.py writes URL ROOT     PutObject (checksums, validation, refusals),
                                  DeleteObject, DeleteObjects
   s3check.py no_writes URL ROOT  writes refused without write rights
+  s3check.py multipart URL ROOT BIG
+                                 multipart uploads: upload_file, ListParts,
+                                 ListMultipartUploads, Complete's refusals, Abort
   s3check.py streamer URL ROOT KEY
                                  the Run:ai streamer's pattern: list with a
                                  prefix, then 16 concurrent 8 MiB ranged GETs
@@ -231,6 +234,69 @@ def no_writes(url, root):
     check("the file is still there", os.path.exists(os.path.join(root, "a.safetensors")))
 
 
+def multipart(url, root, big):
+    """Multipart uploads: boto3's upload_file, the list checks, abort."""
+    from boto3.s3.transfer import TransferConfig
+    s3 = boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="dummy",
+                      aws_secret_access_key="dummy",
+                      config=Config(request_checksum_calculation="when_required"))
+    data = open(big, "rb").read()
+    s3.upload_file(big, "models", "mp/big.safetensors",
+                   Config=TransferConfig(multipart_threshold=5 << 20, multipart_chunksize=5 << 20))
+    check("upload_file, multipart (5 MiB parts): the file on disk",
+          open(os.path.join(root, "mp/big.safetensors"), "rb").read() == data)
+    h = s3.head_object(Bucket="models", Key="mp/big.safetensors")
+    check("multipart: HeadObject's size and ETag form", h["ContentLength"] == len(data) and
+          h["ETag"].endswith('-1"'), h["ETag"])
+    key = "mp/parts.safetensors"
+    u = s3.create_multipart_upload(Bucket="models", Key=key)["UploadId"]
+    five = 5 << 20
+    p1 = s3.upload_part(Bucket="models", Key=key, UploadId=u, PartNumber=1, Body=data[:five])
+    p2 = s3.upload_part(Bucket="models", Key=key, UploadId=u, PartNumber=2, Body=data[five:2 * five])
+    p3 = s3.upload_part(Bucket="models", Key=key, UploadId=u, PartNumber=3, Body=data[2 * five:])
+    listed = s3.list_parts(Bucket="models", Key=key, UploadId=u)["Parts"]
+    check("ListParts", [(p["PartNumber"], p["ETag"], p["Size"]) for p in listed] ==
+          [(1, p1["ETag"], five), (2, p2["ETag"], five), (3, p3["ETag"], len(data) - 2 * five)], listed)
+    ups = s3.list_multipart_uploads(Bucket="models").get("Uploads", [])
+    check("ListMultipartUploads names the upload", [x["UploadId"] for x in ups] == [u], ups)
+    P = lambda n, e: {"PartNumber": n, "ETag": e["ETag"]}
+    for name, parts, want in (
+            ("parts out of order", [P(2, p2), P(1, p1), P(3, p3)], "InvalidPartOrder"),
+            ("a missing part", [P(1, p1), P(4, p3)], "InvalidPart"),
+            ("a wrong ETag", [P(1, p2), P(2, p2), P(3, p3)], "InvalidPart")):
+        got = error_code(lambda: s3.complete_multipart_upload(
+            Bucket="models", Key=key, UploadId=u, MultipartUpload={"Parts": parts}))
+        check("Complete with %s: %s" % (name, want), got == (want, 400), got)
+    p2s = s3.upload_part(Bucket="models", Key=key, UploadId=u, PartNumber=2, Body=b"tiny")
+    got = error_code(lambda: s3.complete_multipart_upload(
+        Bucket="models", Key=key, UploadId=u, MultipartUpload={"Parts": [P(1, p1), P(2, p2s), P(3, p3)]}))
+    check("Complete with a part under 5 MiB not last: EntityTooSmall", got == ("EntityTooSmall", 400), got)
+    check("nothing published by the refused Completes", not os.path.exists(os.path.join(root, key)))
+    p2 = s3.upload_part(Bucket="models", Key=key, UploadId=u, PartNumber=2, Body=data[five:2 * five])
+    r = s3.complete_multipart_upload(Bucket="models", Key=key, UploadId=u,
+                                     MultipartUpload={"Parts": [P(1, p1), P(2, p2), P(3, p3)]})
+    check("Complete after a part was uploaded again: published, byte-exact",
+          open(os.path.join(root, key), "rb").read() == data and
+          r["ETag"] == s3.head_object(Bucket="models", Key=key)["ETag"], r.get("ETag"))
+    check("the upload is gone after Complete", error_code(lambda: s3.list_parts(
+        Bucket="models", Key=key, UploadId=u)) == ("NoSuchUpload", 404))
+    u = s3.create_multipart_upload(Bucket="models", Key="mp/bad.safetensors")["UploadId"]
+    q1 = s3.upload_part(Bucket="models", Key="mp/bad.safetensors", UploadId=u, PartNumber=1, Body=b"not a file" * 10)
+    got = error_code(lambda: s3.complete_multipart_upload(
+        Bucket="models", Key="mp/bad.safetensors", UploadId=u, MultipartUpload={"Parts": [P(1, q1)]}))
+    check("Complete of an invalid file: InvalidObject, nothing published",
+          got == ("InvalidObject", 400) and not os.path.exists(os.path.join(root, "mp/bad.safetensors")), got)
+    s3.abort_multipart_upload(Bucket="models", Key="mp/bad.safetensors", UploadId=u)
+    check("Abort twice: NoSuchUpload", error_code(lambda: s3.abort_multipart_upload(
+        Bucket="models", Key="mp/bad.safetensors", UploadId=u)) == ("NoSuchUpload", 404))
+    check("UploadPart to an unknown upload: NoSuchUpload", error_code(lambda: s3.upload_part(
+        Bucket="models", Key=key, UploadId="0" * 32, PartNumber=1, Body=b"x")) == ("NoSuchUpload", 404))
+    staging = [f for d in os.listdir(os.path.join(root, ".ztensord-staging"))
+               if os.path.isdir(os.path.join(root, ".ztensord-staging", d))
+               for f in os.listdir(os.path.join(root, ".ztensord-staging", d))]
+    check("no staging file left after Complete and Abort", staging == [], staging)
+
+
 if __name__ == "__main__":
     {"boto3": boto3_checks, "streamer": streamer, "writes": writes,
-     "no_writes": no_writes}[sys.argv[1]](*sys.argv[2:])
+     "no_writes": no_writes, "multipart": multipart}[sys.argv[1]](*sys.argv[2:])

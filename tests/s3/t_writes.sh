@@ -4,8 +4,9 @@
 # x-amz-checksum-* verified before publish; refusals leave nothing
 # published and no staging file; DeleteObject, DeleteObjects (and a bad
 # document); aws-chunked payloads refused (NotImplemented) until the
-# decoder lands; writes refused without write rights; aws-cli, rclone and
-# s3cmd uploads. Writes are allowed by --allow-anonymous-writes (no tokens
+# decoder lands; multipart uploads (boto3, aws-cli, s3cmd) and their
+# refusals; writes refused without write rights; aws-cli, rclone and s3cmd
+# uploads. Writes are allowed by --allow-anonymous-writes (no tokens
 # file): the S3 front has no SigV4 yet.
 . "$(dirname "$0")/lib.sh" "$@"
 need_s3py
@@ -17,6 +18,10 @@ make_tree "$ROOT"
 mkdir -p "$ROOT/up"
 start_daemon "$ROOT" --s3-bucket models --s3-bucket llm=llm --allow-anonymous-writes || finish
 s3py_checks writes "$URL" "$ROOT"
+st "$T/big.safetensors" $((3 * 1024 * 1024 + 512 * 1024)) # 14 MiB: three 5 MiB parts
+s3py_checks multipart "$URL" "$ROOT" "$T/big.safetensors"
+http "$T/r" -X PUT --data-binary x "$URL/models/mp/x.safetensors?partNumber=10001&uploadId=00000000000000000000000000000000"
+check_match "UploadPart number 10001: InvalidArgument" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>'
 
 # raw requests: what SDKs would not send
 http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" -H 'Content-Encoding: aws-chunked' \
@@ -37,6 +42,8 @@ check "a.safetensors survived the bad documents" test -e "$ROOT/a.safetensors"
 AWS=(aws --endpoint-url "$URL")
 "${AWS[@]}" s3 cp "$ROOT/llm/shards/model-00001.safetensors" s3://models/cli/m.safetensors >"$T/cp.out" 2>&1
 check_same "aws s3 cp up" "$ROOT/cli/m.safetensors" "$ROOT/llm/shards/model-00001.safetensors"
+"${AWS[@]}" s3 cp "$T/big.safetensors" s3://models/cli/big.safetensors >"$T/cpbig.out" 2>&1
+check_same "aws s3 cp up, multipart (14 MiB)" "$ROOT/cli/big.safetensors" "$T/big.safetensors"
 "${AWS[@]}" s3 rm s3://models/cli/m.safetensors >"$T/rm.out" 2>&1
 check "aws s3 rm" test ! -e "$ROOT/cli/m.safetensors"
 export RCLONE_CONFIG_ZT_TYPE=s3 RCLONE_CONFIG_ZT_PROVIDER=Other RCLONE_CONFIG_ZT_ENDPOINT=$URL
@@ -55,6 +62,8 @@ use_https = False
 CFG
 s3cmd -c "$T/s3cfg" put "$ROOT/a.safetensors" s3://models/s3cmd/a.safetensors >"$T/s3cmd.out" 2>&1
 check_same "s3cmd put" "$ROOT/s3cmd/a.safetensors" "$ROOT/a.safetensors"
+s3cmd -c "$T/s3cfg" --multipart-chunk-size-mb=5 put "$T/big.safetensors" s3://models/s3cmd/big.safetensors >"$T/s3cmd2.out" 2>&1
+check_same "s3cmd put, multipart" "$ROOT/s3cmd/big.safetensors" "$T/big.safetensors"
 stop_daemon
 
 # ---- without write rights

@@ -1,5 +1,6 @@
-/* DeleteObjects' documents (server/s3/s3_delete_xml.h): keys, Quiet, the
- * limits, hostile documents, and the result. */
+/* The S3 front's request documents: DeleteObjects' (server/s3/s3_delete_xml.h:
+ * keys, Quiet, the limits, hostile documents, and the result) and
+ * CompleteMultipartUpload's (server/s3/s3_mpu_xml.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "s3/s3_delete_xml.h"
+#include "s3/s3_mpu_xml.h"
 
 static ztd_s3_delete_list *parse_ok(const char *doc)
 {
@@ -86,11 +88,64 @@ static void test_refused(void **state)
     free(doc);
 }
 
+static void test_complete_doc(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    size_t n = 0;
+    const char *doc = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                      "<Part><PartNumber>1</PartNumber><ETag>\"0123456789abcdef0123456789abcdef\""
+                      "</ETag></Part><Part><ETag>ffffffffffffffffffffffffffffffff</ETag>"
+                      "<PartNumber>10000</PartNumber></Part></CompleteMultipartUpload>";
+    ztd_s3_part_ref *p = ztd_s3_complete_parse(doc, strlen(doc), &n, why, sizeof(why));
+    assert_non_null(p);
+    assert_int_equal(n, 2);
+    assert_int_equal(p[0].number, 1);
+    assert_string_equal(p[0].etag, "0123456789abcdef0123456789abcdef");
+    assert_int_equal(p[1].number, 10000);
+    free(p);
+    static const char *const bad[][2] = {
+        {"<CompleteMultipartUpload><Part><PartNumber>0</PartNumber><ETag>a</ETag></Part>"
+         "</CompleteMultipartUpload>",
+         "1 to 10000"},
+        {"<CompleteMultipartUpload><Part><PartNumber>10001</PartNumber><ETag>a</ETag></Part>"
+         "</CompleteMultipartUpload>",
+         "1 to 10000"},
+        {"<CompleteMultipartUpload><Part><PartNumber>1x</PartNumber><ETag>a</ETag></Part>"
+         "</CompleteMultipartUpload>",
+         "1 to 10000"},
+        {"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber></Part>"
+         "</CompleteMultipartUpload>",
+         "without"},
+        {"<CompleteMultipartUpload></CompleteMultipartUpload>", "no <Part>"},
+        {"<Delete/>", "not a <CompleteMultipartUpload>"},
+        {"<CompleteMultipartUpload><Part>", "line"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_null(ztd_s3_complete_parse(bad[i][0], strlen(bad[i][0]), &n, why, sizeof(why)));
+        if (!strstr(why, bad[i][1]))
+            fail_msg("\"%s\" lacks \"%s\"", why, bad[i][1]);
+    }
+    /* 10,001 parts */
+    size_t cap = 10001 * 80 + 64, o = 0;
+    char *big = malloc(cap);
+    o += (size_t)snprintf(big + o, cap - o, "<CompleteMultipartUpload>");
+    for (int i = 1; i <= 10001; i++)
+        o += (size_t)snprintf(big + o, cap - o,
+                              "<Part><PartNumber>%d</PartNumber><ETag>e</ETag></Part>",
+                              i > 10000 ? 1 : i);
+    snprintf(big + o, cap - o, "</CompleteMultipartUpload>");
+    assert_null(ztd_s3_complete_parse(big, strlen(big), &n, why, sizeof(why)));
+    assert_non_null(strstr(why, "more than 10000"));
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_complete_doc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
