@@ -24,8 +24,16 @@ from botocore.config import Config
 NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 
 
-def send(base, method, path, headers=None):
-    req = urllib.request.Request(base + path, method=method, headers=headers or {})
+def send(base, method, path, headers=None, body=None):
+    headers = dict(headers or {})
+    # moto checks no signature, but decides ACLs by the key an Authorization names: with
+    # none, anonymous writes make private objects it then refuses to serve or delete.
+    # ztensord reads anonymously and, with --allow-anonymous-writes, writes so too.
+    headers.setdefault("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/s3/"
+                       "aws4_request, SignedHeaders=host, Signature=" + "0" * 64)
+    if body is not None:  # urllib's default form type makes moto (werkzeug) read it as a form and hang
+        headers.setdefault("Content-Type", "application/octet-stream")
+    req = urllib.request.Request(base + path, method=method, headers=headers, data=body)
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, dict(r.headers), r.read()
@@ -159,6 +167,46 @@ def main(zurl, murl, root):
     a = send(zurl, "GET", "/models/llm/model.safetensors", {"Range": "bytes=1000-300000"})
     b = send(murl, "GET", "/models/llm/model.safetensors", {"Range": "bytes=1000-300000"})
     print("ok ranged bytes" if (a[0], a[2]) == (b[0], b[2]) else "FAIL ranged bytes: %s %s" % (a[0], b[0]))
+    # writes, good and bad (a valid safetensors body: ztensord checks files)
+    body = open(os.path.join(root, "a.safetensors"), "rb").read()
+    writes = [
+        ("PutObject", "PUT", "/models/w/new.safetensors", body),
+        ("GetObject of the new object", "GET", "/models/w/new.safetensors", None),
+        ("PutObject to a missing bucket", "PUT", "/nope/w/x.safetensors", body),
+        ("DeleteObject", "DELETE", "/models/w/new.safetensors", None),
+        ("GetObject after DeleteObject", "GET", "/models/w/new.safetensors", None),
+        ("DeleteObject of a missing key", "DELETE", "/models/w/never.safetensors", None),
+        ("AbortMultipartUpload of an unknown upload", "DELETE",
+         "/models/w/m.safetensors?uploadId=" + "0" * 32, None),
+        ("ListParts of an unknown upload", "GET", "/models/w/m.safetensors?uploadId=" + "0" * 32, None),
+    ]
+    for name, method, path, data in writes:
+        a = summary(*send(zurl, method, path, None, data)[::2])
+        b = summary(*send(murl, method, path, None, data)[::2])
+        print(("ok %s" % name) if a == b else "FAIL %s: ztensord %s, moto %s" % (name, a, b))
+    # moto answers 500 (a crash) to UploadPart of an unknown upload; S3 says NoSuchUpload
+    a = summary(*send(zurl, "PUT", "/models/w/m.safetensors?partNumber=1&uploadId=" + "0" * 32, None, b"x")[::2])
+    print("ok UploadPart to an unknown upload: NoSuchUpload" if a.get("code") == ["NoSuchUpload"]
+          else "FAIL UploadPart to an unknown upload: %s" % a)
+    part = b"\0" * (5 << 20)
+    for base in (zurl, murl):  # a multipart upload, completed with a part out of order
+        st, _, doc = send(base, "POST", "/models/w/mp.safetensors?uploads")
+        uid = texts(ET.fromstring(doc), "UploadId")[0]
+        etags = []
+        for n in (1, 2):
+            _, h, _ = send(base, "PUT", "/models/w/mp.safetensors?partNumber=%d&uploadId=%s" % (n, uid),
+                           None, part)
+            etags.append(h.get("ETag") or h.get("etag"))
+        parts = "".join("<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>" % (n, e)
+                        for n, e in ((2, etags[1]), (1, etags[0])))
+        doc = ("<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % parts).encode()
+        r = summary(*send(base, "POST", "/models/w/mp.safetensors?uploadId=" + uid, None, doc)[::2])
+        # moto completes it; S3 answers InvalidPartOrder, as ztensord does
+        if base == zurl:
+            print("ok Complete with parts out of order: InvalidPartOrder"
+                  if r.get("code") == ["InvalidPartOrder"] else "FAIL Complete out of order: %s" % r)
+        send(base, "DELETE", "/models/w/mp.safetensors?uploadId=" + uid)
+        send(base, "DELETE", "/models/w/mp.safetensors")
     # pagination, following each server's own tokens and markers
     for name, path in (("v2 pages of 2", "/models?list-type=2&max-keys=2"),
                        ("v2 pages of 1 with a delimiter", "/models?list-type=2&max-keys=1&delimiter=/"),

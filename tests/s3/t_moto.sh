@@ -1,7 +1,7 @@
 #!/bin/bash
 # The S3 front against moto_server, the reference S3 (docs/S3.md): the same
-# requests, good and bad, to both (moto_diff.py); statuses, S3 error codes,
-# keys, common prefixes and pagination must agree. The deliberate
+# requests, good and bad, to both (moto_diff.py), reads and writes;
+# statuses, S3 error codes, keys, common prefixes and pagination must agree. The deliberate
 # differences are listed in docs/S3.md and not sent.
 . "$(dirname "$0")/lib.sh" "$@"
 need_s3py
@@ -9,7 +9,7 @@ command -v moto_server >/dev/null || { bad "moto_server on PATH" "the python3 on
 
 ROOT=$T/root
 make_tree "$ROOT"
-start_daemon "$ROOT" || finish
+start_daemon "$ROOT" --allow-anonymous-writes || finish
 MPORT=$(free_port)
 moto_server -H 127.0.0.1 -p "$MPORT" >"$T/moto.log" 2>&1 &
 MOTO_PID=$!
