@@ -52,22 +52,6 @@ static ztd_preconds preconds(struct MHD_Connection *c, ztd_req *r)
                           ztd_header_list(c, r, "If-None-Match")};
 }
 
-/* Can the file system hold rel under root: every segment at most NAME_MAX bytes, the whole
- * path shorter than PATH_MAX? Checked before the body, so a name the rename would refuse
- * does not cost the client its upload. */
-static bool name_fits(const char *root, const char *rel)
-{
-    if (strlen(root) + 1 + strlen(rel) >= PATH_MAX)
-        return false;
-    for (const char *seg = rel, *slash;; seg = slash + 1) {
-        slash = strchr(seg, '/');
-        if ((slash ? (size_t)(slash - seg) : strlen(seg)) > NAME_MAX)
-            return false;
-        if (!slash)
-            return true;
-    }
-}
-
 /* The checks that need no staging file, in the order docs/API.md gives. */
 static enum MHD_Result refuse_early(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                     uint64_t declared, ztd_digest_want *want)
@@ -78,7 +62,7 @@ static enum MHD_Result refuse_early(ztd_server *s, struct MHD_Connection *c, ztd
     ztd_err e;
     if (n < 3 || strcmp(rel + n - 3, ".zt"))
         return ztd_fail(c, r, ZTD_ERR_BAD_NAME);
-    if (!name_fits(s->cfg->root, rel))
+    if (!ztd_publish_name_fits(s->cfg->root, rel))
         return ztd_error(c, r, ZTD_ERR_BAD_NAME,
                          "the name is too long for the file system (a segment over %d bytes, "
                          "or more than %d bytes with the root's path)",

@@ -9,18 +9,23 @@
 #include "store/validators.h"
 #include "http/response.h"
 #include "store/names.h"
+#include "store/publish.h"
 
 #include <strings.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static ztd_buckets g_buckets;
+static char *g_root;
 
 int ztd_s3_configure(const ztd_config *cfg, char *err, size_t errlen)
 {
     char why[256];
     ztd_buckets_free(&g_buckets);
+    free(g_root);
+    g_root = cfg->root ? strdup(cfg->root) : NULL;
     if (ztd_buckets_parse(cfg->s3_buckets, &g_buckets, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "option s3_buckets: %s", why);
         return -1;
@@ -31,6 +36,13 @@ int ztd_s3_configure(const ztd_config *cfg, char *err, size_t errlen)
 void ztd_s3_unconfigure(void)
 {
     ztd_buckets_free(&g_buckets);
+    free(g_root);
+    g_root = NULL;
+}
+
+const char *ztd_s3_root(void)
+{
+    return g_root ? g_root : "";
 }
 
 const ztd_buckets *ztd_s3_buckets(void)
@@ -117,6 +129,9 @@ const char *ztd_s3_key_problem(const ztd_s3_req *q)
     const char *why = ztd_file_path_problem(q->name, q->name_len);
     if (why)
         return why;
+    if (!ztd_publish_name_fits(ztd_s3_root(), q->name))
+        return "too long for the file system (a segment over 255 bytes, or the whole path with "
+               "the root's over 4095)";
     const char *base = strrchr(q->name, '/');
     if (!ztd_catalog_is_served_name(base ? base + 1 : q->name))
         return "only keys ending in .zt, .safetensors or .alt can be written";

@@ -54,6 +54,8 @@ typedef struct ztd_s3_req {
     size_t name_len;
 } ztd_s3_req;
 
+/* The served root (for name checks). */
+const char *ztd_s3_root(void);
 /* The configured buckets. */
 const ztd_buckets *ztd_s3_buckets(void);
 /* Parse r's path and query into q. */

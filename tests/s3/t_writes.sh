@@ -32,6 +32,14 @@ check_match "the error has x-amz-request-id" "$(tr 'A-Z' 'a-z' <"$T/r.hdr")" 'x-
 http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/../escape.safetensors"
 check_eq "PutObject of a key with ..: 400" "$CODE" 400
 check "nothing written outside up/" test ! -e "$ROOT/escape.safetensors"
+seg=$(printf 'a%.0s' $(seq 300))
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/$seg.safetensors"
+check_match "PutObject with a 300-byte segment: 400 InvalidArgument before the body" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>.*too long for the file system'
+long=$(printf 'b%.0s' $(seq 1100))
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/$long.safetensors"
+check_match "PutObject with a 1100-byte key: KeyTooLongError" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>KeyTooLongError</Code>'
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/x%00y.safetensors"
+check_match "PutObject with a NUL in the key: InvalidArgument" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>'
 http "$T/r" -X POST --data-binary '<Delete><Object><Key>a.safetensors</Key>' "$URL/models?delete"
 check_match "DeleteObjects, malformed XML: MalformedXML" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>MalformedXML</Code>'
 http "$T/r" -X POST --data-binary '<!DOCTYPE d [<!ENTITY e "x">]><Delete><Object><Key>a.safetensors</Key></Object></Delete>' "$URL/models?delete"
