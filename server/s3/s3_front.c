@@ -247,8 +247,13 @@ static enum MHD_Result front_begin(ztd_server *s, struct MHD_Connection *c, ztd_
     if (!q)
         return MHD_NO;
     ztd_s3_parse(c, r, q);
-    if (q->op != S3_OP_BAD && q->op != S3_OP_NOT_IMPLEMENTED &&
-        !ztd_s3_authorized(s, c, r, q->scope, &ret)) {
+    bool refused = q->op == S3_OP_BAD || q->op == S3_OP_NOT_IMPLEMENTED;
+    if (refused && (!strcmp(r->method, "PUT") || !strcmp(r->method, "POST"))) {
+        ret = answer(s, c, r, q); /* before the body the client would waste */
+        free(q);
+        return ret;
+    }
+    if (!refused && !ztd_s3_authorized(s, c, r, q->scope, &ret)) {
         free(q);
         return ret;
     }

@@ -229,8 +229,13 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (number < 0)
         return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT,
                             "Part number must be an integer between 1 and 10000, inclusive");
-    if (cl && strtoull(cl, NULL, 10) > MAX_PART)
+    uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
+    if (declared > MAX_PART)
         return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE, "a part is at most 5 GiB");
+    if (!ztd_uploads_disk_ok(s->uploads, declared))
+        return ztd_s3_error(c, r, ZTD_S3_INSUFFICIENT_STORAGE,
+                            "not enough free disk for %llu bytes plus the reserve",
+                            (unsigned long long)declared);
     pthread_mutex_lock(&g_mu);
     mpu *m = upload_id_of(c, id) ? find_locked(id, q) : NULL;
     bool ok = m && !m->completing;
@@ -415,9 +420,14 @@ static int check_list_locked(const mpu *m, const ztd_s3_part_ref *refs, size_t n
             return ZTD_S3_INVALID_PART;
         w->parts[i] = m->parts[k];
     }
-    for (size_t i = 0; i + 1 < n; i++)
-        if (w->parts[i].size < MIN_PART)
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && w->parts[i].size < MIN_PART)
             return ZTD_S3_ENTITY_TOO_SMALL;
+        total += w->parts[i].size;
+    }
+    if (!ztd_uploads_size_ok(w->s->uploads, 0, total))
+        return ZTD_S3_ENTITY_TOO_LARGE;
     w->n = n;
     return -1;
 }

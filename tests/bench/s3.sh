@@ -12,6 +12,10 @@
 #      must be 206. Same rounds, medians, CPU per GiB.
 #   3. ListObjectsV2 over 100,000 keys, pages of 1,000 (max-keys=1000, following
 #      NextContinuationToken): the median and the slowest page (curl time_total).
+#   4. A 1 GiB .zt uploaded through S3 multipart (16 MiB parts, 4 in flight with curl
+#      --parallel, then Complete) against a whole-file PUT /v1/files of the same file (curl
+#      -T): alternating rounds, medians of the seconds from the first byte sent to the
+#      answer; both verify every digest, fsync and publish. Each answer checked.
 source "$(dirname "$0")/common.sh"
 bench_build
 SIZE_MIB=${SIZE_MIB:-1024}
@@ -89,6 +93,56 @@ printf '2. the streamer pattern (8 MiB ranged GETs, 16 in flight) over %s MiB: z
   "$SIZE_MIB" "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
 cpu_line
 stop_nginx
+stop_ztd
+
+# 4. multipart upload vs whole-file PUT (before 3., which needs another root)
+mkdir -p up-root src
+[ -s src/1g.bin ] || head -c $((1 << 30)) /dev/urandom >src/1g.bin
+[ -s src/1g.zt ] || "$zt" pack -o src/1g.zt "w=u8:$((1 << 30)):src/1g.bin" >/dev/null
+zsize=$(stat -c %s src/1g.zt)
+if [ ! -s src/parts/p.done ]; then
+  rm -rf src/parts && mkdir -p src/parts
+  split -b 16M -d -a 4 src/1g.zt src/parts/p && touch src/parts/p.done
+fi
+start_ztd "$work/up-root" --allow-anonymous-writes
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+put_whole() {
+  rm -f up-root/w.zt
+  local t0 t1 code
+  t0=$(date +%s.%N)
+  code=$(curl -s -o /dev/null -w '%{http_code}' -T src/1g.zt "http://127.0.0.1:$zport/v1/files/w.zt")
+  t1=$(date +%s.%N)
+  [ "$code" = 201 ] && [ "$(stat -c %s up-root/w.zt)" = "$zsize" ] || { echo "PUT: HTTP $code" >&2; exit 1; }
+  secs "$t0" "$t1"
+}
+put_multipart() {
+  rm -f up-root/m.zt
+  local t0 t1 id args=() n=0 f doc= codes code B="http://127.0.0.1:$zport/models/m.zt"
+  t0=$(date +%s.%N)
+  id=$(curl -s -X POST "$B?uploads" | sed -n 's/.*<UploadId>\([0-9a-f]*\)<.*/\1/p')
+  [ -n "$id" ] || { echo "CreateMultipartUpload failed" >&2; exit 1; }
+  for f in src/parts/p[0-9]*; do
+    n=$((n + 1))
+    args+=(-o /dev/null -D "$work/mp.h$n" -w '%{http_code}\n' -T "$f" "$B?partNumber=$n&uploadId=$id" --next)
+  done
+  unset 'args[${#args[@]}-1]'
+  codes=$(curl -s --no-progress-meter --parallel --parallel-max 4 "${args[@]}" 2>/dev/null)
+  [ -z "$(grep -v '^200$' <<<"$codes")" ] || { echo "UploadPart: not every answer was 200" >&2; exit 1; }
+  for i in $(seq "$n"); do
+    doc="$doc<Part><PartNumber>$i</PartNumber><ETag>$(tr -d '\r' <"$work/mp.h$i" | sed -n 's/^[Ee][Tt][Aa][Gg]: *//p')</ETag></Part>"
+  done
+  code=$(curl -s -o "$work/mp.out" -w '%{http_code}' -X POST --data-binary "<CompleteMultipartUpload>$doc</CompleteMultipartUpload>" "$B?uploadId=$id")
+  t1=$(date +%s.%N)
+  [ "$code" = 200 ] && [ "$(stat -c %s up-root/m.zt)" = "$zsize" ] || { echo "Complete: HTTP $code $(head -c 300 "$work/mp.out")" >&2; exit 1; }
+  secs "$t0" "$t1"
+}
+m=() w=() r=()
+for _ in $(seq "${ROUNDS:-3}"); do
+  x=$(put_multipart); y=$(put_whole)
+  m+=("$x"); w+=("$y"); r+=("$(ratio "$y" "$x")")
+done
+printf '4. 1 GiB .zt: S3 multipart (16 MiB parts, 4 in flight) %s s, whole-file PUT %s s, speed ratio %s (rounds: %s) (%s)\n' \
+  "$(echo "${m[*]}" | median)" "$(echo "${w[*]}" | median)" "$(echo "${r[*]}" | median)" "${r[*]}" "$(load)"
 stop_ztd
 
 # 3. listing 100,000 keys

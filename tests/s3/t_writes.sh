@@ -32,6 +32,12 @@ check_match "the error has x-amz-request-id" "$(tr 'A-Z' 'a-z' <"$T/r.hdr")" 'x-
 http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/../escape.safetensors"
 check_eq "PutObject of a key with ..: 400" "$CODE" 400
 check "nothing written outside up/" test ! -e "$ROOT/escape.safetensors"
+# refusals known from the head go out before the body (Expect: 100-continue: none sent)
+for u in nope/x.safetensors "models/x.safetensors?tagging" models/x.txt; do
+    out=$(curl -s -o /dev/null -w '%{http_code} %{size_upload}' -X PUT -H 'Expect: 100-continue' \
+        --data-binary @"$T/big.safetensors" "$URL/$u")
+    check_match "PUT $u: refused before the body" "$out" '^(404|501|400) 0$'
+done
 seg=$(printf 'a%.0s' $(seq 300))
 http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/$seg.safetensors"
 check_match "PutObject with a 300-byte segment: 400 InvalidArgument before the body" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>.*too long for the file system'
