@@ -436,27 +436,21 @@ static void complete_job(ztd_offload *o)
 {
     mpw *w = (mpw *)((char *)o - offsetof(mpw, work));
     ztd_put_file *f = ztd_put_file_new(w->s->staging, "s3mpu", false);
-    uint8_t *buf = malloc(WBUF), sha[32];
+    uint8_t sha[32];
     w->err = ZTD_ERR_NONE;
-    if (!f || !buf) {
+    if (!f) {
         w->err = ZTD_ERR_STAGING_FAILED;
         snprintf(w->msg, sizeof(w->msg), "cannot create a staging file: %s", strerror(errno));
     }
     for (size_t i = 0; !w->err && i < w->n; i++) {
         int fd = ztd_staging_open_file(w->s->staging, w->parts[i].name);
-        uint64_t left = w->parts[i].size;
-        while (fd >= 0 && left) {
-            ssize_t k = read(fd, buf, left < WBUF ? left : WBUF);
-            if (k <= 0 || ztd_put_file_write(f, buf, (size_t)k) != 0)
-                break;
-            left -= (uint64_t)k;
+        if (fd < 0 || ztd_put_file_append_fd(f, fd, w->parts[i].size) != 0) {
+            w->err = ZTD_ERR_STAGING_LOST;
+            snprintf(w->msg, sizeof(w->msg), "part %d could not be read back: %s",
+                     w->parts[i].number, strerror(errno));
         }
         if (fd >= 0)
             close(fd);
-        if (fd < 0 || left) {
-            w->err = ZTD_ERR_STAGING_LOST;
-            snprintf(w->msg, sizeof(w->msg), "part %d could not be read back", w->parts[i].number);
-        }
     }
     if (!w->err && ztd_put_file_end(f, sha) != 0) {
         w->err = ZTD_ERR_WRITE_FAILED;
@@ -468,7 +462,6 @@ static void complete_job(ztd_offload *o)
                                       w->msg, sizeof(w->msg));
     }
     ztd_put_file_free(f);
-    free(buf);
 }
 
 static ztd_s3_err s3_err_of(ztd_err e)

@@ -98,6 +98,50 @@ int ztd_put_file_write(ztd_put_file *p, const void *data, size_t n)
     return 0;
 }
 
+/* The tail of an append after copy_file_range gave up: through the buffer. */
+static int append_read(ztd_put_file *p, int fd, off_t off, uint64_t left)
+{
+    while (left) {
+        if (p->blen == WBUF && flush_buf(p) != 0)
+            return -1;
+        size_t want = WBUF - p->blen < left ? WBUF - p->blen : (size_t)left;
+        ssize_t k = pread(fd, p->buf + p->blen, want, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            errno = k < 0 ? errno : EIO;
+            return -1;
+        }
+        p->blen += (size_t)k;
+        p->received += (uint64_t)k;
+        off += k;
+        left -= (uint64_t)k;
+    }
+    return 0;
+}
+
+int ztd_put_file_append_fd(ztd_put_file *p, int fd, uint64_t len)
+{
+    loff_t in = 0;
+    if (flush_buf(p) != 0)
+        return -1;
+    while (len) {
+        size_t want = len > (1u << 30) ? (1u << 30) : (size_t)len;
+        ssize_t k = copy_file_range(fd, &in, p->fd, NULL, want, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k == 0 ? (errno = EIO, -1) : append_read(p, fd, (off_t)in, len);
+        len -= (uint64_t)k;
+        p->received += (uint64_t)k;
+        p->written += (uint64_t)k;
+        if (p->bh)
+            ztd_body_hash_written(p->bh, p->written);
+        zt_writeback_note(&p->wb, p->written);
+    }
+    return 0;
+}
+
 uint64_t ztd_put_file_received(const ztd_put_file *p)
 {
     return p->received;
