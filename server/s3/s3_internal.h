@@ -1,9 +1,13 @@
 /*
  * What the S3 front's files share (not for other folders): the operation a
  * request names, parsed from its raw path and query, the bucket table, and
- * the object's ETag and dates in S3's forms. Each operation family lives in
- * its own file: s3_bucket.c (service and bucket), s3_listing.c (listings),
- * s3_object.c (GetObject, HeadObject), s3_put.c (PutObject), s3_delete.c.
+ * the object's ETag and dates in S3's forms. The files: s3_front.c (parse
+ * and dispatch; the route row), s3_common.c (what the others share, calling
+ * none of them), s3_auth.c (the one authentication function), s3_bucket.c
+ * (service and bucket), s3_listing.c with s3_list.c (listings), s3_object.c
+ * (GetObject, HeadObject), s3_put.c (PutObject, DeleteObject(s)),
+ * s3_multipart.c, s3_error.c and s3_xml.c (answers), s3_delete_xml.c and
+ * s3_mpu_xml.c (request documents).
  */
 #ifndef ZTD_S3_INTERNAL_H
 #define ZTD_S3_INTERNAL_H
