@@ -5,8 +5,8 @@
 # published and no staging file; DeleteObject, DeleteObjects (and a bad
 # document); aws-chunked payloads refused (NotImplemented) until the
 # decoder lands; multipart uploads (boto3, aws-cli, s3cmd) and their
-# refusals; writes refused without write rights; aws-cli, rclone and s3cmd
-# uploads. Writes are allowed by --allow-anonymous-writes (no tokens
+# refusals; writes refused without write rights; aws-cli, rclone, s3cmd and
+# the AWS SDK for JavaScript (PutObject, multipart) uploads. Writes are allowed by --allow-anonymous-writes (no tokens
 # file): the S3 front has no SigV4 yet.
 . "$(dirname "$0")/lib.sh" "$@"
 need_s3py
@@ -78,6 +78,14 @@ s3cmd -c "$T/s3cfg" put "$ROOT/a.safetensors" s3://models/s3cmd/a.safetensors >"
 check_same "s3cmd put" "$ROOT/s3cmd/a.safetensors" "$ROOT/a.safetensors"
 s3cmd -c "$T/s3cfg" --multipart-chunk-size-mb=5 put "$T/big.safetensors" s3://models/s3cmd/big.safetensors >"$T/s3cmd2.out" 2>&1
 check_same "s3cmd put, multipart" "$ROOT/s3cmd/big.safetensors" "$T/big.safetensors"
+MODS=$REPO/tests/clients/node_modules
+if [ -d "$MODS/@aws-sdk/client-s3" ] && command -v node >/dev/null; then
+    out=$(node "$S3_DIR/js_put.cjs" "$MODS" "$URL" "$T/big.safetensors" 2>/dev/null)
+    check_match "js: PutObject" "$out" '^ok js: PutObject'
+    check_match "js: multipart upload" "$out" 'ok js: multipart upload'
+else
+    bad "@aws-sdk/client-s3 in tests/clients/node_modules" "run npm ci in tests/clients (.ci/deps)"
+fi
 stop_daemon
 
 # ---- without write rights
