@@ -58,6 +58,10 @@ AWS=(aws --endpoint-url "$URL")
 check_same "aws s3 cp up" "$ROOT/cli/m.safetensors" "$ROOT/llm/shards/model-00001.safetensors"
 "${AWS[@]}" s3 cp "$T/big.safetensors" s3://models/cli/big.safetensors >"$T/cpbig.out" 2>&1
 check_same "aws s3 cp up, multipart (14 MiB)" "$ROOT/cli/big.safetensors" "$T/big.safetensors"
+"${AWS[@]}" s3 sync "$ROOT/llm/shards" s3://models/syncup >"$T/up1.out" 2>&1
+check_same "aws s3 sync up" "$ROOT/syncup/model-00002.safetensors" "$ROOT/llm/shards/model-00002.safetensors"
+"${AWS[@]}" s3 sync "$ROOT/llm/shards" s3://models/syncup >"$T/up2.out" 2>&1
+check_eq "the second aws s3 sync up copies nothing" "$(cat "$T/up2.out")" ""
 "${AWS[@]}" s3 rm s3://models/cli/m.safetensors >"$T/rm.out" 2>&1
 check "aws s3 rm" test ! -e "$ROOT/cli/m.safetensors"
 export RCLONE_CONFIG_ZT_TYPE=s3 RCLONE_CONFIG_ZT_PROVIDER=Other RCLONE_CONFIG_ZT_ENDPOINT=$URL
