@@ -88,6 +88,17 @@ void ztd_s3_etag(const ztd_entry *e, char out[96])
     memcpy(out + n - 1, "-1\"", 4);
 }
 
+void ztd_s3_etags_to_raw(char *list)
+{
+    char *o = list;
+    for (const char *p = list; *p; p++) {
+        if (p[0] == '-' && p[1] == '1' && p[2] == '"')
+            p += 2; /* keep the quote */
+        *o++ = *p;
+    }
+    *o = 0;
+}
+
 bool ztd_s3_entry_listed(const ztd_entry *e)
 {
     return e->file || !e->error;

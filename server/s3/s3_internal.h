@@ -74,6 +74,10 @@ bool ztd_s3_has_arg(struct MHD_Connection *c, const char *name);
 /* The ETag S3 clients see for e: its raw ETag in the multipart form
  * "\"<32 hex>-1\"", which no client takes for an MD5 (docs/S3.md). */
 void ztd_s3_etag(const ztd_entry *e, char out[96]);
+/* An If-Match or If-None-Match list as S3 clients send it, with the ETags
+ * ztd_s3_etag gave them ("HEX-1"), rewritten in place to the server's own
+ * form ("HEX") that the write preconditions compare with. */
+void ztd_s3_etags_to_raw(char *list);
 /* Listed as an object: files the catalog can serve. */
 bool ztd_s3_entry_listed(const ztd_entry *e);
 /* e's mtime as S3's ISO 8601 "2026-11-27T18:23:04.000Z". */

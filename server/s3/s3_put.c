@@ -103,11 +103,15 @@ static s3w *w_new(ztd_server *s, ztd_req *r, w_kind kind, const char *rel)
 static void take_preconds(struct MHD_Connection *c, ztd_req *r, s3w *w)
 {
     const char *v = ztd_header_list(c, r, "If-Match");
-    if ((w->has_if_match = v != NULL))
+    if ((w->has_if_match = v != NULL)) {
         snprintf(w->if_match, sizeof(w->if_match), "%s", v);
+        ztd_s3_etags_to_raw(w->if_match);
+    }
     v = ztd_header_list(c, r, "If-None-Match");
-    if ((w->has_if_none_match = v != NULL))
+    if ((w->has_if_none_match = v != NULL)) {
         snprintf(w->if_none_match, sizeof(w->if_none_match), "%s", v);
+        ztd_s3_etags_to_raw(w->if_none_match);
+    }
 }
 
 static ztd_preconds preconds_of(const s3w *w)

@@ -208,6 +208,12 @@ def writes(url, root):
     check("nothing published by the refused writes", left == ["md5.safetensors", "new.safetensors", "sha.safetensors"], left)
     staging = [f for f in os.listdir(os.path.join(root, ".ztensord-staging")) if "s3put" in f]
     check("no staging file left", staging == [], staging)
+    etag = s3.head_object(Bucket="models", Key="up/new.safetensors")["ETag"]
+    s3.put_object(Bucket="models", Key="up/new.safetensors", Body=data, IfMatch=etag)
+    check("PutObject with If-Match of the ETag HeadObject gave: replaced",
+          s3.head_object(Bucket="models", Key="up/new.safetensors")["ETag"] != etag)
+    check("PutObject with If-Match of the old ETag: PreconditionFailed", error_code(lambda: s3.put_object(
+        Bucket="models", Key="up/new.safetensors", Body=data, IfMatch=etag)) == ("PreconditionFailed", 412))
     r = s3.delete_object(Bucket="models", Key="up/md5.safetensors")
     check("DeleteObject: 204, the file gone", r["ResponseMetadata"]["HTTPStatusCode"] == 204 and
           not os.path.exists(os.path.join(root, "up/md5.safetensors")))
