@@ -23,6 +23,7 @@
 #include <ztensor/ztensor_remote_experimental.h>
 #include "upstream/prefetch.h"
 #include "upstream/upstream.h"
+#include "s3/s3_front.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -511,6 +512,12 @@ int main(int argc, char **argv)
     static ztd_route_def routes[ZTD_ROUTE_COUNT];
     memcpy(routes, ztd_v1_routes(), sizeof(routes));
     routes[ZTD_ROUTE_HF] = *ztd_hf_route();
+    routes[ZTD_ROUTE_S3] = *ztd_s3_route();
+    if (ztd_s3_configure(&cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ztensord: %s\n", err);
+        ztd_config_free(&cfg);
+        return ZTD_EXIT_CONFIG;
+    }
     ztd_uploads uploads;
     ztd_uploads_init(&uploads, cfg.root, cfg.max_upload_size, cfg.disk_reserve, cfg.max_uploads);
     ztd_server srv = {.cfg = &cfg,
@@ -546,6 +553,7 @@ int main(int argc, char **argv)
     close(sfd);
     ztd_log(ZTD_LOG_INFO, "stopped");
     ztd_log_close();
+    ztd_s3_unconfigure();
     ztd_config_free(&cfg);
     return rc;
 }

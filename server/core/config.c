@@ -13,6 +13,7 @@
  * in as arguments, errors go out in a caller buffer, nothing is printed.
  */
 #include "core/config.h"
+#include "core/buckets.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -39,6 +40,8 @@ typedef enum opt_type { T_STRING, T_BOOL, T_UINT, T_SIZE, T_DURATION, T_ENUM } o
 
 #define F_REQUIRED 1u /* no default; loading fails unless some source sets it */
 #define F_NOFILE 2u   /* not a key of the config file (only "config" itself) */
+#define F_LIST 4u     /* T_STRING, a comma-separated list: a flag given again adds to it, the
+                         config file may give a JSON array of strings */
 
 typedef int (*check_fn)(const char *v, char *why, size_t whylen);
 
@@ -55,6 +58,7 @@ typedef struct option {
     check_fn check;            /* T_STRING */
     const char *allowed;       /* T_STRING: what check accepts, for messages */
     const char *help;
+    const char *flag1; /* F_LIST: the flag naming one item (without "--"), or NULL */
 } option;
 
 /* offsetof() that only compiles when the field has type T. */
@@ -106,6 +110,7 @@ static int check_mode(const char *v, char *why, size_t whylen);
 static int check_header_value(const char *v, char *why, size_t whylen);
 static int check_upstream(const char *v, char *why, size_t whylen);
 static int check_exclude(const char *v, char *why, size_t whylen);
+static int check_s3_buckets(const char *v, char *why, size_t whylen);
 
 static const char *const access_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
@@ -355,6 +360,20 @@ static const option options[] = {
                ".safetensors or .alt is a file; anything else a prefix, expanded with a ztensord "
                "upstream's listing). /readyz answers 503 until it is done, so it can gate an "
                "inference pod's readiness; progress in GET /v1/prefetch and /metrics."),
+    {.name = "s3_buckets",
+     .type = T_STRING,
+     .offset = FIELD(s3_buckets, char *),
+     .flags = F_LIST,
+     .def = "models",
+     .metavar = "NAME[=SUBDIR],...",
+     .check = check_s3_buckets,
+     .allowed = "a comma-separated list of NAME or NAME=SUBDIR (S3 bucket names, not v1, hf, "
+                "metrics, healthz or readyz)",
+     .flag1 = "s3-bucket",
+     .help = "The S3 front's buckets (docs/S3.md): NAME serves the whole root, NAME=SUBDIR the "
+             "directory SUBDIR under it. --s3-bucket NAME[=SUBDIR] names one and may be "
+             "repeated; the config file takes a string or an array of strings. Requests use "
+             "path style: http://HOST:PORT/NAME/KEY."},
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -602,6 +621,9 @@ static const option *find_derived(const char *s, size_t n, char sep, bool upper)
 
 static const option *find_flag(const char *s, size_t n)
 {
+    for (size_t i = 0; i < N_OPTIONS; i++)
+        if (options[i].flag1 && strlen(options[i].flag1) == n && memcmp(options[i].flag1, s, n) == 0)
+            return &options[i];
     return find_derived(s, n, '-', false);
 }
 
@@ -845,6 +867,15 @@ static int check_upstream(const char *v, char *why, size_t whylen)
     return 0;
 }
 
+static int check_s3_buckets(const char *v, char *why, size_t whylen)
+{
+    ztd_buckets b;
+    if (ztd_buckets_parse(v, &b, why, whylen) != 0)
+        return -1;
+    ztd_buckets_free(&b);
+    return 0;
+}
+
 static int check_header_value(const char *v, char *why, size_t whylen)
 {
     for (const char *p = v; *p; p++) {
@@ -1022,6 +1053,37 @@ static const char *json_type_name(const json_t *j)
     return "?";
 }
 
+/* A list option's JSON array of strings, joined with commas. */
+static int set_json_list(ztd_config *c, const option *o, json_t *j, const char *src, char *err,
+                         size_t errlen)
+{
+    size_t i, len = 1;
+    json_t *v;
+    json_array_foreach(j, i, v)
+    {
+        if (!json_is_string(v)) {
+            snprintf(err, errlen, "option %s (%s): item %zu is %s, not a string", o->name, src, i,
+                     json_type_name(v));
+            return -1;
+        }
+        len += json_string_length(v) + 1;
+    }
+    char *joined = calloc(1, len);
+    if (!joined) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    json_array_foreach(j, i, v)
+    {
+        if (i)
+            strcat(joined, ",");
+        strcat(joined, json_string_value(v));
+    }
+    int rc = set_value(c, o, joined, src, err, errlen);
+    free(joined);
+    return rc;
+}
+
 /* A value from the config file: checked for its JSON type, then parsed as the
  * same string a flag would carry. */
 static int set_json(ztd_config *c, const option *o, json_t *j, const char *src, char *err,
@@ -1029,6 +1091,8 @@ static int set_json(ztd_config *c, const option *o, json_t *j, const char *src, 
 {
     char num[32];
     const char *want = NULL;
+    if ((o->flags & F_LIST) && json_is_array(j))
+        return set_json_list(c, o, j, src, err, errlen);
     switch (o->type) {
     case T_STRING:
     case T_ENUM:
@@ -1378,14 +1442,36 @@ static int apply_env(ztd_config *c, char **envp, char *err, size_t errlen)
     return 0;
 }
 
+/* A list option given by a flag again: its items so far, then v's. */
+static int append_flag(ztd_config *c, const option *o, const char *v, const char *src, char *err,
+                       size_t errlen)
+{
+    const char *old = *(char **)field_ptr(c, o);
+    size_t n = strlen(old) + strlen(v) + 2;
+    char *joined = malloc(n);
+    if (!joined) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(joined, n, "%s,%s", old, v);
+    int rc = set_value(c, o, joined, src, err, errlen);
+    free(joined);
+    return rc;
+}
+
 static int apply_flags(ztd_config *c, const flag_arg *fa, size_t n, char *err, size_t errlen)
 {
+    bool seen[N_OPTIONS] = {false};
     for (size_t i = 0; i < n; i++) {
         char src[NAME_MAX_LEN + 24];
-        if (fa[i].o == OPT_CONFIG)
+        const option *o = fa[i].o;
+        if (o == OPT_CONFIG)
             continue;
         snprintf(src, sizeof src, "flag %.*s", (int)fa[i].flag_len, fa[i].flag);
-        if (set_value(c, fa[i].o, fa[i].value, src, err, errlen) < 0)
+        bool again = (o->flags & F_LIST) && seen[o - options];
+        seen[o - options] = true;
+        if ((again ? append_flag(c, o, fa[i].value, src, err, errlen)
+                   : set_value(c, o, fa[i].value, src, err, errlen)) < 0)
             return -1;
     }
     return 0;

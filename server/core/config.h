@@ -110,6 +110,7 @@ typedef struct ztd_config {
     uint64_t upstream_min_rate; /* bytes per second, over upstream_timeout; 0 = off */
     unsigned upstream_fills;
     char *prefetch; /* comma-separated file names and prefixes; "" = none */
+    char *s3_buckets; /* comma-separated NAME[=SUBDIR] (core/buckets.h) */
 } ztd_config;
 
 /* Fills *c with the defaults (root NULL). Returns 0, or -1 when out of

@@ -1,9 +1,7 @@
 /*
  * Whole-file uploads, PUT /v1/files/{file} (see handlers.h). The request's
- * state is a `put`: the staging file, a 1 MiB write buffer, and the body's
- * digest, computed on another core when a thread can be had (each buffer is
- * handed over once written), and the first component hashed speculatively as
- * the body arrives, for verification (store/body_hash.h).
+ * state is a `put`: the staging file with its hashing (store/put_file.h,
+ * which the S3 front's PutObject uses too), and what the answer needs.
  */
 #include "handlers/handlers.h"
 #include "core/clock.h"
@@ -13,9 +11,9 @@
 #include "http/headers.h"
 #include "http/offload.h"
 #include "http/response.h"
-#include "store/body_hash.h"
 #include "store/names.h"
 #include "store/publish.h"
+#include "store/put_file.h"
 #include "store/uploads.h"
 
 #include <errno.h>
@@ -23,25 +21,12 @@
 #include <stdlib.h>
 #include <limits.h>
 #include <string.h>
-#include <unistd.h>
-#include <ztensor/ztensor_experimental.h>
-
-#define WBUF (1u << 20)
 
 typedef struct put {
     ztd_server *s;
-    int fd;
-    char name[ZTD_STAGING_NAME_MAX]; /* in the staging directory; "" once published or removed */
-    uint64_t received;
-    zt_hasher *sha;       /* Content-Digest hashed here, when no thread could be had */
-    zt_hash_thread *shat; /* ... or beside the receiving: owns buf's memory */
-    ztd_body_hash *bh;    /* the first component, from the page cache */
+    ztd_put_file *f; /* the staging file and its hashing (store/put_file.h) */
     ztd_digest_want want;
-    uint8_t *buf;
-    size_t blen;
     ztd_disk_meter disk;
-    uint64_t written; /* bytes written */
-    zt_writeback wb;
     /* Verify, fsync and publish, on the work queue: */
     ztd_offload work;
     const char *rel;
@@ -56,15 +41,7 @@ typedef struct put {
 static void put_free(void *ctx)
 {
     put *u = ctx;
-    ztd_body_hash_free(u->bh); /* before the fd it reads is closed */
-    if (u->fd >= 0)
-        close(u->fd);
-    ztd_staging_remove(u->s->staging, u->name);
-    zt_hasher_free(u->sha);
-    if (u->shat)
-        zt_hash_thread_free(u->shat, u->buf);
-    else
-        free(u->buf);
+    ztd_put_file_free(u->f);
     ztd_uploads_give(u->s->uploads);
     free(u);
 }
@@ -74,22 +51,6 @@ static ztd_preconds preconds(struct MHD_Connection *c, ztd_req *r)
 {
     return (ztd_preconds){ztd_header_list(c, r, "If-Match"),
                           ztd_header_list(c, r, "If-None-Match")};
-}
-
-/* Can the file system hold rel under root: every segment at most NAME_MAX bytes, the whole
- * path shorter than PATH_MAX? Checked before the body, so a name the rename would refuse
- * does not cost the client its upload. */
-static bool name_fits(const char *root, const char *rel)
-{
-    if (strlen(root) + 1 + strlen(rel) >= PATH_MAX)
-        return false;
-    for (const char *seg = rel, *slash;; seg = slash + 1) {
-        slash = strchr(seg, '/');
-        if ((slash ? (size_t)(slash - seg) : strlen(seg)) > NAME_MAX)
-            return false;
-        if (!slash)
-            return true;
-    }
 }
 
 /* The checks that need no staging file, in the order docs/API.md gives. */
@@ -104,7 +65,7 @@ static enum MHD_Result refuse_early(ztd_server *s, struct MHD_Connection *c, ztd
      * extension) as they are; not .safetensors nor .alt. */
     if (ztd_file_ext_served(rel, n) && (n < 3 || strcmp(rel + n - 3, ".zt")))
         return ztd_fail(c, r, ZTD_ERR_BAD_NAME);
-    if (!name_fits(s->cfg->root, rel))
+    if (!ztd_publish_name_fits(s->cfg->root, rel))
         return ztd_error(c, r, ZTD_ERR_BAD_NAME,
                          "the name is too long for the file system (a segment over %d bytes, "
                          "or more than %d bytes with the root's path)",
@@ -137,59 +98,23 @@ enum MHD_Result ztd_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *
         return ztd_error(c, r, ZTD_ERR_TOO_MANY_UPLOADS,
                          "%u uploads and sessions are already running", s->uploads->max_uploads);
     put *u = calloc(1, sizeof(*u));
-    if (!u || !(u->buf = malloc(WBUF))) {
-        free(u);
+    if (!u) {
         ztd_uploads_give(s->uploads);
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     }
     u->s = s;
-    u->fd = -1;
     ztd_req_set_ctx(r, u, put_free);
     if (!ztd_uploads_disk_ok(s->uploads, declared))
         return ztd_error(c, r, ZTD_ERR_INSUFFICIENT_STORAGE,
                          "not enough free disk for %llu bytes plus the reserve of %llu",
                          (unsigned long long)declared,
                          (unsigned long long)s->uploads->disk_reserve);
-    if ((u->fd = ztd_staging_create(s->staging, "put", u->name)) < 0)
-        return ztd_error(c, r, ztd_err_of_errno(errno, ZTD_ERR_STAGING_FAILED),
-                         "cannot create a staging file: %s", strerror(errno));
-    zt_writeback_init(&u->wb, u->fd);
-    /* NULL: verification hashes it all (a plain file has nothing to verify) */
-    u->bh =
-        ztd_file_ext_served(r->match->file, r->match->file_len) ? ztd_body_hash_new(u->fd) : NULL;
+    if (!(u->f = ztd_put_file_new(s->staging, "put", want.present)))
+        return errno == ENOMEM ? ztd_fail(c, r, ZTD_ERR_INTERNAL)
+                               : ztd_error(c, r, ztd_err_of_errno(errno, ZTD_ERR_STAGING_FAILED),
+                                           "cannot create a staging file: %s", strerror(errno));
     u->want = want;
-    /* The body's digest on another core, fed each buffer once it is written. */
-    uint8_t *first;
-    if (want.present && (u->shat = zt_hash_thread_new(ZT_DIGEST_SHA256, WBUF, &first))) {
-        free(u->buf);
-        u->buf = first;
-    } else if (want.present && !(u->sha = zt_hasher_new(ZT_DIGEST_SHA256))) {
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    }
     return MHD_YES;
-}
-
-static int flush_buf(put *u)
-{
-    size_t off = 0;
-    while (off < u->blen) {
-        ssize_t w = write(u->fd, u->buf + off, u->blen - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        off += (size_t)w;
-    }
-    u->written += u->blen;
-    if (u->shat && u->blen)
-        u->buf = zt_hash_thread_submit(u->shat, u->buf, u->blen);
-    u->blen = 0;
-    if (u->bh)
-        ztd_body_hash_written(u->bh, u->written);
-    /* Write-back as the body arrives, so the fsync before publishing waits for
-     * the last few MiB, not the whole file. */
-    zt_writeback_note(&u->wb, u->written);
-    return 0;
 }
 
 static enum MHD_Result write_failed(struct MHD_Connection *c, ztd_req *r, int e)
@@ -202,23 +127,13 @@ enum MHD_Result ztd_put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r
                              size_t n)
 {
     put *u = r->ctx;
-    if (!ztd_uploads_size_ok(s->uploads, u->received, n))
+    if (!ztd_uploads_size_ok(s->uploads, ztd_put_file_received(u->f), n))
         return ztd_error(c, r, ZTD_ERR_TOO_LARGE, "body exceeds max_upload_size %llu",
                          (unsigned long long)s->uploads->max_size);
-    u->received += n;
     ztd_metrics_upload_bytes(n);
-    if (u->sha)
-        zt_hasher_update(u->sha, data, n);
-    while (n) {
-        size_t k = WBUF - u->blen < n ? WBUF - u->blen : n;
-        memcpy(u->buf + u->blen, data, k);
-        u->blen += k;
-        data += k;
-        n -= k;
-        if (u->blen == WBUF && flush_buf(u) != 0)
-            return write_failed(c, r, errno);
-    }
-    if (!ztd_uploads_disk_meter(s->uploads, &u->disk, u->received))
+    if (ztd_put_file_write(u->f, data, n) != 0)
+        return write_failed(c, r, errno);
+    if (!ztd_uploads_disk_meter(s->uploads, &u->disk, ztd_put_file_received(u->f)))
         return ztd_error(c, r, ZTD_ERR_INSUFFICIENT_STORAGE,
                          "free disk fell below the reserve of %llu bytes",
                          (unsigned long long)s->uploads->disk_reserve);
@@ -229,32 +144,19 @@ enum MHD_Result ztd_put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r
 static void verify_and_publish(ztd_offload *o)
 {
     put *u = (put *)((char *)o - offsetof(put, work));
-    ztd_staged f = {u->fd, u->name, u->received, u->bh ? ztd_body_hash_known : NULL, u->bh};
-    u->err = ztd_publish_check(u->s->publisher, &f, u->rel, true, true, &u->nobj, u->msg,
-                               sizeof(u->msg));
-    if (!u->err)
-        u->err = ztd_publish_commit(u->s->publisher, &f, u->rel, &u->pc, true, &u->out, u->msg,
-                                    sizeof(u->msg));
-    u->name[0] = 0; /* published or removed */
+    u->err = ztd_put_file_publish(u->f, u->s->publisher, u->rel, &u->pc, &u->nobj, &u->out, u->msg,
+                                  sizeof(u->msg));
     u->t_published = ztd_now_us();
 }
 
 /* The body is all written: its digest, then the rest off this thread. */
 static enum MHD_Result body_done(struct MHD_Connection *c, ztd_req *r, put *u)
 {
-    if (flush_buf(u) != 0)
+    uint8_t got[32];
+    if (ztd_put_file_end(u->f, got) != 0)
         return write_failed(c, r, errno);
-    if (u->bh)
-        ztd_body_hash_stop(u->bh); /* verification goes on from where it got to */
-    if (u->want.present) {
-        uint8_t got[32];
-        if (u->shat)
-            zt_hash_thread_final(u->shat, got);
-        else
-            zt_hasher_final(u->sha, got);
-        if (memcmp(got, u->want.sha256, 32) != 0)
-            return ztd_fail(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH);
-    }
+    if (u->want.present && memcmp(got, u->want.sha256, 32) != 0)
+        return ztd_fail(c, r, ZTD_ERR_BODY_DIGEST_MISMATCH);
     u->t_body = ztd_now_us();
     u->rel = r->match->file;
     u->pc = preconds(c, r);
@@ -276,11 +178,10 @@ enum MHD_Result ztd_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
     ztd_log(ZTD_LOG_DEBUG,
             "PUT %s: %llu bytes, body in %llu ms, verify+fsync+publish in %llu ms (first "
             "component: %llu MiB hashed as the body arrived, %u components hashed so)",
-            u->rel, (unsigned long long)u->received,
+            u->rel, (unsigned long long)ztd_put_file_received(u->f),
             (unsigned long long)(u->t_body - r->t0_us) / 1000,
             (unsigned long long)(u->t_published - u->t_body) / 1000,
-            (unsigned long long)(u->bh ? ztd_body_hash_done(u->bh) >> 20 : 0),
-            u->bh ? ztd_body_hash_answered(u->bh) : 0);
+            (unsigned long long)(ztd_put_file_hashed(u->f) >> 20), ztd_put_file_answered(u->f));
     if (u->err)
         return ztd_error(c, r, u->err, "%s", u->msg);
     ztd_log(ZTD_LOG_INFO, "published %s (%llu bytes, %zu objects, %s)", u->rel,

@@ -160,6 +160,14 @@ enum MHD_Result ztd_answer_source(ztd_server *s, struct MHD_Connection *c, ztd_r
 enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
                                const char *disposition, ztd_entry_answer *answer)
 {
+    return ztd_answer_raw_adjusted(s, c, r, e, disposition, NULL, NULL, answer);
+}
+
+enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                        ztd_entry *e, const char *disposition,
+                                        ztd_body_adjust *adjust, void *ctx,
+                                        ztd_entry_answer *answer)
+{
     char msg[700];
     const char *wmsg;
     ztd_err err;
@@ -183,6 +191,9 @@ enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req 
         ztd_raw_etag(e, b.etag);
     }
     ztd_answer_dress(&b, r);
+    enum MHD_Result out;
+    if (adjust && adjust(c, r, &b, ctx, &out))
+        return out;
     ztd_answer_state *x = ztd_answer_state_of(r);
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
     ztd_answer_plan_reads(c, r, &b, q);

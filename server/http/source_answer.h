@@ -89,6 +89,18 @@ enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req 
 /* The answer to a tensor-only route (objects, components, the safetensors
  * view) on plain file `name`: 404 not_a_tensor_file naming it. */
 enum MHD_Result ztd_answer_not_tensor(struct MHD_Connection *c, ztd_req *r, const char *name);
+/* A front's say in a body before it is planned and sent: it may change the
+ * ETag's form (then conditions compare against that form), the Content-*
+ * fields and add headers (b->add_headers); or answer the request itself
+ * (true, with *out), e.g. a 412 or 416 in its own error format. ctx is the
+ * caller's. */
+typedef bool ztd_body_adjust(struct MHD_Connection *c, ztd_req *r, ztd_body *b, void *ctx,
+                             enum MHD_Result *out);
+/* ztd_answer_raw, with adjust(ctx) given the body first (adjust may be NULL). */
+enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                        ztd_entry *e, const char *disposition,
+                                        ztd_body_adjust *adjust, void *ctx,
+                                        ztd_entry_answer *answer);
 
 /* A route on {file}: the catalog's entry for r->match->file, or the
  * upstream's (opened off the workers), pinned, then answer(e); called again

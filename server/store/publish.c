@@ -276,3 +276,19 @@ ztd_err ztd_publish_remove(ztd_publisher *p, const char *rel, const ztd_preconds
     ztd_publish_unlock(p, e ? NULL : rel, NULL);
     return e;
 }
+
+/* Can the file system hold rel under root: every segment at most NAME_MAX bytes, the whole
+ * path shorter than PATH_MAX? Checked before the body, so a name the rename would refuse
+ * does not cost the client its upload. */
+bool ztd_publish_name_fits(const char *root, const char *rel)
+{
+    if (strlen(root) + 1 + strlen(rel) >= PATH_MAX)
+        return false;
+    for (const char *seg = rel, *slash;; seg = slash + 1) {
+        slash = strchr(seg, '/');
+        if ((slash ? (size_t)(slash - seg) : strlen(seg)) > NAME_MAX)
+            return false;
+        if (!slash)
+            return true;
+    }
+}

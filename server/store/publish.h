@@ -44,6 +44,10 @@ ztd_err ztd_publish_preconditions(const ztd_publisher *p, const char *rel, const
  * other than a directory on its path. */
 ztd_err ztd_publish_name_free(const ztd_publisher *p, const char *rel, char *msg, size_t cap);
 
+/* Can the file system hold rel under root: every segment at most NAME_MAX
+ * bytes, the whole path shorter than PATH_MAX? Checked before a body, so a
+ * name the rename would refuse does not cost the client its upload. */
+bool ztd_publish_name_fits(const char *root, const char *rel);
 /* A staged upload: its staging file, the fd it was written through, its size;
  * optionally, component digests its writer already has (zt_verify_options). */
 typedef struct ztd_staged {

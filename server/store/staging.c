@@ -292,6 +292,11 @@ int ztd_staging_create(ztd_staging *st, const char *kind, char name[ZTD_STAGING_
     return -1;
 }
 
+int ztd_staging_open_file(ztd_staging *st, const char *name)
+{
+    return openat(st->own, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 void ztd_staging_remove(ztd_staging *st, const char *name)
 {
     if (st && name[0])

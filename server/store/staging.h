@@ -50,6 +50,10 @@ void ztd_staging_free(ztd_staging *st);
 /* A new empty staging file (mode 0644, whatever the umask: it is published as
  * it is). Its name goes to name. Returns an fd the caller owns, or -1 with errno. */
 int ztd_staging_create(ztd_staging *st, const char *kind, char name[ZTD_STAGING_NAME_MAX]);
+/* A staging file made by ztd_staging_create, opened again for reading (the
+ * parts of an S3 multipart upload are read back when it completes): an fd
+ * the caller owns, or -1 with errno. */
+int ztd_staging_open_file(ztd_staging *st, const char *name);
 /* Remove a staging file (nothing if name is empty). */
 void ztd_staging_remove(ztd_staging *st, const char *name);
 /* Is name still the file fd is open on, and (unless size is ZTD_STAGING_ANY_SIZE)

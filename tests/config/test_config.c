@@ -714,6 +714,39 @@ static void test_strings(void **state)
     flag_rejected("--error-log", "", "is empty", "allowed: - or a file path");
 }
 
+/* s3_buckets: a list; --s3-bucket adds one item each time, the file may
+ * give an array; ztensord's own path names and bad bucket names are refused. */
+static void test_s3_buckets(void **state)
+{
+    ztd_config c;
+    char *plain[] = {"ztensord", "--root", "/srv", NULL};
+    load_ok(&c, N(plain), plain, no_env);
+    assert_string_equal(c.s3_buckets, "models");
+    ztd_config_free(&c);
+    char *two[] = {"ztensord",    "--root",        "/srv", "--s3-bucket", "llm=models/llm",
+                   "--s3-bucket", "vision.v2", NULL};
+    load_ok(&c, N(two), two, no_env);
+    assert_string_equal(c.s3_buckets, "llm=models/llm,vision.v2");
+    ztd_config_free(&c);
+    char *path = temp_config("{\"root\": \"/srv\", \"s3_buckets\": [\"aa1\", \"bb2=x/y\"]}\n");
+    char *file[] = {"ztensord", "--config", path, NULL};
+    load_ok(&c, N(file), file, no_env);
+    assert_string_equal(c.s3_buckets, "aa1,bb2=x/y");
+    ztd_config_free(&c);
+    unlink(path);
+    free(path);
+    flag_rejected("--s3-bucket", "metrics", "is one of ztensord's own paths", "S3 bucket names");
+    flag_rejected("--s3-bucket", "healthz=sub", "is one of ztensord's own paths", "s3_buckets");
+    flag_rejected("--s3-buckets", "Models", "lowercase", "s3_buckets");
+    flag_rejected("--s3-bucket", "ab", "3 to 63", "s3_buckets");
+    flag_rejected("--s3-bucket", "a..b", "adjacent periods", "s3_buckets");
+    flag_rejected("--s3-bucket", "192.168.1.1", "IP address", "s3_buckets");
+    flag_rejected("--s3-bucket", "abc=../up", "beginning with '.'", "s3_buckets");
+    flag_rejected("--s3-bucket", "abc=/abs", "leading or trailing", "s3_buckets");
+    flag_rejected("--s3-buckets", "abc,abc", "given twice", "s3_buckets");
+    flag_rejected("--s3-buckets", "abc,", "empty bucket name", "s3_buckets");
+}
+
 /* ---------------------------------------------------------- sources */
 
 static void test_env(void **state)
@@ -960,7 +993,8 @@ static const char *const option_names[] = {"config",
                                            "upstream_min_rate",
                                            "upstream_retries",
                                            "upstream_fills",
-                                           "prefetch"};
+                                           "prefetch",
+                                           "s3_buckets"};
 
 static void test_help(void **state)
 {
@@ -1115,6 +1149,7 @@ int main(void)
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_listen_unix),
         cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_s3_buckets),
         cmocka_unit_test(test_env),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_file_errors),

@@ -1,0 +1,128 @@
+/*
+ * S3-format answers (s3_error.h): the error table, the error document, and
+ * the headers every S3 response carries.
+ */
+#include "s3/s3_error.h"
+#include "core/log.h"
+#include "http/response.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    unsigned status;
+    const char *code, *msg;
+} k_errs[] = {
+#define ZTD__S3_ERR_ROW(id, st, code, msg) {st, code, msg},
+    ZTD_S3_ERRORS(ZTD__S3_ERR_ROW)
+#undef ZTD__S3_ERR_ROW
+};
+
+unsigned ztd_s3_err_status(ztd_s3_err e)
+{
+    return (unsigned)e < ZTD_S3_ERR_COUNT ? k_errs[e].status : 500;
+}
+
+const char *ztd_s3_err_code(ztd_s3_err e)
+{
+    return (unsigned)e < ZTD_S3_ERR_COUNT ? k_errs[e].code : "InternalError";
+}
+
+bool ztd_s3_request_id(struct MHD_Response *resp, const ztd_req *r)
+{
+    return MHD_add_response_header(resp, "x-amz-request-id", r->request_id) == MHD_YES;
+}
+
+enum MHD_Result ztd_s3_xml_answer(struct MHD_Connection *c, ztd_req *r, unsigned status, ztd_xml *x)
+{
+    size_t len = 0;
+    char *doc = ztd_xml_finish(x, &len);
+    if (!doc)
+        return MHD_NO;
+    struct MHD_Response *resp = ztd_response_owned(doc, len, "application/xml");
+    if (resp && !ztd_s3_request_id(resp, r)) {
+        MHD_destroy_response(resp);
+        resp = NULL;
+    }
+    return ztd_queue(c, r, status, resp, len);
+}
+
+enum MHD_Result ztd_s3_empty_answer(struct MHD_Connection *c, ztd_req *r, unsigned status,
+                                    const char *hname, const char *hval)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (resp && (!ztd_s3_request_id(resp, r) ||
+                 (hname && MHD_add_response_header(resp, hname, hval) != MHD_YES))) {
+        MHD_destroy_response(resp);
+        resp = NULL;
+    }
+    return ztd_queue(c, r, status, resp, 0);
+}
+
+static enum MHD_Result verror(struct MHD_Connection *c, ztd_req *r, ztd_s3_err e, const char *hname,
+                              const char *hval, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    unsigned st = ztd_s3_err_status(e);
+    ztd_log(st >= 500 ? ZTD_LOG_ERROR : ZTD_LOG_INFO, "%u %s %s: %s: %s", st, r->method,
+            r->target ? r->target : "", ztd_s3_err_code(e), msg);
+    ztd_xml x;
+    ztd_xml_begin(&x);
+    ztd_xml_open(&x, "Error", NULL);
+    ztd_xml_elem_str(&x, "Code", ztd_s3_err_code(e));
+    ztd_xml_elem_str(&x, "Message", msg);
+    ztd_xml_elem_str(&x, "Resource", r->path ? r->path : "");
+    ztd_xml_elem_str(&x, "RequestId", r->request_id);
+    ztd_xml_close(&x, "Error");
+    size_t len = 0;
+    char *doc = ztd_xml_finish(&x, &len);
+    if (!doc)
+        return MHD_NO;
+    struct MHD_Response *resp = ztd_response_owned(doc, len, "application/xml");
+    if (resp && (!ztd_s3_request_id(resp, r) ||
+                 (hname && MHD_add_response_header(resp, hname, hval) != MHD_YES))) {
+        MHD_destroy_response(resp);
+        resp = NULL;
+    }
+    return ztd_queue(c, r, st, resp, len);
+}
+
+static enum MHD_Result error_of(struct MHD_Connection *c, ztd_req *r, ztd_s3_err e, const char *fmt,
+                                ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ret = verror(c, r, e, NULL, NULL, fmt, ap);
+    va_end(ap);
+    return ret;
+}
+
+enum MHD_Result ztd_s3_fail(struct MHD_Connection *c, ztd_req *r, ztd_s3_err e)
+{
+    return error_of(c, r, e, "%s",
+                    k_errs[(unsigned)e < ZTD_S3_ERR_COUNT ? e : ZTD_S3_INTERNAL].msg);
+}
+
+enum MHD_Result ztd_s3_error(struct MHD_Connection *c, ztd_req *r, ztd_s3_err e, const char *fmt,
+                             ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ret = verror(c, r, e, NULL, NULL, fmt, ap);
+    va_end(ap);
+    return ret;
+}
+
+enum MHD_Result ztd_s3_error_hdr(struct MHD_Connection *c, ztd_req *r, ztd_s3_err e,
+                                 const char *hname, const char *hval, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result ret = verror(c, r, e, hname, hval, fmt, ap);
+    va_end(ap);
+    return ret;
+}

@@ -1,0 +1,634 @@
+/*
+ * S3 multipart uploads (s3_multipart.h): the table of uploads, the parts'
+ * staging files, and Complete's concatenation, check and publish.
+ */
+#include "s3/s3_multipart.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "http/headers.h"
+#include "http/offload.h"
+#include "http/response.h"
+#include "s3/s3_error.h"
+#include "s3/s3_mpu_xml.h"
+#include "store/publish.h"
+#include "store/put_file.h"
+#include "store/staging.h"
+#include "store/uploads.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_UPLOADS 1000
+#define MIN_PART (5ull << 20)
+#define MAX_PART (5ull << 30)
+#define WBUF (1u << 20)
+#define DOC_MAX (2u << 20) /* 10,000 parts of about 100 bytes */
+
+typedef struct part {
+    int number;
+    char name[ZTD_STAGING_NAME_MAX];
+    uint64_t size;
+    char etag[33];
+    int64_t mtime_ns;
+} part;
+
+typedef struct mpu {
+    char id[33];
+    const ztd_bucket *bucket;
+    char rel[2 * ZTD_PATH_MAX + 2];
+    char key[ZTD_PATH_MAX + 1];
+    int64_t initiated_ns;
+    ztd_staging *st;
+    part *parts; /* sorted by number */
+    size_t n, cap;
+    bool completing;
+    struct mpu *next;
+} mpu;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static mpu *g_list;
+static size_t g_count;
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Locked: the upload id names for q's bucket and key, or NULL. */
+static mpu *find_locked(const char *id, const ztd_s3_req *q)
+{
+    for (mpu *m = g_list; m; m = m->next)
+        if (!strcmp(m->id, id) && m->bucket == q->bucket && !strcmp(m->key, q->key))
+            return m;
+    return NULL;
+}
+
+static void mpu_free(mpu *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        ztd_staging_remove(m->st, m->parts[i].name);
+    free(m->parts);
+    free(m);
+}
+
+/* Locked: take m out of the table. */
+static void unlink_locked(mpu *m)
+{
+    for (mpu **p = &g_list; *p; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            g_count--;
+            return;
+        }
+}
+
+static bool upload_id_of(struct MHD_Connection *c, char id[33])
+{
+    char v[80];
+    long n = ztd_s3_arg(c, "uploadId", v, sizeof(v));
+    if (n != 32)
+        return false;
+    memcpy(id, v, 33);
+    return true;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+    static const char d[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = d[b[i] >> 4];
+        out[2 * i + 1] = d[b[i] & 15];
+    }
+    out[2 * n] = 0;
+}
+
+/* ---- CreateMultipartUpload */
+
+enum MHD_Result ztd_s3_mpu_create(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                  const ztd_s3_req *q)
+{
+    const char *why;
+    uint8_t rnd[16];
+    if ((why = ztd_s3_key_problem(q)))
+        return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT, "key \"%s\": %s", q->key, why);
+    if (!s->staging)
+        return ztd_s3_error(c, r, ZTD_S3_ACCESS_DENIED, "uploads are disabled on this server");
+    mpu *m = calloc(1, sizeof(*m));
+    if (!m || getentropy(rnd, sizeof(rnd)) != 0) {
+        free(m);
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    }
+    hex(rnd, sizeof(rnd), m->id);
+    m->bucket = q->bucket;
+    snprintf(m->rel, sizeof(m->rel), "%s", q->name);
+    snprintf(m->key, sizeof(m->key), "%s", q->key);
+    m->initiated_ns = now_ns();
+    m->st = s->staging;
+    pthread_mutex_lock(&g_mu);
+    bool full = g_count >= MAX_UPLOADS;
+    if (!full) {
+        m->next = g_list;
+        g_list = m;
+        g_count++;
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (full) {
+        free(m);
+        return ztd_s3_error(c, r, ZTD_S3_SERVICE_UNAVAILABLE,
+                            "%d multipart uploads are open: complete or abort some", MAX_UPLOADS);
+    }
+    ztd_xml x;
+    ztd_xml_begin(&x);
+    ztd_xml_open(&x, "InitiateMultipartUploadResult", "http://s3.amazonaws.com/doc/2006-03-01/");
+    ztd_xml_elem_str(&x, "Bucket", q->bucket->name);
+    ztd_xml_elem(&x, "Key", q->key, q->key_len);
+    ztd_xml_elem_str(&x, "UploadId", m->id);
+    ztd_xml_close(&x, "InitiateMultipartUploadResult");
+    return ztd_s3_xml_answer(c, r, 200, &x);
+}
+
+/* ---- a request's state: a part arriving, or Complete's document */
+
+typedef struct mpw {
+    bool complete;
+    ztd_server *s;
+    char id[33];
+    /* a part */
+    int number;
+    int fd;
+    char name[ZTD_STAGING_NAME_MAX];
+    uint8_t *buf;
+    size_t blen;
+    uint64_t size;
+    EVP_MD_CTX *md5;
+    bool want_md5;
+    uint8_t md5_want[16];
+    /* Complete */
+    char *doc;
+    size_t dlen;
+    part *parts; /* the ones to join, in order */
+    size_t n;
+    mpu *m; /* taken out of the table while completing */
+    ztd_offload work;
+    ztd_err err;
+    char msg[512];
+    ztd_published out;
+    size_t nobj;
+} mpw;
+
+static void w_free(void *p)
+{
+    mpw *w = p;
+    if (w->fd >= 0)
+        close(w->fd);
+    if (w->name[0])
+        ztd_staging_remove(w->s->staging, w->name);
+    free(w->buf);
+    EVP_MD_CTX_free(w->md5);
+    free(w->doc);
+    free(w->parts);
+    free(w);
+}
+
+static mpw *w_of(ztd_req *r)
+{
+    return r->ctx_free == w_free ? r->ctx : NULL;
+}
+
+static int part_number_of(struct MHD_Connection *c)
+{
+    char v[16];
+    long n = ztd_s3_arg(c, "partNumber", v, sizeof(v));
+    int k = 0;
+    if (n <= 0 || n > 5)
+        return -1;
+    for (long i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        k = k * 10 + (v[i] - '0');
+    }
+    return k >= 1 && k <= ZTD_S3_MAX_PARTS ? k : -1;
+}
+
+enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                  const ztd_s3_req *q)
+{
+    const char *why, *v, *cl = ztd_header(c, "Content-Length");
+    char id[33];
+    if ((why = ztd_s3_payload_problem(c)))
+        return ztd_s3_error(c, r, ZTD_S3_NOT_IMPLEMENTED, "%s", why);
+    int number = part_number_of(c);
+    if (number < 0)
+        return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT,
+                            "Part number must be an integer between 1 and 10000, inclusive");
+    uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
+    if (declared > MAX_PART)
+        return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE, "a part is at most 5 GiB");
+    if (!ztd_uploads_disk_ok(s->uploads, declared))
+        return ztd_s3_error(c, r, ZTD_S3_INSUFFICIENT_STORAGE,
+                            "not enough free disk for %llu bytes plus the reserve",
+                            (unsigned long long)declared);
+    pthread_mutex_lock(&g_mu);
+    mpu *m = upload_id_of(c, id) ? find_locked(id, q) : NULL;
+    bool ok = m && !m->completing;
+    pthread_mutex_unlock(&g_mu);
+    if (!ok)
+        return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_UPLOAD);
+    mpw *w = calloc(1, sizeof(*w));
+    if (!w)
+        return MHD_NO;
+    w->s = s;
+    w->fd = -1;
+    memcpy(w->id, id, sizeof(id));
+    w->number = number;
+    ztd_req_set_ctx(r, w, w_free);
+    if ((v = ztd_header(c, "Content-MD5"))) {
+        uint8_t b[24];
+        size_t len = strlen(v);
+        int k = len == 24 ? EVP_DecodeBlock(b, (const unsigned char *)v, 24) : -1;
+        if (k != 18 || v[22] != '=' || v[23] != '=')
+            return ztd_s3_fail(c, r, ZTD_S3_INVALID_DIGEST);
+        memcpy(w->md5_want, b, 16);
+        w->want_md5 = true;
+    }
+    if (!(w->buf = malloc(WBUF)) || !(w->md5 = EVP_MD_CTX_new()) ||
+        !EVP_DigestInit_ex(w->md5, EVP_md5(), NULL))
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    if ((w->fd = ztd_staging_create(s->staging, "s3part", w->name)) < 0)
+        return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "cannot create a staging file: %s",
+                            strerror(errno));
+    return MHD_YES;
+}
+
+static int flush_part(mpw *w)
+{
+    size_t off = 0;
+    while (off < w->blen) {
+        ssize_t k = write(w->fd, w->buf + off, w->blen - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        off += (size_t)k;
+    }
+    w->blen = 0;
+    return 0;
+}
+
+static enum MHD_Result part_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, mpw *w,
+                                 const char *data, size_t n)
+{
+    if (w->size + n > MAX_PART || !ztd_uploads_size_ok(s->uploads, w->size, n))
+        return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE,
+                            "a part is at most 5 GiB and max_upload_size");
+    w->size += n;
+    ztd_metrics_upload_bytes(n);
+    EVP_DigestUpdate(w->md5, data, n);
+    while (n) {
+        size_t k = WBUF - w->blen < n ? WBUF - w->blen : n;
+        memcpy(w->buf + w->blen, data, k);
+        w->blen += k;
+        data += k;
+        n -= k;
+        if (w->blen == WBUF && flush_part(w) != 0)
+            return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing a part: %s", strerror(errno));
+    }
+    return MHD_YES;
+}
+
+/* Locked: put p in m's sorted parts, replacing a part of the same number
+ * (whose file is removed). */
+static bool add_part_locked(mpu *m, const part *p)
+{
+    size_t i = 0;
+    while (i < m->n && m->parts[i].number < p->number)
+        i++;
+    if (i < m->n && m->parts[i].number == p->number) {
+        ztd_staging_remove(m->st, m->parts[i].name);
+        m->parts[i] = *p;
+        return true;
+    }
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 16;
+        part *np = realloc(m->parts, cap * sizeof(*np));
+        if (!np)
+            return false;
+        m->parts = np;
+        m->cap = cap;
+    }
+    memmove(m->parts + i + 1, m->parts + i, (m->n - i) * sizeof(*p));
+    m->parts[i] = *p;
+    m->n++;
+    return true;
+}
+
+enum MHD_Result ztd_s3_part_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                const ztd_s3_req *q)
+{
+    mpw *w = w_of(r);
+    uint8_t md5[EVP_MAX_MD_SIZE];
+    unsigned ml = 0;
+    if (!w || w->complete)
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    if (flush_part(w) != 0)
+        return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing a part: %s", strerror(errno));
+    if (!EVP_DigestFinal_ex(w->md5, md5, &ml))
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    if (w->want_md5 && memcmp(md5, w->md5_want, 16) != 0)
+        return ztd_s3_fail(c, r, ZTD_S3_BAD_DIGEST);
+    part p = {.number = w->number, .size = w->size, .mtime_ns = now_ns()};
+    memcpy(p.name, w->name, sizeof(p.name));
+    hex(md5, 16, p.etag);
+    pthread_mutex_lock(&g_mu);
+    mpu *m = find_locked(w->id, q);
+    bool ok = m && !m->completing && add_part_locked(m, &p);
+    pthread_mutex_unlock(&g_mu);
+    if (!ok)
+        return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_UPLOAD);
+    w->name[0] = 0; /* the upload's now */
+    char etag[40];
+    snprintf(etag, sizeof(etag), "\"%s\"", p.etag);
+    return ztd_s3_empty_answer(c, r, 200, "ETag", etag);
+}
+
+/* ---- Complete */
+
+enum MHD_Result ztd_s3_complete_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                      const ztd_s3_req *q)
+{
+    mpw *w = calloc(1, sizeof(*w));
+    if (!w)
+        return MHD_NO;
+    w->s = s;
+    w->fd = -1;
+    w->complete = true;
+    ztd_req_set_ctx(r, w, w_free);
+    if (!upload_id_of(c, w->id))
+        return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_UPLOAD);
+    return MHD_YES;
+}
+
+bool ztd_s3_mpu_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const char *data,
+                     size_t n, enum MHD_Result *ret)
+{
+    mpw *w = w_of(r);
+    if (!w)
+        return false;
+    if (!w->complete) {
+        *ret = part_data(s, c, r, w, data, n);
+        return true;
+    }
+    *ret = MHD_YES;
+    if (w->dlen + n > DOC_MAX) {
+        *ret = ztd_s3_error(c, r, ZTD_S3_MALFORMED_XML, "the document exceeds %u bytes", DOC_MAX);
+        return true;
+    }
+    char *d = realloc(w->doc, w->dlen + n + 1);
+    if (!d) {
+        *ret = MHD_NO;
+        return true;
+    }
+    memcpy(d + w->dlen, data, n);
+    w->dlen += n;
+    d[w->dlen] = 0;
+    w->doc = d;
+    return true;
+}
+
+/* The list against the upload's parts: the parts to join into w, or the
+ * error. Locked. */
+static int check_list_locked(const mpu *m, const ztd_s3_part_ref *refs, size_t n, mpw *w)
+{
+    if (!(w->parts = malloc(n * sizeof(*w->parts))))
+        return ZTD_S3_INTERNAL;
+    for (size_t i = 1; i < n; i++)
+        if (refs[i].number <= refs[i - 1].number)
+            return ZTD_S3_INVALID_PART_ORDER;
+    for (size_t i = 0, k = 0; i < n; i++) {
+        while (k < m->n && m->parts[k].number < refs[i].number)
+            k++; /* both ascending */
+        if (k == m->n || m->parts[k].number != refs[i].number ||
+            strcasecmp(m->parts[k].etag, refs[i].etag) != 0)
+            return ZTD_S3_INVALID_PART;
+        w->parts[i] = m->parts[k];
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && w->parts[i].size < MIN_PART)
+            return ZTD_S3_ENTITY_TOO_SMALL;
+        total += w->parts[i].size;
+    }
+    if (!ztd_uploads_size_ok(w->s->uploads, 0, total))
+        return ZTD_S3_ENTITY_TOO_LARGE;
+    w->n = n;
+    return -1;
+}
+
+static void complete_job(ztd_offload *o)
+{
+    mpw *w = (mpw *)((char *)o - offsetof(mpw, work));
+    ztd_put_file *f = ztd_put_file_new(w->s->staging, "s3mpu", false);
+    uint8_t sha[32];
+    w->err = ZTD_ERR_NONE;
+    if (!f) {
+        w->err = ZTD_ERR_STAGING_FAILED;
+        snprintf(w->msg, sizeof(w->msg), "cannot create a staging file: %s", strerror(errno));
+    }
+    for (size_t i = 0; !w->err && i < w->n; i++) {
+        int fd = ztd_staging_open_file(w->s->staging, w->parts[i].name);
+        if (fd < 0 || ztd_put_file_append_fd(f, fd, w->parts[i].size) != 0) {
+            w->err = ZTD_ERR_STAGING_LOST;
+            snprintf(w->msg, sizeof(w->msg), "part %d could not be read back: %s",
+                     w->parts[i].number, strerror(errno));
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (!w->err && ztd_put_file_end(f, sha) != 0) {
+        w->err = ZTD_ERR_WRITE_FAILED;
+        snprintf(w->msg, sizeof(w->msg), "writing the staging file: %s", strerror(errno));
+    }
+    if (!w->err) {
+        ztd_preconds none = {NULL, NULL};
+        w->err = ztd_put_file_publish(f, w->s->publisher, w->m->rel, &none, &w->nobj, &w->out,
+                                      w->msg, sizeof(w->msg));
+    }
+    ztd_put_file_free(f);
+}
+
+static ztd_s3_err s3_err_of(ztd_err e)
+{
+    unsigned st = ztd_err_status(e);
+    return st == 503   ? ZTD_S3_SERVICE_UNAVAILABLE
+           : st == 507 ? ZTD_S3_INSUFFICIENT_STORAGE
+           : st < 500  ? ZTD_S3_INVALID_OBJECT
+                       : ZTD_S3_INTERNAL;
+}
+
+static enum MHD_Result complete_answer(struct MHD_Connection *c, ztd_req *r, mpw *w)
+{
+    mpu *m = w->m;
+    pthread_mutex_lock(&g_mu);
+    if (w->err)
+        m->completing = false; /* the upload stays: abort it, or complete it again */
+    else
+        unlink_locked(m);
+    pthread_mutex_unlock(&g_mu);
+    if (w->err)
+        return ztd_s3_error(c, r, s3_err_of(w->err), "%s", w->msg);
+    ztd_log(ZTD_LOG_INFO, "S3 CompleteMultipartUpload published %s (%llu bytes, %zu parts)", m->rel,
+            (unsigned long long)w->out.size, w->n);
+    char etag[96];
+    size_t n = strlen(w->out.etag);
+    snprintf(etag, sizeof(etag), "%.*s-1\"", (int)(n ? n - 1 : 0), w->out.etag);
+    ztd_xml x;
+    ztd_xml_begin(&x);
+    ztd_xml_open(&x, "CompleteMultipartUploadResult", "http://s3.amazonaws.com/doc/2006-03-01/");
+    ztd_xml_elem_str(&x, "Location", r->path);
+    ztd_xml_elem_str(&x, "Bucket", m->bucket->name);
+    ztd_xml_elem_str(&x, "Key", m->key);
+    ztd_xml_elem_str(&x, "ETag", etag);
+    ztd_xml_close(&x, "CompleteMultipartUploadResult");
+    w->m = NULL;
+    mpu_free(m);
+    return ztd_s3_xml_answer(c, r, 200, &x);
+}
+
+enum MHD_Result ztd_s3_complete(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                const ztd_s3_req *q)
+{
+    mpw *w = w_of(r);
+    char why[256];
+    size_t n = 0;
+    if (!w || !w->complete)
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    ztd_s3_part_ref *refs =
+        ztd_s3_complete_parse(w->doc ? w->doc : "", w->dlen, &n, why, sizeof(why));
+    if (!refs)
+        return ztd_s3_error(c, r, ZTD_S3_MALFORMED_XML, "%s", why);
+    pthread_mutex_lock(&g_mu);
+    mpu *m = find_locked(w->id, q);
+    int e = !m || m->completing ? ZTD_S3_NO_SUCH_UPLOAD : check_list_locked(m, refs, n, w);
+    if (e < 0) {
+        m->completing = true;
+        w->m = m;
+    }
+    pthread_mutex_unlock(&g_mu);
+    free(refs);
+    if (e >= 0)
+        return ztd_s3_fail(c, r, (ztd_s3_err)e);
+    if (!ztd_offload_start(s, c, &w->work, complete_job))
+        return MHD_YES;
+    return complete_answer(c, r, w);
+}
+
+bool ztd_s3_mpu_resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum MHD_Result *out)
+{
+    mpw *w = w_of(r);
+    if (!w || !w->complete || !w->work.started)
+        return false;
+    *out = ztd_offload_done(&w->work) ? complete_answer(c, r, w) : MHD_YES;
+    return true;
+}
+
+/* ---- Abort, and the lists */
+
+enum MHD_Result ztd_s3_mpu_abort(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                 const ztd_s3_req *q)
+{
+    char id[33];
+    pthread_mutex_lock(&g_mu);
+    mpu *m = upload_id_of(c, id) ? find_locked(id, q) : NULL;
+    bool ok = m && !m->completing;
+    if (ok)
+        unlink_locked(m);
+    pthread_mutex_unlock(&g_mu);
+    if (!ok)
+        return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_UPLOAD);
+    mpu_free(m);
+    return ztd_s3_empty_answer(c, r, 204, NULL, NULL);
+}
+
+enum MHD_Result ztd_s3_list_parts(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                  const ztd_s3_req *q)
+{
+    char id[33], v[16], date[32];
+    int marker = 0;
+    if (ztd_s3_arg(c, "part-number-marker", v, sizeof(v)) > 0)
+        marker = atoi(v);
+    ztd_xml x;
+    ztd_xml_begin(&x);
+    pthread_mutex_lock(&g_mu);
+    mpu *m = upload_id_of(c, id) ? find_locked(id, q) : NULL;
+    if (m) {
+        size_t shown = 0, i = 0;
+        ztd_xml_open(&x, "ListPartsResult", "http://s3.amazonaws.com/doc/2006-03-01/");
+        ztd_xml_elem_str(&x, "Bucket", m->bucket->name);
+        ztd_xml_elem_str(&x, "Key", m->key);
+        ztd_xml_elem_str(&x, "UploadId", m->id);
+        ztd_xml_elem_u64(&x, "PartNumberMarker", (uint64_t)marker);
+        ztd_xml_elem_u64(&x, "MaxParts", 1000);
+        while (i < m->n && m->parts[i].number <= marker)
+            i++;
+        bool more = m->n - i > 1000;
+        ztd_xml_elem_str(&x, "IsTruncated", more ? "true" : "false");
+        for (; i < m->n && shown < 1000; i++, shown++) {
+            const part *p = &m->parts[i];
+            char etag[40];
+            snprintf(etag, sizeof(etag), "\"%s\"", p->etag);
+            ztd_s3_iso_time(p->mtime_ns, date);
+            ztd_xml_open(&x, "Part", NULL);
+            ztd_xml_elem_u64(&x, "PartNumber", (uint64_t)p->number);
+            ztd_xml_elem_str(&x, "LastModified", date);
+            ztd_xml_elem_str(&x, "ETag", etag);
+            ztd_xml_elem_u64(&x, "Size", p->size);
+            ztd_xml_close(&x, "Part");
+            if (more && shown == 999)
+                ztd_xml_elem_u64(&x, "NextPartNumberMarker", (uint64_t)p->number);
+        }
+        ztd_xml_close(&x, "ListPartsResult");
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (!m) {
+        ztd_xml_discard(&x);
+        return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_UPLOAD);
+    }
+    return ztd_s3_xml_answer(c, r, 200, &x);
+}
+
+enum MHD_Result ztd_s3_list_mpus(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                 const ztd_s3_req *q)
+{
+    char date[32];
+    ztd_xml x;
+    ztd_xml_begin(&x);
+    ztd_xml_open(&x, "ListMultipartUploadsResult", "http://s3.amazonaws.com/doc/2006-03-01/");
+    ztd_xml_elem_str(&x, "Bucket", q->bucket->name);
+    ztd_xml_elem_str(&x, "KeyMarker", "");
+    ztd_xml_elem_str(&x, "UploadIdMarker", "");
+    ztd_xml_elem_u64(&x, "MaxUploads", MAX_UPLOADS);
+    ztd_xml_elem_str(&x, "IsTruncated", "false");
+    pthread_mutex_lock(&g_mu);
+    for (mpu *m = g_list; m; m = m->next) {
+        if (m->bucket != q->bucket)
+            continue;
+        ztd_s3_iso_time(m->initiated_ns, date);
+        ztd_xml_open(&x, "Upload", NULL);
+        ztd_xml_elem_str(&x, "Key", m->key);
+        ztd_xml_elem_str(&x, "UploadId", m->id);
+        ztd_xml_elem_str(&x, "StorageClass", "STANDARD");
+        ztd_xml_elem_str(&x, "Initiated", date);
+        ztd_xml_close(&x, "Upload");
+    }
+    pthread_mutex_unlock(&g_mu);
+    ztd_xml_close(&x, "ListMultipartUploadsResult");
+    return ztd_s3_xml_answer(c, r, 200, &x);
+}

@@ -1,0 +1,447 @@
+/*
+ * The S3 front's writes (s3_put.h). One state per write request, `s3w`:
+ *  - PutObject: the body streams into store/put_file (the staging and atomic
+ *    publish PUT /v1/files uses), hashed as it arrives for the checksums the
+ *    client sent (Content-MD5, x-amz-checksum-sha256, x-amz-checksum-crc32,
+ *    a hex x-amz-content-sha256), each checked before the file is checked
+ *    (.zt/.safetensors structure and every digest) and published, off
+ *    libmicrohttpd's threads;
+ *  - DeleteObject and DeleteObjects (its XML body collected whole, parsed
+ *    by s3_delete_xml.c): unlinks under the publication locks, off the
+ *    threads too.
+ * Payload forms: aws-chunked bodies (Content-Encoding: aws-chunked, or
+ * x-amz-content-sha256: STREAMING-...) are refused with NotImplemented in
+ * one place, payload_form(), where the aws-chunked decoder plugs in.
+ */
+#include "s3/s3_put.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "http/offload.h"
+#include "http/response.h"
+#include "s3/s3_delete_xml.h"
+#include "s3/s3_error.h"
+#include "store/names.h"
+#include "store/publish.h"
+#include "store/put_file.h"
+#include "store/uploads.h"
+#include "store/catalog.h"
+#include "http/headers.h"
+
+#include <stdio.h>
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#define BODY_MAX (1u << 20) /* a DeleteObjects document */
+
+typedef enum { W_PUT, W_DELETE, W_DELETE_MANY } w_kind;
+
+typedef struct s3w {
+    w_kind kind;
+    ztd_server *s;
+    char rel[2 * ZTD_PATH_MAX + 2];
+    char base[ZTD_PATH_MAX + 2]; /* DeleteObjects: the bucket's directory + '/', or "" */
+    /* PutObject */
+    ztd_put_file *f;
+    bool slot;
+    ztd_disk_meter disk;
+    EVP_MD_CTX *md5;
+    uLong crc;
+    bool want_md5, want_sha, want_csha, want_crc;
+    uint8_t md5_want[16], sha_want[32], csha_want[32], crc_want[4];
+    /* DeleteObjects: the body, then the keys and what became of each */
+    char *body;
+    size_t blen;
+    ztd_s3_delete_list *list;
+    bool md5_ok; /* Content-MD5 of the body, when sent */
+    /* off the threads */
+    ztd_offload work;
+    char if_match[256], if_none_match[256];
+    bool has_if_match, has_if_none_match;
+    ztd_err err;
+    char msg[512];
+    ztd_published out;
+    size_t nobj;
+} s3w;
+
+static void w_free(void *p)
+{
+    s3w *w = p;
+    ztd_put_file_free(w->f);
+    if (w->slot)
+        ztd_uploads_give(w->s->uploads);
+    EVP_MD_CTX_free(w->md5);
+    free(w->body);
+    ztd_s3_delete_list_free(w->list);
+    free(w);
+}
+
+static s3w *w_of(ztd_req *r)
+{
+    return r->ctx_free == w_free ? r->ctx : NULL;
+}
+
+static s3w *w_new(ztd_server *s, ztd_req *r, w_kind kind, const char *rel)
+{
+    s3w *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->kind = kind;
+    w->s = s;
+    snprintf(w->rel, sizeof(w->rel), "%s", rel);
+    ztd_req_set_ctx(r, w, w_free);
+    return w;
+}
+
+/* The write preconditions, copied: the answer is made after the request's
+ * headers may be gone from reach of the queue thread. */
+static void take_preconds(struct MHD_Connection *c, ztd_req *r, s3w *w)
+{
+    const char *v = ztd_header_list(c, r, "If-Match");
+    if ((w->has_if_match = v != NULL)) {
+        snprintf(w->if_match, sizeof(w->if_match), "%s", v);
+        ztd_s3_etags_to_raw(w->if_match);
+    }
+    v = ztd_header_list(c, r, "If-None-Match");
+    if ((w->has_if_none_match = v != NULL)) {
+        snprintf(w->if_none_match, sizeof(w->if_none_match), "%s", v);
+        ztd_s3_etags_to_raw(w->if_none_match);
+    }
+}
+
+static ztd_preconds preconds_of(const s3w *w)
+{
+    return (ztd_preconds){w->has_if_match ? w->if_match : NULL,
+                          w->has_if_none_match ? w->if_none_match : NULL};
+}
+
+/* A store error as S3 says it. */
+static ztd_s3_err s3_err_of(ztd_err e)
+{
+    switch (ztd_err_status(e)) {
+    case 404:
+        return ZTD_S3_NO_SUCH_KEY;
+    case 409:
+        return ZTD_S3_INVALID_REQUEST;
+    case 412:
+        return ZTD_S3_PRECONDITION_FAILED;
+    case 413:
+        return ZTD_S3_ENTITY_TOO_LARGE;
+    case 503:
+        return ZTD_S3_SERVICE_UNAVAILABLE;
+    case 507:
+        return ZTD_S3_INSUFFICIENT_STORAGE;
+    default:
+        return ztd_err_status(e) < 500 ? ZTD_S3_INVALID_OBJECT : ZTD_S3_INTERNAL;
+    }
+}
+
+/* Base64 header value of exactly n decoded bytes into out; false otherwise. */
+static bool b64_exact(const char *v, uint8_t *out, size_t n)
+{
+    uint8_t buf[64];
+    size_t len = strlen(v);
+    if (len == 0 || len % 4 || len > 4 * ((sizeof(buf) + 2) / 3))
+        return false;
+    int k = EVP_DecodeBlock(buf, (const unsigned char *)v, (int)len);
+    if (k < 0)
+        return false;
+    k -= (v[len - 1] == '=') + (v[len - 2] == '=');
+    if ((size_t)k != n)
+        return false;
+    memcpy(out, buf, n);
+    return true;
+}
+
+static bool hex64(const char *v, uint8_t out[32])
+{
+    if (strlen(v) != 64)
+        return false;
+    for (int i = 0; i < 32; i++) {
+        unsigned x;
+        if (sscanf(v + 2 * i, "%2x", &x) != 1 || !strchr("0123456789abcdefABCDEF", v[2 * i]) ||
+            !strchr("0123456789abcdefABCDEF", v[2 * i + 1]))
+            return false;
+        out[i] = (uint8_t)x;
+    }
+    return true;
+}
+
+/* The checksums the client sent, parsed; NULL, or why one is malformed. */
+static const char *take_checksums(struct MHD_Connection *c, s3w *w)
+{
+    const char *v;
+    if ((v = ztd_header(c, "Content-MD5")) && !(w->want_md5 = b64_exact(v, w->md5_want, 16)))
+        return "Content-MD5 is not the base64 of 16 bytes";
+    if ((v = ztd_header(c, "x-amz-checksum-sha256")) &&
+        !(w->want_sha = b64_exact(v, w->sha_want, 32)))
+        return "x-amz-checksum-sha256 is not the base64 of 32 bytes";
+    if ((v = ztd_header(c, "x-amz-content-sha256")) && strcmp(v, "UNSIGNED-PAYLOAD") != 0) {
+        if (!(w->want_csha = hex64(v, w->csha_want)))
+            return "x-amz-content-sha256 is neither UNSIGNED-PAYLOAD nor 64 hex digits";
+    }
+    if ((v = ztd_header(c, "x-amz-checksum-crc32")) &&
+        !(w->want_crc = b64_exact(v, w->crc_want, 4)))
+        return "x-amz-checksum-crc32 is not the base64 of 4 bytes";
+    if (ztd_header(c, "x-amz-checksum-crc32c") || ztd_header(c, "x-amz-checksum-crc64nvme") ||
+        ztd_header(c, "x-amz-checksum-sha1"))
+        return "only the sha256 and crc32 checksums are supported";
+    return NULL;
+}
+
+enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                 const ztd_s3_req *q)
+{
+    const char *why, *cl = ztd_header(c, "Content-Length");
+    uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
+    char msg[512];
+    ztd_err e;
+    if ((why = ztd_s3_payload_problem(c)))
+        return ztd_s3_error(c, r, ZTD_S3_NOT_IMPLEMENTED, "%s", why);
+    if ((why = ztd_s3_key_problem(q)))
+        return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT, "key \"%s\": %s", q->key, why);
+    if (!cl && !ztd_header(c, "Transfer-Encoding"))
+        return ztd_s3_fail(c, r, ZTD_S3_MISSING_LENGTH);
+    if (!ztd_uploads_size_ok(s->uploads, 0, declared))
+        return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE,
+                            "Content-Length %llu exceeds max_upload_size %llu",
+                            (unsigned long long)declared, (unsigned long long)s->uploads->max_size);
+    if (!s->staging)
+        return ztd_s3_error(c, r, ZTD_S3_ACCESS_DENIED, "uploads are disabled on this server");
+    s3w *w = w_new(s, r, W_PUT, q->name);
+    if (!w)
+        return MHD_NO;
+    take_preconds(c, r, w);
+    ztd_preconds pc = preconds_of(w);
+    if ((e = ztd_publish_preconditions(s->publisher, w->rel, &pc, msg, sizeof(msg))) ||
+        (e = ztd_publish_name_free(s->publisher, w->rel, msg, sizeof(msg))))
+        return ztd_s3_error(c, r, s3_err_of(e), "%s", msg);
+    if ((why = take_checksums(c, w)))
+        return ztd_s3_error(c, r, ZTD_S3_INVALID_DIGEST, "%s", why);
+    if (!(w->slot = ztd_uploads_take(s->uploads)))
+        return ztd_s3_error(c, r, ZTD_S3_SERVICE_UNAVAILABLE, "%u uploads are already running",
+                            s->uploads->max_uploads);
+    if (!ztd_uploads_disk_ok(s->uploads, declared))
+        return ztd_s3_error(c, r, ZTD_S3_INSUFFICIENT_STORAGE,
+                            "not enough free disk for %llu bytes plus the reserve",
+                            (unsigned long long)declared);
+    if (w->want_md5 &&
+        (!(w->md5 = EVP_MD_CTX_new()) || !EVP_DigestInit_ex(w->md5, EVP_md5(), NULL)))
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    w->crc = crc32(0L, Z_NULL, 0);
+    if (!(w->f = ztd_put_file_new(s->staging, "s3put", w->want_sha || w->want_csha)))
+        return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "cannot create a staging file: %s",
+                            strerror(errno));
+    return MHD_YES;
+}
+
+static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, s3w *w,
+                                const char *data, size_t n)
+{
+    if (!ztd_uploads_size_ok(s->uploads, ztd_put_file_received(w->f), n))
+        return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE, "the body exceeds max_upload_size %llu",
+                            (unsigned long long)s->uploads->max_size);
+    ztd_metrics_upload_bytes(n);
+    if (w->md5)
+        EVP_DigestUpdate(w->md5, data, n);
+    if (w->want_crc)
+        w->crc = crc32(w->crc, (const Bytef *)data, (uInt)n);
+    if (ztd_put_file_write(w->f, data, n) != 0)
+        return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing the staging file: %s", strerror(errno));
+    if (!ztd_uploads_disk_meter(s->uploads, &w->disk, ztd_put_file_received(w->f)))
+        return ztd_s3_error(c, r, ZTD_S3_INSUFFICIENT_STORAGE,
+                            "free disk fell below the reserve of %llu bytes",
+                            (unsigned long long)s->uploads->disk_reserve);
+    return MHD_YES;
+}
+
+enum MHD_Result ztd_s3_body_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                  const ztd_s3_req *q)
+{
+    s3w *w = w_new(s, r, W_DELETE_MANY, "");
+    if (!w)
+        return MHD_NO;
+    if (q->bucket->dir_len)
+        snprintf(w->base, sizeof(w->base), "%s/", q->bucket->dir);
+    return MHD_YES;
+}
+
+enum MHD_Result ztd_s3_body_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                 const char *data, size_t n)
+{
+    s3w *w = w_of(r);
+    if (w && w->kind == W_PUT)
+        return put_data(s, c, r, w, data, n);
+    if (!w || w->kind != W_DELETE_MANY)
+        return MHD_YES; /* a body nobody asked for */
+    if (w->blen + n > BODY_MAX)
+        return ztd_s3_error(c, r, ZTD_S3_MALFORMED_XML, "the document exceeds %u bytes", BODY_MAX);
+    char *b = realloc(w->body, w->blen + n + 1);
+    if (!b)
+        return MHD_NO;
+    memcpy(b + w->blen, data, n);
+    w->blen += n;
+    b[w->blen] = 0;
+    w->body = b;
+    return MHD_YES;
+}
+
+/* ---- off the threads */
+
+static void publish_job(ztd_offload *o)
+{
+    s3w *w = (s3w *)((char *)o - offsetof(s3w, work));
+    ztd_preconds pc = preconds_of(w);
+    w->err = ztd_put_file_publish(w->f, w->s->publisher, w->rel, &pc, &w->nobj, &w->out, w->msg,
+                                  sizeof(w->msg));
+}
+
+static void delete_job(ztd_offload *o)
+{
+    s3w *w = (s3w *)((char *)o - offsetof(s3w, work));
+    ztd_preconds pc = preconds_of(w);
+    if (w->kind == W_DELETE) {
+        w->err = ztd_publish_remove(w->s->publisher, w->rel, &pc, w->msg, sizeof(w->msg));
+        return;
+    }
+    for (size_t i = 0; i < w->list->n; i++) {
+        ztd_s3_delete_item *it = &w->list->items[i];
+        char rel[2 * ZTD_PATH_MAX + 2], msg[512];
+        if (it->code || it->skip)
+            continue;
+        snprintf(rel, sizeof(rel), "%s%s", w->base, it->key);
+        ztd_preconds none = {NULL, NULL};
+        ztd_err e = ztd_publish_remove(w->s->publisher, rel, &none, msg, sizeof(msg));
+        if (e && ztd_err_status(e) != 404) {
+            it->code = ztd_s3_err_code(s3_err_of(e));
+            snprintf(it->message, sizeof(it->message), "%.255s", msg);
+        }
+    }
+}
+
+/* The checksums against what arrived; false with the error queued. */
+static bool sums_hold(struct MHD_Connection *c, ztd_req *r, s3w *w, const uint8_t sha[32],
+                      enum MHD_Result *ret)
+{
+    uint8_t md5[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    uint8_t crc[4] = {(uint8_t)(w->crc >> 24), (uint8_t)(w->crc >> 16), (uint8_t)(w->crc >> 8),
+                      (uint8_t)w->crc};
+    if (w->md5 && (!EVP_DigestFinal_ex(w->md5, md5, &n) || memcmp(md5, w->md5_want, 16) != 0))
+        *ret = ztd_s3_error(c, r, ZTD_S3_BAD_DIGEST,
+                            "The Content-MD5 you specified did not match what we received.");
+    else if (w->want_sha && memcmp(sha, w->sha_want, 32) != 0)
+        *ret = ztd_s3_error(c, r, ZTD_S3_BAD_DIGEST,
+                            "The SHA256 you specified did not match the calculated checksum.");
+    else if (w->want_csha && memcmp(sha, w->csha_want, 32) != 0)
+        *ret = ztd_s3_error(c, r, ZTD_S3_CONTENT_SHA256_MISMATCH,
+                            "The provided 'x-amz-content-sha256' header does not match what was "
+                            "computed.");
+    else if (w->want_crc && memcmp(crc, w->crc_want, 4) != 0)
+        *ret = ztd_s3_error(c, r, ZTD_S3_BAD_DIGEST,
+                            "The CRC32 you specified did not match the calculated checksum.");
+    else
+        return true;
+    return false;
+}
+
+static enum MHD_Result put_answer(struct MHD_Connection *c, ztd_req *r, s3w *w)
+{
+    if (w->err)
+        return ztd_s3_error(c, r, s3_err_of(w->err), "%s", w->msg);
+    ztd_log(ZTD_LOG_INFO, "S3 PutObject published %s (%llu bytes, %zu objects, %s)", w->rel,
+            (unsigned long long)w->out.size, w->nobj, w->out.replaced ? "replaced" : "new");
+    char etag[96];
+    size_t n = strlen(w->out.etag);
+    snprintf(etag, sizeof(etag), "%.*s-1\"", (int)(n ? n - 1 : 0), w->out.etag);
+    return ztd_s3_empty_answer(c, r, 200, "ETag", etag);
+}
+
+enum MHD_Result ztd_s3_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                               const ztd_s3_req *q)
+{
+    s3w *w = w_of(r);
+    uint8_t sha[32];
+    enum MHD_Result ret;
+    if (!w || w->kind != W_PUT)
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    if (ztd_put_file_end(w->f, sha) != 0)
+        return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing the staging file: %s", strerror(errno));
+    if (!sums_hold(c, r, w, sha, &ret))
+        return ret;
+    if (!ztd_offload_start(s, c, &w->work, publish_job))
+        return MHD_YES;
+    return put_answer(c, r, w);
+}
+
+static enum MHD_Result delete_answer(struct MHD_Connection *c, ztd_req *r, s3w *w)
+{
+    if (w->kind == W_DELETE) {
+        if (w->err && ztd_err_status(w->err) != 404) /* S3: deleting nothing succeeds */
+            return ztd_s3_error(c, r, s3_err_of(w->err), "%s", w->msg);
+        return ztd_s3_empty_answer(c, r, 204, NULL, NULL);
+    }
+    ztd_xml x;
+    ztd_xml_begin(&x);
+    ztd_s3_delete_result(&x, w->list);
+    return ztd_s3_xml_answer(c, r, 200, &x);
+}
+
+bool ztd_s3_put_resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum MHD_Result *out)
+{
+    s3w *w = w_of(r);
+    if (!w || !w->work.started)
+        return false;
+    if (!ztd_offload_done(&w->work))
+        *out = MHD_YES;
+    else
+        *out = w->kind == W_PUT ? put_answer(c, r, w) : delete_answer(c, r, w);
+    return true;
+}
+
+enum MHD_Result ztd_s3_delete_object(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                     const ztd_s3_req *q)
+{
+    if (ztd_file_path_problem(q->name, q->name_len))
+        return ztd_s3_empty_answer(c, r, 204, NULL, NULL); /* no such file can exist */
+    s3w *w = w_new(s, r, W_DELETE, q->name);
+    if (!w)
+        return MHD_NO;
+    take_preconds(c, r, w);
+    if (!ztd_offload_start(s, c, &w->work, delete_job))
+        return MHD_YES;
+    return delete_answer(c, r, w);
+}
+
+enum MHD_Result ztd_s3_delete_objects(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                      const ztd_s3_req *q)
+{
+    s3w *w = w_of(r);
+    char why[256];
+    uint8_t md5[16], got[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    const char *v = ztd_header(c, "Content-MD5");
+    if (!w || w->kind != W_DELETE_MANY)
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    if (v && (!b64_exact(v, md5, 16) ||
+              !EVP_Digest(w->body ? w->body : "", w->blen, got, &n, EVP_md5(), NULL) ||
+              memcmp(got, md5, 16) != 0))
+        return ztd_s3_fail(c, r, ZTD_S3_BAD_DIGEST);
+    if (!(w->list = ztd_s3_delete_parse(w->body ? w->body : "", w->blen, why, sizeof(why))))
+        return ztd_s3_error(c, r, ZTD_S3_MALFORMED_XML, "%s", why);
+    for (size_t i = 0; i < w->list->n; i++) {
+        ztd_s3_delete_item *it = &w->list->items[i];
+        char rel[2 * ZTD_PATH_MAX + 2];
+        int k = snprintf(rel, sizeof(rel), "%s%s", w->base, it->key);
+        if (k < 0 || (size_t)k >= sizeof(rel) || ztd_file_path_problem(rel, (size_t)k))
+            it->skip = true; /* no such file can exist: deleted, as S3 says of missing keys */
+    }
+    if (!ztd_offload_start(s, c, &w->work, delete_job))
+        return MHD_YES;
+    return delete_answer(c, r, w);
+}

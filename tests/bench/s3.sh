@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Benchmark: the S3 front (docs/S3.md) against nginx serving the same file, on loopback
+# (not a test: prints figures measured in one run).
+#   tests/bench/s3.sh   (BENCH_BUILD, BENCH_WORK, ROUNDS, SIZE_MIB to override; ZTD=path/to/
+#                        ztensord to measure another build)
+#   1. GetObject of a SIZE_MIB (default 1024) safetensors file, one curl stream, against
+#      nginx sending the same file: ROUNDS + 2 alternate rounds (default 5), medians, each
+#      round's ratio; server CPU seconds per GiB (utime + stime from /proc/PID/stat; nginx:
+#      its workers). Every answer must be 200 with every byte.
+#   2. The Run:ai streamer's pattern: the file in 8 MiB ranged GETs, 16 in flight (curl
+#      --parallel --parallel-max 16), against nginx with the same ranges; every answer
+#      must be 206. Same rounds, medians, CPU per GiB.
+#   3. ListObjectsV2 over 100,000 keys, pages of 1,000 (max-keys=1000, following
+#      NextContinuationToken): the median and the slowest page (curl time_total).
+#   4. A 1 GiB .zt uploaded through S3 multipart (16 MiB parts, 4 in flight with curl
+#      --parallel, then Complete) against a whole-file PUT /v1/files of the same file (curl
+#      -T): alternating rounds, medians of the seconds from the first byte sent to the
+#      answer; both verify every digest, fsync and publish. Each answer checked.
+source "$(dirname "$0")/common.sh"
+bench_build
+SIZE_MIB=${SIZE_MIB:-1024}
+mkdir -p "$work/s3root/m" "$work/s3many"
+cd "$work"
+size=$((SIZE_MIB << 20))
+if [ ! -s s3root/m/model.safetensors ] || [ "$(stat -c %s s3root/m/model.safetensors)" != $((size + 88)) ]; then
+  python3 - "$size" <<'PY'
+import json, os, struct, sys
+n = int(sys.argv[1]) // 4
+h = json.dumps({"w": {"dtype": "F32", "shape": [n], "data_offsets": [0, 4 * n]}}).encode()
+h += b" " * (80 - len(h)) if len(h) <= 80 else b" " * (-len(h) % 8)
+with open("s3root/m/model.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h)
+    chunk = os.urandom(2 << 20)  # written 2 MiB at a time (FIELD-NOTES: folio size)
+    for _ in range(4 * n // len(chunk)):
+        f.write(chunk)
+PY
+fi
+fsize=$(stat -c %s s3root/m/model.safetensors)
+start_ztd "$work/s3root"
+start_nginx "$work/s3root"
+Z="http://127.0.0.1:$zport/models/m/model.safetensors"
+N="http://127.0.0.1:$nport/m/model.safetensors"
+curl -sf "$Z" | cmp -s - s3root/m/model.safetensors || { echo "GetObject is not the file"; exit 1; }
+echo "ztensord $("$ztd" --version | head -1), nginx $(nginx -v 2>&1 | sed 's/.*\///'), $(nproc) cores, $(date -u +%FT%TZ), file $fsize bytes"
+load() { echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
+port_of() { sed -E 's#^http://[^:/]+:([0-9]+)/.*#\1#' <<<"$1"; }
+cpu_note() { # PORT C0 C1 BYTES: CPU seconds per GiB into $work/s3cpu.PORT
+  awk -v c=$(($3 - $2)) -v t="$(getconf CLK_TCK)" -v n="$4" 'BEGIN { printf "%.3f\n", c / t / (n / 2^30) }' \
+    >>"$work/s3cpu.$1"
+}
+cpu_line() {
+  printf '   server CPU per GiB (median): ztensord %s s, nginx %s s (%s)\n' \
+    "$(tr '\n' ' ' <"$work/s3cpu.$zport" | median)" "$(tr '\n' ' ' <"$work/s3cpu.$nport" | median)" "$(load)"
+  rm -f "$work"/s3cpu.*
+}
+
+one_get() {
+  local port c0 c1 out code got speed
+  port=$(port_of "$1")
+  c0=$(server_ticks "$port")
+  out=$(curl -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download}' "$1")
+  c1=$(server_ticks "$port")
+  read -r code got speed <<<"$out"
+  [ "$code" = 200 ] && [ "$got" = "$fsize" ] || { echo "$1: HTTP $code, $got of $fsize bytes" >&2; exit 1; }
+  cpu_note "$port" "$c0" "$c1" "$fsize"
+  awk -v s="$speed" 'BEGIN { printf "%.2f", s / 1e9 }'
+}
+
+# the streamer's pattern: 8 MiB ranges, 16 in flight
+ranged() {
+  local port c0 c1 t0 t1 args=() lo hi codes
+  port=$(port_of "$1")
+  for ((lo = 0; lo < fsize; lo += 8 << 20)); do
+    hi=$((lo + (8 << 20) - 1)); [ $hi -lt "$fsize" ] || hi=$((fsize - 1))
+    args+=(-r "$lo-$hi" -o /dev/null -w '%{http_code}\n' "$1" --next)
+  done
+  unset 'args[${#args[@]}-1]'
+  c0=$(server_ticks "$port"); t0=$(date +%s%N)
+  codes=$(curl -s --no-progress-meter --parallel --parallel-max 16 "${args[@]}" 2>/dev/null)
+  t1=$(date +%s%N); c1=$(server_ticks "$port")
+  [ -z "$(grep -v '^206$' <<<"$codes")" ] || { echo "$1: not every answer was 206" >&2; exit 1; }
+  cpu_note "$port" "$c0" "$c1" "$fsize"
+  awk -v n="$fsize" -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f", n / ns }'
+}
+
+rm -f "$work"/s3cpu.*
+ROUNDS=$((${ROUNDS:-3} + 2)) alternate "$Z" "$N" one_get
+printf '1. GetObject of %s MiB, one curl stream: ztensord %s GB/s, nginx %s GB/s, ratio %s (rounds: %s)\n' \
+  "$SIZE_MIB" "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
+cpu_line
+ROUNDS=$((${ROUNDS:-3} + 2)) alternate "$Z" "$N" ranged
+printf '2. the streamer pattern (8 MiB ranged GETs, 16 in flight) over %s MiB: ztensord %s GB/s, nginx %s GB/s, ratio %s (rounds: %s)\n' \
+  "$SIZE_MIB" "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
+cpu_line
+stop_nginx
+stop_ztd
+
+# 4. multipart upload vs whole-file PUT (before 3., which needs another root)
+mkdir -p up-root src
+[ -s src/1g.bin ] || head -c $((1 << 30)) /dev/urandom >src/1g.bin
+[ -s src/1g.zt ] || "$zt" pack -o src/1g.zt "w=u8:$((1 << 30)):src/1g.bin" >/dev/null
+zsize=$(stat -c %s src/1g.zt)
+if [ ! -s src/parts/p.done ]; then
+  rm -rf src/parts && mkdir -p src/parts
+  split -b 16M -d -a 4 src/1g.zt src/parts/p && touch src/parts/p.done
+fi
+start_ztd "$work/up-root" --allow-anonymous-writes
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+put_whole() {
+  rm -f up-root/w.zt
+  local t0 t1 code
+  t0=$(date +%s.%N)
+  code=$(curl -s -o /dev/null -w '%{http_code}' -T src/1g.zt "http://127.0.0.1:$zport/v1/files/w.zt")
+  t1=$(date +%s.%N)
+  [ "$code" = 201 ] && [ "$(stat -c %s up-root/w.zt)" = "$zsize" ] || { echo "PUT: HTTP $code" >&2; exit 1; }
+  secs "$t0" "$t1"
+}
+put_multipart() {
+  rm -f up-root/m.zt
+  local t0 t1 id args=() n=0 f doc= codes code B="http://127.0.0.1:$zport/models/m.zt"
+  t0=$(date +%s.%N)
+  id=$(curl -s -X POST "$B?uploads" | sed -n 's/.*<UploadId>\([0-9a-f]*\)<.*/\1/p')
+  [ -n "$id" ] || { echo "CreateMultipartUpload failed" >&2; exit 1; }
+  for f in src/parts/p[0-9]*; do
+    n=$((n + 1))
+    args+=(-o /dev/null -D "$work/mp.h$n" -w '%{http_code}\n' -T "$f" "$B?partNumber=$n&uploadId=$id" --next)
+  done
+  unset 'args[${#args[@]}-1]'
+  codes=$(curl -s --no-progress-meter --parallel --parallel-max 4 "${args[@]}" 2>/dev/null)
+  [ -z "$(grep -v '^200$' <<<"$codes")" ] || { echo "UploadPart: not every answer was 200" >&2; exit 1; }
+  for i in $(seq "$n"); do
+    doc="$doc<Part><PartNumber>$i</PartNumber><ETag>$(tr -d '\r' <"$work/mp.h$i" | sed -n 's/^[Ee][Tt][Aa][Gg]: *//p')</ETag></Part>"
+  done
+  code=$(curl -s -o "$work/mp.out" -w '%{http_code}' -X POST --data-binary "<CompleteMultipartUpload>$doc</CompleteMultipartUpload>" "$B?uploadId=$id")
+  t1=$(date +%s.%N)
+  [ "$code" = 200 ] && [ "$(stat -c %s up-root/m.zt)" = "$zsize" ] || { echo "Complete: HTTP $code $(head -c 300 "$work/mp.out")" >&2; exit 1; }
+  secs "$t0" "$t1"
+}
+m=() w=() r=()
+for _ in $(seq "${ROUNDS:-3}"); do
+  x=$(put_multipart); y=$(put_whole)
+  m+=("$x"); w+=("$y"); r+=("$(ratio "$y" "$x")")
+done
+printf '4. 1 GiB .zt: S3 multipart (16 MiB parts, 4 in flight) %s s, whole-file PUT %s s, speed ratio %s (rounds: %s) (%s)\n' \
+  "$(echo "${m[*]}" | median)" "$(echo "${w[*]}" | median)" "$(echo "${r[*]}" | median)" "${r[*]}" "$(load)"
+stop_ztd
+
+# 3. listing 100,000 keys
+if [ ! -s s3many/.made ]; then
+  python3 - <<'PY'
+import json, os, struct
+h = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+h += b" " * (-len(h) % 8)
+blob = struct.pack("<Q", len(h)) + h + b"\0\0\0\0"
+for d in range(100):
+    os.makedirs("s3many/d%03d" % d, exist_ok=True)
+    for i in range(1000):
+        with open("s3many/d%03d/f%04d.safetensors" % (d, i), "wb") as f:
+            f.write(blob)
+open("s3many/.made", "w").write("1")
+PY
+fi
+start_ztd "$work/s3many" --max-open-files 1024
+L="http://127.0.0.1:$zport/models?list-type=2&max-keys=1000"
+times=() keys=0 tok=
+for _ in $(seq 200); do
+  url=$L
+  [ -z "$tok" ] || url="$L&continuation-token=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$tok")"
+  out=$(curl -s -o "$work/page.xml" -w '%{http_code} %{time_total}' "$url")
+  read -r code t <<<"$out"
+  [ "$code" = 200 ] || { echo "$url: HTTP $code"; exit 1; }
+  times+=("$t")
+  keys=$((keys + $(grep -o '<Key>' "$work/page.xml" | wc -l)))
+  tok=$(grep -o '<NextContinuationToken>[^<]*' "$work/page.xml" | sed 's/.*>//') || true
+  [ -n "$tok" ] || break
+done
+[ "$keys" = 100000 ] || { echo "listed $keys keys, not 100000"; exit 1; }
+printf '3. ListObjectsV2 over 100,000 keys, %d pages of 1,000: median %.1f ms, slowest %.1f ms (%s)\n' \
+  "${#times[@]}" "$(echo "${times[*]}" | median | awk '{ print $1 * 1000 }')" \
+  "$(printf '%s\n' "${times[@]}" | sort -g | tail -1 | awk '{ print $1 * 1000 }')" "$(load)"
+stop_ztd

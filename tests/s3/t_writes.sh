@@ -1,0 +1,98 @@
+#!/bin/bash
+# The S3 front's writes (docs/S3.md): PutObject through the same staging,
+# validation and atomic publish as PUT /v1/files, with Content-MD5 and
+# x-amz-checksum-* verified before publish; refusals leave nothing
+# published and no staging file; DeleteObject, DeleteObjects (and a bad
+# document); aws-chunked payloads refused (NotImplemented) until the
+# decoder lands; multipart uploads (boto3, aws-cli, s3cmd) and their
+# refusals; writes refused without write rights; aws-cli, rclone, s3cmd and
+# the AWS SDK for JavaScript (PutObject, multipart) uploads. Writes are allowed by --allow-anonymous-writes (no tokens
+# file): the S3 front has no SigV4 yet.
+. "$(dirname "$0")/lib.sh" "$@"
+need_s3py
+need_tool rclone
+need_tool s3cmd
+
+ROOT=$T/root
+make_tree "$ROOT"
+mkdir -p "$ROOT/up"
+start_daemon "$ROOT" --s3-bucket models --s3-bucket llm=llm --allow-anonymous-writes || finish
+s3py_checks writes "$URL" "$ROOT"
+st "$T/big.safetensors" $((3 * 1024 * 1024 + 512 * 1024)) # 14 MiB: three 5 MiB parts
+s3py_checks multipart "$URL" "$ROOT" "$T/big.safetensors"
+http "$T/r" -X PUT --data-binary x "$URL/models/mp/x.safetensors?partNumber=10001&uploadId=00000000000000000000000000000000"
+check_match "UploadPart number 10001: InvalidArgument" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>'
+
+# raw requests: what SDKs would not send
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" -H 'Content-Encoding: aws-chunked' \
+    -H 'x-amz-content-sha256: STREAMING-UNSIGNED-PAYLOAD-TRAILER' "$URL/models/up/chunked.safetensors"
+check_eq "aws-chunked PutObject: 501" "$CODE" 501
+check_match "aws-chunked PutObject: NotImplemented" "$(cat "$T/r.body")" '<Code>NotImplemented</Code>'
+check_match "the error has x-amz-request-id" "$(tr 'A-Z' 'a-z' <"$T/r.hdr")" 'x-amz-request-id: [0-9a-f]+'
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/../escape.safetensors"
+check_eq "PutObject of a key with ..: 400" "$CODE" 400
+check "nothing written outside up/" test ! -e "$ROOT/escape.safetensors"
+# refusals known from the head go out before the body (Expect: 100-continue: none sent)
+for u in nope/x.safetensors "models/x.safetensors?tagging" models/x.txt; do
+    out=$(curl -s -o /dev/null -w '%{http_code} %{size_upload}' -X PUT -H 'Expect: 100-continue' \
+        --data-binary @"$T/big.safetensors" "$URL/$u")
+    check_match "PUT $u: refused before the body" "$out" '^(404|501|400) 0$'
+done
+seg=$(printf 'a%.0s' $(seq 300))
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/$seg.safetensors"
+check_match "PutObject with a 300-byte segment: 400 InvalidArgument before the body" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>.*too long for the file system'
+long=$(printf 'b%.0s' $(seq 1100))
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/$long.safetensors"
+check_match "PutObject with a 1100-byte key: KeyTooLongError" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>KeyTooLongError</Code>'
+http "$T/r" -X PUT --data-binary @"$ROOT/a.safetensors" "$URL/models/up/x%00y.safetensors"
+check_match "PutObject with a NUL in the key: InvalidArgument" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>'
+http "$T/r" -X POST --data-binary '<Delete><Object><Key>a.safetensors</Key>' "$URL/models?delete"
+check_match "DeleteObjects, malformed XML: MalformedXML" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>MalformedXML</Code>'
+http "$T/r" -X POST --data-binary '<!DOCTYPE d [<!ENTITY e "x">]><Delete><Object><Key>a.safetensors</Key></Object></Delete>' "$URL/models?delete"
+check_match "DeleteObjects with a DOCTYPE: MalformedXML" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>MalformedXML</Code>'
+check "a.safetensors survived the bad documents" test -e "$ROOT/a.safetensors"
+
+# ---- clients' uploads
+AWS=(aws --endpoint-url "$URL")
+"${AWS[@]}" s3 cp "$ROOT/llm/shards/model-00001.safetensors" s3://models/cli/m.safetensors >"$T/cp.out" 2>&1
+check_same "aws s3 cp up" "$ROOT/cli/m.safetensors" "$ROOT/llm/shards/model-00001.safetensors"
+"${AWS[@]}" s3 cp "$T/big.safetensors" s3://models/cli/big.safetensors >"$T/cpbig.out" 2>&1
+check_same "aws s3 cp up, multipart (14 MiB)" "$ROOT/cli/big.safetensors" "$T/big.safetensors"
+"${AWS[@]}" s3 sync "$ROOT/llm/shards" s3://models/syncup >"$T/up1.out" 2>&1
+check_same "aws s3 sync up" "$ROOT/syncup/model-00002.safetensors" "$ROOT/llm/shards/model-00002.safetensors"
+"${AWS[@]}" s3 sync "$ROOT/llm/shards" s3://models/syncup >"$T/up2.out" 2>&1
+check_eq "the second aws s3 sync up copies nothing" "$(cat "$T/up2.out")" ""
+"${AWS[@]}" s3 rm s3://models/cli/m.safetensors >"$T/rm.out" 2>&1
+check "aws s3 rm" test ! -e "$ROOT/cli/m.safetensors"
+export RCLONE_CONFIG_ZT_TYPE=s3 RCLONE_CONFIG_ZT_PROVIDER=Other RCLONE_CONFIG_ZT_ENDPOINT=$URL
+export RCLONE_CONFIG_ZT_FORCE_PATH_STYLE=true RCLONE_CONFIG_ZT_ACCESS_KEY_ID=dummy
+export RCLONE_CONFIG_ZT_SECRET_ACCESS_KEY=dummy RCLONE_CONFIG=/dev/null
+rclone copy "$ROOT/llm/shards" zt:models/rc >"$T/rc.out" 2>&1
+check_same "rclone copy up" "$ROOT/rc/model-00002.safetensors" "$ROOT/llm/shards/model-00002.safetensors"
+check_nomatch "rclone copy up logs no error" "$(cat "$T/rc.out")" 'ERROR'
+cat >"$T/s3cfg" <<CFG
+[default]
+access_key = dummy
+secret_key = dummy
+host_base = 127.0.0.1:$PORT
+host_bucket = 127.0.0.1:$PORT
+use_https = False
+CFG
+s3cmd -c "$T/s3cfg" put "$ROOT/a.safetensors" s3://models/s3cmd/a.safetensors >"$T/s3cmd.out" 2>&1
+check_same "s3cmd put" "$ROOT/s3cmd/a.safetensors" "$ROOT/a.safetensors"
+s3cmd -c "$T/s3cfg" --multipart-chunk-size-mb=5 put "$T/big.safetensors" s3://models/s3cmd/big.safetensors >"$T/s3cmd2.out" 2>&1
+check_same "s3cmd put, multipart" "$ROOT/s3cmd/big.safetensors" "$T/big.safetensors"
+MODS=$REPO/tests/clients/node_modules
+if [ -d "$MODS/@aws-sdk/client-s3" ] && command -v node >/dev/null; then
+    out=$(node "$S3_DIR/js_put.cjs" "$MODS" "$URL" "$T/big.safetensors" 2>/dev/null)
+    check_match "js: PutObject" "$out" '^ok js: PutObject'
+    check_match "js: multipart upload" "$out" 'ok js: multipart upload'
+else
+    bad "@aws-sdk/client-s3 in tests/clients/node_modules" "run npm ci in tests/clients (.ci/deps)"
+fi
+stop_daemon
+
+# ---- without write rights
+start_daemon "$ROOT" || finish
+s3py_checks no_writes "$URL" "$ROOT"
+finish
