@@ -146,7 +146,11 @@ check_err "unknown file, raw" 404 file_not_found "$URL/v1/files/nope.zt/raw"
 check_err "unknown object" 404 object_not_found "$URL/v1/files/a.zt/objects/nope"
 check_err "unknown object, component" 404 object_not_found "$URL/v1/files/a.zt/objects/nope/data"
 check_err "unknown component" 404 component_not_found "$URL/v1/files/a.zt/objects/w/nope"
-check_err "unknown endpoint" 404 not_found "$URL/v2/files"
+check_err "unknown endpoint" 404 not_found "$URL/v1/nope"
+# any other first segment is an S3 bucket's (docs/S3.md): S3's XML error
+http "$T/x" "$URL/v2/files"
+check_code "an unknown bucket: 404" 404
+check_match "an unknown bucket: S3's NoSuchBucket" "$(cat "$T/x.body")" "<Code>NoSuchBucket</Code>"
 check_err "unknown file route suffix" 404 not_found "$URL/v1/files/a.zt/bogus"
 check_err "trailing slash" 404 not_found "$URL/v1/files/"
 head_req "HEAD unknown file" 404 /v1/files/nope.zt
