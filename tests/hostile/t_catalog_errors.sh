@@ -91,7 +91,7 @@ for i in $(seq 1 $N); do cp "$R/b.zt" "$E/f$i.zt"; done
 kill -HUP "$D_PID"
 line=
 for i in $(seq 1 100); do
-    line=$(grep -o "catalog: $N files ([0-9]* valid, [0-9]* invalid), generation 2" "$D_ERR")
+    line=$(grep -o "catalog: $N files ([0-9]* valid, [0-9]* invalid, [0-9]* views and indexes), generation 2" "$D_ERR")
     [ -n "$line" ] && break
     sleep 0.1
 done
@@ -99,7 +99,8 @@ note "$line"
 # The open-file budget (max_open_files, at most half the limit) keeps the files within
 # the limit: every one is served, in turns, none fails with EMFILE.
 check_match "the open-file budget is half the limit" "$(cat "$D_ERR")" "at most $((LIMIT / 2)) files are kept open"
-check_eq "more files than descriptors: all $N valid" "$line" "catalog: $N files ($N valid, 0 invalid), generation 2"
+check_eq "more files than descriptors: all $N valid (each with its view)" "$line" \
+    "catalog: $N files ($N valid, 0 invalid, $N views and indexes), generation 2"
 check_nomatch "none failed with EMFILE" "$(cat "$D_ERR")" 'is not served|cannot open .* again'
 wrong=0
 for i in $(seq 1 $N); do
