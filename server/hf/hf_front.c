@@ -21,6 +21,7 @@
 #include "http/response.h"
 #include "http/object_answer.h"
 #include "http/source_answer.h"
+#include "http/view_answer.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -38,6 +39,7 @@ typedef struct hf_state {
     int origin_rc; /* ztd_hf_origin_open's */
     ztd_err origin_err;
     ztd_entry *up; /* the file to resolve, opened through the upstream */
+    bool up_view;  /* up is the file whose safetensors view is resolved */
     int hash_rc;
     char msg[600];
     ztd_dress dress;
@@ -153,8 +155,8 @@ static void origin_job(ztd_offload *o)
     if (st->origin_rc || st->t.op != ZTD_HF_RESOLVE || !revision_ok(st))
         return;
     const ztd_hf_file *f = ztd_hf_repo_find(&st->repo, st->t.path, st->t.path_len);
-    if (f &&
-        (st->origin_err = ztd_hf_origin_file(u, st->t.repo, f, &st->up, st->msg, sizeof(st->msg))))
+    if (f && (st->origin_err = ztd_hf_origin_file(u, st->t.repo, &st->repo, f, &st->up,
+                                                  &st->up_view, st->msg, sizeof(st->msg))))
         st->origin_rc = -1;
 }
 
@@ -276,12 +278,15 @@ static enum MHD_Result answer_resolve(ztd_server *s, struct MHD_Connection *c, z
     st->dress.ctx = st;
     r->dress = &st->dress;
     ztd_entry *e = f->e ? f->e : st->up;
+    bool up_view = !f->e && st->up_view;
     if (f->e)
         ztd_entry_retain(e);
     else
         st->up = NULL; /* its reference goes to the pin */
     ztd_answer_pin(r, e);
     ztd_hf_repo_close(&st->repo); /* the entry is pinned; the rest of the snapshot may go */
+    if (up_view)                  /* the upstream's view: made here from its file, as /raw does */
+        return ztd_answer_view(s, c, r, e);
     return resolve_answer(s, c, r, e);
 }
 

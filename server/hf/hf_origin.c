@@ -5,6 +5,7 @@
 #include "hf/hf_digests.h"
 #include "hf/hf_path.h"
 #include "store/validators.h"
+#include "upstream/origin_listing.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -183,7 +184,30 @@ int ztd_hf_origin_open(ztd_upstream *u, const char *repo, const char *rev, uint6
     return rc;
 }
 
-ztd_err ztd_hf_origin_file(ztd_upstream *u, const char *repo, const ztd_hf_file *f, ztd_entry **out,
+/* When the upstream lists name as the safetensors view of a file, that file of
+ * r (a new string in *of, its item in *fo); false otherwise. */
+static bool view_file(ztd_upstream *u, const ztd_hf_repo *r, const char *repo, const char *name,
+                      char **of, const ztd_hf_file **fo)
+{
+    static const char ext[] = ".safetensors";
+    size_t n = strlen(name), k = sizeof(ext) - 1, rl = strlen(repo);
+    *of = NULL;
+    *fo = NULL;
+    if (n <= k || strcmp(name + n - k, ext) != 0)
+        return false;
+    *of = ztd_uplist_view_of_fetched(ztd_upstream_listing(u), name);
+    if (!*of)
+        return false;
+    if (!strncmp(*of, repo, rl) && (*of)[rl] == '/')
+        *fo = ztd_hf_repo_find(r, *of + rl + 1, strlen(*of + rl + 1));
+    return true;
+}
+
+/* File f of repo opened through the upstream into *out and checked to be the
+ * version listed: the upstream pinned the origin's /raw validator, which the
+ * info names (a TTL-cached older version shows here as a mismatch, answered
+ * 503 until revalidated). */
+static ztd_err open_listed(ztd_upstream *u, const char *repo, const ztd_hf_file *f, ztd_entry **out,
                            char *msg, size_t cap)
 {
     char name[ZTD_HF_NAME_MAX];
@@ -194,9 +218,6 @@ ztd_err ztd_hf_origin_file(ztd_upstream *u, const char *repo, const ztd_hf_file 
     ztd_err err = ztd_upstream_get(u, name, out, msg, cap);
     if (err)
         return err;
-    /* The version opened is the one listed: the upstream pinned the origin's
-     * /raw validator, which the listing names (a TTL-cached older version
-     * shows here as a mismatch, answered 503 until revalidated). */
     char raw[96];
     ztd_raw_etag(*out, raw);
     bool same =
@@ -209,4 +230,31 @@ ztd_err ztd_hf_origin_file(ztd_upstream *u, const char *repo, const ztd_hf_file 
         return ZTD_ERR_FILE_CHANGED;
     }
     return ZTD_ERR_NONE;
+}
+
+ztd_err ztd_hf_origin_file(ztd_upstream *u, const char *repo, const ztd_hf_repo *r,
+                           const ztd_hf_file *f, ztd_entry **out, bool *as_view, char *msg,
+                           size_t cap)
+{
+    char name[ZTD_HF_NAME_MAX], *of;
+    const ztd_hf_file *fo;
+    *as_view = false;
+    if ((size_t)snprintf(name, sizeof(name), "%s/%s", repo, f->rel) >= sizeof(name)) {
+        snprintf(msg, cap, "name too long");
+        return ZTD_ERR_BAD_REQUEST;
+    }
+    if (!view_file(u, r, repo, name, &of, &fo))
+        return open_listed(u, repo, f, out, msg, cap);
+    /* a view at the origin: made here from its file, pinned to the version of
+     * that file the info lists (the view is a function of it) */
+    if (!fo) {
+        snprintf(msg, cap, "upstream: \"%s\" is the view of \"%s\", which %s's info lacks; retry",
+                 name, of, repo);
+        free(of);
+        keep(repo, NULL);
+        return ZTD_ERR_FILE_CHANGED;
+    }
+    free(of);
+    *as_view = true;
+    return open_listed(u, repo, fo, out, msg, cap);
 }

@@ -13,6 +13,7 @@
 #ifndef ZTD_HF_ORIGIN_H
 #define ZTD_HF_ORIGIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,8 +30,11 @@ int ztd_hf_origin_open(ztd_upstream *u, const char *repo, const char *rev, uint6
 
 /* File f of r (from ztd_hf_origin_open) opened through the upstream, checked
  * to be the listed version: ZTD_ERR_NONE with *out (a new reference), or the
- * error with msg (FILE_CHANGED when the origin moved on meanwhile). */
-ztd_err ztd_hf_origin_file(ztd_upstream *u, const char *repo, const ztd_hf_file *f, ztd_entry **out,
-                           char *msg, size_t cap);
+ * error with msg (FILE_CHANGED when the origin moved on meanwhile). When the
+ * upstream lists f as the safetensors view of a file of r, *out is that file,
+ * checked against its own item, and *as_view is true: answer its view. */
+ztd_err ztd_hf_origin_file(ztd_upstream *u, const char *repo, const ztd_hf_repo *r,
+                           const ztd_hf_file *f, ztd_entry **out, bool *as_view, char *msg,
+                           size_t cap);
 
 #endif

@@ -2,7 +2,9 @@
 """Checks of the /hf JSON documents for the test scripts (stdlib only).
 
   hfcheck.py info DOC REPO DIR FILES...   the model info document against the files of DIR
-  hfcheck.py tree DOC FILES...            a recursive tree listing: exactly FILES, plus the
+                                          (lib.sh's expect_dir: DIR/.views names the views,
+                                          which must have no lfs block)
+  hfcheck.py tree DOC DIR FILES...        a recursive tree listing: exactly FILES, plus the
                                           directories above them, with sizes and oids
   hfcheck.py field DOC KEY...             print a value (JSON for non-strings)
   hfcheck.py paths DOC PATH...            print each item's type and path, one a line
@@ -37,8 +39,18 @@ def load(p):
         return json.load(f)
 
 
+def views(d):
+    """The names d/.views lists (lib.sh's expect_dir): safetensors views."""
+    try:
+        with open(os.path.join(d, ".views")) as f:
+            return {line.rstrip("\n") for line in f if line.strip()}
+    except FileNotFoundError:
+        return set()
+
+
 def check_file_item(it, d, name, key):
-    """A sibling (key rfilename) or a tree item (key path) of file name in dir d."""
+    """A sibling (key rfilename) or a tree item (key path) of file name in dir d
+    (expect_dir's: the real files' copies and the views' expected bytes)."""
     p = os.path.join(d, name)
     size = os.path.getsize(p)
     if it.get("size") != size:
@@ -47,7 +59,12 @@ def check_file_item(it, d, name, key):
     if not isinstance(oid, str) or len(oid) != 64:
         fail("%s: oid %r is not 64 hex digits" % (name, oid))
     lfs = it.get("lfs")
-    if lfs is not None:  # only when the digest is the bytes' sha256
+    if name in views(d):  # its digest is made from its file's, not its bytes' sha256
+        if lfs is not None:
+            fail("%s: a view claims an lfs sha256 %r" % (name, lfs))
+        if oid == sha(p):
+            fail("%s: a view's oid is the sha256 of its bytes, which are never hashed" % name)
+    elif lfs is not None:  # only when the digest is the bytes' sha256
         want = sha(p)
         got = lfs.get("sha256" if key == "rfilename" else "oid")
         if got != want or oid != want or lfs.get("size") != size:

@@ -43,6 +43,29 @@ repo_files() {
     done | LC_ALL=C sort)
 }
 
+# expect_dir DIR OUT: what a client should download from DIR, file by file, for the
+# checks that compare bytes and sizes: OUT/NAME for each NAME of repo_files DIR, a copy
+# of the real file or, for a view, `zt convert`'s output of its file (the view is
+# byte-identical to it: docs/API.md). OUT/.views lists the views' names, one a line:
+# a view's digest is not the sha256 of its bytes, so no lfs block is claimed for it.
+expect_dir() {
+    local d=$1 out=$2 f src
+    mkdir -p "$out"
+    : >"$out/.views"
+    while read -r f; do
+        [ -n "$f" ] || continue
+        mkdir -p "$out/$(dirname "$f")"
+        if [ -f "$d/$f" ]; then
+            cp "$d/$f" "$out/$f"
+            continue
+        fi
+        src=${f%.safetensors}.zt
+        [ -f "$d/$src" ] || src=${f%.safetensors}.alt
+        "$ZT" convert "$d/$src" -o "$out/$f" >/dev/null || bad "expect_dir: zt convert $src" "failed"
+        echo "$f" >>"$out/.views"
+    done <<<"$(repo_files "$d")"
+}
+
 # head_req NAME WANT_CODE PATH [HEADER...]: a HEAD request on a raw socket into $T/r;
 # checks the status and that no byte follows the header block.
 head_req() {

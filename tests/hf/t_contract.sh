@@ -15,6 +15,8 @@ make_repo "$R/gpt2"
 cp "$R/org/model/sub/extra.zt" "$R/org/model/sub/we \"ird\" \\ é.zt" # JSON escapes, URL encoding
 cp "$R/org/model/sub/extra.zt" "$R/gpt2/sub/we \"ird\" \\ é.zt"
 FILES=$(repo_files "$R/org/model")
+E=$T/expect # what each listed name downloads as (views: zt convert's output)
+expect_dir "$R/org/model" "$E"
 start_daemon "$R" || finish
 H=$URL/hf
 
@@ -22,7 +24,7 @@ H=$URL/hf
 req "info" 200 "$H/api/models/org/model"
 cp "$LAST.body" "$T/info.json"
 mapfile -t FL <<<"$FILES"
-if ERR=$($HFC info "$T/info.json" org/model "$R/org/model" "${FL[@]}" 2>&1); then ok "info: id, sha, siblings with sizes and lfs"; else bad "info" "$ERR"; fi
+if ERR=$($HFC info "$T/info.json" org/model "$E" "${FL[@]}" 2>&1); then ok "info: id, sha, siblings with sizes and lfs"; else bad "info" "$ERR"; fi
 SHA=$($HFC field "$T/info.json" sha)
 check_eq "info: X-Repo-Commit is sha" "$(hdr "$LAST.hdr" X-Repo-Commit)" "$SHA"
 check_eq "info: application/json" "$(hdr "$LAST.hdr" Content-Type)" application/json
@@ -50,7 +52,7 @@ D_PID=$PID1 PORT=$P1 URL=$U1
 
 # ---- tree
 req "tree recursive" 200 "$H/api/models/org/model/tree/main?recursive=true&expand=false"
-if ERR=$($HFC tree "$LAST.body" "$R/org/model" "${FL[@]}" 2>&1); then ok "tree recursive: files and directories"; else bad "tree recursive" "$ERR"; fi
+if ERR=$($HFC tree "$LAST.body" "$E" "${FL[@]}" 2>&1); then ok "tree recursive: files and directories"; else bad "tree recursive" "$ERR"; fi
 cp "$LAST.body" "$T/tree_all.json"
 req "tree at the commit" 200 "$H/api/models/org/model/tree/$SHA?recursive=True"
 check_eq "tree at the commit: the same listing" "$(cat "$LAST.body")" "$(cat "$T/tree_all.json")"
@@ -59,7 +61,8 @@ check_eq "tree top level: sub is a directory, its files are not listed" \
     "$($PY -c 'import json,sys; print(" ".join(sorted(i["type"][0]+":"+i["path"] for i in json.load(open(sys.argv[1])))))' "$LAST.body")" \
     "$(for f in "${FL[@]}"; do case $f in */*) echo "d:${f%%/*}" ;; *) echo "f:$f" ;; esac; done | sort -u | tr '\n' ' ' | sed 's/ $//')"
 req "tree of a directory" 200 "$H/api/models/org/model/tree/main/sub"
-check_eq "tree of sub" "$($HFC paths "$LAST.body" | tr '\n' ,)" "file sub/extra.zt,file sub/we \"ird\" \\ é.zt,"
+check_eq "tree of sub: the files and their views" "$($HFC paths "$LAST.body" | tr '\n' ,)" \
+    "file sub/extra.safetensors,file sub/extra.zt,file sub/we \"ird\" \\ é.safetensors,file sub/we \"ird\" \\ é.zt,"
 hf_err "tree of a missing directory" 404 EntryNotFound "$H/api/models/org/model/tree/main/nope"
 hf_err "tree of a file" 404 EntryNotFound "$H/api/models/org/model/tree/main/model.zt"
 req "tree expand" 200 "$H/api/models/org/model/tree/main?recursive=true&expand=true"
@@ -97,7 +100,7 @@ check_eq "paths-info: GET: Allow" "$(hdr "$LAST.hdr" Allow)" POST
 
 # ---- resolve: every file, HEAD and GET
 for f in "${FL[@]}"; do
-    src=$R/org/model/$f
+    src=$E/$f
     u=$($HELP quote "$f" | sed 's/%2F/\//g')
     size=$(stat -c %s "$src")
     oid=$($PY -c 'import json,sys; print([s["blobId"] for s in json.load(open(sys.argv[1]))["siblings"] if s["rfilename"]==sys.argv[2]][0])' "$T/info.json" "$f")

@@ -2,7 +2,8 @@
 # @huggingface/hub (npm, tests/clients) with hubUrl set to ztensord's /hf: modelInfo,
 # listFiles (recursive), fileDownloadInfo, downloadFile of every file byte-exact (at main
 # and at the commit), fileExists, downloadFileToCacheDir and snapshotDownload into the
-# hub's cache layout; for a two-level and a one-level repository (hf_js.mjs).
+# hub's cache layout; for a two-level and a one-level repository (hf_js.mjs). The
+# safetensors views (sub/extra.safetensors) are files like any other to the client.
 #   t_js.sh ZTENSORD ZT
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -18,8 +19,9 @@ make_repo "$R/gpt2"
 start_daemon "$R" || finish
 
 for repo in org/model gpt2; do
+    expect_dir "$R/$repo" "$T/expect/$repo" # views: zt convert's output
     # shellcheck disable=SC2046
-    node "$HF_DIR/hf_js.mjs" "$CLIENTS" "$URL/hf" "$repo" "$R/$repo" "$T/cache-${repo//\//-}" \
+    node "$HF_DIR/hf_js.mjs" "$CLIENTS" "$URL/hf" "$repo" "$T/expect/$repo" "$T/cache-${repo//\//-}" \
         $(repo_files "$R/$repo") >"$T/js.out" 2>"$T/js.err"
     rc=$?
     while read -r st rest; do

@@ -12,9 +12,10 @@ if [ -z "${ZT_HF_HUB_SRC:-}" ] || [ ! -d "$ZT_HF_HUB_SRC/huggingface_hub" ]; the
 fi
 R=$T/root
 make_repo "$R/org/model"
+expect_dir "$R/org/model" "$T/expect" # views: zt convert's output
 start_daemon "$R" || finish
 # shellcheck disable=SC2046
-PYTHONPATH=$ZT_HF_HUB_SRC $PY "$HF_DIR/hf_py.py" "$URL/hf" org/model "$R/org/model" "$T" \
+PYTHONPATH=$ZT_HF_HUB_SRC $PY "$HF_DIR/hf_py.py" "$URL/hf" org/model "$T/expect" "$T" \
     $(repo_files "$R/org/model") >"$T/py.out" 2>"$T/py.err"
 rc=$?
 while read -r st rest; do

@@ -36,9 +36,12 @@ WAIT_VERIFIED=0 # nothing is ever verified here
 start_daemon "$R" --no-verify-digests --exclude '*.bak,cache' || finish
 req "listing" 200 "$URL/v1/files"
 cp "$LAST.body" "$T/l0.json"
-check_eq "listing: the names (no hidden, excluded or outside-root file)" \
+check_eq "listing: the names (no hidden, excluded or outside-root file; model.zt's view)" \
     "$($HELP names "$T/l0.json" | tr '\n' ' ')" \
-    "README.md big.bin m/config.json m/generation_config.json m/model.zt m/tokenizer.json sub/déjà vu.txt sub/link.json sub/raw "
+    "README.md big.bin m/config.json m/generation_config.json m/model.safetensors m/model.zt m/tokenizer.json sub/déjà vu.txt sub/link.json sub/raw "
+check_eq "listing: m/model.safetensors is model.zt's view" \
+    "$($HELP listing "$T/l0.json" m/model.safetensors format) $($HELP listing "$T/l0.json" m/model.safetensors view_of)" \
+    "safetensors-view m/model.zt"
 check_eq "listing: a plain file's format" "$($HELP listing "$T/l0.json" m/config.json format)" file
 check_eq "listing: a plain file's size" "$($HELP listing "$T/l0.json" m/tokenizer.json size)" 300000
 check_eq "listing: a plain file's status" "$($HELP listing "$T/l0.json" m/config.json status)" ok
