@@ -141,10 +141,9 @@ static char *merged_page(const ztd_snapshot *s, json_t *up, const ztd_listing_qu
     for (size_t i = 0; i < nup; i++) {
         json_t *e = json_array_get(up, i);
         const char *name = json_string_value(json_object_get(e, "name"));
-        /* an upstream is a stranger: a name no client could ask for is not listed;
-         * nor, for now, its plain files, which this tier does not fetch yet */
+        /* an upstream is a stranger: a name no client could ask for is not listed */
         if (name && !ztd_file_path_problem(name, strlen(name)) &&
-            ztd_file_ext_served(name, strlen(name)) && !ztd_snapshot_find(s, name, strlen(name)))
+            !ztd_snapshot_find(s, name, strlen(name)))
             v[n++] = e;
     }
     qsort(v, n, sizeof(*v), by_name);
