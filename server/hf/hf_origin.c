@@ -198,7 +198,7 @@ ztd_err ztd_hf_origin_file(ztd_upstream *u, const char *repo, const ztd_hf_file 
      * /raw validator, which the listing names (a TTL-cached older version
      * shows here as a mismatch, answered 503 until revalidated). */
     char raw[96];
-    ztd_raw_etag(*out, raw);
+    ztd_raw_etag_listed(*out, raw);
     bool same =
         (*out)->size == f->size && f->raw_etag && f->raw_etag[0] && strcmp(raw, f->raw_etag) == 0;
     if (!same) {
