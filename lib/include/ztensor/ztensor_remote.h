@@ -431,7 +431,8 @@ ZT_REMOTE_API zt_status zt_remote_pull(zt_remote *r, const char *url, const char
  * is ZT_E_DIGEST_MISMATCH (after digest_retries fetches again) and PATH is
  * untouched. The object's ETag is pinned (If-Match on every request); a
  * file published by an earlier pull at the same ETag, size and mtime
- * (user.ztensor.pull) is skipped. opt->dir_fd, cancel and progress as for
+ * (user.ztensor.pull), or one already holding bytes of the sha256 claimed
+ * (hashed again here), is skipped. opt->dir_fd, cancel and progress as for
  * zt_remote_pull. */
 ZT_REMOTE_API zt_status zt_remote_pull_object(zt_remote *r, const char *url, const char *path,
                                               const zt_remote_pull_options *opt,
