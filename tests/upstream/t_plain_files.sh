@@ -5,7 +5,8 @@
 # byte-exact with ranges through its cache (the second read and a range are not asked of
 # the origin again; ETag "sha256:<hex>" and Repr-Digest as the origin's), and a byte
 # flipped on the way (tests/sh/relay.py) fails the fill and caches nothing: the next read
-# is fetched again, whole and right.
+# is fetched again, whole and right. From an origin that has not hashed them, they are
+# cached by version and served with no digest claimed.
 . "$(dirname "$0")/lib.sh" "$@"
 
 mkdir -p "$T/files/sub" "$T/side" "$T/cache" "$T/side2" "$T/cache2"
@@ -88,6 +89,30 @@ http "$T/r" "$URL/v1/files/tokenizer.json/raw"
 check_code "flipped, then: raw" 200
 check_same "flipped, then: the file" "$T/r.body" "$T/files/tokenizer.json"
 check_eq "flipped, then: fetched again" "$(grep -c "GET /v1/files/tokenizer.json/raw " "$RLOG")" 2
+stop_daemon
+D_PID=$keep_pid D_ERR=$keep_err URL=$keep_url
+
+# an origin that has not hashed its plain files (verify_digests off): no sha256 to check,
+# the bytes are cached by the file's URL and validator, and no digest is claimed
+stop_origin
+start_origin "$T/files" --no-verify-digests || finish
+stop_relay
+start_relay "${O_URL##*:}" pass || finish
+mkdir -p "$T/side3" "$T/cache3"
+D_PID=
+start_sidecar "$T/side3" "http://127.0.0.1:$RPORT" "$T/cache3" || finish
+http "$T/r" "$URL/v1/files"
+check_eq "not hashed: listed without a sha256" "$($HELP listing "$T/r.body" tokenizer.json sha256)" -
+check_eq "not hashed: listed as a file" "$($HELP listing "$T/r.body" tokenizer.json format)" file
+http "$T/r" "$URL/v1/files/tokenizer.json/raw"
+check_code "not hashed: raw" 200
+check_same "not hashed: the file" "$T/r.body" "$T/files/tokenizer.json"
+check_match "not hashed: an identity ETag, no sha256 claimed" "$(hdr "$T/r.hdr" etag)" '^"[0-9a-f]{32}"$'
+check_eq "not hashed: no Repr-Digest" "$(hdr "$T/r.hdr" repr-digest)" ""
+http "$T/r" "$URL/v1/files/tokenizer.json/raw" -H 'Range: bytes=5-104'
+check_same "not hashed: a range" "$T/r.body" <(slice "$T/files/tokenizer.json" 5 100)
+check_eq "not hashed: fetched from the origin once" "$(raw_gets tokenizer.json)" 1
+check_eq "not hashed: cached by version (parts/)" "$(find "$T/cache3" -type f -path '*parts*' | wc -l)" 1
 stop_daemon
 D_PID=$keep_pid D_ERR=$keep_err URL=$keep_url
 stop_origin
