@@ -6,6 +6,7 @@
  */
 #include "tool.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
@@ -35,9 +36,12 @@ static const char k_help[] =
     "    URL is one file (a ztensord file URL, or a .zt/.safetensors URL on any\n"
     "    server that answers Range requests) or a ztensord prefix ending in '/'\n"
     "    (http://host:7070/v1/files/llama/: every tensor file under llama/,\n"
-    "    listed at the start with its ETag; plain files such as config.json are\n"
-    "    not pulled yet, and a line says how many). Files are written under DIR (default .) with\n"
+    "    listed at the start with its ETag, and its plain files such as\n"
+    "    config.json and tokenizer.json). Files are written under DIR (default .) with\n"
     "    their names relative to the prefix, byte-identical to the origin's:\n"
+    "    a plain file from its /raw, checked against the sha256 its listed\n"
+    "    ETag names (else the server's Repr-Digest; one not hashed yet at the\n"
+    "    server is written unchecked, and a line says so);\n"
     "    each through NAME.ztpart, renamed only once every component digest and\n"
     "    the manifest are checked. NAME.ztpull beside it records what is\n"
     "    verified (and the prefix on disk of a large component): after\n"
@@ -168,8 +172,11 @@ static const job_out k_nomem = {.err = {.code = ZT_E_NOMEM, .message = "out of m
 typedef struct job {
     char *url, *dest, *etag; /* etag: from the listing, or NULL */
     char *rel;               /* dest below DIR: walked by fds (tool_pull_dir.c) */
-    int plain;               /* an S3 object that is no .zt: zt_remote_pull_object */
-    job_out *o;              /* NULL until the job starts; &k_nomem when none could be had */
+    int plain;               /* no tensor file (an S3 object that is no .zt, a ztensord's
+                                config.json): zt_remote_pull_object */
+    int has_sha256;          /* the listing's ETag "sha256:<hex>" said what its bytes hash to */
+    uint8_t sha256[32];
+    job_out *o; /* NULL until the job starts; &k_nomem when none could be had */
     zt_status st;
     uint64_t done; /* bytes on disk, for the progress display */
 } job;
@@ -229,7 +236,6 @@ typedef struct list_ctx {
     const char *prefix;
     /* as the server matches names: %XX decoded */ /* bytes of the prefix's directory part */
     size_t skipped;
-    size_t plain; /* plain files listed (config.json, README: not tensor files) */
     int bad;
 } list_ctx;
 
@@ -247,13 +253,42 @@ static bool tensor_name(const char *name)
     return false;
 }
 
+/* A ztensord's ETag of hashed bytes, "sha256:<64 hex>" with its quotes, into out. */
+static int etag_sha256(const char *etag, uint8_t out[32])
+{
+    if (!etag || strlen(etag) != 73 || strncmp(etag, "\"sha256:", 8) || etag[72] != '"')
+        return 0;
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        if (!isxdigit((unsigned char)etag[8 + 2 * i]) ||
+            !isxdigit((unsigned char)etag[9 + 2 * i]) || sscanf(etag + 8 + 2 * i, "%2x", &v) != 1)
+            return 0;
+        out[i] = (uint8_t)v;
+    }
+    return 1;
+}
+
+/* The last job added is a plain file of a ztensord: its bytes at URL/raw,
+ * checked against the sha256 its listed ETag names (when hashed). */
+static int make_plain(run *R, const char *etag)
+{
+    job *j = &R->jobs[R->n - 1];
+    size_t n = strlen(j->url);
+    char *raw = malloc(n + 5);
+    if (!raw)
+        return -1;
+    memcpy(raw, j->url, n);
+    memcpy(raw + n, "/raw", 5);
+    free(j->url);
+    j->url = raw;
+    j->plain = 1;
+    j->has_sha256 = etag_sha256(etag, j->sha256);
+    return 0;
+}
+
 static int on_entry(void *ud, const char *name, uint64_t size, const char *etag, int ok)
 {
     list_ctx *L = ud;
-    if (!tensor_name(name)) {
-        L->plain++;
-        return 0;
-    }
     if (!ok) {
         fprintf(stderr, "zt pull: %s: skipped: the server does not serve it (invalid)\n", name);
         L->skipped++;
@@ -278,6 +313,8 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
         *p = 0;
     char *url = esc ? tool_path_join(L->base, esc) : NULL;
     int rc = url ? add_job(L->R, url, rel, etag) : -1;
+    if (!rc && !tensor_name(name)) /* config.json, tokenizer.json, README... */
+        rc = make_plain(L->R, etag);
     L->R->total += size;
     free(esc);
     free(url);
@@ -461,7 +498,7 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
         }
         char *base = strndup(url, (size_t)(files - url) + 10);
         char *prefix = tool_url_unescape(files + 10);
-        list_ctx L = {R, base, prefix, 0, 0, 0};
+        list_ctx L = {R, base, prefix, 0, 0};
         zt_error err = {.code = ZT_E_NOMEM, .message = "out of memory"};
         zt_status st =
             base && prefix ? zt_remote_list(session, url, on_entry, &L, &err) : ZT_E_NOMEM;
@@ -474,11 +511,6 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
             R->timed_out |= tool_pull_limits_hit(&err);
             return tool_report("pull", url, &err);
         }
-        if (L.plain)
-            fprintf(stderr,
-                    "zt pull: %zu plain files listed under %s (not tensor files) are not "
-                    "pulled\n",
-                    L.plain, url);
         return L.bad ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
     }
     const char *slash = strrchr(url, '/');
@@ -487,7 +519,12 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
         fprintf(stderr, "zt pull: %s: no file name in the URL\n", url);
         return ZT_EXIT_USAGE;
     }
-    return add_job(R, url, as ? as : name, NULL) ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
+    if (add_job(R, url, as ? as : name, NULL))
+        return ZT_EXIT_SYSTEM;
+    /* a ztensord's plain file (…/v1/files/config.json): its bytes at /raw */
+    if (strstr(url, "/v1/files/") && !tensor_name(name) && make_plain(R, NULL))
+        return ZT_EXIT_SYSTEM;
+    return ZT_EXIT_OK;
 }
 
 /* -o OUT names the file itself, not a directory, when the one URL is a file
@@ -590,6 +627,7 @@ static void pull_job(run *R, zt_remote *session, job *j)
         zt_remote_pull_options po;
         zt_remote_pull_options_init(&po);
         po.expect_etag = j->etag;
+        po.expect_sha256 = j->has_sha256 ? j->sha256 : NULL;
         po.cancel = &g_stop;
         prog_ctx pc = {R, j};
         po.progress = on_progress;
@@ -719,6 +757,11 @@ static int summarize(run *R, int json, int quiet, double seconds)
             continue;
         }
         ok++;
+        if (j->plain && j->o->stats.unverified && !j->o->stats.skipped && !quiet)
+            fprintf(stderr,
+                    "zt pull: %s: written unchecked: the server gave no sha256 for it (not "
+                    "hashed yet)\n",
+                    j->dest);
         bytes += j->o->stats.size;
         resumed += j->o->stats.resumed;
         skipped += j->o->stats.skipped != 0;

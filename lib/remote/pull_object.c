@@ -1,10 +1,12 @@
 /*
- * zt_remote_pull_object: a file of an S3 store that is not a zTensor file
- * (config.json, tokenizer.json, a README) to disk, checked against what the
- * store says of it. A HEAD with x-amz-checksum-mode: ENABLED gives the size,
- * the ETag (pinned: every request then carries If-Match) and, when the object
- * was stored with one, its whole-object x-amz-checksum-sha256; otherwise an
- * ETag of 32 hex digits is a single-part upload's MD5. The bytes come by the
+ * zt_remote_pull_object: a file that is not a zTensor file (config.json,
+ * tokenizer.json, a README) of an S3 store or a ztensord to disk, checked
+ * against what is said of it. A HEAD (head.c) gives the size, the ETag
+ * (pinned: every request then carries If-Match) and what the bytes hash to:
+ * the caller's sha256 (a ztensord listing's), else Repr-Digest, else an S3
+ * object's whole-object x-amz-checksum-sha256, else a ztensord ETag
+ * "sha256:<hex>"; in an S3 session an ETag of 32 hex digits is a
+ * single-part upload's MD5. The bytes come by the
  * transport's range requests (retried and resumed from the last byte, like
  * every read), in order, hashed as they land and written with pwrite to
  * PATH.ztpart; then checked, fsynced, marked (user.ztensor.pull, so that a
@@ -26,126 +28,7 @@
 
 #define DONE_XATTR "user.ztensor.pull"
 
-typedef struct head {
-    long status;
-    int64_t size; /* Content-Length; -1 when absent */
-    char etag[256], lm[64];
-    char sha256[64]; /* x-amz-checksum-sha256 (base64), "" when none */
-    char body[512];
-    size_t body_len;
-} head;
-
-static size_t head_header(char *p, size_t size, size_t nmemb, void *ud)
-{
-    head *h = ud;
-    size_t n = size * nmemb, vl;
-    const char *v;
-    int code;
-    if (ztr__parse_status_line(p, n, &code) == 0) {
-        memset(h, 0, sizeof(*h));
-        h->size = -1;
-    } else if (ztr__header_is(p, n, "content-length", &v, &vl)) {
-        int64_t x = 0;
-        size_t i = 0;
-        for (; i < vl && i < 18 && v[i] >= '0' && v[i] <= '9'; i++)
-            x = x * 10 + (v[i] - '0');
-        h->size = i == vl && vl ? x : -1;
-    } else if (ztr__header_is(p, n, "etag", &v, &vl) && vl < sizeof(h->etag)) {
-        memcpy(h->etag, v, vl);
-        h->etag[vl] = 0;
-    } else if (ztr__header_is(p, n, "last-modified", &v, &vl) && vl < sizeof(h->lm)) {
-        memcpy(h->lm, v, vl);
-        h->lm[vl] = 0;
-    } else if (ztr__header_is(p, n, "x-amz-checksum-sha256", &v, &vl) && vl < sizeof(h->sha256)) {
-        memcpy(h->sha256, v, vl);
-        h->sha256[vl] = 0;
-    }
-    return n;
-}
-
-static size_t head_body(char *p, size_t size, size_t nmemb, void *ud)
-{
-    head *h = ud;
-    size_t n = size * nmemb, keep = sizeof(h->body) - h->body_len;
-    keep = n < keep ? n : keep;
-    memcpy(h->body + h->body_len, p, keep);
-    h->body_len += keep;
-    return n;
-}
-
-/* One HEAD (a GET's headers; no body asked), retried like a listing page. */
-static zt_status do_head(zt_remote *r, const char *url, double deadline, head *h, zt_error *err)
-{
-    struct curl_slist *hd = NULL;
-    if (ztr__auth_headers(r, &hd))
-        return ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
-    struct curl_slist *t = curl_slist_append(hd, "x-amz-checksum-mode: ENABLED");
-    if (!t) {
-        curl_slist_free_all(hd);
-        return ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
-    }
-    hd = t;
-    zt_status st = ZT_OK;
-    double wait = r->opt.backoff;
-    for (unsigned attempt = 0;; attempt++) {
-        CURL *e = ztr__easy_get(r);
-        if (!e) {
-            st = ztr__fail(err, ZT_E_NOMEM, url, NULL, NULL, 0, 0, "out of memory");
-            break;
-        }
-        char eb[CURL_ERROR_SIZE] = "";
-        memset(h, 0, sizeof(*h));
-        h->size = -1;
-        double left = deadline > 0 ? deadline - ztr__now() : 0;
-        curl_easy_setopt(e, CURLOPT_URL, url);
-        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, hd);
-        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, head_header);
-        curl_easy_setopt(e, CURLOPT_HEADERDATA, h);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, head_body);
-        curl_easy_setopt(e, CURLOPT_WRITEDATA, h);
-        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, eb);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->opt.connect_timeout * 1000));
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
-                         deadline > 0 ? (long)(left > 0 ? left * 1000 : 1) + 1
-                                      : (long)(r->opt.stall_timeout * 1000));
-        if (r->ca_file)
-            curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
-        if (r->opt.insecure) {
-            curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-            curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-        }
-        ztr__auth_setopt(r, e);
-        CURLcode cc = curl_easy_perform(e);
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &h->status);
-        ztr__easy_put(r, e);
-        bool transient = cc != CURLE_OK || h->status == 429 || h->status >= 500;
-        if (!transient)
-            break;
-        if (attempt >= r->opt.max_retries || (deadline > 0 && ztr__now() + wait >= deadline)) {
-            st = cc ? ztr__fail(err, ZT_E_NETWORK, url, NULL, NULL, 0, 0, "HEAD: %s",
-                                eb[0] ? eb : curl_easy_strerror(cc))
-                    : ztr__fail(err, ZT_E_HTTP, url, NULL, NULL, 0, 0, "HEAD: HTTP %ld", h->status);
-            break;
-        }
-        usleep((useconds_t)(wait * (0.5 + ztr__rand01(r)) * 1e6));
-        wait = wait * 2 < r->opt.max_backoff ? wait * 2 : r->opt.max_backoff;
-    }
-    curl_slist_free_all(hd);
-    if (st)
-        return st;
-    if (h->status == 200 && h->size >= 0)
-        return ZT_OK;
-    if (h->status == 200)
-        return ztr__fail(err, ZT_E_HTTP, url, NULL, NULL, 0, 0, "HEAD: no Content-Length");
-    return ztr__fail(err, h->status == 404 ? ZT_E_NOT_FOUND : ZT_E_HTTP, url, NULL, NULL, 0, 0,
-                     "HEAD: HTTP %ld%s", h->status,
-                     h->status == 403 ? " (access denied: check the credentials and the "
-                                        "bucket's policy)"
-                                      : "");
-}
+typedef ztr_head head;
 
 /* What the store says the bytes hash to. */
 typedef struct claim {
@@ -162,11 +45,40 @@ static int hexval(char c)
                                   : -1;
 }
 
-static void make_claim(const head *h, claim *c)
+static void sha256_claim(claim *c, const uint8_t *sha, const char *what)
+{
+    c->kind = 1;
+    memcpy(c->want, sha, 32);
+    char hex[65];
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", sha[i]);
+    snprintf(c->text, sizeof(c->text), "%s sha256 %.16s...", what, hex);
+}
+
+/* A ztensord's ETag of hashed bytes: "sha256:<64 hex>". */
+static bool etag_sha256(const char *e, uint8_t out[32])
+{
+    if (strlen(e) != 73 || strncmp(e, "\"sha256:", 8) || e[72] != '"')
+        return false;
+    for (int i = 0; i < 32; i++) {
+        int hi = hexval(e[8 + 2 * i]), lo = hexval(e[9 + 2 * i]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i] = (uint8_t)(hi * 16 + lo);
+    }
+    return true;
+}
+
+static void make_claim(const zt_remote *r, const head *h, const uint8_t *expect, claim *c)
 {
     memset(c, 0, sizeof(*c));
     size_t n = strlen(h->sha256);
     uint8_t out[48];
+    if (expect || h->has_repr_sha256) {
+        sha256_claim(c, expect ? expect : h->repr_sha256,
+                     expect ? "the listing's" : "Repr-Digest's");
+        return;
+    }
     /* A whole object's sha256 is 44 base64 characters; a multipart upload's
      * composite checksum ends in "-N" and is not the bytes' sha256. */
     if (n == 44 && !strchr(h->sha256, '-') &&
@@ -177,7 +89,11 @@ static void make_claim(const head *h, claim *c)
         return;
     }
     const char *e = h->etag;
-    if (strlen(e) == 34 && e[0] == '"' && e[33] == '"') {
+    if (etag_sha256(e, out)) {
+        sha256_claim(c, out, "the ETag's");
+        return;
+    }
+    if (r->s3_region && strlen(e) == 34 && e[0] == '"' && e[33] == '"') {
         for (int i = 0; i < 16; i++) {
             int hi = hexval(e[1 + 2 * i]), lo = hexval(e[2 + 2 * i]);
             if (hi < 0 || lo < 0)
@@ -238,6 +154,30 @@ static bool already_done(int dfd, const char *leaf, const head *h)
     ssize_t g = done ? fgetxattr(fd, DONE_XATTR, got, sizeof(got)) : -1;
     close(fd);
     return n > 0 && g == n && !memcmp(got, want, (size_t)n);
+}
+
+/* PATH holds the bytes already, by their sha256 (a file system without user
+ * xattrs, or a copy made by other means): the claim is a sha256 and PATH's
+ * size and bytes match it. */
+static bool same_bytes(int dfd, const char *leaf, const head *h, const claim *c)
+{
+    if (c->kind != 1)
+        return false;
+    int e, fd = ztr__open_regular(dfd, leaf, O_RDONLY, &e);
+    struct stat sb;
+    if (fd < 0)
+        return false;
+    EVP_MD_CTX *md =
+        fstat(fd, &sb) == 0 && (int64_t)sb.st_size == h->size ? EVP_MD_CTX_new() : NULL;
+    bool ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1;
+    uint8_t buf[65536], got[EVP_MAX_MD_SIZE];
+    unsigned glen = 0;
+    for (ssize_t n; ok && (n = read(fd, buf, sizeof(buf))) != 0;)
+        ok = n > 0 ? EVP_DigestUpdate(md, buf, (size_t)n) == 1 : errno == EINTR;
+    ok = ok && EVP_DigestFinal_ex(md, got, &glen) == 1 && glen == 32 && !memcmp(got, c->want, 32);
+    EVP_MD_CTX_free(md);
+    close(fd);
+    return ok;
 }
 
 typedef struct job {
@@ -323,15 +263,16 @@ static zt_status publish(job *j, int fd, zt_error *err)
 
 static zt_status run_job(job *j, zt_error *err)
 {
-    zt_status st = do_head(j->r, j->url, ztr__deadline(j->r), &j->h, err);
+    zt_status st = ztr__head(j->r, j->url, ztr__deadline(j->r), &j->h, err);
     if (st)
         return st;
     j->stats->size = (uint64_t)j->h.size;
     snprintf(j->stats->etag, sizeof(j->stats->etag), "%s", j->h.etag[0] ? j->h.etag : j->h.lm);
     if (j->opt->expect_etag && strcmp(j->opt->expect_etag, j->h.etag))
         j->stats->changed = 1;
-    make_claim(&j->h, &j->c);
-    if (already_done(j->dfd, j->leaf, &j->h)) {
+    /* the listing's sha256 is of the version listed: not of another one */
+    make_claim(j->r, &j->h, j->stats->changed ? NULL : j->opt->expect_sha256, &j->c);
+    if (already_done(j->dfd, j->leaf, &j->h) || same_bytes(j->dfd, j->leaf, &j->h, &j->c)) {
         j->stats->skipped = 1;
         return ZT_OK;
     }

@@ -218,7 +218,11 @@ struct zt_remote_file {
     bool own_session;
     char *url; /* the data URL */
     ztr_pin pin;
-    zt_file *zf;
+    zt_file *zf; /* NULL for a file opened as bytes (open_bytes.c) */
+    /* What the server said the bytes hash to at open (Repr-Digest), when
+     * has_sha256: a file opened as bytes only. */
+    bool has_sha256;
+    uint8_t sha256[32];
     /* A server that ignores Range sent the whole (small) file at open: reads
      * are served from these bytes, the version opened. */
     uint8_t *whole;
@@ -390,6 +394,23 @@ int ztr__walk_cursor(ztr_walk *w, const char *cursor, char *why, size_t cap);
  * (listed twice, or out of order); -2 over a cap; -3 out of memory. why
  * says which. */
 int ztr__walk_entry(ztr_walk *w, const char *name, char *why, size_t cap);
+
+/* ---- one HEAD (head.c): what a server says of a file, for files that are
+ * not tensor files (pull_object.c, open_bytes.c). */
+typedef struct ztr_head {
+    long status;
+    int64_t size; /* Content-Length; -1 when absent */
+    char etag[256], lm[64];
+    char sha256[64];         /* x-amz-checksum-sha256 (base64), "" when none */
+    uint8_t repr_sha256[32]; /* Repr-Digest's sha-256, when has_repr_sha256 */
+    bool has_repr_sha256;
+} ztr_head;
+/* HEAD url (asking for x-amz-checksum-sha256 and Repr-Digest), retried on
+ * connection failures, 429 and 5xx with the session's backoff: ZT_OK for a
+ * 200 with a Content-Length; ZT_E_NOT_FOUND for 404; ZT_E_HTTP, ZT_E_NETWORK. */
+zt_status ztr__head(zt_remote *r, const char *url, double deadline, ztr_head *h, zt_error *err);
+/* A Repr-Digest value's sha-256 (RFC 9530: sha-256=:BASE64:) into out, *found set. */
+void ztr__repr_digest_sha256(const char *v, size_t vl, uint8_t out[32], bool *found);
 
 /* ---- S3 (s3_auth.c): a request's credentials, whatever the origin. The
  * bearer token, or an S3 session's x-amz-content-sha256 (of the empty body:

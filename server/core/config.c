@@ -293,7 +293,11 @@ static const option options[] = {
                "AWS_SESSION_TOKEN from the environment (unsigned without them), at "
                "AWS_ENDPOINT_URL (path-style; AWS itself when unset) in AWS_REGION (else "
                "AWS_DEFAULT_REGION, else us-east-1); upstream_kind must then be auto or plain. "
-               "A file under root wins over an upstream one of the same name."),
+               "A file under root wins over an upstream one of the same name. Plain files "
+               "(config.json, tokenizers: every name without a tensor extension) are fetched "
+               "whole into the cache too, checked against the sha256 the upstream gives "
+               "(Repr-Digest, or a ztensord's listing); one it has not hashed yet is cached "
+               "by its URL and validator, with no digest claimed."),
     OPT_ENUM("upstream_kind", upstream_kind, "auto", "KIND", upstream_kinds,
              "What upstream is: `ztensord`, `plain` (files by URL), or `auto`: a ztensord "
              "when BASE/v1/files?limit=1 answers a JSON listing at start-up, else plain (an "

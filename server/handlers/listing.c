@@ -124,18 +124,6 @@ static int by_name(const void *a, const void *b)
     return strcmp(json_name(a, 0), json_name(b, 0));
 }
 
-/* Is an upstream's entry one of its plain files, which this tier does not fetch
- * yet? Its "format" says so ("file"); views and indexes ("safetensors-view",
- * "safetensors-index") are listed, whatever their names end with. An entry
- * without a format (an older upstream) is judged by its name. */
-static bool upstream_plain(json_t *e, const char *name)
-{
-    const char *format = json_string_value(json_object_get(e, "format"));
-    if (format)
-        return !strcmp(format, "file");
-    return !ztd_file_ext_served(name, strlen(name));
-}
-
 static char *merged_page(const ztd_snapshot *s, json_t *up, const ztd_listing_query *q, size_t *len)
 {
     size_t nup = json_array_size(up), n = 0;
@@ -153,9 +141,8 @@ static char *merged_page(const ztd_snapshot *s, json_t *up, const ztd_listing_qu
     for (size_t i = 0; i < nup; i++) {
         json_t *e = json_array_get(up, i);
         const char *name = json_string_value(json_object_get(e, "name"));
-        /* an upstream is a stranger: a name no client could ask for is not listed;
-         * nor, for now, its plain files, which this tier does not fetch yet */
-        if (name && !ztd_file_path_problem(name, strlen(name)) && !upstream_plain(e, name) &&
+        /* an upstream is a stranger: a name no client could ask for is not listed */
+        if (name && !ztd_file_path_problem(name, strlen(name)) &&
             !ztd_snapshot_find(s, name, strlen(name)))
             v[n++] = e;
     }

@@ -162,7 +162,7 @@ char *ztd_hf_info_json(const ztd_hf_repo *r, const char *repo, size_t *len)
         /* rawEtag (ztensord's own): the file's /v1 raw ETag, which a sidecar's
          * upstream entry is pinned to (hf_origin.h) */
         if (f->e)
-            ztd_raw_etag(f->e, raw);
+            ztd_raw_etag_listed(f->e, raw);
         const char *re = f->e ? raw : f->raw_etag ? f->raw_etag : "";
         jb_lit(&b, i ? ",{\"rfilename\":" : "{\"rfilename\":");
         jb_str(&b, f->rel, f->rel_len);

@@ -219,7 +219,7 @@ static ztd_err open_listed(ztd_upstream *u, const char *repo, const ztd_hf_file 
     if (err)
         return err;
     char raw[96];
-    ztd_raw_etag(*out, raw);
+    ztd_raw_etag_listed(*out, raw);
     bool same =
         (*out)->size == f->size && f->raw_etag && f->raw_etag[0] && strcmp(raw, f->raw_etag) == 0;
     if (!same) {

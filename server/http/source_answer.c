@@ -342,9 +342,8 @@ enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req
     ztd_snapshot_release(snap);
     if (under_plain)
         return ztd_answer_not_tensor(c, r, plain);
-    /* Plain files are the local catalog's only, for now: the upstream opens tensor files. */
-    bool tensor_name = ztd_file_ext_served(m->file, m->file_len);
-    if (!e && s->upstream && tensor_name)
+    /* The upstream opens tensor files as models, every other name as a plain file. */
+    if (!e && s->upstream)
         return read_upstream(s, c, r, answer);
     if (!e)
         return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);

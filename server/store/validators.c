@@ -8,6 +8,7 @@
 #include "store/catalog.h"
 #include "store/catalog_v2.h"
 #include "store/source.h"
+#include "core/hex.h"
 #include "core/lex.h"
 
 #include <stdio.h>
@@ -64,6 +65,18 @@ void ztd_raw_etag(const struct ztd_entry *e, char out[96])
         memcpy(out, e->v2->raw_etag, sizeof(e->v2->raw_etag));
     else
         memcpy(out, e->file_etag, sizeof(e->file_etag));
+}
+
+void ztd_raw_etag_listed(const struct ztd_entry *e, char out[96])
+{
+    const uint8_t *sha = ztd_entry_plain_sha256_known(e);
+    if (!sha) {
+        ztd_raw_etag(e, out);
+        return;
+    }
+    memcpy(out, "\"sha256:", 8);
+    ztd_hex_encode(sha, 32, out + 8);
+    memcpy(out + 72, "\"", 2);
 }
 
 const char *ztd_validators_cache_control(const ztd_repr_validators *v, bool private_reads,

@@ -37,12 +37,16 @@ void ztd_component_validators(const struct ztd_entry *e, const zt_component *c, 
 /* The ETag of the whole file's bytes (/raw): a v2 file's identity when it
  * has one (the same on every copy and every tier), else the file's. */
 void ztd_raw_etag(const struct ztd_entry *e, char out[96]);
+/* The same as /raw sends it once a plain file is hashed: "sha256:<hex>" for
+ * a plain file whose sha256 is known (the verifier's, or an upstream's), else
+ * ztd_raw_etag. What the Hugging Face front lists as a file's rawEtag and what
+ * a sidecar compares its pinned upstream version with. */
+void ztd_raw_etag_listed(const struct ztd_entry *e, char out[96]);
 
 /* Cache-Control for v: immutable ones get a year, others the configured one
  * (private when reads need a token). */
 const char *ztd_validators_cache_control(const ztd_repr_validators *v, bool private_reads,
                                          const char *configured);
-
 
 /*
  * Does an If-Match / If-None-Match value match etag? weak == 0 uses the strong comparison

@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/workq.h"
 #include "store/catalog_v2.h"
+#include "store/names.h"
 #include "upstream/origin_listing.h"
 
 #include <errno.h>
@@ -318,13 +319,14 @@ static ztd_entry *entry_new(ztd_upstream *u, const char *name, const char *url, 
     e->src = u->src;
     e->refs = 1;
     e->name_len = strlen(name);
-    e->file = (zt_file *)zt_remote_file_zt(rf); /* owned by rf; read-only here */
+    e->file = (zt_file *)zt_remote_file_zt(rf);             /* owned by rf; read-only here */
+    e->kind = e->file ? ZTD_ENTRY_TENSOR : ZTD_ENTRY_PLAIN; /* opened as bytes: plain */
     e->size = zt_remote_file_size(rf);
     e->mode = 0100444;
     const char *etag = zt_remote_file_etag(rf), *lm = zt_remote_file_last_modified(rf);
     snprintf(up->validator, sizeof(up->validator), "%s", etag[0] ? etag : lm);
     file_etag_of(up->validator, e->file_etag);
-    if (zt_file_get_kind(e->file) == ZT_KIND_ZT_2) {
+    if (e->file && zt_file_get_kind(e->file) == ZT_KIND_ZT_2) {
         if (!(e->v2 = ztd_v2_entry_upstream(e->file, up->validator))) {
             snprintf(msg, cap, "out of memory");
             goto fail;
@@ -334,6 +336,8 @@ static ztd_entry *entry_new(ztd_upstream *u, const char *name, const char *url, 
     if (lm[0] && ztd_http_date_parse(lm, &t) == 0)
         e->mtime_ns = t * 1000000000;
     ztd_http_date_format(t, e->last_modified);
+    if (!e->file)
+        return e; /* a plain file: no manifest */
     if (!(e->manifest_json = ztd_manifest_json_line(e->file, &e->manifest_json_len, &ze))) {
         snprintf(msg, cap, "%s", ze.message);
         goto fail;
@@ -379,6 +383,55 @@ static ztd_err missing_err(const ztd_upstream *u, const char *name, char *msg, s
     return ZTD_ERR_FILE_NOT_FOUND;
 }
 
+/* A plain file (every name that is not a tensor file's, store/names.h):
+ * opened as bytes, by one HEAD of its bytes' URL (a ztensord's /raw). */
+static zt_status open_plain(ztd_upstream *u, zt_remote *session, char *url, size_t cap,
+                            zt_remote_file **rf, zt_error *ze)
+{
+    size_t n = strlen(url);
+    if (ztd_upstream_is_ztensord(u)) {
+        if (n + 5 > cap) {
+            ze->code = ZT_E_ARG;
+            snprintf(ze->message, sizeof(ze->message), "the URL is too long");
+            return ZT_E_ARG;
+        }
+        memcpy(url + n, "/raw", 5);
+    }
+    return zt_remote_open_bytes_in(session, url, rf, ze);
+}
+
+/* The sha256 of a plain file's bytes as the origin says it, kept with the
+ * entry: what its fill checks the bytes against, and (the cache holding back
+ * the last byte until they matched) what its ETag and Repr-Digest claim.
+ * From the Repr-Digest of the open's HEAD, else from a ztensord origin's
+ * listing ("sha256", once its verifier hashed the file). None (an origin that
+ * has not hashed it yet, a plain HTTP server): the bytes are cached by the
+ * file's URL and validator, and no digest is claimed. */
+static void plain_sha256(ztd_upstream *u, ztd_entry *e)
+{
+    uint8_t sha[32];
+    bool have = zt_remote_file_sha256(e->up->rf, sha);
+    ztd_uplist *l = have ? NULL : ztd_upstream_listing(u);
+    json_t *files = NULL;
+    char msg[300];
+    if (l && ztd_uplist_get(l, &files, msg, sizeof(msg)) == ZTD_ERR_NONE) {
+        for (size_t i = 0; !have && i < json_array_size(files); i++) {
+            json_t *f = json_array_get(files, i);
+            const char *hex = json_string_value(json_object_get(f, "sha256"));
+            json_t *size = json_object_get(f, "size");
+            const char *name = json_string_value(json_object_get(f, "name"));
+            have = hex && strlen(hex) == 64 && name && !strcmp(name, e->name) &&
+                   json_is_integer(size) && (uint64_t)json_integer_value(size) == e->size &&
+                   ztd_hex_decode(hex, 32, sha) == 0;
+        }
+    }
+    json_decref(files);
+    if (have) {
+        memcpy(e->plain_sha256, sha, 32);
+        __atomic_store_n(&e->plain_state, ZTD_PLAIN_HASHED, __ATOMIC_RELEASE);
+    }
+}
+
 /* Open name at upstream: a new entry, or the error. */
 static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
 {
@@ -399,10 +452,13 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
     zt_remote_file *rf = NULL;
     zt_error ze;
     zt_remote *session = ztd_up_open_session(u, &ze);
-    zt_status st = session ? zt_remote_open_in(session, url, &rf, &ze) : ze.code;
+    bool plain = !ztd_file_ext_served(name, strlen(name));
+    zt_status st = !session ? ze.code
+                   : plain  ? open_plain(u, session, url, sizeof(url), &rf, &ze)
+                            : zt_remote_open_in(session, url, &rf, &ze);
     /* The file changed while it was opened (a tier answering some requests
      * from the version before): opened again, a few times, never mixed. */
-    for (int i = 0; session && st == ZT_E_CHANGED && i < 3; i++)
+    for (int i = 0; session && !plain && st == ZT_E_CHANGED && i < 3; i++)
         st = zt_remote_open_in(session, url, &rf, &ze);
     COUNT(u, opens, 1);
     if (st) {
@@ -422,6 +478,10 @@ static ztd_err open_entry(ztd_upstream *u, const char *name, ztd_entry **out, ch
     }
     if (!(*out = entry_new(u, name, url, rf, msg, cap)))
         return ZTD_ERR_INTERNAL;
+    if (plain) {
+        plain_sha256(u, *out);
+        return ZTD_ERR_NONE;
+    }
     ztd_err err = ztd_up_open_shards(u, *out, msg, cap); /* a v2 root's */
     if (err) {
         ztd_entry_release(*out);
@@ -679,7 +739,7 @@ void ztd_up_expire(ztd_upstream *u, const ztd_entry *e)
 bool ztd_upstream_find_blob_in(const ztd_entry *e, const uint8_t sha256[32],
                                const zt_component **comp)
 {
-    for (size_t k = 0; k < zt_file_object_count(e->file); k++) {
+    for (size_t k = 0; e->file && k < zt_file_object_count(e->file); k++) {
         const zt_object *o = zt_file_object_at(e->file, k);
         for (size_t j = 0; j < zt_object_component_count(o); j++) {
             const zt_component *c = zt_object_component_at(o, j);

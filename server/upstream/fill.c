@@ -6,6 +6,7 @@
  * hashed again against the component's digest before its first use, and
  * fetched again when its bytes do not match (upstream/items.h).
  */
+#include "core/hex.h"
 #include "core/log.h"
 #include "upstream/internal.h"
 
@@ -23,7 +24,7 @@ typedef struct fill {
     ztd_job job;
     ztd_upstream *u;
     ztd_entry *e;
-    const zt_component *c;
+    const zt_component *c; /* NULL: the whole of a plain file (its sha256 in e, if known) */
     ztd_cache_item *it;
     zt_hasher *h;
     zt_decoder *dec; /* a v2 part whose digest is over its decoded bytes */
@@ -50,6 +51,26 @@ static int flush(fill *f)
     }
     f->nbuf = 0;
     return 0;
+}
+
+/* What the item is, for messages: the component's role, or the file's bytes. */
+static const char *what(const fill *f)
+{
+    return f->c ? zt_component_role(f->c) : "(the file's bytes)";
+}
+
+/* The digest the bytes must match, as text. */
+static const char *want_text(const fill *f, char *buf, size_t cap)
+{
+    if (f->c)
+        return zt_component_digest(f->c);
+    const uint8_t *sha = ztd_entry_plain_sha256_known(f->e);
+    if (!sha || cap < 72)
+        return "?";
+    memcpy(buf, "sha256:", 7);
+    ztd_hex_encode(sha, 32, buf + 7);
+    buf[71] = 0;
+    return buf;
 }
 
 static int hash_sink(void *ud, const void *data, size_t n)
@@ -118,8 +139,9 @@ static bool digest_ok(fill *f)
     if (f->dec_st)
         return false;
     uint8_t got[32];
-    size_t n = zt_hasher_final(f->h, got), want_n = 0;
-    const uint8_t *want = zt_component_digest_bytes(f->c, &want_n);
+    size_t n = zt_hasher_final(f->h, got), want_n = 32;
+    const uint8_t *want =
+        f->c ? zt_component_digest_bytes(f->c, &want_n) : ztd_entry_plain_sha256_known(f->e);
     return want && n == want_n && !memcmp(got, want, n);
 }
 
@@ -138,10 +160,12 @@ static void fill_run(ztd_job *job)
     fill *f = (fill *)job;
     ztd_upstream *u = f->u;
     const zt_component *c = f->c;
-    uint64_t off = zt_component_offset(c), len = zt_component_length(c);
+    uint64_t off = c ? zt_component_offset(c) : 0, len = c ? zt_component_length(c) : f->e->size;
     zt_remote *s = ztd_up_thread_session(u);
     zt_error ze = {0};
-    zt_remote_file *rf = ztd_up_file_of(f->e, c); /* the root's, or the part's shard's */
+    /* the root's, or the part's shard's; a plain file's own */
+    zt_remote_file *rf = c ? ztd_up_file_of(f->e, c) : f->e->up->rf;
+    char wt[80];
     zt_status st =
         s && rf ? zt_remote_read_stream(s, rf, off, len, fill_bytes, f, &ze) : ZT_E_NOMEM;
     if (!st)
@@ -151,8 +175,8 @@ static void fill_run(ztd_job *job)
     bool ok = false;
     if (f->write_errno) {
         fill_failed(f, f->write_errno == ENOSPC ? ZTD_ERR_INSUFFICIENT_STORAGE : ZTD_ERR_INTERNAL,
-                    "upstream cache: writing component \"%s\" of \"%s\" failed: %s",
-                    zt_component_role(c), f->e->name, strerror(f->write_errno));
+                    "upstream cache: writing component \"%s\" of \"%s\" failed: %s", what(f),
+                    f->e->name, strerror(f->write_errno));
     } else if (st) {
         COUNT(u, errors, 1);
         char m[400];
@@ -163,21 +187,21 @@ static void fill_run(ztd_job *job)
     } else if (f->got != len) {
         fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
                     "upstream %s: %s: %" PRIu64 " of %" PRIu64 " bytes of component \"%s\" came",
-                    u->base, f->e->name, f->got, len, zt_component_role(c));
+                    u->base, f->e->name, f->got, len, what(f));
     } else if (!digest_ok(f)) {
         COUNT(u, digest_failures, 1);
         fill_failed(f, ZTD_ERR_UPSTREAM_FAILED,
                     "upstream %s: the bytes of component \"%s\" of \"%s\" do not hash to %s; "
                     "nothing was cached",
-                    u->base, zt_component_role(c), f->e->name, zt_component_digest(c));
+                    u->base, what(f), f->e->name, want_text(f, wt, sizeof(wt)));
     } else {
         ok = true;
     }
     ztd_cache_state end = ztd_cache_fill_done(f->it, ok);
     if (ok && end != ZTD_CACHE_COMPLETE)
         fill_failed(f, ZTD_ERR_INSUFFICIENT_STORAGE,
-                    "upstream cache: component \"%s\" of \"%s\" could not be made durable",
-                    zt_component_role(c), f->e->name);
+                    "upstream cache: component \"%s\" of \"%s\" could not be made durable", what(f),
+                    f->e->name);
     if (!ok || end != ZTD_CACHE_COMPLETE)
         COUNT(u, fill_failures, 1);
     COUNT(u, fills_running, (uint64_t)-1);
@@ -186,6 +210,16 @@ static void fill_run(ztd_job *job)
 
 static void item_key(const ztd_entry *e, const zt_component *c, ztd_cache_key *k)
 {
+    if (!c) { /* a plain file: by its sha256 when the origin says it, else by version */
+        const uint8_t *sha = ztd_entry_plain_sha256_known(e);
+        if (sha) {
+            k->kind = ZTD_CACHE_BLOB;
+            memcpy(k->id, sha, 32);
+        } else {
+            ztd_cache_part_key(k, e->up->url, e->up->validator, "", "(plain file)");
+        }
+        return;
+    }
     size_t n = 0;
     const uint8_t *d = zt_component_digest_bytes(c, &n);
     /* A sha256 names the stored bytes unless it is over an encoded part's
@@ -215,10 +249,12 @@ static fill *fill_new(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_
     fill *f = calloc(1, sizeof(*f));
     if (!f)
         return NULL;
-    zt_digest_kind dk = zt_component_digest_kind(c);
-    uint64_t len = zt_component_length(c);
+    zt_digest_kind dk = !c ? ZT_DIGEST_NONE : zt_component_digest_kind(c);
+    if (!c && ztd_entry_plain_sha256_known(e))
+        dk = ZT_DIGEST_SHA256;
+    uint64_t len = c ? zt_component_length(c) : e->size;
     f->cap = len < FILL_WRITE ? (size_t)len + !len : FILL_WRITE;
-    bool of_decoded = zt_component_digest_scope(c) == ZT_DIGEST_OF_DECODED &&
+    bool of_decoded = c && zt_component_digest_scope(c) == ZT_DIGEST_OF_DECODED &&
                       zt_component_encoding(c) != ZT_ENC_RAW;
     if (of_decoded && zt_component_encoding(c) == ZT_ENC_OTHER)
         dk = ZT_DIGEST_NONE; /* nothing here decodes it: its stored bytes (for /raw) go unchecked */
@@ -280,13 +316,14 @@ static bool file_matches(fill *f)
 static void check_run(ztd_job *job)
 {
     fill *f = (fill *)job;
+    char wt[80];
     bool ok = !f->h || file_matches(f);
     if (!ok)
         ztd_log(ZTD_LOG_WARN,
                 "upstream cache: the cached bytes of component \"%s\" of \"%s\" do not hash to "
                 "%s (changed in the cache directory while no ztensord held it): fetching them "
                 "again",
-                zt_component_role(f->c), f->e->name, zt_component_digest(f->c));
+                what(f), f->e->name, want_text(f, wt, sizeof(wt)));
     ztd_cache_state st = ztd_cache_check_done(f->it, ok);
     if (st == ZTD_CACHE_FILL && start_fill(f->u, f->e, f->c, f->it) != ZTD_ERR_NONE)
         ztd_cache_fill_done(f->it, false);
@@ -303,6 +340,9 @@ static ztd_err start_check(ztd_upstream *u, ztd_entry *e, const zt_component *c,
     return ZTD_ERR_NONE;
 }
 
+static ztd_err item_of(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item **out,
+                       char *msg, size_t cap);
+
 ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
                           ztd_cache_item **out, char *msg, size_t cap)
 {
@@ -313,10 +353,24 @@ ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
             zt_component_role(c), e->name, zt_component_shard(c));
         return ZTD_ERR_SHARD_UNAVAILABLE;
     }
+    return item_of(u, e, c, out, msg, cap);
+}
+
+ztd_err ztd_upstream_plain_item(ztd_upstream *u, ztd_entry *e, ztd_cache_item **out, char *msg,
+                                size_t cap)
+{
+    return item_of(u, e, NULL, out, msg, cap);
+}
+
+/* The item of c (NULL: the whole of plain file e), its fill or check started. */
+static ztd_err item_of(ztd_upstream *u, ztd_entry *e, const zt_component *c, ztd_cache_item **out,
+                       char *msg, size_t cap)
+{
     ztd_cache_key k;
     item_key(e, c, &k);
     int eno = 0;
-    ztd_cache_state st = ztd_cache_acquire(u->cache, &k, zt_component_length(c), out, &eno);
+    uint64_t size = c ? zt_component_length(c) : e->size;
+    ztd_cache_state st = ztd_cache_acquire(u->cache, &k, size, out, &eno);
     switch (st) {
     case ZTD_CACHE_COMPLETE:
     case ZTD_CACHE_FILLING:
@@ -343,7 +397,7 @@ ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
         snprintf(msg, cap,
                  "the upstream cache (cache_size) cannot make room for the %" PRIu64
                  " bytes of component \"%s\" of \"%s\": everything in it is being sent",
-                 zt_component_length(c), zt_component_role(c), e->name);
+                 size, c ? zt_component_role(c) : "(the file's bytes)", e->name);
         return ZTD_ERR_CACHE_FULL;
     case ZTD_CACHE_IOERR:
         snprintf(msg, cap, "the upstream cache failed: %s", strerror(eno));
@@ -353,7 +407,7 @@ ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
         snprintf(msg, cap,
                  "component \"%s\" of \"%s\" is cached with another size than the manifest "
                  "says; retry",
-                 zt_component_role(c), e->name);
+                 c ? zt_component_role(c) : "(the file's bytes)", e->name);
         return ZTD_ERR_UPSTREAM_FAILED;
     }
 }

@@ -45,8 +45,8 @@ struct ztd_prefetch {
     size_t njobs;
     uint64_t next_id;
     unsigned startup_left;
-    char startup_error[400]; /* a start-up job failed: why */
-    atomic_bool stopping; /* read by running jobs without mu */
+    char startup_error[400];  /* a start-up job failed: why */
+    atomic_bool stopping;     /* read by running jobs without mu */
     ztd_prefetch_totals done; /* of jobs dropped from the list */
 };
 
@@ -190,8 +190,8 @@ static int expand_prefix(job *j, const char *prefix, strvec *out)
         const char *status = json_string_value(json_object_get(f, "status"));
         const char *format = json_string_value(json_object_get(f, "format"));
         /* views and indexes are made from the files listed beside them: those are fetched */
-        bool made = json_object_get(f, "view_of") ||
-                    (format && !strcmp(format, "safetensors-index"));
+        bool made =
+            json_object_get(f, "view_of") || (format && !strcmp(format, "safetensors-index"));
         /* a name no client could ask for (a stranger's "../x.zt") is not fetched */
         if (name && !made && !strncmp(name, prefix, n) && (!status || !strcmp(status, "ok")) &&
             !ztd_file_path_problem(name, strlen(name)) && push(out, name) != 0)
@@ -253,7 +253,7 @@ static bool fetch_components(job *j, ztd_entry *e, slot *win)
     size_t inflight = 0, head = 0;
     bool ok = true;
     char msg[600];
-    for (size_t k = 0; ok && k < zt_file_object_count(e->file); k++) {
+    for (size_t k = 0; ok && e->file && k < zt_file_object_count(e->file); k++) {
         const zt_object *o = zt_file_object_at(e->file, k);
         for (size_t c = 0; ok && c < zt_object_component_count(o); c++) {
             const zt_component *comp = zt_object_component_at(o, c);

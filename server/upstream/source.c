@@ -223,12 +223,45 @@ static ztd_err raw_items(up_q *x, ztd_source_req *q, ztd_entry *e, const ztd_ups
     return ok ? ZTD_SRC_WAIT : no_memory(msg, cap);
 }
 
+/* A plain file's /raw: one item, the whole file, filled and checked as a
+ * component's; it waits for the first byte as a component does. A cache
+ * with no room for it answers 507 at once (no wait for room: that waits for
+ * components). */
+static ztd_err plain_raw(up_q *x, ztd_source_req *q, ztd_entry *e, const ztd_body_seg **segs,
+                         size_t *n, char *msg, size_t cap)
+{
+    q->one = ztd_seg_item(NULL, 0, e->size);
+    *segs = &q->one;
+    *n = e->size ? 1 : 0;
+    if (!q->reads || !e->size)
+        return ZTD_ERR_NONE;
+    ztd_cache_item *it;
+    ztd_err err = ztd_upstream_plain_item(x->u, e, &it, msg, cap);
+    if (err)
+        return err;
+    if (!hold(x, it)) {
+        ztd_cache_item_release(it);
+        return no_memory(msg, cap);
+    }
+    q->one.item = it;
+    uint64_t ready;
+    ztd_cache_state st = ztd_cache_item_state(it, &ready);
+    if (st == ZTD_CACHE_FAILED)
+        return fill_failed(x, e, msg, cap);
+    bool whole = q->whole;
+    if (st == ZTD_CACHE_FILLING && !q->waited && (whole || ready == 0))
+        return ask_item(x, it, whole ? e->size + 1 : 1);
+    return ZTD_ERR_NONE;
+}
+
 static ztd_err up_raw(ztd_source_req *q, ztd_entry *e, const ztd_body_seg **segs, size_t *n,
                       char *msg, size_t cap)
 {
     up_q *x = up_q_of(q, e);
     if (!x)
         return no_memory(msg, cap);
+    if (ztd_entry_is_plain(e))
+        return plain_raw(x, q, e, segs, n, msg, cap);
     const ztd_upstream_seg *useg;
     size_t nuseg;
     if (!ztd_upstream_segments_ready(e, &useg, &nuseg)) {

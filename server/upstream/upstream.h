@@ -112,6 +112,12 @@ ztd_err ztd_upstream_known_missing(ztd_upstream *u, const char *name, char *msg,
  * on ZTD_ERR_NONE (the item may still be filling). */
 ztd_err ztd_upstream_item(ztd_upstream *u, ztd_entry *e, const zt_component *c,
                           ztd_cache_item **out, char *msg, size_t cap);
+/* The same for the whole of plain file e (ztd_entry_is_plain): one item,
+ * keyed by the sha256 the origin gave (ztd_entry_plain_sha256_known) and
+ * complete only once the bytes hash to it; with none, keyed by the file's
+ * URL and validator and complete once every byte came. */
+ztd_err ztd_upstream_plain_item(ztd_upstream *u, ztd_entry *e, ztd_cache_item **out, char *msg,
+                                size_t cap);
 /* Is c's item complete, its digest checked? Never starts a fill. */
 bool ztd_upstream_item_complete(ztd_upstream *u, const ztd_entry *e, const zt_component *c);
 /* Why the last fill of an item of e failed (the error and its message), for

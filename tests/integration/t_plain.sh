@@ -208,15 +208,16 @@ if [ -n "$hashed" ]; then
     check_same "PUT If-Match the sha256: the new bytes" "$R/m/tokenizer.json" "$T/tok2"
 fi
 
-# ---- zt pull of a directory with plain files still pulls its tensor files (plain files
-# are left to a later change of zt pull)
+# ---- zt pull of a directory pulls its plain files too, byte-exact
 rc=0
 "$ZT" pull "$URL/v1/files/m/" -o "$T/pulled" >"$T/pull.out" 2>&1 || rc=$?
 check_eq "zt pull of m/: exit status 0 ($(head -c 300 "$T/pull.out" | tr '\n' ' '))" "$rc" 0
 check_same "zt pull of m/: the tensor file" "$T/pulled/model.zt" "$R/m/model.zt"
-check_eq "zt pull of m/: no plain file written" "$(ls "$T/pulled")" model.zt
-check_match "zt pull of m/: it says the plain files are not pulled" "$(cat "$T/pull.out")" \
-    '3 plain files listed .* are not pulled'
+for f in config.json tokenizer.json generation_config.json; do
+    check_same "zt pull of m/: $f" "$T/pulled/$f" "$R/m/$f"
+done
+check_eq "zt pull of m/: what was written" "$(ls "$T/pulled" | tr '\n' ' ')" \
+    "config.json generation_config.json model.zt tokenizer.json "
 
 # ---- PUT and DELETE of plain files
 printf '{"eos_token_id": 2}\n' >"$T/gen.json"

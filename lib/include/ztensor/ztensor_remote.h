@@ -388,6 +388,10 @@ typedef struct zt_remote_pull_options {
      * pull starts; one planted during it is replaced, never written
      * through). */
     int dir_fd;
+    /* zt_remote_pull_object only: the sha256 the bytes must hash to (what a
+     * ztensord listing says of the file), or NULL. It comes before what the
+     * server's headers say (Repr-Digest, x-amz-checksum-sha256, ETag). */
+    const uint8_t *expect_sha256;
 } zt_remote_pull_options;
 
 typedef struct zt_remote_pull_stats {
@@ -414,18 +418,21 @@ ZT_REMOTE_API zt_status zt_remote_pull(zt_remote *r, const char *url, const char
                                        const zt_remote_pull_options *opt,
                                        zt_remote_pull_stats *stats, zt_error *err);
 
-/* Any file (config.json, tokenizer.json...) of an S3 session's store to
- * path, byte-identical, with what the store says of it checked: the object
- * is asked for with x-amz-checksum-mode: ENABLED; an x-amz-checksum-sha256
- * of the whole object (not a multipart upload's "…-N") must equal the
- * bytes' sha256, else an ETag of 32 hex digits (a single-part upload's MD5)
- * their MD5; with neither the bytes are written as they come
+/* Any file (config.json, tokenizer.json...) of an S3 session's store, or a
+ * ztensord plain file (url BASE/v1/files/NAME/raw), to path, byte-identical,
+ * with what is said of it checked: opt->expect_sha256 (a listing's), else the
+ * HEAD's Repr-Digest sha-256, else (asked for with x-amz-checksum-mode:
+ * ENABLED) an x-amz-checksum-sha256 of the whole object (not a multipart
+ * upload's "…-N"), else a ztensord ETag "sha256:<hex>" must equal the bytes'
+ * sha256; in an S3 session, else an ETag of 32 hex digits (a single-part
+ * upload's MD5) their MD5; with none the bytes are written as they come
  * (stats->unverified = 1; verified = 1 when checked). Written to
  * PATH.ztpart, fsynced, renamed to PATH, the directory fsynced: a mismatch
  * is ZT_E_DIGEST_MISMATCH (after digest_retries fetches again) and PATH is
  * untouched. The object's ETag is pinned (If-Match on every request); a
  * file published by an earlier pull at the same ETag, size and mtime
- * (user.ztensor.pull) is skipped. opt->dir_fd, cancel and progress as for
+ * (user.ztensor.pull), or one already holding bytes of the sha256 claimed
+ * (hashed again here), is skipped. opt->dir_fd, cancel and progress as for
  * zt_remote_pull. */
 ZT_REMOTE_API zt_status zt_remote_pull_object(zt_remote *r, const char *url, const char *path,
                                               const zt_remote_pull_options *opt,

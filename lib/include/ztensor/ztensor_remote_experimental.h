@@ -9,7 +9,9 @@
 
 #include "ztensor_remote.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +39,19 @@ ZT_REMOTE_API int zt_remote_http_get(const char *url, const char *bearer_token,
  * ZT_E_HTTP (408, 429, 500, 502-504): the server could not be asked, after
  * the session's retries and within its total_timeout; ZT_E_NOMEM. */
 ZT_REMOTE_API zt_status zt_remote_revalidate(zt_remote *r, const zt_remote_file *rf, zt_error *err);
+
+/* The file at url opened as bytes only (a plain file: config.json, a
+ * tokenizer), not as a tensor file: one HEAD pins its validator (strong ETag,
+ * else Last-Modified) and size; zt_remote_file_zt gives NULL, and only the
+ * span reads (zt_remote_read_stream, zt_remote_read_spans), the accessors and
+ * zt_remote_revalidate apply. url is used as given (a ztensord file's bytes
+ * are at BASE/v1/files/NAME/raw). Errors: ZT_E_NOT_FOUND (404), ZT_E_HTTP
+ * (another status, no Content-Length), ZT_E_NETWORK, ZT_E_NOMEM. */
+ZT_REMOTE_API zt_status zt_remote_open_bytes_in(zt_remote *r, const char *url, zt_remote_file **out,
+                                                zt_error *err);
+/* What the server said a file opened by zt_remote_open_bytes_in hashes to
+ * (Repr-Digest's sha-256) into out: false when it said nothing. */
+ZT_REMOTE_API bool zt_remote_file_sha256(const zt_remote_file *rf, uint8_t out[32]);
 
 #ifdef __cplusplus
 }
