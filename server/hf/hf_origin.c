@@ -220,8 +220,12 @@ static ztd_err open_listed(ztd_upstream *u, const char *repo, const ztd_hf_file 
         return err;
     char raw[96];
     ztd_raw_etag_listed(*out, raw);
-    bool same =
-        (*out)->size == f->size && f->raw_etag && f->raw_etag[0] && strcmp(raw, f->raw_etag) == 0;
+    /* the validator the info names, or (a file whose digest is its sha256, such
+     * as a model index) the same sha256 as the bytes this tier checked */
+    const uint8_t *sha = ztd_entry_plain_sha256_known(*out);
+    bool same = (*out)->size == f->size &&
+                ((f->raw_etag && f->raw_etag[0] && strcmp(raw, f->raw_etag) == 0) ||
+                 (f->sha256 && sha && memcmp(sha, f->digest, 32) == 0));
     if (!same) {
         keep(repo, NULL); /* the next request asks the origin again */
         ztd_entry_release(*out);

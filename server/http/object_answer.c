@@ -29,6 +29,16 @@ static enum MHD_Result send_index(ztd_server *s, struct MHD_Connection *c, ztd_r
     b.content_type = "application/json";
     b.content_disposition = d;
     memcpy(b.etag, e->file_etag, sizeof(e->file_etag));
+    /* its sha256 (Repr-Digest): the bytes are in memory, so it is known; a
+     * tier that fetches the index checks its copy against it */
+    uint8_t sha[32];
+    zt_hasher *hs = zt_hasher_new(ZT_DIGEST_SHA256);
+    if (hs) {
+        zt_hasher_update(hs, e->st_index->json, e->st_index->len);
+        zt_hasher_final(hs, sha);
+        zt_hasher_free(hs);
+        b.sha256 = sha;
+    }
     ztd_answer_dress(&b, r);
     return ztd_send_body(c, r, &b);
 }

@@ -31,8 +31,9 @@ make_repo() {
 # repo_files DIR: the files of DIR the server should list, sorted, relative: every
 # regular file, and beside each STEM.zt or STEM.alt its safetensors view STEM.safetensors
 # when no real file has that name (docs/API.md, views and model indexes as objects). The
-# repositories here hold no two tensor files of one model in a directory (the files of
-# sub/ share tensor names), so no model.safetensors.index.json is listed.
+# model.safetensors.index.json a directory gets when its files form one model is not
+# predicted here: make_repo's directories form none (the files of sub/ share tensor
+# names); t_upstream.sh, whose big.zt joins model.safetensors, adds it itself.
 repo_files() {
     local f
     (cd "$1" && find . -type f ! -name '.*' | sed 's|^\./||' | while read -r f; do

@@ -14,12 +14,17 @@ O=$T/origin
 make_repo "$O/org/model"
 rand "$T/big.raw" $((6 << 20))
 pack "$O/org/model/big.zt" --format v2 big=u8:$((6 << 20)):"$T/big.raw"
-FILES=$(repo_files "$O/org/model")
+# model.safetensors (w, b) and big.zt's view (big) form one model: the directory has a
+# model.safetensors.index.json too (docs/API.md), whose expected bytes are the origin's
+# (its content is checked against the tensors in t_zt_only.sh)
+FILES=$( (repo_files "$O/org/model"; echo model.safetensors.index.json) | LC_ALL=C sort)
 E=$T/expect # what each listed name downloads as (views: zt convert's output)
 expect_dir "$O/org/model" "$E"
 mkdir -p "$T/side" "$T/cache"
 start_daemon "$O" || finish
 O_PID=$D_PID O_URL=$URL O_PORT=$PORT
+req "origin: the model's index" 200 "$O_URL/v1/files/org/model/model.safetensors.index.json/raw"
+cp "$LAST.body" "$E/model.safetensors.index.json"
 D_PID=
 start_daemon "$T/side" --upstream "$O_URL" --cache-dir "$T/cache" --upstream-ttl 1s || finish
 kill_origin() { kill -KILL "$O_PID" 2>/dev/null; }
