@@ -85,7 +85,7 @@ static void make_claim(const zt_remote *r, const head *h, const uint8_t *expect,
         EVP_DecodeBlock(out, (const unsigned char *)h->sha256, 44) == 33) {
         c->kind = 1;
         memcpy(c->want, out, 32);
-        snprintf(c->text, sizeof(c->text), "x-amz-checksum-sha256 %s", h->sha256);
+        snprintf(c->text, sizeof(c->text), "x-amz-checksum-sha256 %.44s", h->sha256);
         return;
     }
     const char *e = h->etag;
@@ -101,7 +101,7 @@ static void make_claim(const zt_remote *r, const head *h, const uint8_t *expect,
             c->want[i] = (uint8_t)(hi * 16 + lo);
         }
         c->kind = 2;
-        snprintf(c->text, sizeof(c->text), "the ETag %s (MD5)", e);
+        snprintf(c->text, sizeof(c->text), "the ETag %.34s (MD5)", e);
     }
 }
 

@@ -85,6 +85,10 @@ struct zt_remote {
     CURL **idle; /* easy handles kept for reuse */
     size_t nidle;
     uint64_t rng; /* jitter */
+    /* A server answered (any HTTP status) in this session: from then on a
+     * refused connection or an unresolved name is a server restarting and is
+     * tried again; before, it is a wrong address and fails at once. */
+    bool answered;
 };
 
 typedef struct ztr_xfer ztr_xfer;

@@ -346,12 +346,16 @@ static void stop(ztr_batch *b, ztr_xfer *x)
     x->hdrs = NULL;
 }
 
-/* Worth another try: the connection, not the request, went wrong. */
-static bool retryable(CURLcode rc)
+/* Worth another try: the connection, not the request, went wrong. A refused
+ * connection or a name that does not resolve is tried again only once the
+ * server has answered in this session (a restart); before, the address is
+ * wrong, and retrying it for seconds helps nobody. */
+static bool retryable(const zt_remote *r, CURLcode rc)
 {
     switch (rc) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_CONNECT:
+        return r->answered;
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
@@ -406,6 +410,8 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
         return;
     if (x->got > x->got_at_start && !x->slow)
         x->fails = 0; /* progress: only consecutive failures count */
+    if (x->resp.status)
+        b->r->answered = true;
     if (!x->checked && x->resp.status && !stalled) {
         x->verdict = check(b, x);
         x->checked = true;
@@ -426,7 +432,7 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
     }
     if (x->checked && x->got == x->len)
         return; /* complete (or stopped by its consumer, or stalled after its last byte) */
-    if (stalled || rc == CURLE_OK || retryable(rc)) {
+    if (stalled || rc == CURLE_OK || retryable(b->r, rc)) {
         if (b->deadline > 0 && b->now >= b->deadline) {
             char dn[80];
             fail(b, x, ZT_E_NETWORK, "%s passed: %s",
@@ -452,7 +458,11 @@ static void finish(ztr_batch *b, ztr_xfer *x, CURLcode rc, bool stalled)
         retry(b, x, ZT_E_NETWORK, why, 0);
         return;
     }
-    fail(b, x, ZT_E_NETWORK, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
+        fail(b, x, ZT_E_NETWORK, "%s; not retried: no server has answered at this address yet",
+             x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+    else
+        fail(b, x, ZT_E_NETWORK, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
 }
 
 /* How often a closed gate is looked at again: the lanes that open it do not

@@ -112,10 +112,15 @@ check_match "gave up after about 2 s (took $SECS s)" "$SECS" '^[2-4]\.'
 check_match "the message says timeout" "$RMSG" 'total timeout|Timeout|timed out'
 stop_relay
 closed=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-elapsed rexpect "a closed port: connection refused, retried, then ZT_E_NETWORK" ZT_E_NETWORK \
-    --retries 2 --backoff 0.05 "http://127.0.0.1:$closed/v1/files/tiny.zt" "$tiny"
+# no server has answered at this address: a wrong address, not a restart; failed at once
+# (issue 26 §3), however many retries are allowed and however long the backoff
+elapsed rexpect "a closed port: connection refused, not retried, ZT_E_NETWORK" ZT_E_NETWORK \
+    --retries 5 --backoff 2 "http://127.0.0.1:$closed/v1/files/tiny.zt" "$tiny"
 check_match "the message names the failure and the URL" "$RMSG" \
-    "Couldn't connect to server; gave up after 3 attempts.*\[http://127.0.0.1:$closed/v1/files/tiny.zt/raw\]"
+    "Couldn't connect to server; not retried: no server has answered at this address yet.*\[http://127.0.0.1:$closed/v1/files/tiny.zt/raw\]"
+rexpect "a name that does not resolve: not retried" ZT_E_NETWORK \
+    --retries 5 --backoff 2 "http://nonexistent.invalid:7070/v1/files/tiny.zt" "$tiny"
+check_match "the message says so" "$RMSG" "not retried: no server has answered"
 rexpect "a missing file" ZT_E_NOT_FOUND "$URL/v1/files/nope.zt" "$tiny"
 rexpect "not a URL this library reads" ZT_E_ARG "ftp://127.0.0.1/tiny.zt" "$tiny"
 
