@@ -4,6 +4,7 @@
  * see. Calls nothing else of the front, so no file of it calls in a circle.
  */
 #include "core/dates.h"
+#include <ztensor/ztensor.h>
 #include "s3/s3_front.h"
 #include "s3/s3_internal.h"
 #include "s3/s3_keys.h"
@@ -94,9 +95,32 @@ long ztd_s3_arg(struct MHD_Connection *c, const char *name, char *out, size_t ca
 
 /* ---- the forms S3 clients see */
 
+void ztd_s3_view_etag(const ztd_entry *viewed, char out[96])
+{
+    char raw[96];
+    uint8_t h[32] = {0};
+    static const char tag[] = "safetensors view of ";
+    ztd_raw_etag(viewed, raw);
+    zt_hasher *hs = zt_hasher_new(ZT_DIGEST_SHA256);
+    if (hs) {
+        zt_hasher_update(hs, tag, sizeof(tag) - 1);
+        zt_hasher_update(hs, raw, strnlen(raw, sizeof(raw)));
+        zt_hasher_final(hs, h);
+        zt_hasher_free(hs);
+    }
+    out[0] = '"';
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 1 + 2 * i, 3, "%02x", h[i]);
+    memcpy(out + 33, "-1\"", 4);
+}
+
 void ztd_s3_etag(const ztd_entry *e, char out[96])
 {
     char raw[96];
+    if (e->view_of) {
+        ztd_s3_view_etag(e->view_of, out);
+        return;
+    }
     ztd_raw_etag(e, raw);
     size_t n = strnlen(raw, sizeof(raw));
     if (n < 2 || raw[n - 1] != '"' || memchr(raw, '-', n) || n + 2 >= 96) {

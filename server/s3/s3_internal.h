@@ -76,8 +76,13 @@ long ztd_s3_arg(struct MHD_Connection *c, const char *name, char *out, size_t ca
 bool ztd_s3_has_arg(struct MHD_Connection *c, const char *name);
 
 /* The ETag S3 clients see for e: its raw ETag in the multipart form
- * "\"<32 hex>-1\"", which no client takes for an MD5 (docs/S3.md). */
+ * "\"<32 hex>-1\"", which no client takes for an MD5 (docs/S3.md); a
+ * view's is ztd_s3_view_etag of the file it views. */
 void ztd_s3_etag(const ztd_entry *e, char out[96]);
+/* The ETag of the safetensors view of entry viewed (a view entry's, which
+ * has no file of its own): "<32 hex>-1" from a hash of viewed's raw ETag,
+ * so it changes with the file and is never the file's own. */
+void ztd_s3_view_etag(const ztd_entry *viewed, char out[96]);
 /* An If-Match or If-None-Match list as S3 clients send it, with the ETags
  * ztd_s3_etag gave them ("HEX-1"), rewritten in place to the server's own
  * form ("HEX") that the write preconditions compare with. */
