@@ -194,7 +194,8 @@ bool ztd_s3_payload_open(struct MHD_Connection *c, const ztd_s3_auth *auth, ztd_
     const char *dl = ztd_header(c, "x-amz-decoded-content-length");
     bool chunked_ce = ce && strcasestr(ce, "aws-chunked");
     ztd_awsc_mode mode;
-    *dec = NULL;
+    if (dec)
+        *dec = NULL;
     *decoded_len = -1;
     if (!cs || strncmp(cs, "STREAMING-", 10) != 0) {
         if (chunked_ce)
@@ -219,6 +220,8 @@ bool ztd_s3_payload_open(struct MHD_Connection *c, const ztd_s3_auth *auth, ztd_
                          "x-amz-decoded-content-length is not a byte count");
         *decoded_len = v;
     }
+    if (!dec)
+        return true; /* the headers only */
     ztd_awsc_config cfg = {.mode = mode,
                            .signing_key = is_signed ? auth->signing_key : NULL,
                            .amz_date = is_signed ? auth->amz_date : NULL,

@@ -98,7 +98,8 @@ void ztd_s3_iso_time(int64_t mtime_ns, char out[32]);
  * (caller frees; decoded bytes go to sink, unverified until
  * ztd_awsc_finish() says OK) and x-amz-decoded-content-length (or -1) in
  * *decoded_len; false with the S3 error and its message. Signed streaming
- * bodies need a verified signature (--s3-keys). */
+ * bodies need a verified signature (--s3-keys). With dec NULL, only the
+ * headers are checked and the decoded length read. */
 bool ztd_s3_payload_open(struct MHD_Connection *c, const ztd_s3_auth *auth, ztd_awsc_sink sink,
                          void *ctx, ztd_awsc **dec, int64_t *decoded_len, int *err, char *msg,
                          size_t cap);

@@ -232,10 +232,8 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
     char id[33], msg[256];
     int perr = 0;
     int64_t decoded = -1;
-    ztd_awsc *dec = NULL;
-    if (!ztd_s3_payload_open(c, auth, part_sink, NULL, &dec, &decoded, &perr, msg, sizeof(msg)))
+    if (!ztd_s3_payload_open(c, auth, part_sink, NULL, NULL, &decoded, &perr, msg, sizeof(msg)))
         return ztd_s3_error(c, r, (ztd_s3_err)perr, "%s", msg);
-    ztd_awsc_free(dec); /* made again below, with its sink's context */
     int number = part_number_of(c);
     if (number < 0)
         return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT,

@@ -213,10 +213,8 @@ enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
     ztd_err e;
     int perr = 0;
     int64_t decoded = -1;
-    ztd_awsc *dec = NULL;
-    if (!ztd_s3_payload_open(c, auth, put_sink, NULL, &dec, &decoded, &perr, msg, sizeof(msg)))
+    if (!ztd_s3_payload_open(c, auth, put_sink, NULL, NULL, &decoded, &perr, msg, sizeof(msg)))
         return ztd_s3_error(c, r, (ztd_s3_err)perr, "%s", msg);
-    ztd_awsc_free(dec); /* made again below, with its sink's context */
     if (decoded >= 0)
         declared = (uint64_t)decoded;
     if ((why = ztd_s3_key_problem(q)))
