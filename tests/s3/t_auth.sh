@@ -3,10 +3,11 @@
 # boto3 and aws-cli signed with a write and a read key, a wrong secret, an
 # unknown key, presigned GET and PUT (good, expired, tampered), clock skew,
 # anonymous reads; a bad keys file or mode stops the start. Then aws-chunked
-# bodies over TLS: boto3's default PutObject and multipart upload
-# byte-exact, hand-made bodies with a flipped byte, a wrong checksum, a cut
-# or a wrong decoded length, and a signed streaming body with a flipped byte,
-# each publishing nothing and leaving no staging file.
+# bodies over TLS: boto3's default PutObject and multipart upload and the
+# AWS SDK for JavaScript's stream PutObject byte-exact; hand-made bodies
+# with a flipped byte, a wrong checksum, a cut or a wrong decoded length,
+# and a signed streaming body with a flipped byte, each publishing nothing
+# and leaving no staging file.
 . "$(dirname "$0")/lib.sh" "$@"
 need_s3py
 need_tool openssl
@@ -62,6 +63,16 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
 CURL_TLS=(--cacert "$T/tls.crt")
 start_daemon "$ROOT" --s3-keys "$KEYS" --tls-cert "$T/tls.crt" --tls-key "$T/tls.key" || finish
 s3py_checks auth chunked "$URL" "$ROOT"
+MODS=$REPO/tests/clients/node_modules
+if [ -d "$MODS/@aws-sdk/client-s3" ] && command -v node >/dev/null; then
+    out=$(NODE_TLS_REJECT_UNAUTHORIZED=0 node "$S3_DIR/js_chunked.cjs" "$MODS" "$URL" \
+        "$ROOT/llm/model.safetensors" AKWRITE secret-write-1 2>/dev/null)
+    check_match "js: a stream goes as aws-chunked" "$out" 'ok js: the stream went as aws-chunked'
+    check_match "js: its aws-chunked PutObject reads back byte for byte" "$out" 'ok js: aws-chunked PutObject read back'
+    check_same "js: the published file" "$ROOT/js/stream.safetensors" "$ROOT/llm/model.safetensors"
+else
+    bad "@aws-sdk/client-s3 in tests/clients/node_modules" "run npm ci in tests/clients (.ci/deps)"
+fi
 check "no staging file is left" test -z "$(find "$ROOT/.ztensord-staging" -type f 2>/dev/null)"
 check_nomatch "no secret in the TLS daemon's log" "$(cat "$D_ERR")" 'secret-write-1|secret-read-1'
 finish
