@@ -11,9 +11,9 @@
                                 (over TLS when URL is https), multipart
                                 too; hand-made bodies with a flipped byte,
                                 a wrong trailer checksum, a short body and
-                                a wrong decoded length publish nothing; a
-                                signed streaming body (chunk signatures)
-                                good and tampered
+                                a wrong decoded length publish nothing;
+                                signed streaming bodies (chunk signatures,
+                                and a signed trailer) good and tampered
 
 The keys are the ones t_auth.sh writes: write AKWRITE / secret-write-1,
 read AKREAD / secret-read-1.
@@ -283,12 +283,13 @@ def unsigned_chunked(url, root):
 
 
 def signed_chunked(url, root):
-    """STREAMING-AWS4-HMAC-SHA256-PAYLOAD: the head signed by hand, then the
-    chunk-signature chain from its signature (aws_chunked.h)."""
+    """STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER]: the head signed by hand,
+    then the chunk-signature chain from its signature and, with a trailer,
+    the trailer's signature (aws_chunked.h)."""
     data = st_bytes(70_000, "signed-chunks")
     sizes = [65536, len(data) - 65536]
 
-    def encode(amz_date, scope, seed, skey, tamper):
+    def encode(amz_date, scope, seed, skey, case):
         out, prev, o = b"", seed, 0
         for n in sizes + [0]:
             chunk = data[o:o + n]
@@ -296,31 +297,48 @@ def signed_chunked(url, root):
             sts = "\n".join(["AWS4-HMAC-SHA256-PAYLOAD", amz_date, scope, prev,
                              hashlib.sha256(b"").hexdigest(), hashlib.sha256(chunk).hexdigest()])
             prev = hmac.new(skey, sts.encode(), hashlib.sha256).hexdigest()
-            if tamper and n == sizes[1]:
+            if case == "flipped byte" and n == sizes[1]:
                 chunk = bytes([chunk[0] ^ 1]) + chunk[1:]
-            out += b"%x;chunk-signature=%s\r\n" % (n, prev.encode()) + chunk + b"\r\n"
+            out += b"%x;chunk-signature=%s\r\n" % (n, prev.encode()) + chunk
+            out += b"\r\n" if n or not case.startswith("trailer") else b""
+        if case.startswith("trailer"):
+            crc = crc32_b64(data if case != "trailer, wrong checksum" else b"x")
+            line = "x-amz-checksum-crc32:" + crc
+            sts = "\n".join(["AWS4-HMAC-SHA256-TRAILER", amz_date, scope, prev,
+                             hashlib.sha256((line + "\n").encode()).hexdigest()])
+            tsig = hmac.new(skey, sts.encode(), hashlib.sha256).hexdigest()
+            if case == "trailer, tampered signature":
+                tsig = ("0" if tsig[0] != "0" else "1") + tsig[1:]
+            out += ("%s\r\nx-amz-trailer-signature:%s\r\n\r\n" % (line, tsig)).encode()
         return out
-    for tamper in (False, True):
-        name = "up/signed-%d.safetensors" % tamper
-        enc_len = len(encode("", "", "0" * 64, b"k", False))  # signatures are fixed-size
+    cases = [("good", None), ("flipped byte", "SignatureDoesNotMatch"), ("trailer", None),
+             ("trailer, wrong checksum", "BadDigest"),
+             ("trailer, tampered signature", "SignatureDoesNotMatch")]
+    for n, (case, code) in enumerate(cases):
+        name = "up/signed-%d.safetensors" % n
+        trailer = case.startswith("trailer")
+        enc_len = len(encode("", "", "0" * 64, b"k", case))  # signatures are fixed-size
         h = {"Content-Encoding": "aws-chunked",
-             "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+             "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" +
+             ("-TRAILER" if trailer else ""),
              "x-amz-decoded-content-length": str(len(data)), "Content-Length": str(enc_len)}
+        if trailer:
+            h["x-amz-trailer"] = "x-amz-checksum-crc32"
         amz_date, scope, seed, skey = sign_head(url, "PUT", "/models/" + name, h)
-        body = encode(amz_date, scope, seed, skey, tamper)
+        body = encode(amz_date, scope, seed, skey, case)
         try:
             st, b = raw_put(url, "/models/" + name, body, h)
         except (ConnectionError, http.client.HTTPException) as e:
             st, b = 0, str(e).encode()
         p = os.path.join(root, name)
-        if not tamper:
-            check("signed streaming PutObject", st == 200, "%s %s" % (st, b[:300]))
-            check("signed streaming publishes the decoded bytes",
-                  os.path.exists(p) and read(p) == data)
+        what = "signed streaming" + (" (%s)" % case if case != "good" else "")
+        if not code:
+            check(what + " PutObject", st == 200, "%s %s" % (st, b[:300]))
+            check(what + " publishes the decoded bytes", os.path.exists(p) and read(p) == data)
         else:
-            check("signed streaming with a flipped byte: SignatureDoesNotMatch",
-                  b"<Code>SignatureDoesNotMatch</Code>" in b, "%s %s" % (st, b[:300]))
-            check("signed streaming with a flipped byte: nothing published", not os.path.exists(p))
+            check("%s: %s" % (what, code), b"<Code>%s</Code>" % code.encode() in b,
+                  "%s %s" % (st, b[:300]))
+            check(what + ": nothing published", not os.path.exists(p))
 
 
 def chunked(url, root):

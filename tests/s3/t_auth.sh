@@ -6,7 +6,8 @@
 # bodies over TLS: boto3's default PutObject and multipart upload and the
 # AWS SDK for JavaScript's stream PutObject byte-exact; hand-made bodies
 # with a flipped byte, a wrong checksum, a cut or a wrong decoded length,
-# and a signed streaming body with a flipped byte, each publishing nothing
+# and signed streaming bodies (a flipped byte; with a signed trailer, a
+# wrong checksum or a tampered trailer signature), each publishing nothing
 # and leaving no staging file.
 . "$(dirname "$0")/lib.sh" "$@"
 need_s3py
