@@ -255,8 +255,10 @@ static int setup_writes(ztd_server *srv)
         return -1;
     }
     ztd_staging_status st = ZTD_STAGING_UNAVAILABLE;
-    if (!srv->tokens && !cfg->allow_anonymous_writes)
-        ztd_log(ZTD_LOG_INFO, "uploads disabled: no tokens_file and no allow_anonymous_writes");
+    bool s3_keys = cfg->s3_keys && cfg->s3_keys[0];
+    if (!srv->tokens && !cfg->allow_anonymous_writes && !s3_keys)
+        ztd_log(ZTD_LOG_INFO,
+                "uploads disabled: no tokens_file, no s3_keys and no allow_anonymous_writes");
     else if ((st = ztd_staging_open(cfg->root, cfg->session_idle_timeout_ms, &srv->staging, err,
                                     sizeof(err))) == ZTD_STAGING_UNSAFE) {
         ztd_log(ZTD_LOG_ERROR, "%s", err);
@@ -520,10 +522,8 @@ int main(int argc, char **argv)
     }
     ztd_uploads uploads;
     ztd_uploads_init(&uploads, cfg.root, cfg.max_upload_size, cfg.disk_reserve, cfg.max_uploads);
-    ztd_server srv = {.cfg = &cfg,
-                      .listen_fd = ztd_listen_fd_from_env(),
-                      .uploads = &uploads,
-                      .routes = routes};
+    ztd_server srv = {
+        .cfg = &cfg, .listen_fd = ztd_listen_fd_from_env(), .uploads = &uploads, .routes = routes};
     bool activated = srv.listen_fd >= 0;
     int rc = start(&srv, sfd);
     if (rc != ZTD_EXIT_OK) {

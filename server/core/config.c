@@ -40,8 +40,9 @@ typedef enum opt_type { T_STRING, T_BOOL, T_UINT, T_SIZE, T_DURATION, T_ENUM } o
 
 #define F_REQUIRED 1u /* no default; loading fails unless some source sets it */
 #define F_NOFILE 2u   /* not a key of the config file (only "config" itself) */
-#define F_LIST 4u     /* T_STRING, a comma-separated list: a flag given again adds to it, the
-                         config file may give a JSON array of strings */
+#define F_LIST                                                                                     \
+    4u /* T_STRING, a comma-separated list: a flag given again adds to it, the                     \
+          config file may give a JSON array of strings */
 
 typedef int (*check_fn)(const char *v, char *why, size_t whylen);
 
@@ -378,6 +379,12 @@ static const option options[] = {
              "directory SUBDIR under it. --s3-bucket NAME[=SUBDIR] names one and may be "
              "repeated; the config file takes a string or an array of strings. Requests use "
              "path style: http://HOST:PORT/NAME/KEY."},
+    OPT_STRING("s3_keys", s3_keys, 0, "", "FILE", NULL, "a file path, or empty for none",
+               "S3 access keys, one `<scope> <access-key-id> <secret>` per line (scope `read` "
+               "or `write`; `#` starts a comment; mode 0600 like tokens_file). With it, the S3 "
+               "front verifies AWS Signature Version 4 (header and presigned URLs) and the "
+               "key's scope decides; without it, AWS signatures are not checked and S3 "
+               "requests follow the bearer-token rules (docs/S3.md). Secrets are never logged."),
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -626,7 +633,8 @@ static const option *find_derived(const char *s, size_t n, char sep, bool upper)
 static const option *find_flag(const char *s, size_t n)
 {
     for (size_t i = 0; i < N_OPTIONS; i++)
-        if (options[i].flag1 && strlen(options[i].flag1) == n && memcmp(options[i].flag1, s, n) == 0)
+        if (options[i].flag1 && strlen(options[i].flag1) == n &&
+            memcmp(options[i].flag1, s, n) == 0)
             return &options[i];
     return find_derived(s, n, '-', false);
 }

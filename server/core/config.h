@@ -109,8 +109,9 @@ typedef struct ztd_config {
     unsigned upstream_retries;
     uint64_t upstream_min_rate; /* bytes per second, over upstream_timeout; 0 = off */
     unsigned upstream_fills;
-    char *prefetch; /* comma-separated file names and prefixes; "" = none */
+    char *prefetch;   /* comma-separated file names and prefixes; "" = none */
     char *s3_buckets; /* comma-separated NAME[=SUBDIR] (core/buckets.h) */
+    char *s3_keys;    /* --s3-keys FILE, "" = none (s3/s3_keys.h) */
 } ztd_config;
 
 /* Fills *c with the defaults (root NULL). Returns 0, or -1 when out of

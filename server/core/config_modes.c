@@ -41,7 +41,7 @@ static bool has_tokens(const ztd_config *c)
 /* No token can allow a write (main.c: "uploads disabled"). */
 static bool no_uploads(const ztd_config *c)
 {
-    return !has_tokens(c) && !c->allow_anonymous_writes;
+    return !has_tokens(c) && !c->allow_anonymous_writes && !(c->s3_keys && c->s3_keys[0]);
 }
 
 static const struct {

@@ -21,8 +21,9 @@ static const char *disposition(const ztd_entry *e, char *out, size_t cap)
 }
 
 static enum MHD_Result send_index(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
-                                  const char *d)
+                                  const char *d, ztd_body_adjust *adjust, void *ctx)
 {
+    enum MHD_Result out;
     ztd_body b;
     ztd_answer_init_body(&b, s, e);
     ztd_body_single(&b, ztd_seg_mem(e->st_index->json, e->st_index->len));
@@ -40,18 +41,27 @@ static enum MHD_Result send_index(ztd_server *s, struct MHD_Connection *c, ztd_r
         b.sha256 = sha;
     }
     ztd_answer_dress(&b, r);
+    if (adjust && adjust(c, r, &b, ctx, &out))
+        return out;
     return ztd_send_body(c, r, &b);
 }
 
 enum MHD_Result ztd_answer_object(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e)
 {
+    ztd_answer_hook h = {.again = ztd_answer_object, .view_again = ztd_answer_view};
+    return ztd_answer_object_hooked(s, c, r, e, &h);
+}
+
+enum MHD_Result ztd_answer_object_hooked(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         ztd_entry *e, const ztd_answer_hook *h)
+{
     char disp[4 * 4200];
     if (e->view_of)
-        return ztd_answer_view(s, c, r, e->view_of);
-    const char *d = disposition(e, disp, sizeof(disp));
+        return ztd_answer_view_adjusted(s, c, r, e->view_of, h->adjust, h->ctx, h->view_again);
+    const char *d = h->no_disposition ? NULL : disposition(e, disp, sizeof(disp));
     if (e->st_index)
-        return send_index(s, c, r, e, d);
-    return ztd_answer_raw(s, c, r, e, d, ztd_answer_object);
+        return send_index(s, c, r, e, d, h->adjust, h->ctx);
+    return ztd_answer_raw_adjusted(s, c, r, e, d, h->adjust, h->ctx, h->again);
 }
 
 enum MHD_Result ztd_answer_upstream_view(ztd_server *s, struct MHD_Connection *c, ztd_req *r,

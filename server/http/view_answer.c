@@ -192,6 +192,13 @@ static bool sends(struct MHD_Connection *c, const ztd_body *b)
 
 enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e)
 {
+    return ztd_answer_view_adjusted(s, c, r, e, NULL, NULL, ztd_answer_view);
+}
+
+enum MHD_Result ztd_answer_view_adjusted(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         ztd_entry *e, ztd_body_adjust *adjust, void *ctx,
+                                         ztd_entry_answer *again)
+{
     char msg[700], name[4200], disp[4 * 4200];
     const char *wmsg;
     ztd_err err;
@@ -212,7 +219,7 @@ enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req
     view_name(e->name, name, sizeof(name));
     const char *d = ztd_content_disposition(name, disp, sizeof(disp)) ? disp : NULL;
     if (v->own)
-        return ztd_answer_raw(s, c, r, e, d, ztd_answer_view);
+        return ztd_answer_raw_adjusted(s, c, r, e, d, adjust, ctx, again);
     if (v->err)
         return ztd_error(c, r, v->err, "\"%s\": %s", e->name, v->msg);
     /* as /raw: an answer from a file changed in place would not be this view */
@@ -228,6 +235,9 @@ enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req
     b.content_disposition = d;
     view_etag(e, v, b.etag);
     ztd_answer_dress(&b, r);
+    enum MHD_Result out;
+    if (adjust && adjust(c, r, &b, ctx, &out))
+        return out;
     ztd_answer_state *x = ztd_answer_state_of(r);
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
     ztd_answer_plan_reads(c, r, &b, q);
@@ -246,7 +256,7 @@ enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req
         x->wait_at = wait_at;
         q = &x->q;
     }
-    enum MHD_Result res = ztd_answer_source(s, c, r, e, q, err, msg, &b, ztd_answer_view);
+    enum MHD_Result res = ztd_answer_source(s, c, r, e, q, err, msg, &b, again);
     free(l.v); /* the response keeps what it needs of the segments */
     return res;
 }

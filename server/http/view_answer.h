@@ -13,4 +13,11 @@
 
 ztd_entry_answer ztd_answer_view;
 
+/* ztd_answer_view with a front's adjust(ctx) given the body first (as
+ * ztd_answer_raw_adjusted); again answers the view once more after a wait
+ * (given the entry viewed, as e here). */
+enum MHD_Result ztd_answer_view_adjusted(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         ztd_entry *e, ztd_body_adjust *adjust, void *ctx,
+                                         ztd_entry_answer *again);
+
 #endif

@@ -4,13 +4,18 @@
  * see. Calls nothing else of the front, so no file of it calls in a circle.
  */
 #include "core/dates.h"
+#include <ztensor/ztensor.h>
 #include "s3/s3_front.h"
 #include "s3/s3_internal.h"
+#include "s3/s3_keys.h"
 #include "store/validators.h"
 #include "http/response.h"
 #include "store/names.h"
 #include "store/publish.h"
 
+#include "s3/s3_error.h"
+
+#include <errno.h>
 #include <strings.h>
 
 #include <stdio.h>
@@ -19,6 +24,7 @@
 
 static ztd_buckets g_buckets;
 static char *g_root;
+static ztd_s3_keys *g_keys; /* --s3-keys, or NULL */
 
 int ztd_s3_configure(const ztd_config *cfg, char *err, size_t errlen)
 {
@@ -30,6 +36,13 @@ int ztd_s3_configure(const ztd_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "option s3_buckets: %s", why);
         return -1;
     }
+    ztd_s3_keys_free(g_keys);
+    g_keys = NULL;
+    if (cfg->s3_keys && cfg->s3_keys[0] &&
+        !(g_keys = ztd_s3_keys_load(cfg->s3_keys, why, sizeof(why)))) {
+        snprintf(err, errlen, "option s3_keys: %s", why); /* never quotes a secret */
+        return -1;
+    }
     return 0;
 }
 
@@ -38,6 +51,13 @@ void ztd_s3_unconfigure(void)
     ztd_buckets_free(&g_buckets);
     free(g_root);
     g_root = NULL;
+    ztd_s3_keys_free(g_keys);
+    g_keys = NULL;
+}
+
+const ztd_s3_keys *ztd_s3_keys_table(void)
+{
+    return g_keys;
 }
 
 const char *ztd_s3_root(void)
@@ -75,9 +95,32 @@ long ztd_s3_arg(struct MHD_Connection *c, const char *name, char *out, size_t ca
 
 /* ---- the forms S3 clients see */
 
+void ztd_s3_view_etag(const ztd_entry *viewed, char out[96])
+{
+    char raw[96];
+    uint8_t h[32] = {0};
+    static const char tag[] = "safetensors view of ";
+    ztd_raw_etag(viewed, raw);
+    zt_hasher *hs = zt_hasher_new(ZT_DIGEST_SHA256);
+    if (hs) {
+        zt_hasher_update(hs, tag, sizeof(tag) - 1);
+        zt_hasher_update(hs, raw, strnlen(raw, sizeof(raw)));
+        zt_hasher_final(hs, h);
+        zt_hasher_free(hs);
+    }
+    out[0] = '"';
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 1 + 2 * i, 3, "%02x", h[i]);
+    memcpy(out + 33, "-1\"", 4);
+}
+
 void ztd_s3_etag(const ztd_entry *e, char out[96])
 {
     char raw[96];
+    if (e->view_of) {
+        ztd_s3_view_etag(e->view_of, out);
+        return;
+    }
     ztd_raw_etag(e, raw);
     size_t n = strnlen(raw, sizeof(raw));
     if (n < 2 || raw[n - 1] != '"' || memchr(raw, '-', n) || n + 2 >= 96) {
@@ -121,17 +164,80 @@ void ztd_s3_iso_time(int64_t mtime_ns, char out[32])
              (long long)ms);
 }
 
-/* The payload's form. The one place the aws-chunked decoder plugs in: until
- * then such bodies are refused, before any byte is taken. */
-const char *ztd_s3_payload_problem(struct MHD_Connection *c)
+/* The x-amz-content-sha256 forms of aws-chunked bodies. */
+static bool streaming_mode(const char *cs, ztd_awsc_mode *mode)
+{
+    if (!strcmp(cs, "STREAMING-UNSIGNED-PAYLOAD-TRAILER"))
+        *mode = ZTD_AWSC_UNSIGNED_TRAILER;
+    else if (!strcmp(cs, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"))
+        *mode = ZTD_AWSC_SIGNED;
+    else if (!strcmp(cs, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"))
+        *mode = ZTD_AWSC_SIGNED_TRAILER;
+    else
+        return false;
+    return true;
+}
+
+#define PAYLOAD_FAIL(e, ...)                                                                       \
+    do {                                                                                           \
+        *err = (int)(e);                                                                           \
+        snprintf(msg, cap, __VA_ARGS__);                                                           \
+        return false;                                                                              \
+    } while (0)
+
+bool ztd_s3_payload_open(struct MHD_Connection *c, const ztd_s3_auth *auth, ztd_awsc_sink sink,
+                         void *ctx, ztd_awsc **dec, int64_t *decoded_len, int *err, char *msg,
+                         size_t cap)
 {
     const char *ce = ztd_header(c, "Content-Encoding");
     const char *cs = ztd_header(c, "x-amz-content-sha256");
-    if ((ce && strcasestr(ce, "aws-chunked")) || (cs && !strncmp(cs, "STREAMING-", 10)))
-        return "aws-chunked payloads (Content-Encoding: aws-chunked, x-amz-content-sha256: "
-               "STREAMING-*) are not implemented yet; send a plain body (boto3: "
-               "request_checksum_calculation=\"when_required\")";
-    return NULL;
+    const char *dl = ztd_header(c, "x-amz-decoded-content-length");
+    bool chunked_ce = ce && strcasestr(ce, "aws-chunked");
+    ztd_awsc_mode mode;
+    if (dec)
+        *dec = NULL;
+    *decoded_len = -1;
+    if (!cs || strncmp(cs, "STREAMING-", 10) != 0) {
+        if (chunked_ce)
+            PAYLOAD_FAIL(ZTD_S3_INVALID_ARGUMENT, "Content-Encoding: aws-chunked needs "
+                                                  "x-amz-content-sha256: STREAMING-...");
+        return true; /* a plain body */
+    }
+    if (!streaming_mode(cs, &mode))
+        PAYLOAD_FAIL(ZTD_S3_NOT_IMPLEMENTED, "x-amz-content-sha256: %.80s is not implemented", cs);
+    bool is_signed = mode != ZTD_AWSC_UNSIGNED_TRAILER;
+    if (is_signed && auth->scope == ZTD_S3_SCOPE_NONE)
+        PAYLOAD_FAIL(ZTD_S3_NOT_IMPLEMENTED,
+                     "signed streaming payloads (%s) are verified only with --s3-keys and a "
+                     "request signed with one of them",
+                     cs);
+    if (dl) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(dl, &end, 10);
+        if (errno || end == dl || *end || v < 0)
+            PAYLOAD_FAIL(ZTD_S3_INVALID_ARGUMENT,
+                         "x-amz-decoded-content-length is not a byte count");
+        *decoded_len = v;
+    }
+    if (!dec)
+        return true; /* the headers only */
+    ztd_awsc_config cfg = {.mode = mode,
+                           .signing_key = is_signed ? auth->signing_key : NULL,
+                           .amz_date = is_signed ? auth->amz_date : NULL,
+                           .scope = is_signed ? auth->scope_str : NULL,
+                           .seed_signature = is_signed ? auth->seed_signature : NULL,
+                           .decoded_length = *decoded_len,
+                           .trailer = ztd_header(c, "x-amz-trailer"),
+                           .sink = sink,
+                           .sink_ctx = ctx};
+    ztd_s3err e = ZTD_S3E_OK;
+    if (!(*dec = ztd_awsc_new(&cfg, &e)))
+        PAYLOAD_FAIL(ztd_s3_err_from(e), "%s",
+                     e == ZTD_S3E_INTERNAL
+                         ? "out of memory"
+                         : "x-amz-trailer must name one checksum header (x-amz-checksum-ALG)");
+    return true;
 }
 
 /* The key names a file this server can publish: a served name, a safe path. */

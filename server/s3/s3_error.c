@@ -5,6 +5,7 @@
 #include "s3/s3_error.h"
 #include "core/log.h"
 #include "http/response.h"
+#include "s3/s3err.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +29,15 @@ unsigned ztd_s3_err_status(ztd_s3_err e)
 const char *ztd_s3_err_code(ztd_s3_err e)
 {
     return (unsigned)e < ZTD_S3_ERR_COUNT ? k_errs[e].code : "InternalError";
+}
+
+ztd_s3_err ztd_s3_err_from(int pure_err)
+{
+    const char *code = ztd_s3err_code((ztd_s3err)pure_err);
+    for (unsigned i = 0; i < ZTD_S3_ERR_COUNT; i++)
+        if (!strcmp(k_errs[i].code, code))
+            return (ztd_s3_err)i;
+    return ZTD_S3_INTERNAL;
 }
 
 bool ztd_s3_request_id(struct MHD_Response *resp, const ztd_req *r)

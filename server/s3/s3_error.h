@@ -57,7 +57,26 @@
     X(PRECONDITION_FAILED, 412, "PreconditionFailed",                                              \
       "At least one of the pre-conditions you specified did not hold")                             \
     X(SERVICE_UNAVAILABLE, 503, "ServiceUnavailable", "Please reduce your request rate.")          \
-    X(INSUFFICIENT_STORAGE, 507, "InsufficientStorage", "There is not enough room to store it.")
+    X(INSUFFICIENT_STORAGE, 507, "InsufficientStorage", "There is not enough room to store it.")   \
+    X(INVALID_ACCESS_KEY_ID, 403, "InvalidAccessKeyId",                                            \
+      "The AWS Access Key Id you provided does not exist in our records.")                         \
+    X(SIGNATURE_DOES_NOT_MATCH, 403, "SignatureDoesNotMatch",                                      \
+      "The request signature we calculated does not match the signature you provided.")            \
+    X(REQUEST_TIME_TOO_SKEWED, 403, "RequestTimeTooSkewed",                                        \
+      "The difference between the request time and the current time is too large.")                \
+    X(AUTH_HEADER_MALFORMED, 400, "AuthorizationHeaderMalformed",                                  \
+      "The authorization header is malformed.")                                                    \
+    X(AUTH_QUERY_ERROR, 400, "AuthorizationQueryParametersError",                                  \
+      "The authorization query parameters are malformed.")                                         \
+    X(MISSING_SECURITY_HEADER, 400, "MissingSecurityHeader",                                       \
+      "Your request was missing a required header.")                                               \
+    X(INVALID_URI, 400, "InvalidURI", "Couldn't parse the specified URI.")                         \
+    X(INCOMPLETE_BODY, 400, "IncompleteBody",                                                      \
+      "You did not provide the number of bytes specified by the Content-Length HTTP header.")      \
+    X(INVALID_CHUNK_SIZE, 400, "InvalidChunkSizeError",                                            \
+      "Only the last chunk is allowed to have a size less than 8192 bytes")                        \
+    X(MALFORMED_TRAILER, 400, "MalformedTrailerError",                                             \
+      "The request contained trailing data that was not well-formed.")
 
 typedef enum ztd_s3_err {
 #define ZTD__S3_ERR_ID(id, st, code, msg) ZTD_S3_##id,
@@ -67,6 +86,9 @@ typedef enum ztd_s3_err {
 } ztd_s3_err;
 
 unsigned ztd_s3_err_status(ztd_s3_err e);
+/* The front's error for a code of the pure checks (s3/s3err.h: SigV4,
+ * aws-chunked, checksums): the one with the same <Code>; INTERNAL if none. */
+ztd_s3_err ztd_s3_err_from(int pure_err);
 const char *ztd_s3_err_code(ztd_s3_err e);
 
 /* Queue error e for resource (the request's path) with its default

@@ -244,6 +244,7 @@ static enum MHD_Result front_begin(ztd_server *s, struct MHD_Connection *c, ztd_
 {
     ztd_s3_req *q = malloc(sizeof(*q));
     enum MHD_Result ret = MHD_YES;
+    ztd_s3_auth auth;
     if (!q)
         return MHD_NO;
     ztd_s3_parse(c, r, q);
@@ -253,18 +254,19 @@ static enum MHD_Result front_begin(ztd_server *s, struct MHD_Connection *c, ztd_
         free(q);
         return ret;
     }
-    if (!refused && !ztd_s3_authorized(s, c, r, q->scope, &ret)) {
+    if (!refused && !ztd_s3_authorized(s, c, r, q->scope, &auth, &ret)) {
         free(q);
         return ret;
     }
     if (q->op == S3_OP_PUT_OBJECT)
-        ret = ztd_s3_put_begin(s, c, r, q);
+        ret = ztd_s3_put_begin(s, c, r, q, &auth);
     else if (q->op == S3_OP_DELETE_OBJECTS)
         ret = ztd_s3_body_begin(s, c, r, q);
     else if (q->op == S3_OP_UPLOAD_PART)
-        ret = ztd_s3_part_begin(s, c, r, q);
+        ret = ztd_s3_part_begin(s, c, r, q, &auth);
     else if (q->op == S3_OP_COMPLETE_MPU)
         ret = ztd_s3_complete_begin(s, c, r, q);
+    ztd_s3_auth_clear(&auth); /* the decoders copied the signing key */
     free(q);
     return ret;
 }

@@ -22,6 +22,8 @@
 #include "http/request.h"
 #include "http/router.h"
 #include "store/catalog.h"
+#include "s3/aws_chunked.h"
+#include "s3/sigv4.h"
 
 typedef enum ztd_s3_op {
     S3_OP_NONE,
@@ -62,6 +64,8 @@ typedef struct ztd_s3_req {
 const char *ztd_s3_root(void);
 /* The configured buckets. */
 const ztd_buckets *ztd_s3_buckets(void);
+/* The access keys of --s3-keys, or NULL when none are configured. */
+const struct ztd_s3_keys *ztd_s3_keys_table(void);
 /* Parse r's path and query into q. */
 void ztd_s3_parse(struct MHD_Connection *c, const ztd_req *r, ztd_s3_req *q);
 
@@ -72,8 +76,13 @@ long ztd_s3_arg(struct MHD_Connection *c, const char *name, char *out, size_t ca
 bool ztd_s3_has_arg(struct MHD_Connection *c, const char *name);
 
 /* The ETag S3 clients see for e: its raw ETag in the multipart form
- * "\"<32 hex>-1\"", which no client takes for an MD5 (docs/S3.md). */
+ * "\"<32 hex>-1\"", which no client takes for an MD5 (docs/S3.md); a
+ * view's is ztd_s3_view_etag of the file it views. */
 void ztd_s3_etag(const ztd_entry *e, char out[96]);
+/* The ETag of the safetensors view of entry viewed (a view entry's, which
+ * has no file of its own): "<32 hex>-1" from a hash of viewed's raw ETag,
+ * so it changes with the file and is never the file's own. */
+void ztd_s3_view_etag(const ztd_entry *viewed, char out[96]);
 /* An If-Match or If-None-Match list as S3 clients send it, with the ETags
  * ztd_s3_etag gave them ("HEX-1"), rewritten in place to the server's own
  * form ("HEX") that the write preconditions compare with. */
@@ -83,9 +92,17 @@ bool ztd_s3_entry_listed(const ztd_entry *e);
 /* e's mtime as S3's ISO 8601 "2026-11-27T18:23:04.000Z". */
 void ztd_s3_iso_time(int64_t mtime_ns, char out[32]);
 
-/* The one place the payload's form is decided: NULL for a plain body, else
- * why it is refused (aws-chunked: the decoder plugs in here). */
-const char *ztd_s3_payload_problem(struct MHD_Connection *c);
+/* The one place the payload's form is decided, from the headers and the
+ * request's verified signature (auth, see ztd_s3_authorized): true with
+ * *dec NULL for a plain body; true with an aws-chunked decoder in *dec
+ * (caller frees; decoded bytes go to sink, unverified until
+ * ztd_awsc_finish() says OK) and x-amz-decoded-content-length (or -1) in
+ * *decoded_len; false with the S3 error and its message. Signed streaming
+ * bodies need a verified signature (--s3-keys). With dec NULL, only the
+ * headers are checked and the decoded length read. */
+bool ztd_s3_payload_open(struct MHD_Connection *c, const ztd_s3_auth *auth, ztd_awsc_sink sink,
+                         void *ctx, ztd_awsc **dec, int64_t *decoded_len, int *err, char *msg,
+                         size_t cap);
 /* Why q's key cannot be written (not a served name, not a safe path), or NULL. */
 const char *ztd_s3_key_problem(const ztd_s3_req *q);
 
@@ -99,10 +116,13 @@ enum MHD_Result ztd_s3_get_object(ztd_server *s, struct MHD_Connection *c, ztd_r
                                   const ztd_s3_req *q);
 
 /* The one place S3 requests are authenticated: true when r may have scope
- * need, else its S3 error is queued in *ret. Today the bearer tokens and the
- * anonymous-read rule of /v1 (http/auth.h); AWS Signature Version 4 plugs in
- * here. */
+ * need, else its S3 error is queued in *ret. With --s3-keys, an AWS
+ * Signature Version 4 (header or presigned) is verified and *auth holds the
+ * verdict (scope READ or WRITE; the caller wipes it with
+ * ztd_s3_auth_clear); otherwise, and for unsigned requests, the bearer
+ * tokens and the anonymous-read rule of /v1 (http/auth.h), *auth's scope
+ * NONE. */
 bool ztd_s3_authorized(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_scope need,
-                       enum MHD_Result *ret);
+                       ztd_s3_auth *auth, enum MHD_Result *ret);
 
 #endif

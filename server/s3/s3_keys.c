@@ -111,7 +111,7 @@ static const key *find(const ztd_s3_keys *k, const char *ak)
 static int add(ztd_s3_keys *k, size_t *cap, const char *line, size_t n, unsigned ln, char *err,
                size_t errlen)
 {
-    if (k->n == ZTD_S3_MAX_KEYS)
+    if (k->n == ZTD_S3_KEYS_MAX)
         return fail(err, errlen, ln, "more than 4096 keys");
     if (k->n == *cap) {
         size_t nc = *cap ? *cap * 2 : 8;

@@ -23,7 +23,7 @@ typedef enum ztd_s3_scope {
 
 #define ZTD_S3_MAX_KEY_ID 128 /* access key ids: 3 to 128 of A-Z a-z 0-9 - _ . */
 #define ZTD_S3_MAX_SECRET 128 /* secrets: 8 to 128 printable ASCII characters, no spaces */
-#define ZTD_S3_MAX_KEYS 4096
+#define ZTD_S3_KEYS_MAX 4096
 
 typedef struct ztd_s3_keys ztd_s3_keys;
 

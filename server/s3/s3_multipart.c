@@ -171,6 +171,10 @@ typedef struct mpw {
     EVP_MD_CTX *md5;
     bool want_md5;
     uint8_t md5_want[16];
+    ztd_awsc *dec; /* an aws-chunked part: the decoder, which feeds stage_part() */
+    bool failed;   /* stage_part() refused: fail_err, fail_msg */
+    ztd_s3_err fail_err;
+    char fail_msg[160];
     /* Complete */
     char *doc;
     size_t dlen;
@@ -191,6 +195,7 @@ static void w_free(void *p)
         close(w->fd);
     if (w->name[0])
         ztd_staging_remove(w->s->staging, w->name);
+    ztd_awsc_free(w->dec);
     free(w->buf);
     EVP_MD_CTX_free(w->md5);
     free(w->doc);
@@ -218,18 +223,22 @@ static int part_number_of(struct MHD_Connection *c)
     return k >= 1 && k <= ZTD_S3_MAX_PARTS ? k : -1;
 }
 
+static int part_sink(void *ctx, const uint8_t *p, size_t n);
+
 enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                  const ztd_s3_req *q)
+                                  const ztd_s3_req *q, const ztd_s3_auth *auth)
 {
-    const char *why, *v, *cl = ztd_header(c, "Content-Length");
-    char id[33];
-    if ((why = ztd_s3_payload_problem(c)))
-        return ztd_s3_error(c, r, ZTD_S3_NOT_IMPLEMENTED, "%s", why);
+    const char *v, *cl = ztd_header(c, "Content-Length");
+    char id[33], msg[256];
+    int perr = 0;
+    int64_t decoded = -1;
+    if (!ztd_s3_payload_open(c, auth, part_sink, NULL, NULL, &decoded, &perr, msg, sizeof(msg)))
+        return ztd_s3_error(c, r, (ztd_s3_err)perr, "%s", msg);
     int number = part_number_of(c);
     if (number < 0)
         return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT,
                             "Part number must be an integer between 1 and 10000, inclusive");
-    uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
+    uint64_t declared = decoded >= 0 ? (uint64_t)decoded : cl ? strtoull(cl, NULL, 10) : 0;
     if (declared > MAX_PART)
         return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE, "a part is at most 5 GiB");
     if (!ztd_uploads_disk_ok(s->uploads, declared))
@@ -250,6 +259,8 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
     memcpy(w->id, id, sizeof(id));
     w->number = number;
     ztd_req_set_ctx(r, w, w_free);
+    if (!ztd_s3_payload_open(c, auth, part_sink, w, &w->dec, &decoded, &perr, msg, sizeof(msg)))
+        return ztd_s3_error(c, r, (ztd_s3_err)perr, "%s", msg);
     if ((v = ztd_header(c, "Content-MD5"))) {
         uint8_t b[24];
         size_t len = strlen(v);
@@ -283,12 +294,16 @@ static int flush_part(mpw *w)
     return 0;
 }
 
-static enum MHD_Result part_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, mpw *w,
-                                 const char *data, size_t n)
+/* Part bytes (decoded, for aws-chunked) into its staging file: 0, or -1
+ * with w->failed and why. */
+static int stage_part(mpw *w, const uint8_t *data, size_t n)
 {
-    if (w->size + n > MAX_PART || !ztd_uploads_size_ok(s->uploads, w->size, n))
-        return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE,
-                            "a part is at most 5 GiB and max_upload_size");
+    if (w->size + n > MAX_PART || !ztd_uploads_size_ok(w->s->uploads, w->size, n)) {
+        w->failed = true;
+        w->fail_err = ZTD_S3_ENTITY_TOO_LARGE;
+        snprintf(w->fail_msg, sizeof(w->fail_msg), "a part is at most 5 GiB and max_upload_size");
+        return -1;
+    }
     w->size += n;
     ztd_metrics_upload_bytes(n);
     EVP_DigestUpdate(w->md5, data, n);
@@ -298,9 +313,35 @@ static enum MHD_Result part_data(ztd_server *s, struct MHD_Connection *c, ztd_re
         w->blen += k;
         data += k;
         n -= k;
-        if (w->blen == WBUF && flush_part(w) != 0)
-            return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing a part: %s", strerror(errno));
+        if (w->blen == WBUF && flush_part(w) != 0) {
+            w->failed = true;
+            w->fail_err = ZTD_S3_INTERNAL;
+            snprintf(w->fail_msg, sizeof(w->fail_msg), "writing a part: %s", strerror(errno));
+            return -1;
+        }
     }
+    return 0;
+}
+
+static int part_sink(void *ctx, const uint8_t *p, size_t n)
+{
+    return ctx ? stage_part(ctx, p, n) : -1;
+}
+
+static enum MHD_Result part_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, mpw *w,
+                                 const char *data, size_t n)
+{
+    (void)s;
+    if (w->dec) {
+        ztd_s3err e = ztd_awsc_push(w->dec, (const uint8_t *)data, n);
+        if (e == ZTD_S3E_OK)
+            return MHD_YES;
+        if (w->failed)
+            return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
+        return ztd_s3_error(c, r, ztd_s3_err_from(e), "%s", ztd_awsc_message(w->dec));
+    }
+    if (stage_part(w, (const uint8_t *)data, n) != 0)
+        return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
     return MHD_YES;
 }
 
@@ -338,6 +379,9 @@ enum MHD_Result ztd_s3_part_end(ztd_server *s, struct MHD_Connection *c, ztd_req
     unsigned ml = 0;
     if (!w || w->complete)
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    ztd_s3err ce = w->dec ? ztd_awsc_finish(w->dec) : ZTD_S3E_OK;
+    if (ce != ZTD_S3E_OK) /* the part is not kept; w_free removes its file */
+        return ztd_s3_error(c, r, ztd_s3_err_from(ce), "%s", ztd_awsc_message(w->dec));
     if (flush_part(w) != 0)
         return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing a part: %s", strerror(errno));
     if (!EVP_DigestFinal_ex(w->md5, md5, &ml))

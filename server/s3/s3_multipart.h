@@ -17,7 +17,7 @@ enum MHD_Result ztd_s3_mpu_create(ztd_server *s, struct MHD_Connection *c, ztd_r
                                   const ztd_s3_req *q);
 /* UploadPart's head (checks, the part's staging file), and its end. */
 enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                  const ztd_s3_req *q);
+                                  const ztd_s3_req *q, const ztd_s3_auth *auth);
 enum MHD_Result ztd_s3_part_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                 const ztd_s3_req *q);
 /* CompleteMultipartUpload's head (its document is collected), and its end. */

@@ -1,6 +1,7 @@
 /*
- * GetObject and HeadObject: the entry's bytes through the send path every
- * front shares (http/source_answer.h), with S3's ETag form, the response-*
+ * GetObject and HeadObject: any catalog entry's bytes (a file's, a
+ * safetensors view's, a model index's) through the one object answer and
+ * send path every front shares (http/object_answer.h), with S3's ETag form, the response-*
  * overrides, x-amz-request-id, and S3's answers to failed conditions and
  * ranges (304 with no body, 412 PreconditionFailed, 416 InvalidRange in
  * XML). partNumber is refused earlier (NotImplemented).
@@ -8,7 +9,9 @@
 #include "http/body.h"
 #include "http/range.h"
 #include "http/response.h"
+#include "http/object_answer.h"
 #include "http/source_answer.h"
+#include "http/view_answer.h"
 #include "s3/s3_error.h"
 #include "s3/s3_internal.h"
 
@@ -20,6 +23,7 @@
 /* The response-* query arguments: header values the client asks for. */
 typedef struct overrides {
     ztd_req *r;
+    bool view; /* the object is a safetensors view: b->entry is the file it views */
     char type[OVERRIDE_MAX], disposition[OVERRIDE_MAX], cache[OVERRIDE_MAX];
     char encoding[OVERRIDE_MAX], language[OVERRIDE_MAX], expires[OVERRIDE_MAX];
     bool has_type, has_disposition, has_cache, has_encoding, has_language, has_expires;
@@ -81,7 +85,10 @@ static bool adjust(struct MHD_Connection *c, ztd_req *r, ztd_body *b, void *ctx,
                    enum MHD_Result *out)
 {
     overrides *o = ctx;
-    ztd_s3_etag(b->entry, b->etag);
+    if (o->view)
+        ztd_s3_view_etag(b->entry, b->etag);
+    else
+        ztd_s3_etag(b->entry, b->etag);
     if (o->has_type)
         b->content_type = o->type;
     if (o->has_disposition)
@@ -114,14 +121,42 @@ static bool adjust(struct MHD_Connection *c, ztd_req *r, ztd_body *b, void *ctx,
 }
 
 static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                    ztd_entry *e)
+                                    ztd_entry *e);
+static enum MHD_Result answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                   ztd_entry *e);
+
+/* Any catalog entry as an object (http/object_answer.h): a file's bytes, a
+ * view's (of its file), an index's; view is set when e is the file a view
+ * views (called again after a wait). */
+static enum MHD_Result answer_as(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e,
+                                 bool view)
 {
     overrides o;
     read_overrides(c, r, &o);
+    o.view = view || e->view_of;
     if (o.bad)
         return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT,
                             "a response-* argument is badly encoded, too long or holds CR or LF");
-    return ztd_answer_raw_adjusted(s, c, r, e, NULL, adjust, &o, answer_entry);
+    ztd_answer_hook h = {.adjust = adjust,
+                         .ctx = &o,
+                         .again = answer_entry,
+                         .view_again = answer_view,
+                         .no_disposition = true};
+    if (view)
+        return ztd_answer_view_adjusted(s, c, r, e, adjust, &o, answer_view);
+    return ztd_answer_object_hooked(s, c, r, e, &h);
+}
+
+static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                    ztd_entry *e)
+{
+    return answer_as(s, c, r, e, false);
+}
+
+static enum MHD_Result answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                   ztd_entry *e)
+{
+    return answer_as(s, c, r, e, true);
 }
 
 enum MHD_Result ztd_s3_get_object(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
@@ -139,7 +174,5 @@ enum MHD_Result ztd_s3_get_object(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (!e)
         return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_KEY);
     ztd_answer_pin(r, e);
-    if (!e->file)
-        return ztd_s3_error(c, r, ZTD_S3_SERVICE_UNAVAILABLE, "the file cannot be opened now");
     return answer_entry(s, c, r, e);
 }

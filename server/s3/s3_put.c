@@ -9,9 +9,11 @@
  *  - DeleteObject and DeleteObjects (its XML body collected whole, parsed
  *    by s3_delete_xml.c): unlinks under the publication locks, off the
  *    threads too.
- * Payload forms: aws-chunked bodies (Content-Encoding: aws-chunked, or
- * x-amz-content-sha256: STREAMING-...) are refused with NotImplemented in
- * one place, payload_form(), where the aws-chunked decoder plugs in.
+ * Payload forms (ztd_s3_payload_open): a plain body, or an aws-chunked one
+ * (x-amz-content-sha256: STREAMING-...), decoded as it arrives into the
+ * same staging file; its chunk signatures, trailer checksum and decoded
+ * length are all checked (ztd_awsc_finish) before anything is published,
+ * and a failed check leaves nothing (the staging file is removed).
  */
 #include "s3/s3_put.h"
 #include "core/config.h"
@@ -48,6 +50,10 @@ typedef struct s3w {
     char base[ZTD_PATH_MAX + 2]; /* DeleteObjects: the bucket's directory + '/', or "" */
     /* PutObject */
     ztd_put_file *f;
+    ztd_awsc *dec; /* aws-chunked bodies: the decoder, which feeds stage() */
+    bool failed;   /* stage() refused: fail_err, fail_msg */
+    ztd_s3_err fail_err;
+    char fail_msg[256];
     bool slot;
     ztd_disk_meter disk;
     EVP_MD_CTX *md5;
@@ -72,6 +78,7 @@ typedef struct s3w {
 static void w_free(void *p)
 {
     s3w *w = p;
+    ztd_awsc_free(w->dec);
     ztd_put_file_free(w->f);
     if (w->slot)
         ztd_uploads_give(w->s->uploads);
@@ -181,7 +188,8 @@ static const char *take_checksums(struct MHD_Connection *c, s3w *w)
     if ((v = ztd_header(c, "x-amz-checksum-sha256")) &&
         !(w->want_sha = b64_exact(v, w->sha_want, 32)))
         return "x-amz-checksum-sha256 is not the base64 of 32 bytes";
-    if ((v = ztd_header(c, "x-amz-content-sha256")) && strcmp(v, "UNSIGNED-PAYLOAD") != 0) {
+    if ((v = ztd_header(c, "x-amz-content-sha256")) && strcmp(v, "UNSIGNED-PAYLOAD") != 0 &&
+        strncmp(v, "STREAMING-", 10) != 0) {
         if (!(w->want_csha = hex64(v, w->csha_want)))
             return "x-amz-content-sha256 is neither UNSIGNED-PAYLOAD nor 64 hex digits";
     }
@@ -194,15 +202,21 @@ static const char *take_checksums(struct MHD_Connection *c, s3w *w)
     return NULL;
 }
 
+static int put_sink(void *ctx, const uint8_t *p, size_t n);
+
 enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                 const ztd_s3_req *q)
+                                 const ztd_s3_req *q, const ztd_s3_auth *auth)
 {
     const char *why, *cl = ztd_header(c, "Content-Length");
     uint64_t declared = cl ? strtoull(cl, NULL, 10) : 0;
     char msg[512];
     ztd_err e;
-    if ((why = ztd_s3_payload_problem(c)))
-        return ztd_s3_error(c, r, ZTD_S3_NOT_IMPLEMENTED, "%s", why);
+    int perr = 0;
+    int64_t decoded = -1;
+    if (!ztd_s3_payload_open(c, auth, put_sink, NULL, NULL, &decoded, &perr, msg, sizeof(msg)))
+        return ztd_s3_error(c, r, (ztd_s3_err)perr, "%s", msg);
+    if (decoded >= 0)
+        declared = (uint64_t)decoded;
     if ((why = ztd_s3_key_problem(q)))
         return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT, "key \"%s\": %s", q->key, why);
     if (!cl && !ztd_header(c, "Transfer-Encoding"))
@@ -216,6 +230,8 @@ enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
     s3w *w = w_new(s, r, W_PUT, q->name);
     if (!w)
         return MHD_NO;
+    if (!ztd_s3_payload_open(c, auth, put_sink, w, &w->dec, &decoded, &perr, msg, sizeof(msg)))
+        return ztd_s3_error(c, r, (ztd_s3_err)perr, "%s", msg);
     take_preconds(c, r, w);
     ztd_preconds pc = preconds_of(w);
     if ((e = ztd_publish_preconditions(s->publisher, w->rel, &pc, msg, sizeof(msg))) ||
@@ -240,23 +256,57 @@ enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
     return MHD_YES;
 }
 
-static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, s3w *w,
-                                const char *data, size_t n)
+/* Body bytes (decoded, for aws-chunked) into the staging file: 0, or -1
+ * with w->failed and why. */
+static int stage(s3w *w, const uint8_t *data, size_t n)
 {
-    if (!ztd_uploads_size_ok(s->uploads, ztd_put_file_received(w->f), n))
-        return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE, "the body exceeds max_upload_size %llu",
-                            (unsigned long long)s->uploads->max_size);
+    ztd_server *s = w->s;
+    w->failed = true;
+    if (!ztd_uploads_size_ok(s->uploads, ztd_put_file_received(w->f), n)) {
+        w->fail_err = ZTD_S3_ENTITY_TOO_LARGE;
+        snprintf(w->fail_msg, sizeof(w->fail_msg), "the body exceeds max_upload_size %llu",
+                 (unsigned long long)s->uploads->max_size);
+        return -1;
+    }
     ztd_metrics_upload_bytes(n);
     if (w->md5)
         EVP_DigestUpdate(w->md5, data, n);
     if (w->want_crc)
         w->crc = crc32(w->crc, (const Bytef *)data, (uInt)n);
-    if (ztd_put_file_write(w->f, data, n) != 0)
-        return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing the staging file: %s", strerror(errno));
-    if (!ztd_uploads_disk_meter(s->uploads, &w->disk, ztd_put_file_received(w->f)))
-        return ztd_s3_error(c, r, ZTD_S3_INSUFFICIENT_STORAGE,
-                            "free disk fell below the reserve of %llu bytes",
-                            (unsigned long long)s->uploads->disk_reserve);
+    if (ztd_put_file_write(w->f, data, n) != 0) {
+        w->fail_err = ZTD_S3_INTERNAL;
+        snprintf(w->fail_msg, sizeof(w->fail_msg), "writing the staging file: %s", strerror(errno));
+        return -1;
+    }
+    if (!ztd_uploads_disk_meter(s->uploads, &w->disk, ztd_put_file_received(w->f))) {
+        w->fail_err = ZTD_S3_INSUFFICIENT_STORAGE;
+        snprintf(w->fail_msg, sizeof(w->fail_msg), "free disk fell below the reserve of %llu bytes",
+                 (unsigned long long)s->uploads->disk_reserve);
+        return -1;
+    }
+    w->failed = false;
+    return 0;
+}
+
+static int put_sink(void *ctx, const uint8_t *p, size_t n)
+{
+    return ctx ? stage(ctx, p, n) : -1;
+}
+
+static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, s3w *w,
+                                const char *data, size_t n)
+{
+    (void)s;
+    if (w->dec) {
+        ztd_s3err e = ztd_awsc_push(w->dec, (const uint8_t *)data, n);
+        if (e == ZTD_S3E_OK)
+            return MHD_YES;
+        if (w->failed)
+            return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
+        return ztd_s3_error(c, r, ztd_s3_err_from(e), "%s", ztd_awsc_message(w->dec));
+    }
+    if (stage(w, (const uint8_t *)data, n) != 0)
+        return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
     return MHD_YES;
 }
 
@@ -370,6 +420,9 @@ enum MHD_Result ztd_s3_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
     enum MHD_Result ret;
     if (!w || w->kind != W_PUT)
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    ztd_s3err ce = w->dec ? ztd_awsc_finish(w->dec) : ZTD_S3E_OK;
+    if (ce != ZTD_S3E_OK) /* nothing is published; w_free removes the staging file */
+        return ztd_s3_error(c, r, ztd_s3_err_from(ce), "%s", ztd_awsc_message(w->dec));
     if (ztd_put_file_end(w->f, sha) != 0)
         return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing the staging file: %s", strerror(errno));
     if (!sums_hold(c, r, w, sha, &ret))

@@ -10,7 +10,7 @@
 
 /* PutObject: the head is in (checks, staging); the body; the end. */
 enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                 const ztd_s3_req *q);
+                                 const ztd_s3_req *q, const ztd_s3_auth *auth);
 enum MHD_Result ztd_s3_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                const ztd_s3_req *q);
 /* Called again after offloaded work (verify and publish): true with the

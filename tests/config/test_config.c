@@ -994,7 +994,8 @@ static const char *const option_names[] = {"config",
                                            "upstream_retries",
                                            "upstream_fills",
                                            "prefetch",
-                                           "s3_buckets"};
+                                           "s3_buckets",
+                                           "s3_keys"};
 
 static void test_help(void **state)
 {

@@ -51,11 +51,12 @@ make_tree() {
 }
 
 # s3py_checks SUBCOMMAND ARGS...: run s3check.py (or moto_diff.py for
-# SUBCOMMAND moto_diff) and count its lines.
+# SUBCOMMAND moto_diff, s3auth.py for "auth SUBCOMMAND") and count its lines.
 s3py_checks() {
     local out line
     local script=$S3_DIR/s3check.py
     [ "$1" = moto_diff ] && { script=$S3_DIR/moto_diff.py; shift; }
+    [ "$1" = auth ] && { script=$S3_DIR/s3auth.py; shift; }
     out=$("$S3PY" "$script" "$@" 2>&1)
     local rc=$?
     while IFS= read -r line; do
