@@ -37,6 +37,18 @@ static const char *field(const char **p, const char *end, size_t *len)
     return s;
 }
 
+/* n bytes of s and a NUL (not strndup: s is the fuzzer's buffer, with no NUL after it,
+ * and ASan's strndup reads past n). */
+static char *dupn(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -46,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t pl, dl, al, ml;
     const char *prefix = field(&p, end, &pl), *delim = field(&p, end, &dl);
     const char *after = field(&p, end, &al), *mk = field(&p, end, &ml);
-    char *pre = strndup(prefix, pl), *del = strndup(delim, dl), *aft = strndup(after, al);
+    char *pre = dupn(prefix, pl), *del = dupn(delim, dl), *aft = dupn(after, al);
     if (!pre || !del || !aft)
         goto out;
     size_t max = ml ? (unsigned char)mk[0] % 12 : 1000;
