@@ -60,8 +60,21 @@ static void name_series(ztd_server *s, ztd_metrics_gauges *g, const char **route
             "state",
             ztd_digest_state_name((ztd_digest_state)i),
             counts[i]};
+    static const char *const hash_states[3] = {"pending", "hashed", "unreadable"};
+    size_t hashed[3];
+    ztd_catalog_file_hash_counts(s->catalog, hashed);
+    for (int i = 0; i < 3; i++)
+        digests[ZTD_DIGEST_STATES + i] = (ztd_metric_sample){
+            "ztensord_files_hashed",
+            "gauge",
+            i ? NULL
+              : "Local files hashed whole by the background verifier (plain files; tensor "
+                "files without a v2 identity, for the Hugging Face front), by state.",
+            "state",
+            hash_states[i],
+            hashed[i]};
     g->digests = digests;
-    g->ndigests = ZTD_DIGEST_STATES;
+    g->ndigests = ZTD_DIGEST_STATES + 3;
 }
 
 enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
@@ -73,7 +86,7 @@ enum MHD_Result ztd_ops_metrics(ztd_server *s, struct MHD_Connection *c, ztd_req
                             .sessions = ztd_sessions_count(s->sessions),
                             .reloads = cs.reloads};
     const char *routes[ZTD_ROUTE_COUNT];
-    ztd_metric_sample digests[ZTD_DIGEST_STATES], up[ZTD_UPSTREAM_SAMPLES];
+    ztd_metric_sample digests[ZTD_DIGEST_STATES + 3], up[ZTD_UPSTREAM_SAMPLES];
     name_series(s, &g, routes, digests);
     ztd_fdcache_stats fs;
     ztd_catalog_fd_stats(s->catalog, &fs);

@@ -5,10 +5,12 @@
  *    zt_file_identity: sha256 of the content digest, which is made of the
  *    components' sha256 digests, the footer and the size): that hex, known
  *    without reading the blobs;
- *  - any other file: the sha256 of its bytes, hashed once per file version
- *    (name, device, inode, size, mtime, ctime) off libmicrohttpd's threads and
- *    kept in a bounded table of this front; concurrent requests for one
- *    version wait for the one hashing.
+ *  - any other file: the sha256 of its bytes. The background verifier hashes
+ *    every local file without a v2 identity after start-up and after each
+ *    rescan (ztd_entry_file_sha256); a request that comes first hashes the
+ *    file itself, once per file version (name, device, inode, size, mtime,
+ *    ctime), off libmicrohttpd's threads, kept in a bounded table of this
+ *    front; concurrent requests for one version wait for the one hashing.
  */
 #ifndef ZTD_HF_DIGESTS_H
 #define ZTD_HF_DIGESTS_H

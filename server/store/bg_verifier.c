@@ -7,7 +7,10 @@
  * a file replaced meanwhile is not hashed to the end for nothing; a pass over
  * a new snapshot skips every component already decided. A plain file
  * (catalog.h) is hashed whole, 1 MiB at a time with the same checks between
- * reads; its sha256 counts only if the file was not written meanwhile.
+ * reads; its sha256 counts only if the file was not written meanwhile. A
+ * local tensor file without a v2 identity is hashed whole the same way after
+ * its components (the page cache has it then): the Hub front names files by
+ * that sha256, and one hasher keeps the fact (ztd_entry_file_sha256).
  */
 #include "store/bg_verifier.h"
 #include "core/clock.h"
@@ -99,7 +102,7 @@ static bool check_entry(ztd_verifier *v, const ztd_snapshot *s, ztd_entry *e)
 
 #define PLAIN_CHUNK (1u << 20)
 
-/* Hash plain file e whole (pinned by the caller); false when stopped or s is
+/* Hash file e whole (pinned by the caller); false when stopped or s is
  * no longer current (e stays pending). A file written meanwhile stays
  * pending too: the scan its change triggers makes a new entry. */
 static bool hash_plain(ztd_verifier *v, const ztd_snapshot *s, ztd_entry *e)
@@ -156,8 +159,10 @@ static bool hash_plain(ztd_verifier *v, const ztd_snapshot *s, ztd_entry *e)
 
 static bool any_pending(const ztd_entry *e)
 {
+    if (ztd_entry_wants_file_hash(e))
+        return true;
     if (ztd_entry_is_plain(e))
-        return ztd_entry_ok(e) && !__atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE);
+        return false;
     for (size_t j = 0; j < e->digests.n; j++)
         if (ztd_digest_check_state(&e->digests.v[j]) == ZTD_DIGEST_PENDING)
             return true;
@@ -174,8 +179,9 @@ static bool check_snapshot(ztd_verifier *v, const ztd_snapshot *s)
         if (!any_pending(e))
             continue;
         ztd_entry_retain(e);
-        bool go = ztd_entry_is_plain(e) ? hash_plain(v, s, e)
-                                        : zt_file_fd(e->file) < 0 || check_entry(v, s, e);
+        bool go = ztd_entry_is_plain(e) || zt_file_fd(e->file) < 0 || check_entry(v, s, e);
+        if (go && ztd_entry_wants_file_hash(e))
+            go = hash_plain(v, s, e);
         ztd_entry_release(e);
         if (!go)
             return false;

@@ -264,15 +264,30 @@ const uint8_t *ztd_entry_plain_sha256(const ztd_entry *e)
     return sha && !ztd_entry_stale(e) && ztd_entry_unchanged(e) ? sha : NULL;
 }
 
+bool ztd_entry_wants_file_hash(const ztd_entry *e)
+{
+    if (__atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE) || ztd_entry_virtual(e) || e->up)
+        return false;
+    return e->kind == ZTD_ENTRY_PLAIN ? e->error == NULL : e->file != NULL && e->v2 == NULL;
+}
+
+const uint8_t *ztd_entry_file_sha256(const ztd_entry *e)
+{
+    return __atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE) == ZTD_PLAIN_HASHED &&
+                   !ztd_entry_stale(e)
+               ? e->plain_sha256
+               : NULL;
+}
+
 void ztd_entry_plain_hashed(ztd_entry *e, const uint8_t *sha)
 {
-    if (e->kind != ZTD_ENTRY_PLAIN || __atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE))
         return;
     if (sha)
         memcpy(e->plain_sha256, sha, 32);
     __atomic_store_n(&e->plain_state, sha ? ZTD_PLAIN_HASHED : ZTD_PLAIN_UNREADABLE,
                      __ATOMIC_RELEASE);
-    if (sha)
+    if (sha && e->kind == ZTD_ENTRY_PLAIN)
         __atomic_add_fetch(&g_plain_hashes, 1, __ATOMIC_RELAXED);
 }
 
@@ -1386,6 +1401,20 @@ void ztd_catalog_wake(ztd_catalog *c)
     pthread_mutex_lock(&c->mu);
     pthread_cond_broadcast(&c->changed);
     pthread_mutex_unlock(&c->mu);
+}
+
+void ztd_catalog_file_hash_counts(ztd_catalog *c, size_t out[3])
+{
+    memset(out, 0, 3 * sizeof(*out));
+    ztd_snapshot *s = ztd_catalog_acquire(c);
+    for (size_t i = 0; s && i < s->n; i++) {
+        const ztd_entry *e = s->entries[i];
+        int st = __atomic_load_n(&e->plain_state, __ATOMIC_ACQUIRE);
+        if (st == ZTD_PLAIN_PENDING ? ztd_entry_wants_file_hash(e)
+                                    : !ztd_entry_virtual(e) && !e->up)
+            out[st]++;
+    }
+    ztd_snapshot_release(s);
 }
 
 void ztd_catalog_digest_counts(ztd_catalog *c, size_t out[ZTD_DIGEST_STATES])

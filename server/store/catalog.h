@@ -76,8 +76,10 @@ typedef struct ztd_entry {
     struct ztd_decode_marks *decode_marks; /* atomic; made on first decode (decoders.c) */
     struct ztd_v2_entry *v2;               /* zTensor v2 files only (catalog_v2.h), else NULL */
     ztd_fdslot fds;                        /* e->file in the open-file budget (open_files.h) */
-    /* A plain file's sha256, valid once plain_state (atomic) is ZTD_PLAIN_HASHED:
-     * read it with ztd_entry_plain_sha256(). */
+    /* The sha256 of the file's bytes, valid once plain_state (atomic) is
+     * ZTD_PLAIN_HASHED: a plain file's (read it with ztd_entry_plain_sha256()),
+     * or a local tensor file's without a v2 identity (ztd_entry_file_sha256():
+     * the Hub front's content digest; never an ETag or Repr-Digest of /v1). */
     uint8_t plain_sha256[32];
     int plain_state;
 
@@ -131,9 +133,19 @@ const uint8_t *ztd_entry_plain_sha256(const ztd_entry *e);
 /* The same from the verifier's record alone, without looking at the file
  * (the listing, which pins nothing). */
 const uint8_t *ztd_entry_plain_sha256_known(const ztd_entry *e);
-/* The verifier's verdict on a plain file: its sha256 (sha non-NULL), or
- * unreadable (sha NULL). Once per entry; the listing shows it from then on. */
+/* The verifier's verdict on a file hashed whole (ztd_entry_wants_file_hash):
+ * its sha256 (sha non-NULL), or unreadable (sha NULL). Once per entry; the
+ * listing shows a plain file's from then on. */
 void ztd_entry_plain_hashed(ztd_entry *e, const uint8_t *sha);
+/* Does the background verifier hash e whole: a plain file, or a local tensor
+ * file that has no zTensor v2 identity (1.x, safetensors, Ollama, ALT), not
+ * hashed yet? Virtual and upstream entries never. */
+bool ztd_entry_wants_file_hash(const ztd_entry *e);
+/* The sha256 of e's bytes (plain or tensor file) once hashed whole and while
+ * e is not marked stale; else NULL. From the verifier's record, without
+ * looking at the file: a file written in place is a new entry after the
+ * rescan its change triggers (serving paths check with ztd_entry_unchanged). */
+const uint8_t *ztd_entry_file_sha256(const ztd_entry *e);
 /* A directory's model.safetensors.index.json (zt_st_index_json): its bytes,
  * and the entries whose views it names (held), by which a rescan that finds
  * the same entries keeps it. */
@@ -241,6 +253,10 @@ uint64_t ztd_catalog_wait_change(ztd_catalog *c, uint64_t seen, const bool *stop
 void ztd_catalog_wake(ztd_catalog *c);
 /* Components of the current snapshot's files in each digest state. */
 void ztd_catalog_digest_counts(ztd_catalog *c, size_t out[ZTD_DIGEST_STATES]);
+/* Local files hashed whole by the background verifier (plain files, and tensor
+ * files without a v2 identity), by ZTD_PLAIN_* state: pending, hashed,
+ * unreadable. */
+void ztd_catalog_file_hash_counts(ztd_catalog *c, size_t out[3]);
 
 /* Pin the current snapshot; release with ztd_snapshot_release(). NULL before the first scan. */
 ztd_snapshot *ztd_catalog_acquire(ztd_catalog *c);

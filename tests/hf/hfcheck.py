@@ -119,6 +119,14 @@ def cmd_field(doc, *keys):
     print(v if isinstance(v, str) else json.dumps(v))
 
 
+def cmd_sibling_sha(doc, name):
+    for it in load(doc).get("siblings", []):
+        if it.get("rfilename") == name:
+            print((it.get("lfs") or {}).get("sha256", "NO-LFS"))
+            return
+    fail("no sibling %s" % name)
+
+
 def cmd_paths(doc):
     for it in load(doc):
         print("%s %s" % (it["type"], it["path"]))
@@ -150,7 +158,7 @@ def cmd_st(path, *pairs):
 
 def main():
     cmds = {"info": cmd_info, "tree": cmd_tree, "field": cmd_field, "paths": cmd_paths,
-            "errjson": cmd_errjson, "st": cmd_st, "sha256": lambda p: print(sha(p))}
+            "errjson": cmd_errjson, "sibling_sha": cmd_sibling_sha, "st": cmd_st, "sha256": lambda p: print(sha(p))}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         fail(__doc__)
     cmds[sys.argv[1]](*sys.argv[2:])
