@@ -103,18 +103,17 @@ static enum MHD_Result hf_error(struct MHD_Connection *c, ztd_req *r, unsigned s
  * repository). */
 static enum MHD_Result hf_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
-    if (s->cfg->require_read_token) {
-        switch (ztd_auth_check(s->tokens, ztd_header(c, "Authorization"), ZTD_SCOPE_READ)) {
-        case ZTD_AUTH_OK:
-            break;
-        case ZTD_AUTH_FORBIDDEN:
-            return hf_error(c, r, 403, NULL, NULL, "this token may not read");
-        case ZTD_AUTH_INVALID:
-            return hf_error(c, r, 401, NULL, NULL, "Invalid credentials in Authorization header");
-        default:
-            return hf_error(c, r, 401, NULL, NULL,
-                            "Authorization required: send a bearer token (HF_TOKEN)");
-        }
+    switch (ztd_auth_rule(s->tokens, s->cfg->require_read_token, s->cfg->allow_anonymous_writes,
+                          ztd_header(c, "Authorization"), ZTD_SCOPE_READ)) {
+    case ZTD_AUTH_OK:
+        break;
+    case ZTD_AUTH_FORBIDDEN:
+        return hf_error(c, r, 403, NULL, NULL, "this token may not read");
+    case ZTD_AUTH_INVALID:
+        return hf_error(c, r, 401, NULL, NULL, "Invalid credentials in Authorization header");
+    default:
+        return hf_error(c, r, 401, NULL, NULL,
+                        "Authorization required: send a bearer token (HF_TOKEN)");
     }
     if (!strcmp(r->method, "POST")) {
         const char *cl = ztd_header(c, "Content-Length");

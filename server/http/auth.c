@@ -4,6 +4,7 @@
  * which token matched nor how much of one did.
  */
 #include "http/auth.h"
+#include "core/record_lines.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -47,48 +48,32 @@ static bool token_char(unsigned char c)
     return isalnum(c) || (c && strchr("-._~+/=", c)); /* strchr finds the terminator too */
 }
 
-static int parse_line(const char *p, size_t n, token *out, char *err, size_t errlen,
-                      unsigned lineno)
+static int parse_record(const ztd_record *rec, token *out, char *err, size_t errlen)
 {
-    size_t i = 0;
-    while (i < n && (p[i] == ' ' || p[i] == '\t'))
-        i++;
-    size_t s0 = i;
-    while (i < n && p[i] != ' ' && p[i] != '\t')
-        i++;
-    size_t slen = i - s0;
-    if (slen == 4 && !strncmp(p + s0, "read", 4))
-        out->scope = ZTD_SCOPE_READ;
-    else if (slen == 5 && !strncmp(p + s0, "write", 5))
-        out->scope = ZTD_SCOPE_WRITE;
-    else {
+    unsigned lineno = rec->lineno;
+    out->scope = (ztd_scope)ztd_record_scope(rec->f[0], rec->len[0]);
+    if (out->scope == ZTD_SCOPE_NONE) {
         snprintf(err, errlen, "line %u: scope must be \"read\" or \"write\"", lineno);
         return -1;
     }
-    while (i < n && (p[i] == ' ' || p[i] == '\t'))
-        i++;
-    size_t t0 = i;
-    while (i < n && p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
-        i++;
-    size_t tlen = i - t0;
-    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
-        i++;
-    if (i != n || tlen == 0) {
+    if (rec->n != 2) {
         snprintf(err, errlen, "line %u: want \"<scope> <token>\"", lineno);
         return -1;
     }
+    const char *p = rec->f[1];
+    size_t tlen = rec->len[1];
     if (tlen < 16 || tlen > MAX_TOKEN) {
         snprintf(err, errlen, "line %u: a token must be 16 to %d characters", lineno, MAX_TOKEN);
         return -1;
     }
     for (size_t k = 0; k < tlen; k++)
-        if (!token_char((unsigned char)p[t0 + k])) {
+        if (!token_char((unsigned char)p[k])) {
             snprintf(err, errlen,
                      "line %u: a token may only hold A-Z a-z 0-9 - . _ ~ + / =", lineno);
             return -1;
         }
     out->len = tlen;
-    memcpy(out->v, p + t0, tlen);
+    memcpy(out->v, p, tlen);
     return 0;
 }
 
@@ -100,18 +85,10 @@ ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t err
         return NULL;
     }
     size_t cap = 0;
-    unsigned lineno = 0;
-    for (size_t pos = 0; pos < len;) {
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-        const char *line = text + pos;
-        pos += n + (nl ? 1 : 0);
-        lineno++;
-        size_t i = 0;
-        while (i < n && isspace((unsigned char)line[i]))
-            i++;
-        if (i == n || line[i] == '#')
-            continue;
+    ztd_records it;
+    ztd_record rec;
+    ztd_records_init(&it, text, len);
+    while (ztd_records_next(&it, &rec)) {
         if (t->n == cap) {
             cap = cap ? cap * 2 : 8;
             token *nt = realloc(t->t, cap * sizeof(*nt));
@@ -122,7 +99,7 @@ ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t err
             }
             t->t = nt;
         }
-        if (parse_line(line, n, &t->t[t->n], err, errlen, lineno) != 0) {
+        if (parse_record(&rec, &t->t[t->n], err, errlen) != 0) {
             ztd_tokens_free(t);
             return NULL;
         }
@@ -194,4 +171,15 @@ ztd_auth_result ztd_auth_check(const ztd_tokens *t, const char *authz, ztd_scope
     if (found == ZTD_SCOPE_NONE)
         return ZTD_AUTH_INVALID;
     return found >= need ? ZTD_AUTH_OK : ZTD_AUTH_FORBIDDEN;
+}
+
+ztd_auth_result ztd_auth_rule(const ztd_tokens *t, bool require_read_token,
+                              bool allow_anonymous_writes, const char *authorization,
+                              ztd_scope need)
+{
+    if (need == ZTD_SCOPE_NONE || (need == ZTD_SCOPE_READ && !require_read_token))
+        return ZTD_AUTH_OK;
+    if (need == ZTD_SCOPE_WRITE && !t)
+        return allow_anonymous_writes ? ZTD_AUTH_OK : ZTD_AUTH_WRITES_DISABLED;
+    return ztd_auth_check(t, authorization, need);
 }

@@ -22,12 +22,22 @@ size_t ztd_tokens_count(const ztd_tokens *t);
 
 typedef enum ztd_auth_result {
     ZTD_AUTH_OK = 0,
-    ZTD_AUTH_MISSING = 401,  /* no or malformed credentials: 401 + WWW-Authenticate */
-    ZTD_AUTH_INVALID = 4010, /* unknown token: 401 + WWW-Authenticate error="invalid_token" */
-    ZTD_AUTH_FORBIDDEN = 403 /* known token, scope too small */
+    ZTD_AUTH_MISSING = 401,   /* no or malformed credentials: 401 + WWW-Authenticate */
+    ZTD_AUTH_INVALID = 4010,  /* unknown token: 401 + WWW-Authenticate error="invalid_token" */
+    ZTD_AUTH_FORBIDDEN = 403, /* known token, scope too small */
+    ZTD_AUTH_WRITES_DISABLED = 4030 /* a write, no tokens file, anonymous writes off */
 } ztd_auth_result;
 
 /* Check an Authorization header value (may be NULL) against the needed scope. */
 ztd_auth_result ztd_auth_check(const ztd_tokens *t, const char *authorization, ztd_scope need);
+
+/* The bearer-token rule of every front (docs/API.md, "Authentication"): a
+ * request that needs no scope, or reads while require_read_token is off,
+ * passes; a write with no tokens file passes only if anonymous writes are
+ * allowed (else ZTD_AUTH_WRITES_DISABLED); otherwise ztd_auth_check(). Each
+ * front words the refusal its clients understand. */
+ztd_auth_result ztd_auth_rule(const ztd_tokens *t, bool require_read_token,
+                              bool allow_anonymous_writes, const char *authorization,
+                              ztd_scope need);
 
 #endif

@@ -199,17 +199,13 @@ static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *metho
 static bool authorized(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_scope need,
                        enum MHD_Result *ret)
 {
-    if (need == ZTD_SCOPE_NONE || (need == ZTD_SCOPE_READ && !s->cfg->require_read_token))
-        return true;
-    if (need == ZTD_SCOPE_WRITE && !s->tokens) {
-        if (s->cfg->allow_anonymous_writes)
-            return true;
-        *ret = ztd_fail(c, r, ZTD_ERR_WRITES_DISABLED);
-        return false;
-    }
-    switch (ztd_auth_check(s->tokens, ztd_header(c, "Authorization"), need)) {
+    switch (ztd_auth_rule(s->tokens, s->cfg->require_read_token, s->cfg->allow_anonymous_writes,
+                          ztd_header(c, "Authorization"), need)) {
     case ZTD_AUTH_OK:
         return true;
+    case ZTD_AUTH_WRITES_DISABLED:
+        *ret = ztd_fail(c, r, ZTD_ERR_WRITES_DISABLED);
+        return false;
     case ZTD_AUTH_FORBIDDEN:
         *ret = ztd_error(c, r, ZTD_ERR_FORBIDDEN, "this token may not %s",
                          need == ZTD_SCOPE_WRITE ? "write" : "read");

@@ -113,19 +113,15 @@ static ztd_s3err verify(struct MHD_Connection *c, ztd_req *r, const ztd_s3_keys 
 static bool bearer_rule(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_scope need,
                         enum MHD_Result *ret)
 {
-    if (need == ZTD_SCOPE_NONE || (need == ZTD_SCOPE_READ && !s->cfg->require_read_token))
+    switch (ztd_auth_rule(s->tokens, s->cfg->require_read_token, s->cfg->allow_anonymous_writes,
+                          ztd_header(c, "Authorization"), need)) {
+    case ZTD_AUTH_OK:
         return true;
-    if (need == ZTD_SCOPE_WRITE && !s->tokens) {
-        if (s->cfg->allow_anonymous_writes)
-            return true;
+    case ZTD_AUTH_WRITES_DISABLED:
         *ret = ztd_s3_error(c, r, ZTD_S3_ACCESS_DENIED,
                             "writes are disabled for this request: it is not signed with an "
                             "S3 key (--s3-keys) and this server has no tokens file");
         return false;
-    }
-    switch (ztd_auth_check(s->tokens, ztd_header(c, "Authorization"), need)) {
-    case ZTD_AUTH_OK:
-        return true;
     case ZTD_AUTH_FORBIDDEN:
         *ret = ztd_s3_error(c, r, ZTD_S3_ACCESS_DENIED, "this token may not %s",
                             need == ZTD_SCOPE_WRITE ? "write" : "read");

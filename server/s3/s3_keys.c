@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/record_lines.h"
 #include "core/secret_file.h"
 
 #define MAX_FILE (1u << 20)
@@ -45,56 +46,39 @@ static bool id_char(char c)
            c == '_' || c == '.';
 }
 
-static bool is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r';
-}
-
-/* The next field of line [*i, n): its start and length; *i moves past it and the blanks after. */
-static size_t field(const char *p, size_t n, size_t *i, size_t *start)
-{
-    *start = *i;
-    while (*i < n && !is_blank(p[*i]))
-        (*i)++;
-    size_t len = *i - *start;
-    while (*i < n && is_blank(p[*i]))
-        (*i)++;
-    return len;
-}
-
 static int fail(char *err, size_t errlen, unsigned lineno, const char *why)
 {
     snprintf(err, errlen, "line %u: %s", lineno, why);
     return -1;
 }
 
-static int parse_line(const char *p, size_t n, key *out, char *err, size_t errlen, unsigned ln)
+static int parse_record(const ztd_record *r, key *out, char *err, size_t errlen)
 {
-    size_t i = 0, s0, a0, k0;
-    while (i < n && is_blank(p[i]))
-        i++;
-    size_t sl = field(p, n, &i, &s0), al = field(p, n, &i, &a0), kl = field(p, n, &i, &k0);
-    if (sl == 4 && !memcmp(p + s0, "read", 4))
+    unsigned ln = r->lineno;
+    int scope = ztd_record_scope(r->f[0], r->len[0]);
+    if (scope == 1)
         out->scope = ZTD_S3_SCOPE_READ;
-    else if (sl == 5 && !memcmp(p + s0, "write", 5))
+    else if (scope == 2)
         out->scope = ZTD_S3_SCOPE_WRITE;
     else
         return fail(err, errlen, ln, "scope must be \"read\" or \"write\"");
-    if (al == 0 || kl == 0 || i != n)
+    if (r->n != 3)
         return fail(err, errlen, ln, "want \"SCOPE ACCESS_KEY_ID SECRET_ACCESS_KEY\"");
+    const char *ak = r->f[1], *sk = r->f[2];
+    size_t al = r->len[1], kl = r->len[2];
     if (al < 3 || al > ZTD_S3_MAX_KEY_ID)
         return fail(err, errlen, ln, "an access key id must be 3 to 128 characters");
     for (size_t j = 0; j < al; j++)
-        if (!id_char(p[a0 + j]))
+        if (!id_char(ak[j]))
             return fail(err, errlen, ln, "an access key id may only hold A-Z a-z 0-9 - _ .");
     if (kl < 8 || kl > ZTD_S3_MAX_SECRET)
         return fail(err, errlen, ln, "a secret access key must be 8 to 128 characters");
     for (size_t j = 0; j < kl; j++)
-        if ((unsigned char)p[k0 + j] < 0x21 || (unsigned char)p[k0 + j] > 0x7e)
+        if ((unsigned char)sk[j] < 0x21 || (unsigned char)sk[j] > 0x7e)
             return fail(err, errlen, ln, "a secret access key must be printable ASCII");
-    memcpy(out->id, p + a0, al);
+    memcpy(out->id, ak, al);
     out->id[al] = '\0';
-    memcpy(out->secret, p + k0, kl);
+    memcpy(out->secret, sk, kl);
     out->secret[kl] = '\0';
     out->slen = kl;
     return 0;
@@ -108,9 +92,9 @@ static const key *find(const ztd_s3_keys *k, const char *ak)
     return NULL;
 }
 
-static int add(ztd_s3_keys *k, size_t *cap, const char *line, size_t n, unsigned ln, char *err,
-               size_t errlen)
+static int add(ztd_s3_keys *k, size_t *cap, const ztd_record *r, char *err, size_t errlen)
 {
+    unsigned ln = r->lineno;
     if (k->n == ZTD_S3_KEYS_MAX)
         return fail(err, errlen, ln, "more than 4096 keys");
     if (k->n == *cap) {
@@ -127,7 +111,7 @@ static int add(ztd_s3_keys *k, size_t *cap, const char *line, size_t n, unsigned
         *cap = nc;
     }
     key *e = &k->k[k->n];
-    if (parse_line(line, n, e, err, errlen, ln) != 0) {
+    if (parse_record(r, e, err, errlen) != 0) {
         ztd_sigv4_wipe(e, sizeof(*e));
         return -1;
     }
@@ -147,19 +131,11 @@ ztd_s3_keys *ztd_s3_keys_parse(const char *text, size_t len, char *err, size_t e
         return NULL;
     }
     size_t cap = 0;
-    unsigned ln = 0;
-    for (size_t pos = 0; pos < len;) {
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-        const char *line = text + pos;
-        pos += n + (nl ? 1 : 0);
-        ln++;
-        size_t i = 0;
-        while (i < n && is_blank(line[i]))
-            i++;
-        if (i == n || line[i] == '#')
-            continue;
-        if (add(k, &cap, line, n, ln, err, errlen) != 0) {
+    ztd_records it;
+    ztd_record r;
+    ztd_records_init(&it, text, len);
+    while (ztd_records_next(&it, &r)) {
+        if (add(k, &cap, &r, err, errlen) != 0) {
             ztd_s3_keys_free(k);
             return NULL;
         }
