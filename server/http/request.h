@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "core/errors.h"
 #include "http/headers.h"
 #include "http/router.h"
 
@@ -60,6 +61,11 @@ typedef struct ztd_req {
     void *front;
     void (*front_free)(void *front);
     const ztd_dress *dress; /* NULL: byte answers as /v1 makes them */
+    /* A front's form for the errors of the layers it shares (source_answer.h,
+     * object_answer.h: a file missing upstream, a wait that failed): given
+     * the error and its message, it queues the answer. NULL: /v1's JSON. */
+    enum MHD_Result (*error_answer)(struct MHD_Connection *c, struct ztd_req *r, ztd_err e,
+                                    const char *msg);
 } ztd_req;
 
 /* Hand the request's state to ctx (freed with ctx_free at the end); whatever

@@ -168,6 +168,10 @@ enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, 
 static enum MHD_Result send_error(struct MHD_Connection *c, ztd_req *r, ztd_err e,
                                   const char *hname, const char *hval, const char *msg)
 {
+    if (r->error_answer) {
+        ztd_metrics_error(e);
+        return r->error_answer(c, r, e, msg);
+    }
     unsigned status = ztd_err_status(e);
     const char *code = ztd_err_code(e);
     json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);

@@ -136,3 +136,50 @@ enum MHD_Result ztd_s3_error_hdr(struct MHD_Connection *c, ztd_req *r, ztd_s3_er
     va_end(ap);
     return ret;
 }
+
+/* The S3 error that stands for a shared layer's error, by its status. */
+static ztd_s3_err of_status(unsigned status)
+{
+    switch (status) {
+    case 400:
+        return ZTD_S3_INVALID_REQUEST;
+    case 401:
+    case 403:
+        return ZTD_S3_ACCESS_DENIED;
+    case 404:
+        return ZTD_S3_NO_SUCH_KEY;
+    case 405:
+        return ZTD_S3_METHOD_NOT_ALLOWED;
+    case 412:
+        return ZTD_S3_PRECONDITION_FAILED;
+    case 413:
+        return ZTD_S3_ENTITY_TOO_LARGE;
+    case 416:
+        return ZTD_S3_INVALID_RANGE;
+    case 422:
+        return ZTD_S3_INVALID_OBJECT;
+    case 501:
+        return ZTD_S3_NOT_IMPLEMENTED;
+    case 502:
+        return ZTD_S3_BAD_GATEWAY;
+    case 503:
+        return ZTD_S3_SERVICE_UNAVAILABLE;
+    case 504:
+        return ZTD_S3_GATEWAY_TIMEOUT;
+    case 507:
+        return ZTD_S3_INSUFFICIENT_STORAGE;
+    default:
+        return ZTD_S3_INTERNAL;
+    }
+}
+
+enum MHD_Result ztd_s3_shared_error(struct MHD_Connection *c, ztd_req *r, ztd_err e,
+                                    const char *msg)
+{
+    if (ztd_err_retry_after(e)) {
+        char ra[16];
+        snprintf(ra, sizeof(ra), "%u", ztd_err_retry_after(e));
+        return ztd_s3_error_hdr(c, r, of_status(ztd_err_status(e)), "Retry-After", ra, "%s", msg);
+    }
+    return ztd_s3_error(c, r, of_status(ztd_err_status(e)), "%s", msg);
+}

@@ -57,6 +57,8 @@
     X(PRECONDITION_FAILED, 412, "PreconditionFailed",                                              \
       "At least one of the pre-conditions you specified did not hold")                             \
     X(SERVICE_UNAVAILABLE, 503, "ServiceUnavailable", "Please reduce your request rate.")          \
+    X(BAD_GATEWAY, 502, "BadGateway", "The upstream gave no usable answer.")                       \
+    X(GATEWAY_TIMEOUT, 504, "GatewayTimeout", "The upstream did not answer in time.")              \
     X(INSUFFICIENT_STORAGE, 507, "InsufficientStorage", "There is not enough room to store it.")   \
     X(INVALID_ACCESS_KEY_ID, 403, "InvalidAccessKeyId",                                            \
       "The AWS Access Key Id you provided does not exist in our records.")                         \
@@ -100,6 +102,12 @@ enum MHD_Result ztd_s3_error(struct MHD_Connection *c, ztd_req *r, ztd_s3_err e,
 enum MHD_Result ztd_s3_error_hdr(struct MHD_Connection *c, ztd_req *r, ztd_s3_err e,
                                  const char *hname, const char *hval, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* The S3 form of an error of the layers the fronts share (ztd_req.error_answer):
+ * the S3 error of the same status (404 NoSuchKey, 412, 416, 503 ...), the
+ * shared layer's message; 502 and 504 keep their status as BadGateway and
+ * GatewayTimeout, 422 is InvalidObject. */
+enum MHD_Result ztd_s3_shared_error(struct MHD_Connection *c, ztd_req *r, ztd_err e,
+                                    const char *msg);
 /* Queue the finished document x (consumed) as application/xml. */
 enum MHD_Result ztd_s3_xml_answer(struct MHD_Connection *c, ztd_req *r, unsigned status,
                                   ztd_xml *x);

@@ -245,6 +245,7 @@ static enum MHD_Result front_begin(ztd_server *s, struct MHD_Connection *c, ztd_
     ztd_s3_req *q = malloc(sizeof(*q));
     enum MHD_Result ret = MHD_YES;
     ztd_s3_auth auth;
+    r->error_answer = ztd_s3_shared_error;
     if (!q)
         return MHD_NO;
     ztd_s3_parse(c, r, q);
@@ -284,6 +285,7 @@ static enum MHD_Result front_data(ztd_server *s, struct MHD_Connection *c, ztd_r
 static enum MHD_Result front_handler(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     enum MHD_Result ret;
+    r->error_answer = ztd_s3_shared_error;
     if (ztd_s3_put_resume(s, c, r, &ret) || ztd_s3_mpu_resume(s, c, r, &ret) ||
         ztd_answer_resume(s, c, r, &ret))
         return ret;

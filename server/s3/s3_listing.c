@@ -1,5 +1,6 @@
 /*
- * ListObjectsV2 and ListObjects (v1) over the catalog's snapshot: the
+ * ListObjectsV2 and ListObjects (v1) over the catalog's snapshot (and on a
+ * sidecar the upstream's listing, the root's files winning): the
  * arguments, the page (s3_list.h: binary search, so a page costs its own
  * length), and the XML. A continuation token is the base64 of the last key
  * or common prefix of the page before; clients treat it as opaque.
@@ -7,8 +8,13 @@
 #include "s3/s3_error.h"
 #include "s3/s3_internal.h"
 #include "s3/s3_list.h"
+#include "core/dates.h"
+#include "http/upstream_files.h"
+#include "store/names.h"
 
+#include <jansson.h>
 #include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,14 +31,58 @@ typedef struct list_args {
     size_t max_keys;
 } list_args;
 
-static const char *entry_name(const void *names, size_t i)
+/* An object of the listing: a catalog entry (e), or on a sidecar a file of
+ * the upstream's listing the catalog does not hold (j). */
+typedef struct s3_obj {
+    const char *name;
+    const ztd_entry *e;
+    const json_t *j;
+} s3_obj;
+
+static const char *obj_name(const void *names, size_t i)
 {
-    return ((ztd_entry *const *)names)[i]->name;
+    return ((const s3_obj *)names)[i].name;
 }
 
-static bool entry_skip(const void *names, size_t i)
+static bool obj_skip(const void *names, size_t i)
 {
-    return !ztd_s3_entry_listed(((ztd_entry *const *)names)[i]);
+    (void)names;
+    (void)i;
+    return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const s3_obj *)a)->name, ((const s3_obj *)b)->name);
+}
+
+/* The snapshot's listed entries, and the upstream's files (up, may be NULL)
+ * that the root does not hold, sorted by name: malloc'ed, NULL when out of
+ * memory. An upstream is a stranger: a name no client could ask for, or a
+ * file it cannot serve, is not listed. */
+static s3_obj *objects(const ztd_snapshot *snap, const json_t *up, size_t *n)
+{
+    size_t nup = json_array_size(up), k = 0;
+    s3_obj *v = malloc((snap->n + nup + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < snap->n; i++)
+        if (ztd_s3_entry_listed(snap->entries[i]))
+            v[k++] = (s3_obj){snap->entries[i]->name, snap->entries[i], NULL};
+    size_t local = k;
+    for (size_t i = 0; i < nup; i++) {
+        const json_t *f = json_array_get(up, i);
+        const char *name = json_string_value(json_object_get(f, "name"));
+        const char *st = json_string_value(json_object_get(f, "status"));
+        if (name && json_is_integer(json_object_get(f, "size")) && st && strcmp(st, "error") &&
+            !ztd_file_path_problem(name, strlen(name)) &&
+            !ztd_snapshot_find(snap, name, strlen(name)))
+            v[k++] = (s3_obj){name, NULL, f};
+    }
+    if (k > local)
+        qsort(v, k, sizeof(*v), by_name);
+    *n = k;
+    return v;
 }
 
 /* An optional argument: its decoded length, 0 when absent, -2 when bad. */
@@ -134,16 +184,44 @@ static void put_owner(ztd_xml *x)
     ztd_xml_close(x, "Owner");
 }
 
-static void put_contents(ztd_xml *x, const ztd_entry *e, size_t base_len, const list_args *a)
+/* An upstream file's ETag and date as the listing gives them: its validator
+ * in the S3 form (ztd_s3_etag's "-1"), its last_modified (the epoch when
+ * the upstream gives none: stable, so sync tools see no change). */
+static void upstream_fields(const json_t *f, char date[32], char etag[96], uint64_t *size)
+{
+    const char *t = json_string_value(json_object_get(f, "etag"));
+    const char *lm = json_string_value(json_object_get(f, "last_modified"));
+    size_t n = t ? strlen(t) : 0;
+    int64_t when = 0;
+    if (!lm || ztd_http_date_parse(lm, &when) != 0)
+        when = 0;
+    ztd_s3_iso_time(when * 1000000000, date);
+    if (n >= 2 && n + 3 < 96 && t[0] == '"' && t[n - 1] == '"' && !memchr(t, '-', n))
+        snprintf(etag, 96, "%.*s-1\"", (int)(n - 1), t);
+    else if (n >= 2 && n < 96 && t[0] == '"' && t[n - 1] == '"')
+        memcpy(etag, t, n + 1);
+    else
+        strcpy(etag, "\"\"");
+    json_int_t sz = json_integer_value(json_object_get(f, "size"));
+    *size = sz > 0 ? (uint64_t)sz : 0;
+}
+
+static void put_contents(ztd_xml *x, const s3_obj *o, size_t base_len, const list_args *a)
 {
     char date[32], etag[96];
-    ztd_s3_iso_time(e->mtime_ns, date);
-    ztd_s3_etag(e, etag);
+    uint64_t size;
+    if (o->e) {
+        ztd_s3_iso_time(o->e->mtime_ns, date);
+        ztd_s3_etag(o->e, etag);
+        size = o->e->size;
+    } else {
+        upstream_fields(o->j, date, etag, &size);
+    }
     ztd_xml_open(x, "Contents", NULL);
-    put_text(x, "Key", e->name + base_len, e->name_len - base_len, a->url);
+    put_text(x, "Key", o->name + base_len, strlen(o->name) - base_len, a->url);
     ztd_xml_elem_str(x, "LastModified", date);
     ztd_xml_elem_str(x, "ETag", etag);
-    ztd_xml_elem_u64(x, "Size", e->size);
+    ztd_xml_elem_u64(x, "Size", size);
     if (a->owner)
         put_owner(x);
     ztd_xml_elem_str(x, "StorageClass", "STANDARD");
@@ -194,7 +272,7 @@ static void put_next(ztd_xml *x, const list_args *a, const char *last, size_t n)
 }
 
 static enum MHD_Result page_answer(struct MHD_Connection *c, ztd_req *r, const ztd_s3_req *q,
-                                   const list_args *a, ztd_snapshot *snap)
+                                   const list_args *a, const s3_obj *objs, size_t nobjs)
 {
     ztd_s3_list_page *pg = malloc(sizeof(*pg));
     if (!pg)
@@ -217,26 +295,25 @@ static enum MHD_Result page_answer(struct MHD_Connection *c, ztd_req *r, const z
                           a->after_len >= 0 ? a->after : NULL,
                           a->after_len >= 0 ? (size_t)a->after_len : 0,
                           a->max_keys};
-    ztd_s3_list(&lq, snap->entries, snap->n, entry_name, entry_skip, pg);
+    ztd_s3_list(&lq, objs, nobjs, obj_name, obj_skip, pg);
     ztd_xml x;
     ztd_xml_begin(&x);
     put_head(&x, q, a, pg->n, pg->truncated);
     for (size_t i = 0; i < pg->n; i++)
         if (!pg->items[i].prefix_len)
-            put_contents(&x, snap->entries[pg->items[i].index], base_len, a);
+            put_contents(&x, &objs[pg->items[i].index], base_len, a);
     for (size_t i = 0; i < pg->n; i++) {
         if (!pg->items[i].prefix_len)
             continue;
         ztd_xml_open(&x, "CommonPrefixes", NULL);
-        put_text(&x, "Prefix", snap->entries[pg->items[i].index]->name + base_len,
-                 pg->items[i].prefix_len, a->url);
+        put_text(&x, "Prefix", objs[pg->items[i].index].name + base_len, pg->items[i].prefix_len,
+                 a->url);
         ztd_xml_close(&x, "CommonPrefixes");
     }
     if (pg->truncated && pg->n) {
         const ztd_s3_list_item *it = &pg->items[pg->n - 1];
-        const ztd_entry *e = snap->entries[it->index];
-        put_next(&x, a, e->name + base_len,
-                 it->prefix_len ? it->prefix_len : e->name_len - base_len);
+        const char *name = objs[it->index].name;
+        put_next(&x, a, name + base_len, it->prefix_len ? it->prefix_len : strlen(name) - base_len);
     }
     ztd_xml_close(&x, "ListBucketResult");
     free(base);
@@ -255,13 +332,27 @@ enum MHD_Result ztd_s3_list_objects(ztd_server *s, struct MHD_Connection *c, ztd
         free(a);
         return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT, "%s", why);
     }
-    ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
-    if (!snap) {
-        free(a);
-        return ztd_s3_error(c, r, ZTD_S3_SERVICE_UNAVAILABLE, "the catalog is not ready yet");
+    json_t *up = NULL;
+    if (s->upstream) { /* a sidecar lists the upstream's files too */
+        bool wait;
+        ztd_err err;
+        const char *msg = "";
+        up = ztd_answer_upstream_files(s, c, r, &wait, &err, &msg);
+        if (wait || err) {
+            free(a);
+            return wait ? MHD_YES : ztd_s3_shared_error(c, r, err, msg);
+        }
     }
-    enum MHD_Result ret = page_answer(c, r, q, a, snap);
+    ztd_snapshot *snap = ztd_catalog_acquire(s->catalog);
+    size_t n = 0;
+    s3_obj *objs = snap ? objects(snap, up, &n) : NULL;
+    enum MHD_Result ret =
+        !snap  ? ztd_s3_error(c, r, ZTD_S3_SERVICE_UNAVAILABLE, "the catalog is not ready yet")
+        : objs ? page_answer(c, r, q, a, objs, n)
+               : ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    free(objs);
     ztd_snapshot_release(snap);
+    json_decref(up);
     free(a);
     return ret;
 }

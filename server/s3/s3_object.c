@@ -150,7 +150,7 @@ static enum MHD_Result answer_as(ztd_server *s, struct MHD_Connection *c, ztd_re
 static enum MHD_Result answer_entry(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                     ztd_entry *e)
 {
-    return answer_as(s, c, r, e, false);
+    return answer_as(s, c, r, e, ztd_answer_as_view(r)); /* the upstream's view of e */
 }
 
 static enum MHD_Result answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
@@ -171,6 +171,12 @@ enum MHD_Result ztd_s3_get_object(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (e)
         ztd_entry_retain(e);
     ztd_snapshot_release(snap);
+    if (!e && s->upstream && q->name_len < sizeof(r->match->file)) {
+        /* A sidecar: the upstream's file, opened and filled as /raw does. */
+        memcpy(r->match->file, q->name, q->name_len + 1);
+        r->match->file_len = q->name_len;
+        return ztd_answer_file(s, c, r, answer_entry);
+    }
     if (!e)
         return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_KEY);
     ztd_answer_pin(r, e);

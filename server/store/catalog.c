@@ -908,8 +908,9 @@ static json_t *virtual_json(const ztd_entry *e)
     json_t *j = json_pack("{s:s, s:I}", "name", e->name, "size", (json_int_t)e->size);
     if (!j || e->st_index) {
         if (j)
-            json_object_update_new(j, json_pack("{s:s, s:s, s:s}", "etag", e->file_etag, "format",
-                                                "safetensors-index", "status", "ok"));
+            json_object_update_new(j, json_pack("{s:s, s:s, s:s, s:s}", "etag", e->file_etag,
+                                                "format", "safetensors-index", "status", "ok",
+                                                "last_modified", e->last_modified));
         return j;
     }
     const ztd_st_view *v = __atomic_load_n(&e->view_of->st_view, __ATOMIC_ACQUIRE);
@@ -924,6 +925,7 @@ static json_t *virtual_json(const ztd_entry *e)
     } else {
         json_object_set_new(j, "status", json_string("ok"));
     }
+    json_object_set_new(j, "last_modified", json_string(e->last_modified));
     return j;
 }
 
@@ -958,6 +960,7 @@ json_t *ztd_entry_json(const ztd_entry *e)
         json_object_set_new(j, "status", json_string(bad ? "corrupt" : "ok"));
         if (bad)
             json_object_set_new(j, "corrupt_components", json_integer((json_int_t)bad));
+        json_object_set_new(j, "last_modified", json_string(e->last_modified));
         ztd_v2_entry_json(e->v2, e->name, j);
     } else {
         json_object_set_new(j, "status", json_string("error"));
