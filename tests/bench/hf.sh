@@ -104,6 +104,7 @@ for repo in many many12; do
       sleep 0.1
     done
     pass_ms=$((($(date +%s%N) - t0) / 1000000))
+    U="http://127.0.0.1:$zport/hf/$what"
     read -r code first <<<"$(t_ms "$U")"
     [ "$code" = 200 ] || { echo "$U: HTTP $code"; exit 1; }
     printf '   after the verifier'"'"'s pass (%s ms from start-up, every file of the root): first %s ms (%s)\n' \
