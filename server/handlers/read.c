@@ -442,7 +442,7 @@ static enum MHD_Result send_cached_blob(ztd_server *s, struct MHD_Connection *c,
     b.max_ranges = s->cfg->max_ranges;
     b.tls = s->tls_cert != NULL;
     b.sha256 = sha;
-    snprintf(b.etag, sizeof(b.etag), "\"sha256:%s\"", r->match->blob);
+    ztd_sha256_etag(sha, b.etag);
     return ztd_send_body(c, r, &b);
 }
 

@@ -8,7 +8,6 @@
  */
 #include "http/source_answer.h"
 #include "core/config.h"
-#include "core/hex.h"
 #include "http/response.h"
 #include "store/names.h"
 #include "store/validators.h"
@@ -182,10 +181,7 @@ enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c,
      * (and the file is unchanged since): as for a verified component. */
     const uint8_t *sha = ztd_entry_plain_sha256(e);
     if (sha) {
-        char hex[65];
-        ztd_hex_encode(sha, 32, hex);
-        hex[64] = 0;
-        snprintf(b.etag, sizeof(b.etag), "\"sha256:%s\"", hex);
+        ztd_sha256_etag(sha, b.etag);
         b.sha256 = sha;
     } else {
         ztd_raw_etag(e, b.etag);

@@ -6,7 +6,6 @@
  * cannot hang this one.
  */
 #include "store/publish.h"
-#include "core/hex.h"
 #include "core/log.h"
 #include "store/names.h"
 #include "store/validators.h"
@@ -82,12 +81,8 @@ static void digest_etag(const ztd_publisher *p, const char *rel, const char *eta
     ztd_snapshot *s = p->catalog ? ztd_catalog_acquire(p->catalog) : NULL;
     ztd_entry *e = s ? ztd_snapshot_find(s, rel, strlen(rel)) : NULL;
     const uint8_t *sha = e ? ztd_entry_plain_sha256_known(e) : NULL;
-    if (sha && !strcmp(e->file_etag, etag)) {
-        char hex[65];
-        ztd_hex_encode(sha, 32, hex);
-        hex[64] = 0;
-        snprintf(out, 80, "\"sha256:%s\"", hex);
-    }
+    if (sha && !strcmp(e->file_etag, etag))
+        ztd_sha256_etag(sha, out);
     ztd_snapshot_release(s);
 }
 

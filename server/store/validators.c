@@ -74,6 +74,11 @@ void ztd_raw_etag_listed(const struct ztd_entry *e, char out[96])
         ztd_raw_etag(e, out);
         return;
     }
+    ztd_sha256_etag(sha, out);
+}
+
+void ztd_sha256_etag(const uint8_t sha[32], char *out)
+{
     memcpy(out, "\"sha256:", 8);
     ztd_hex_encode(sha, 32, out + 8);
     memcpy(out + 72, "\"", 2);

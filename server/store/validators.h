@@ -42,6 +42,9 @@ void ztd_raw_etag(const struct ztd_entry *e, char out[96]);
  * ztd_raw_etag. What the Hugging Face front lists as a file's rawEtag and what
  * a sidecar compares its pinned upstream version with. */
 void ztd_raw_etag_listed(const struct ztd_entry *e, char out[96]);
+/* "\"sha256:<64 hex>\"": the strong ETag of bytes whose sha256 is verified
+ * (a plain file's, a blob's). out holds at least 75 bytes. */
+void ztd_sha256_etag(const uint8_t sha[32], char *out);
 
 /* Cache-Control for v: immutable ones get a year, others the configured one
  * (private when reads need a token). */
