@@ -488,12 +488,7 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
 
 /* ---- scanning */
 
-typedef struct entry_vec {
-    ztd_entry **v;
-    size_t n, cap;
-} entry_vec;
-
-static int vec_push(entry_vec *v, ztd_entry *e)
+int ztd_entry_vec_push(ztd_entry_vec *v, ztd_entry *e)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 64;
@@ -561,9 +556,9 @@ static ztd_entry *consider_file(ztd_catalog *c, const ztd_snapshot *old, const c
     return e;
 }
 
-static void push_or_drop(entry_vec *out, ztd_entry *e)
+static void push_or_drop(ztd_entry_vec *out, ztd_entry *e)
 {
-    if (e && vec_push(out, e) != 0)
+    if (e && ztd_entry_vec_push(out, e) != 0)
         entry_drop(e);
 }
 
@@ -614,7 +609,7 @@ static void scan_one(void *ud, size_t i)
 
 /* Every listed file considered, on up to SCAN_THREADS threads; their entries
  * appended to out in the walk's order. Frees files. */
-static void scan_files(ztd_catalog *c, const ztd_snapshot *old, file_vec *files, entry_vec *out)
+static void scan_files(ztd_catalog *c, const ztd_snapshot *old, file_vec *files, ztd_entry_vec *out)
 {
     scan_job j = {c, old, files->v};
     ztd_parallel_for(files->n, SCAN_THREADS, scan_one, &j);
@@ -628,7 +623,7 @@ static void scan_files(ztd_catalog *c, const ztd_snapshot *old, file_vec *files,
 
 /* The previous entries under REL ("" for all), kept when REL cannot be read
  * now: out of fds, a rescan must not drop files that are open and served. */
-static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, entry_vec *out)
+static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, ztd_entry_vec *out)
 {
     size_t n = strlen(rel);
     for (size_t i = 0; old && i < old->n; i++) {
@@ -636,7 +631,7 @@ static void carry_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, 
         if (ztd_entry_virtual(e) || (n && (strncmp(e->name, rel, n) || e->name[n] != '/')))
             continue; /* views and indexes are made again from the files */
         entry_hold(e);
-        if (vec_push(out, e) != 0) {
+        if (ztd_entry_vec_push(out, e) != 0) {
             entry_drop(e);
             return;
         }
@@ -699,7 +694,7 @@ int ztd_catalog_set_exclude(ztd_catalog *c, const char *const *patterns, size_t 
 /* The walk: files under rel listed in files (to be opened by scan_files), and
  * the previous entries of a directory that cannot be read now carried to out. */
 static void scan_dir(ztd_catalog *c, const ztd_snapshot *old, const char *rel, int depth,
-                     file_vec *files, entry_vec *out)
+                     file_vec *files, ztd_entry_vec *out)
 {
     char abs[PATH_MAX];
     snprintf(abs, sizeof(abs), "%s%s%s", c->root, rel[0] ? "/" : "", rel);
@@ -1148,7 +1143,7 @@ static void count(ztd_snapshot *s, const ztd_entry *e, int sign)
     s->nv2 += (size_t)(sign * (e->v2 != NULL));
 }
 
-static int swap_in(ztd_catalog *c, entry_vec *v, bool scan, const delta *d)
+static int swap_in(ztd_catalog *c, ztd_entry_vec *v, bool scan, const delta *d)
 {
     ztd_snapshot *s = calloc(1, sizeof(*s));
     if (!s) {
@@ -1199,7 +1194,7 @@ static int swap_in(ztd_catalog *c, entry_vec *v, bool scan, const delta *d)
 }
 
 /* The views and indexes of the entries in v (see ztd_catalog_set_virtuals). */
-static void add_virtuals(ztd_catalog *c, entry_vec *v, const ztd_snapshot *old, const char *dir)
+static void add_virtuals(ztd_catalog *c, ztd_entry_vec *v, const ztd_snapshot *old, const char *dir)
 {
     if (c->virtuals && c->virtuals(&v->v, &v->n, &v->cap, old, dir) != 0)
         ztd_log(ZTD_LOG_ERROR, "catalog: out of memory adding the safetensors views%s%s",
@@ -1214,7 +1209,7 @@ static int rescan_locked(ztd_catalog *c)
         return -1;
     }
     ztd_snapshot *old = ztd_catalog_acquire(c);
-    entry_vec v = {0};
+    ztd_entry_vec v = {0};
     file_vec files = {0};
     c->carried = c->dirs_retry = 0;
     scan_dir(c, old, "", 0, &files, &v);
@@ -1242,7 +1237,7 @@ static bool scannable(const ztd_catalog *c, const char *rel)
 
 /* The entry for rel as a scan would make it, appended to v when the file is
  * one a scan serves (or reports). */
-static void consider_one(ztd_catalog *c, const ztd_snapshot *old, const char *rel, entry_vec *v)
+static void consider_one(ztd_catalog *c, const ztd_snapshot *old, const char *rel, ztd_entry_vec *v)
 {
     char abs[PATH_MAX];
     struct stat lsb;
@@ -1322,7 +1317,7 @@ int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verif
     }
     size_t at = lower_bound(old, rel);
     ztd_entry *gone = at < old->n && !strcmp(old->entries[at]->name, rel) ? old->entries[at] : NULL;
-    entry_vec one = {0};
+    ztd_entry_vec one = {0};
     c->verified_rel = verified ? rel : NULL;
     c->verified_sb = verified;
     c->warned = c->unwarned = c->carried = 0;
@@ -1333,7 +1328,7 @@ int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verif
     free(one.v);
     /* The others as they are: their pointers copied, each held once more. */
     size_t after = old->n - at - (gone != NULL);
-    entry_vec v = {malloc((old->n + 1) * sizeof(*v.v)), 0, old->n + 1};
+    ztd_entry_vec v = {malloc((old->n + 1) * sizeof(*v.v)), 0, old->n + 1};
     if (!v.v) {
         entry_drop(added);
         ztd_snapshot_release(old);

@@ -113,6 +113,14 @@ typedef struct ztd_entry {
     struct ztd_st_index *st_index;
 } ztd_entry;
 
+/* A growing array of entries (scans, virtual entries). */
+typedef struct ztd_entry_vec {
+    ztd_entry **v;
+    size_t n, cap;
+} ztd_entry_vec;
+/* Append e (not retained): 0, or -1 when out of memory. */
+int ztd_entry_vec_push(ztd_entry_vec *v, ztd_entry *e);
+
 static inline bool ztd_entry_is_plain(const ztd_entry *e)
 {
     return e->kind == ZTD_ENTRY_PLAIN;

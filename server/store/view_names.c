@@ -16,25 +16,6 @@
 #include <string.h>
 #include <ztensor/ztensor_experimental.h>
 
-typedef struct vvec {
-    ztd_entry **v;
-    size_t n, cap;
-} vvec;
-
-static int vpush(vvec *v, ztd_entry *e)
-{
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? 2 * v->cap : 16;
-        ztd_entry **nv = realloc(v->v, cap * sizeof(*nv));
-        if (!nv)
-            return -1;
-        v->v = nv;
-        v->cap = cap;
-    }
-    v->v[v->n++] = e;
-    return 0;
-}
-
 /* ---- names */
 
 static size_t dir_len(const char *name)
@@ -94,7 +75,7 @@ typedef struct dir_job {
     ztd_entry *const *all; /* the snapshot's sorted entries (lookups) */
     size_t nall;
     const ztd_snapshot *old;
-    vvec *out; /* the new virtual entries */
+    ztd_entry_vec *out; /* the new virtual entries */
     int rc;
 } dir_job;
 
@@ -136,7 +117,7 @@ static void add_view(dir_job *j, ztd_entry *t, char *name, const ztd_st_view *sv
         e->view_of = t;
         e->size = sv->v ? zt_st_view_size(sv->v) : 0;
     }
-    if (!e || vpush(j->out, e) != 0) {
+    if (!e || ztd_entry_vec_push(j->out, e) != 0) {
         ztd_entry_unref(e);
         j->rc = -1;
     }
@@ -310,7 +291,7 @@ static void add_index(dir_job *j, const char *dir, const model *m)
         j->rc = -1;
         return;
     }
-    if (vpush(j->out, e) != 0) {
+    if (ztd_entry_vec_push(j->out, e) != 0) {
         ztd_entry_unref(e);
         j->rc = -1;
     }
@@ -360,7 +341,7 @@ static int by_name(const void *a, const void *b)
 }
 
 /* v's entries and add's (both sorted) as one sorted array in v. */
-static int merge(ztd_entry ***v, size_t *n, size_t *cap, vvec *add)
+static int merge(ztd_entry ***v, size_t *n, size_t *cap, ztd_entry_vec *add)
 {
     ztd_entry **m = malloc((*n + add->n + 1) * sizeof(*m));
     if (!m)
@@ -390,10 +371,10 @@ int ztd_view_names_add(ztd_entry ***v, size_t *n, size_t *cap, const ztd_snapsho
     }
     if (dir)
         *n = w;
-    vvec real = {0}, add = {0};
+    ztd_entry_vec real = {0}, add = {0};
     for (size_t i = 0; i < *n; i++)
         if (!ztd_entry_virtual((*v)[i]) && (!dir || in_dir((*v)[i], dir)) &&
-            vpush(&real, (*v)[i]) != 0) {
+            ztd_entry_vec_push(&real, (*v)[i]) != 0) {
             free(real.v);
             return -1;
         }
