@@ -162,8 +162,9 @@ zt_status tool_pull_view(zt_remote *r, const char *url, int dfd, const char *vde
                     sname, leaf);
         st = path ? lay_out(path, dfd, vleaf, sharded, err) : fail(err, ZT_E_NOMEM, "no memory");
         free(path);
-        if (!st)
-            mark(dfd, vleaf, *sharded, s->etag);
+        if (!st) /* the listing's name of the version, unless the pull saw another */
+            mark(dfd, vleaf, *sharded,
+                 po->expect_etag && *po->expect_etag && !s->changed ? po->expect_etag : s->etag);
         if (st != ZT_E_NOMEM && st != ZT_E_NOSPACE && st != ZT_E_IO)
             unstage(dfd, sfd, sname); /* done, or a file safetensors cannot express */
     }
