@@ -162,5 +162,60 @@ zt_status tool_copy_component(const zt_file *f, const zt_component *c, tool_chun
                               tool_progress *p, zt_error *err);
 /* zt convert IN.zt -o OUT.safetensors */
 int tool_export_safetensors(const char *in, const char *out);
+/* zt convert DIR -o OUTDIR (tool_convert_dir.c) */
+int tool_convert_dir(const char *in, const char *out);
+
+/* ---- safetensors files into a directory (tool_st_out.c): zt convert and zt
+ * pull --format safetensors. Each is written to a temporary name in dfd,
+ * fsynced, renamed to leaf, dfd fsynced; on failure leaf is untouched. */
+#define TOOL_ST_INDEX "model.safetensors.index.json"
+/* A new temporary file ".zt-st-XXXXXXXX.tmp" in dfd (its name into tmp), or
+ * -1 with errno. */
+int tool_st_tmp(int dfd, char *tmp, size_t cap);
+/* fsync fd, rename tmp to leaf in dfd, fsync dfd; tmp removed on failure. */
+zt_status tool_st_publish(int dfd, int fd, const char *tmp, const char *leaf, zt_error *err);
+/* f's view v (zt_st_view_new(f)) as dfd/leaf: the header, then each
+ * tensor's decoded bytes. p (may be NULL) counts the tensor bytes. */
+struct zt_st_view;
+zt_status tool_st_write_view(const zt_file *f, const struct zt_st_view *v, int dfd,
+                             const char *leaf, tool_progress *p, zt_error *err);
+/* n bytes as dfd/leaf. */
+zt_status tool_st_write_bytes(int dfd, const char *leaf, const void *p, size_t n, zt_error *err);
+/* dfd/model.safetensors.index.json for the n safetensors files
+ * dir/leaves[i] (dir: dfd's path), as ztensord serves it: zt_st_index_json
+ * of their views, which are the files themselves. */
+zt_status tool_st_write_index(int dfd, const char *dir, const char *const *leaves, size_t n,
+                              zt_error *err);
+/* ---- zt pull --format safetensors (tool_pull_view.c) */
+/* The job of a listed file, as the view planning sees it. */
+typedef struct tool_view_job {
+    const char *rel; /* its name below DIR */
+    char *dest;      /* DIR/rel; a view's is replaced by DIR/STEM.safetensors (malloc'd) */
+    int plain;       /* a plain file (config.json...): pulled as it is */
+    int shard;       /* a v2 shard that its root's pull brings */
+    int view;        /* out: pulled as its view */
+    int drop;        /* out: not pulled (a shard; a .zt whose view name is a real file) */
+    int ok, sharded; /* after the pull: it succeeded; the view is a sharded v2 root's */
+} tool_view_job;
+/* Which jobs become views (STEM.zt, STEM.alt), which are dropped (said on
+ * stderr when a real file wins the view's name). 0, or an exit code. */
+int tool_pull_view_plan(tool_view_job *v, size_t n);
+/* url (a tensor file whose leaf name is leaf, in the directory dfd) as its
+ * view, at vdest (DIR/.../STEM.safetensors, for messages and paths): pulled
+ * and verified by zt_remote_pull(po) into a staging directory beside it,
+ * then laid out by tool_st_write_view. *sharded: a v2 root with shards. On
+ * failure vdest is untouched; the staging directory stays for the next run
+ * unless the view cannot be made (an object safetensors cannot express,
+ * named in err). */
+zt_status tool_pull_view(zt_remote *r, const char *url, int dfd, const char *vdest,
+                         const char *leaf, const zt_remote_pull_options *po,
+                         zt_remote_pull_stats *s, int *sharded, zt_error *err);
+/* model.safetensors.index.json in each directory of the pull whose tensor
+ * files form one model (two or more, or a sharded v2 root), all pulled, and
+ * no real index listed. top: DIR (named dir). 0, or an exit code. */
+int tool_pull_view_indexes(int top, const char *dir, tool_view_job *v, size_t n);
+/* "d/STEM.safetensors" for "d/STEM.zt" or "d/STEM.alt" (malloc'd), the name
+ * ztensord lists the view under; NULL for any other name (or no memory). */
+char *tool_st_view_name(const char *rel);
 
 #endif

@@ -8,6 +8,7 @@
 #include <ztensor/ztensor_experimental.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char k_help[] =
     "NAME\n"
@@ -18,6 +19,7 @@ static const char k_help[] =
     "    zt convert IN... -o OUT.zt --format v2 [--compress[=LEVEL]] [--digest xxh3|sha256|none]\n"
     "               [--align BYTES]\n"
     "    zt convert IN.zt -o OUT.safetensors\n"
+    "    zt convert DIR -o OUTDIR\n"
     "\n"
     "DESCRIPTION\n"
     "    The kind of each IN is detected from its bytes: .safetensors (including\n"
@@ -35,6 +37,19 @@ static const char k_help[] =
     "    logical types such as complex64) is refused with its name. zstd\n"
     "    components are decompressed. The header is padded with spaces to a\n"
     "    multiple of 8 bytes.\n"
+    "\n"
+    "    When IN is a directory (a model: config.json, tokenizer files and\n"
+    "    tensor files), OUTDIR gets what an inference engine loads: each\n"
+    "    STEM.zt or STEM.alt as STEM.safetensors (as above; byte-identical to\n"
+    "    ztensord's view /v1/files/STEM.zt/safetensors; v2 shards inside their\n"
+    "    root's), every other file copied as it is, and, when the tensor files\n"
+    "    form one model (two or more, or a v2 root with shards),\n"
+    "    model.safetensors.index.json as ztensord serves it (unless DIR has\n"
+    "    one). A real STEM.safetensors beside STEM.zt wins the name (STEM.zt\n"
+    "    is left out, with a warning). Dotfiles and subdirectories are left\n"
+    "    out. A file that fails (an object safetensors cannot express) is\n"
+    "    named and the others are still written; then no index is written\n"
+    "    and the exit status is 1.\n"
     "\n"
     "    --format v2 writes zTensor v2 (the v2 spec, and docs/FORMAT-NOTES.md):\n"
     "    dense stays dense, sparse_csr and sparse_coo become zt.sparse_csr/1 and\n"
@@ -55,7 +70,8 @@ static const char k_help[] =
     "    is a terminal. The mapping is described in docs/FOREIGN-FORMATS.md.\n"
     "\n"
     "OPTIONS\n"
-    "    -o OUT              output file (required): .zt, or .safetensors\n"
+    "    -o OUT              output file (required): .zt, or .safetensors; for a\n"
+    "                        directory IN, the output directory\n"
     "    --compress[=LEVEL]  zstd-compress every component (level 1-19, default 3)\n"
     "    --digest KIND       sha256 (default), crc32c or none; v2: xxh3 (default),\n"
     "                        sha256 or none\n"
@@ -516,7 +532,13 @@ int cmd_convert(int argc, char **argv)
     cv.in = calloc((size_t)argc, sizeof(*cv.in));
     cv.files = calloc((size_t)argc, sizeof(*cv.files));
     int opts = 0, rc = cv.in && cv.files ? parse_args(argc, argv, &cv, &opts) : ZT_EXIT_SYSTEM;
-    if (!rc && has_suffix(cv.out, ".safetensors")) {
+    struct stat sb;
+    if (!rc && cv.nin == 1 && stat(cv.in[0], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        rc = opts ? ZT_EXIT_USAGE : tool_convert_dir(cv.in[0], cv.out);
+        if (opts)
+            fprintf(stderr, "zt convert: converting a directory takes no --compress, --digest, "
+                            "--format or --align\n");
+    } else if (!rc && has_suffix(cv.out, ".safetensors")) {
         if (cv.nin != 1 || opts) {
             fprintf(stderr, "zt convert: writing .safetensors takes one IN and no --compress or "
                             "--digest\n");

@@ -25,6 +25,7 @@ static const char k_help[] =
     "SYNOPSIS\n"
     "    zt pull URL... [-o DIR] [--connections N] [--chunk-size BYTES]\n"
     "            [--jobs N] [--token TOKEN] [--quiet] [--json]\n"
+    "            [--format safetensors]\n"
     "            [--include GLOB]... [--exclude GLOB]...\n"
     "            [--tensors GLOB]... [--exclude-tensors GLOB]...\n"
     "            [--max-files N] [--max-listing-bytes BYTES]\n"
@@ -133,6 +134,22 @@ static const char k_help[] =
     "                       comments, an optional [default] line); mode 0600\n"
     "                       or 0400, or it is refused (exit status 2)\n"
     "    --s3-max-keys N    keys per listing page (1 to 1000, default 1000)\n"
+    "    --format safetensors\n"
+    "                       write each tensor file STEM.zt (or .alt) as\n"
+    "                       STEM.safetensors, its safetensors view (what\n"
+    "                       `zt convert STEM.zt -o STEM.safetensors` writes,\n"
+    "                       ztensord's /v1/files/STEM.zt/safetensors), and\n"
+    "                       a model's model.safetensors.index.json (two or\n"
+    "                       more tensor files in a directory, or a sharded\n"
+    "                       v2 root; as ztensord serves it): the stored file\n"
+    "                       is pulled and verified as above into\n"
+    "                       .ztview-HASH/ beside it, then laid out (zstd\n"
+    "                       decoded) and removed. Plain files and\n"
+    "                       .safetensors files come as they are; a view the\n"
+    "                       listing names is not fetched. A file holding an\n"
+    "                       object safetensors cannot express fails, named\n"
+    "                       (exit status 1), and no index is written for\n"
+    "                       its directory; the other files are pulled\n"
     "    --quiet            no progress display\n"
     "    --json             a JSON summary on stdout\n"
     "\n"
@@ -176,7 +193,8 @@ typedef struct job {
                                 config.json): zt_remote_pull_object */
     int has_sha256;          /* the listing's ETag "sha256:<hex>" said what its bytes hash to */
     uint8_t sha256[32];
-    job_out *o; /* NULL until the job starts; &k_nomem when none could be had */
+    int view, view_sharded; /* --format safetensors: written as its view (tool_pull_view.c) */
+    job_out *o;             /* NULL until the job starts; &k_nomem when none could be had */
     zt_status st;
     uint64_t done; /* bytes on disk, for the progress display */
 } job;
@@ -197,6 +215,7 @@ typedef struct run {
     double t0, last_draw;
     uint64_t total;
     int timed_out; /* a failure was the deadline's (--timeout) */
+    int st_view;   /* --format safetensors */
 } run;
 
 static double now_s(void)
@@ -402,6 +421,53 @@ static void shards_last(run *R)
     free(shard);
     free(sorted);
     free(order);
+}
+
+/* --format safetensors: which jobs are views (tool_pull_view.c); shards
+ * (after phase2) and a .zt whose view name a real file has are dropped. */
+static int view_plan(run *R)
+{
+    tool_view_job *v = calloc(R->n ? R->n : 1, sizeof(*v));
+    if (!v)
+        return ZT_EXIT_SYSTEM;
+    for (size_t i = 0; i < R->n; i++)
+        v[i] = (tool_view_job){.rel = R->jobs[i].rel,
+                               .dest = R->jobs[i].dest,
+                               .plain = R->jobs[i].plain,
+                               .shard = i >= R->phase2};
+    int rc = tool_pull_view_plan(v, R->n);
+    size_t k = 0;
+    for (size_t i = 0; i < R->n; i++) {
+        job *j = &R->jobs[i];
+        if (v[i].dest != j->dest)
+            free(j->dest), j->dest = v[i].dest;
+        j->view = v[i].view;
+        if (!v[i].drop)
+            R->jobs[k++] = *j;
+        else
+            free(j->url), free(j->rel), free(j->dest), free(j->etag);
+    }
+    R->n = R->phase2 = k;
+    free(v);
+    return rc;
+}
+
+/* --format safetensors: the models' index files, once every file is pulled. */
+static int view_indexes(run *R)
+{
+    tool_view_job *v = calloc(R->n ? R->n : 1, sizeof(*v));
+    if (!v)
+        return ZT_EXIT_SYSTEM;
+    for (size_t i = 0; i < R->n; i++)
+        v[i] = (tool_view_job){.rel = R->jobs[i].rel,
+                               .dest = R->jobs[i].dest,
+                               .plain = R->jobs[i].plain,
+                               .view = R->jobs[i].view,
+                               .ok = R->jobs[i].o && !R->jobs[i].st,
+                               .sharded = R->jobs[i].view_sharded};
+    int rc = tool_pull_view_indexes(R->top, R->dir, v, R->n);
+    free(v);
+    return rc;
 }
 
 /* An S3 listing's keys: below PREFIX/ (or PREFIX when it ends in '/' or is
@@ -654,7 +720,9 @@ static void pull_job(run *R, zt_remote *session, job *j)
         po.progress = on_progress;
         po.progress_ud = &pc;
         po.dir_fd = dfd;
-        j->st = zt_remote_pull(session, j->url, leaf, &po, &j->o->stats, &j->o->err);
+        j->st = j->view ? tool_pull_view(session, j->url, dfd, j->dest, leaf, &po, &j->o->stats,
+                                         &j->view_sharded, &j->o->err)
+                        : zt_remote_pull(session, j->url, leaf, &po, &j->o->stats, &j->o->err);
     }
     close(dfd);
 }
@@ -805,7 +873,7 @@ int cmd_pull(int argc, char **argv)
     const char *dir = ".", *token = tool_token();
     unsigned conns = 8, jobs = 4;
     size_t chunk = 16u << 20;
-    int quiet = 0, json = 0;
+    int quiet = 0, json = 0, st_view = 0;
     const char **urls = calloc((size_t)argc, sizeof(*urls));
     const char **inc = calloc((size_t)argc, sizeof(*inc)),
                **exc = calloc((size_t)argc, sizeof(*exc));
@@ -839,6 +907,12 @@ int cmd_pull(int argc, char **argv)
             quiet = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--format") && v) {
+            if (strcmp(v, "safetensors"))
+                return free(finc), free(fexc), free(urls), free(inc), free(exc),
+                       usage("--format: safetensors is the one format (the stored files are the "
+                             "default)");
+            st_view = 1, i++;
         } else if ((n_lim = tool_pull_limits_arg(&lim, a, v)) != 0) {
             if (n_lim < 0)
                 return free(finc), free(fexc), free(urls), free(inc), free(exc),
@@ -913,6 +987,10 @@ int cmd_pull(int argc, char **argv)
     }
     if (!nurls)
         return free(finc), free(fexc), free(urls), free(inc), free(exc), usage("no URL");
+    if (st_view && (ninc || nexc))
+        return free(finc), free(fexc), free(urls), free(inc), free(exc),
+               usage("--format safetensors and --tensors/--exclude-tensors go in separate "
+                     "commands");
     if (ns3 && ns3 != nurls) /* a session signs every request for the store, or none */
         return free(finc), free(fexc), free(urls), free(inc), free(exc),
                usage("s3:// URLs and http(s):// URLs go in separate commands");
@@ -931,7 +1009,8 @@ int cmd_pull(int argc, char **argv)
     run R = {.progress = !quiet && !json && isatty(STDERR_FILENO),
              .globs = {inc, exc, ninc, nexc},
              .top = top,
-             .dir = dir};
+             .dir = dir,
+             .st_view = st_view};
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.cv, NULL);
     zt_remote_options_init(&R.ropt);
@@ -962,6 +1041,8 @@ int cmd_pull(int argc, char **argv)
     if (rc == ZT_EXIT_OK)
         rc = select_files(&R, &fg);
     shards_last(&R);
+    if (rc == ZT_EXIT_OK && R.st_view)
+        rc = view_plan(&R);
     if (rc == ZT_EXIT_OK && R.n) {
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
@@ -982,6 +1063,8 @@ int cmd_pull(int argc, char **argv)
         if (R.progress)
             draw(&R, 1);
         rc = summarize(&R, json, quiet, now_s() - R.t0);
+        int ri = R.st_view && rc != ZT_EXIT_INTERRUPTED ? view_indexes(&R) : ZT_EXIT_OK;
+        rc = rc ? rc : ri;
     }
     if (rc != ZT_EXIT_OK && (R.timed_out || tool_pull_limits_passed(&lim)))
         fprintf(stderr,
