@@ -63,20 +63,6 @@ static bool add_meta(struct MHD_Response *resp, const void *p)
     return ok;
 }
 
-/* "\"<tag>-<32 hex of the file ETag>\"" into out (96 bytes): a JSON
- * representation's validator, derived from the file's (from a v2 file's
- * identity when it has one: the same on every copy and every tier). */
-static void tagged_etag(char out[96], const char *tag, const ztd_entry *e)
-{
-    size_t n = strlen(tag);
-    const char *id = ztd_v2_json_id(e->v2);
-    out[0] = '"';
-    memcpy(out + 1, tag, n);
-    out[n + 1] = '-';
-    memcpy(out + n + 2, id ? id : e->file_etag + 1, 32);
-    memcpy(out + n + 34, "\"", 2);
-}
-
 /* A JSON made per request (an object's, a marked manifest): it lives as long
  * as the pin. */
 typedef struct object_ctx {
@@ -107,6 +93,25 @@ static object_ctx *json_ctx(ztd_req *r, ztd_entry *e, char *json, void (*json_fr
     return x;
 }
 
+/* json (malloc'ed, len bytes) as the answer about e, held by the request
+ * (json_ctx), with the validator tag names. */
+static enum MHD_Result send_json_doc(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                     ztd_entry *e, char *json, size_t len, const char *tag,
+                                     bool vary)
+{
+    object_ctx *x = json ? json_ctx(r, e, json, free) : NULL;
+    if (!x)
+        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
+    ztd_body b;
+    ztd_answer_init_body(&b, s, e);
+    /* MEM bodies are PERSISTENT: x outlives the response */
+    ztd_body_single(&b, ztd_seg_mem(x->json, len));
+    b.content_type = "application/json";
+    b.vary_accept_encoding = vary;
+    ztd_tagged_etag(b.etag, tag, e);
+    return ztd_send_body(c, r, &b);
+}
+
 /* A component's bytes: its metadata headers (meta lives as long as b). */
 static void init_component_body(ztd_body *b, ztd_server *s, ztd_entry *e, meta_ctx *meta)
 {
@@ -134,18 +139,9 @@ static enum MHD_Result send_marked_manifest(ztd_server *s, struct MHD_Connection
 {
     size_t len = 0, marks = 0;
     char *marked = ztd_manifest_marked(e, json, json_len, &len, &marks);
-    object_ctx *x = marked ? json_ctx(r, e, marked, free) : NULL;
-    if (!x)
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    ztd_body b;
-    ztd_answer_init_body(&b, s, e);
-    ztd_body_single(&b, ztd_seg_mem(x->json, len));
-    b.content_type = "application/json";
-    b.vary_accept_encoding = true;
     char tag[48];
     snprintf(tag, sizeof(tag), "manifest-mismatch%zu", marks);
-    tagged_etag(b.etag, tag, e);
-    return ztd_send_body(c, r, &b);
+    return send_json_doc(s, c, r, e, marked, len, tag, true);
 }
 
 /* The manifest JSON, precompressed (store/precompressed.h) for a client that accepts
@@ -180,11 +176,11 @@ static enum MHD_Result send_manifest(ztd_server *s, struct MHD_Connection *c, zt
     b.content_encoding = cd ? ztd_coding_name(k) : NULL;
     b.vary_accept_encoding = true;
     b.shared = &e->manifest_resp[cd ? 1 + k : 0];
-    tagged_etag(b.etag,
-                !cd                    ? "manifest"
-                : k == ZTD_CODING_ZSTD ? "manifest.zstd"
-                                       : "manifest.gzip",
-                e);
+    ztd_tagged_etag(b.etag,
+                    !cd                    ? "manifest"
+                    : k == ZTD_CODING_ZSTD ? "manifest.zstd"
+                                           : "manifest.gzip",
+                    e);
     return ztd_send_body(c, r, &b);
 }
 
@@ -198,16 +194,7 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
         return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_READ), "%s", err.message);
     /* zt_free is free here (the server keeps libztensor's allocator): grown in place */
     json = ztd_text_line(json, strlen(json), NULL);
-    object_ctx *x = json ? json_ctx(r, e, json, free) : NULL;
-    if (!x)
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    ztd_body b;
-    ztd_answer_init_body(&b, s, e);
-    /* MEM bodies are PERSISTENT: x outlives the response */
-    ztd_body_single(&b, ztd_seg_mem(x->json, strlen(x->json)));
-    b.content_type = "application/json";
-    tagged_etag(b.etag, "object", e);
-    return ztd_send_body(c, r, &b);
+    return send_json_doc(s, c, r, e, json, json ? strlen(json) : 0, "object", false);
 }
 
 /* ---- the one component path and the one raw path, over the entry's source */
@@ -262,17 +249,10 @@ static enum MHD_Result send_plain_doc(ztd_server *s, struct MHD_Connection *c, z
     }
     if (j)
         json_object_set_new(j, "last_modified", json_string(e->last_modified));
-    char *json = ztd_json_line(j, NULL);
+    size_t len = 0;
+    char *json = ztd_json_line(j, &len);
     json_decref(j);
-    object_ctx *x = json ? json_ctx(r, e, json, free) : NULL;
-    if (!x)
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    ztd_body b;
-    ztd_answer_init_body(&b, s, e);
-    ztd_body_single(&b, ztd_seg_mem(x->json, strlen(x->json)));
-    b.content_type = "application/json";
-    tagged_etag(b.etag, sha ? "file.sha256" : "file", e);
-    return ztd_send_body(c, r, &b);
+    return send_json_doc(s, c, r, e, json, len, sha ? "file.sha256" : "file", false);
 }
 
 /* A plain file (store/catalog.h): its document and its bytes, nothing else. */

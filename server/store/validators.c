@@ -77,6 +77,17 @@ void ztd_raw_etag_listed(const struct ztd_entry *e, char out[96])
     ztd_sha256_etag(sha, out);
 }
 
+void ztd_tagged_etag(char out[96], const char *tag, const struct ztd_entry *e)
+{
+    size_t n = strnlen(tag, 96 - 36);
+    const char *id = ztd_v2_json_id(e->v2);
+    out[0] = '"';
+    memcpy(out + 1, tag, n);
+    out[n + 1] = '-';
+    memcpy(out + n + 2, id ? id : e->file_etag + 1, 32);
+    memcpy(out + n + 34, "\"", 2);
+}
+
 void ztd_sha256_etag(const uint8_t sha[32], char *out)
 {
     memcpy(out, "\"sha256:", 8);

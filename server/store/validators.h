@@ -42,6 +42,11 @@ void ztd_raw_etag(const struct ztd_entry *e, char out[96]);
  * ztd_raw_etag. What the Hugging Face front lists as a file's rawEtag and what
  * a sidecar compares its pinned upstream version with. */
 void ztd_raw_etag_listed(const struct ztd_entry *e, char out[96]);
+/* "\"<tag>-<32 hex>\"" into out: the validator of a JSON representation
+ * about e (its manifest, an object, a plain file's document), from the
+ * file's (from a v2 file's identity when it has one: the same on every copy
+ * and every tier). */
+void ztd_tagged_etag(char out[96], const char *tag, const struct ztd_entry *e);
 /* "\"sha256:<64 hex>\"": the strong ETag of bytes whose sha256 is verified
  * (a plain file's, a blob's). out holds at least 75 bytes. */
 void ztd_sha256_etag(const uint8_t sha[32], char *out);
