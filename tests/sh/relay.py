@@ -19,7 +19,8 @@ file makes two):
     nofinal SKIP SECONDS      the request after SKIP gets its whole body chunked,
                               without the last chunk, then nothing for SECONDS
     encoding SKIP             later answers say Content-Encoding: gzip
-    flipgate SKIP FILE        every later body has one byte flipped (a quarter in) and
+    flipgate SKIP FILE        every later body asked with a Range (a fill's, not a
+                              listing's) has one byte flipped (a quarter in) and
                               is sent half, then waits (60 s at most) until FILE
                               exists, then the rest: a fill that is certainly in
                               progress, with a bad byte already landed, while a
@@ -250,6 +251,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         log(desc + " -> %d" % status)
         if n <= skip or status >= 300 or MODE not in ("flip", "flipone", "flipgate", "stall", "cut",
                                                       "status", "nofinal", "encoding"):
+            self.send(status, hdrs, body)
+        elif MODE == "flipgate" and self.headers.get("Range") is None:
             self.send(status, hdrs, body)
         elif MODE == "flipgate":
             b = bytearray(body)

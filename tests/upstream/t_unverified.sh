@@ -8,15 +8,31 @@
 #     immutable; once the check fails the connection is cut (no complete body);
 #   - a component up to upstream_verify_first is checked before its first byte: the
 #     answer waits, then is a 502 with no byte of it;
+#   - a plain file's /raw follows the same rule with the sha256 the origin lists;
 #   - nothing is cached; after a good fill the answers carry the digest ETag,
 #     Repr-Digest, and for the blob URL immutable.
 . "$(dirname "$0")/lib.sh" "$@"
 
-mkdir -p "$T/origin" "$T/side"
+mkdir -p "$T/origin/p" "$T/side"
 rand "$T/w.bin" $((8 << 20))
 rand "$T/v.bin" 300000
 pack "$T/origin/m.zt" w=u8:$((8 << 20)):"$T/w.bin" v=u8:300000:"$T/v.bin" || finish
+rand "$T/origin/p/big.bin" $((6 << 20))
+text "$T/origin/p/small.json" 200000
 start_origin "$T/origin" || finish
+# the origin's verifier hashes its plain files; the sidecar checks them against the
+# sha256 the origin lists once it has
+for i in $(seq 1 300); do
+    curl -s --max-time 5 "$O_URL/v1/files" >"$T/olist" || true
+    [ "$($HELP listing "$T/olist" p/big.bin sha256)" != "-" ] &&
+        [ "$($HELP listing "$T/olist" p/small.json sha256)" != "-" ] && break
+    sleep 0.1
+done
+pbsha=$(openssl dgst -sha256 -r "$T/origin/p/big.bin" | cut -c1-64)
+pssha=$(openssl dgst -sha256 -r "$T/origin/p/small.json" | cut -c1-64)
+check_eq "origin: plain files hashed" \
+    "$($HELP listing "$T/olist" p/big.bin sha256) $($HELP listing "$T/olist" p/small.json sha256)" \
+    "$pbsha $pssha"
 oport=${O_URL##*:}
 wsha=$(openssl dgst -sha256 -r "$T/w.bin" | cut -c1-64)
 vsha=$(openssl dgst -sha256 -r "$T/v.bin" | cut -c1-64)
@@ -88,8 +104,19 @@ fill_bytes_at_least $(((4 << 20) + 150000)) || bad "the small fill received its 
 check_eq "small, during its fill: no answer yet (it waits for the check)" \
     "$(cat "$T/small.h" 2>/dev/null)" ""
 
+# plain files: p/big.bin (6 MiB) streams unchecked, p/small.json (200,000 bytes) waits
+get pbig "$URL/v1/files/p/big.bin/raw"
+headers_in "$T/pbig.h" || bad "the plain file's answer started during the fill" "$(cat "$T/pbig.h")"
+note "plain, during the fill: $(tr -d '\r' <"$T/pbig.h" | grep -iE '^(HTTP|etag|repr-digest)' | tr '\n' ' ')"
+check_match "plain, during the fill: 200" "$(head -1 "$T/pbig.h")" " 200"
+check_match "plain, during the fill: a weak ETag" "$(hdr "$T/pbig.h" ETag)" '^W/"'
+check_nomatch "plain, during the fill: no sha256 ETag" "$(hdr "$T/pbig.h" ETag)" "$pbsha"
+check_eq "plain, during the fill: no Repr-Digest" "$(hdr "$T/pbig.h" Repr-Digest)" ""
+get psmall "$URL/v1/files/p/small.json/raw"
+
 touch "$T/gate"
-settled whole && settled range && settled small || bad "the answers ended" ""
+settled whole && settled range && settled small && settled pbig && settled psmall ||
+    bad "the answers ended" ""
 wcode=$(cat "$T/whole.code") wrc=$(cat "$T/whole.rc") wsize=$(stat -c %s "$T/whole.b" 2>/dev/null || echo 0)
 note "whole: HTTP $wcode, curl exit $wrc, $wsize bytes"
 check_eq "whole: cut short once the check failed (curl fails)" "$wcode $((wrc != 0))" "200 1"
@@ -101,9 +128,14 @@ check_match "small: the body is the error, naming the digest (no byte of the com
     "$(head -c 600 "$T/small.b" | tr -d '\0')" '^\{"error":.*upstream_failed.*do not hash'
 
 check_eq "small: no Repr-Digest" "$(hdr "$T/small.h" Repr-Digest)" ""
+check_eq "plain: cut short once the check failed (curl fails)" \
+    "$(cat "$T/pbig.code") $(($(cat "$T/pbig.rc") != 0))" "200 1"
+check_eq "plain small: 502" "$(cat "$T/psmall.code")" 502
+check_match "plain small: the body is the error (no byte of the file)" \
+    "$(head -c 600 "$T/psmall.b" | tr -d '\0')" '^\{"error":.*upstream_failed'
 check_eq "nothing in the cache" "$(metric "$URL" '^ztensord_cache_items$')" 0
 check_eq "no file under blobs/" "$(find "$T/cache/blobs" -type f 2>/dev/null | wc -l)" 0
-check_eq "both digest failures counted" "$(metric "$URL" '^ztensord_upstream_digest_failures_total')" 2
+check_eq "every digest failure counted" "$(metric "$URL" '^ztensord_upstream_digest_failures_total')" 4
 stop_daemon
 
 # ---- a good fill: the digest names the bytes
@@ -126,6 +158,17 @@ check_same "small, good fill: the right bytes" "$T/s.body" "$T/v.bin"
 check_eq "small, first answer: the digest ETag" "$(hdr "$T/s.hdr" ETag)" "\"sha256:$vsha\""
 check "small, first answer: Repr-Digest" has_hdr "$T/s.hdr" Repr-Digest
 check_match "small, first answer: immutable" "$(hdr "$T/s.hdr" Cache-Control)" immutable
-check_eq "both cached" "$(metric "$URL" '^ztensord_cache_items$')" 2
+http "$T/p" "$URL/v1/files/p/big.bin/raw"
+check_code "plain, good fill: 200" 200
+check_same "plain, good fill: the right bytes" "$T/p.body" "$T/origin/p/big.bin"
+http "$T/p" "$URL/v1/files/p/big.bin/raw"
+check_eq "plain, after the fill: the sha256 ETag" "$(hdr "$T/p.hdr" ETag)" "\"sha256:$pbsha\""
+check "plain, after the fill: Repr-Digest" has_hdr "$T/p.hdr" Repr-Digest
+http "$T/p" "$URL/v1/files/p/small.json/raw"
+check_code "plain small, good fill: 200" 200
+check_same "plain small, good fill: the right bytes" "$T/p.body" "$T/origin/p/small.json"
+check_eq "plain small, first answer: the sha256 ETag" "$(hdr "$T/p.hdr" ETag)" "\"sha256:$pssha\""
+check "plain small, first answer: Repr-Digest" has_hdr "$T/p.hdr" Repr-Digest
+check_eq "all cached" "$(metric "$URL" '^ztensord_cache_items$')" 4
 stop_relay
 finish
