@@ -343,6 +343,14 @@ static const option options[] = {
              "Retry-After. One file larger than this is served alone. With the other bounds "
              "(shared_response_memory) the default keeps a sidecar under 256 MiB of RSS "
              "however many large-manifest files it is asked for."),
+    OPT_SIZE("upstream_verify_first", upstream_verify_first, "64M", 0, 1024 * GIB,
+             "An upstream component (or plain file) of at most this many bytes that is not in "
+             "the cache yet is fetched whole and checked against its digest before an answer "
+             "sends its first byte: the answer names it by its digest (ETag, Repr-Digest, "
+             "immutable for a blob URL), and bytes that fail the check never leave (502). A "
+             "larger one is streamed while it fills, with a weak ETag and no digest claim (no "
+             "Repr-Digest, no immutable), its last byte held until the check, the connection "
+             "cut if the check fails. 0: every fill streams."),
     OPT_DURATION("upstream_connect_timeout", upstream_connect_timeout_ms, "5s", 100 * MSEC,
                  10 * MINUTE, "Time allowed for one TCP (and TLS) connect to upstream."),
     OPT_DURATION("upstream_timeout", upstream_timeout_ms, "30s", SEC, HOUR,

@@ -104,6 +104,7 @@ typedef struct ztd_config {
     uint64_t upstream_stale_ms;
     uint64_t upstream_negative_ttl_ms;
     uint64_t upstream_entries_memory;
+    uint64_t upstream_verify_first;
     uint64_t upstream_connect_timeout_ms;
     uint64_t upstream_timeout_ms;
     unsigned upstream_retries;

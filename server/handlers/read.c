@@ -290,6 +290,7 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     b.content_disposition = component_disposition(o, comp, disp, sizeof(disp));
     ztd_repr_validators v;
     ztd_component_validators(e, comp, decoded, ztd_entry_source(e)->verified(e, comp), blob, &v);
+    bool named = v.digest_named || v.sha256 || v.immutable;
     memcpy(b.etag, v.etag, sizeof(b.etag));
     b.sha256 = v.sha256;
     b.cache_control =
@@ -300,6 +301,7 @@ static enum MHD_Result send_component(ztd_server *s, struct MHD_Connection *c, z
     ztd_answer_state *x = ztd_answer_state_of(r);
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
     ztd_answer_plan_reads(c, r, &b, q);
+    q->named = named;
     ztd_body_seg seg;
     err = ztd_entry_source(e)->component(q, e, comp, decoded, &seg, msg, sizeof(msg));
     if (!err) {

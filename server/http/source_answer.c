@@ -178,13 +178,21 @@ enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c,
     b.content_type = "application/octet-stream";
     b.content_disposition = disposition;
     /* A plain file's sha256 names its bytes once the verifier hashed them all
-     * (and the file is unchanged since): as for a verified component. */
+     * (and the file is unchanged since), or (upstream) once the fill checked
+     * them, before the answer's first byte: as for a verified component. */
     const uint8_t *sha = ztd_entry_plain_sha256(e);
+    bool weak = false;
+    if (sha && !ztd_entry_source(e)->verified(e, NULL)) {
+        sha = NULL; /* a fill streams them unchecked: a weak ETag, no Repr-Digest */
+        weak = ztd_entry_source(e)->weak_unverified;
+    }
     if (sha) {
         ztd_sha256_etag(sha, b.etag);
         b.sha256 = sha;
     } else {
         ztd_raw_etag(e, b.etag);
+        if (weak)
+            ztd_etag_weaken(b.etag, sizeof(b.etag));
     }
     ztd_answer_dress(&b, r);
     enum MHD_Result out;
@@ -193,6 +201,7 @@ enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c,
     ztd_answer_state *x = ztd_answer_state_of(r);
     ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
     ztd_answer_plan_reads(c, r, &b, q);
+    q->named = sha != NULL;
     const ztd_body_seg *segs = NULL;
     size_t n = 0;
     err = ztd_entry_source(e)->raw(q, e, &segs, &n, msg, sizeof(msg));

@@ -38,6 +38,8 @@ typedef struct ztd_source_req {
     uint64_t lo, hi;  /* the span of the representation it reads */
     bool whole;       /* it needs every byte before the first goes out (several ranges) */
     bool waited;      /* a wait ran: the source does not ask for the same one again */
+    bool named;       /* the answer names the bytes by a digest (verified() said so): the
+                       * source gives no byte it has not checked against it */
     ztd_body_seg one; /* room for a single segment the source answers with */
     void *priv;
     void (*priv_free)(void *priv);
@@ -50,9 +52,14 @@ typedef struct ztd_source_ops {
      * naming the object, component and file. */
     ztd_err (*servable)(const struct ztd_entry *e, const zt_object *o, const zt_component *c,
                         char *msg, size_t cap);
-    /* Has the server checked c's digest against its bytes (so that the digest
-     * may name them: ETag, Repr-Digest, immutable)? */
+    /* May c's digest name its bytes (ETag, Repr-Digest, immutable)? The server
+     * checked it against them, or (upstream) will before the answer's first byte
+     * goes out (q->named). c NULL: the whole of a plain file, by its sha256. */
     bool (*verified)(struct ztd_entry *e, const zt_component *c);
+    /* Bytes not verified may still be arriving (a fill): the validator of an
+     * answer whose digest does not name its bytes is then weak (W/), so that no
+     * client resumes a cut answer with If-Range or takes it for checked bytes. */
+    bool weak_unverified;
     /* "\"<32 hex>\"": the validator of a span of the file's bytes that no
      * checked digest names (from the file's identity). */
     void (*span_etag)(const struct ztd_entry *e, uint64_t off, uint64_t len, char out[40]);

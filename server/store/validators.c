@@ -57,6 +57,18 @@ void ztd_component_validators(const struct ztd_entry *e, const zt_component *c, 
         snprintf(out->etag, sizeof(out->etag), "\"%.32s.identity\"", id + 1);
     }
     out->immutable = blob && named;
+    if (!verified && d && ztd_entry_source(e)->weak_unverified)
+        ztd_etag_weaken(out->etag, sizeof(out->etag));
+}
+
+void ztd_etag_weaken(char *etag, size_t cap)
+{
+    size_t n = strlen(etag);
+    if (etag[0] != '"' || n + 3 > cap)
+        return;
+    memmove(etag + 2, etag, n + 1);
+    etag[0] = 'W';
+    etag[1] = '/';
 }
 
 void ztd_raw_etag(const struct ztd_entry *e, char out[96])

@@ -34,6 +34,10 @@ typedef struct ztd_repr_validators {
 void ztd_component_validators(const struct ztd_entry *e, const zt_component *c, bool decoded,
                               bool verified, bool blob, ztd_repr_validators *out);
 
+/* "\"x\"" into W/"x" in place (cap: etag's room); a weak tag, or one with no
+ * room, stays as it is. */
+void ztd_etag_weaken(char *etag, size_t cap);
+
 /* The ETag of the whole file's bytes (/raw): a v2 file's identity when it
  * has one (the same on every copy and every tier), else the file's. */
 void ztd_raw_etag(const struct ztd_entry *e, char out[96]);

@@ -125,6 +125,7 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, const struct ztd_source_op
     u->negative_ttl_ms = cfg->upstream_negative_ttl_ms;
     u->mem_budget = (size_t)cfg->upstream_entries_memory;
     u->timeout_ms = cfg->upstream_timeout_ms;
+    u->verify_first = cfg->upstream_verify_first;
     u->cache_size = cfg->cache_size;
     u->retries = cfg->upstream_retries;
     pthread_mutex_init(&u->mu, NULL);

@@ -65,6 +65,7 @@ struct ztd_upstream {
     const struct ztd_source_ops *src; /* its entries' (upstream/source.c), given by main.c */
     uint64_t stale_ms;
     uint64_t negative_ttl_ms;
+    uint64_t verify_first; /* upstream_verify_first: items up to this are checked before sent */
     uint64_t timeout_ms, cache_size; /* upstream_timeout, cache_size: what waits are bounded by */
     unsigned retries;
     double open_timeout;        /* seconds: an open, retries included */

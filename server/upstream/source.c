@@ -4,7 +4,8 @@
  * items and the bytes between them. What an answer must wait for is said,
  * not waited for here: the first byte of a fill (so that an upstream that
  * fails at once gets a 502/504, not a 200 cut short), the whole item (for
- * several ranges, or decoding), room in a full cache, the bytes between
+ * several ranges, decoding, or an answer that names the digest: up to
+ * upstream_verify_first), room in a full cache, the bytes between
  * components. The front runs the wait off libmicrohttpd's threads, on the
  * upstream's own queue, and asks again. Later bytes are streamed as the
  * fill lands them (http/seg_stream.h), holding no thread.
@@ -136,17 +137,28 @@ static ztd_err up_servable(const ztd_entry *e, const zt_object *o, const zt_comp
                             "missing or wrong at the upstream", msg, cap);
 }
 
-/* A cache item's digest is checked before it is complete, and a response
- * never sends its last byte before that (http/seg_stream.h): bytes that
- * fail the check end the connection short. So the digest names the bytes
- * from the first response on, as it did before the sources. (Issue 27,
- * finding 8: while an item fills its bytes leave before the check; holding
- * the digest back then is not done yet.) */
+/* May the digest name c's bytes (c NULL: a plain file's)? Once its item is
+ * complete (checked), or when it is small enough (upstream_verify_first)
+ * that an answer waits for the whole item to be checked before its first
+ * byte (up_component, plain_raw: q->named). A larger item that fills is
+ * streamed as it lands, with a weak ETag and no digest claim: its last byte
+ * is held until the check (http/seg_stream.h) and a failed check cuts the
+ * connection, but the bytes before it have left unchecked (issue 27). */
 static bool up_verified(ztd_entry *e, const zt_component *c)
 {
-    (void)e;
-    (void)c;
-    return true;
+    ztd_upstream *u = e->up->u;
+    uint64_t len = c ? zt_component_length(c) : e->size;
+    return len <= u->verify_first || ztd_upstream_item_complete(u, e, c);
+}
+
+/* An answer that needs the whole item checked first (decoding, several
+ * ranges, a digest named) found it still filling after its wait: the item
+ * was dropped and is filled again meanwhile. */
+static ztd_err not_whole(up_q *x, char *msg, size_t cap)
+{
+    snprintf(msg, cap, "upstream %s: the component did not arrive whole in time",
+             ztd_upstream_url(x->u));
+    return ZTD_ERR_UPSTREAM_TIMEOUT;
 }
 
 static ztd_err up_component(ztd_source_req *q, ztd_entry *e, const zt_component *c, bool decoded,
@@ -168,16 +180,14 @@ static ztd_err up_component(ztd_source_req *q, ztd_entry *e, const zt_component 
         return fill_failed(x, e, msg, cap);
     /* Decoding reads a complete, checked item only; several ranges wait for
      * the whole of it, which then goes out as multipart/byteranges from its
-     * file; otherwise the first byte shows the upstream answers. */
-    bool whole = decoded || q->whole;
+     * file; an answer that names the digest sends no byte before the check;
+     * otherwise the first byte shows the upstream answers. */
+    bool whole = decoded || q->whole || q->named;
     if (st == ZTD_CACHE_FILLING && !q->waited && (whole || ready == 0))
         return ask_item(x, it, whole ? len + 1 : 1);
+    if ((decoded || q->named) && st != ZTD_CACHE_COMPLETE)
+        return not_whole(x, msg, cap);
     if (decoded) {
-        if (st != ZTD_CACHE_COMPLETE) {
-            snprintf(msg, cap, "upstream %s: the component did not arrive whole in time",
-                     ztd_upstream_url(x->u));
-            return ZTD_ERR_UPSTREAM_TIMEOUT;
-        }
         seg->stored_at_fd = true;
         seg->fd = ztd_cache_item_fd(it);
         seg->off = 0;
@@ -248,9 +258,11 @@ static ztd_err plain_raw(up_q *x, ztd_source_req *q, ztd_entry *e, const ztd_bod
     ztd_cache_state st = ztd_cache_item_state(it, &ready);
     if (st == ZTD_CACHE_FAILED)
         return fill_failed(x, e, msg, cap);
-    bool whole = q->whole;
+    bool whole = q->whole || q->named;
     if (st == ZTD_CACHE_FILLING && !q->waited && (whole || ready == 0))
         return ask_item(x, it, whole ? e->size + 1 : 1);
+    if (q->named && st != ZTD_CACHE_COMPLETE)
+        return not_whole(x, msg, cap);
     return ZTD_ERR_NONE;
 }
 
@@ -400,6 +412,7 @@ const ztd_source_ops ztd_source_upstream = {
     .kind = "upstream",
     .servable = up_servable,
     .verified = up_verified,
+    .weak_unverified = true,
     .span_etag = ztd_upstream_span_etag,
     .component = up_component,
     .raw = up_raw,

@@ -21,7 +21,12 @@
  * starts one fill, on the store's own threads: the component's stored bytes
  * are streamed from upstream into the item in order while they are hashed,
  * and the item is marked complete only once the manifest's digest matched
- * (a component without a digest: once all its bytes came).
+ * (a component without a digest: once all its bytes came). An answer names
+ * the bytes by the digest (ETag, Repr-Digest, immutable) only when no
+ * unchecked byte can leave: the item is complete, or it is at most
+ * upstream_verify_first bytes and the answer waits for the check; a larger
+ * item is streamed while it fills with a weak ETag and no digest claim
+ * (upstream/source.c).
  *
  * The bytes of the file between components (header, padding, manifest,
  * footer) are fetched once per entry, when /raw first needs them, and kept

@@ -19,6 +19,12 @@ file makes two):
     nofinal SKIP SECONDS      the request after SKIP gets its whole body chunked,
                               without the last chunk, then nothing for SECONDS
     encoding SKIP             later answers say Content-Encoding: gzip
+    flipgate SKIP FILE        every later body asked with a Range (a fill's, not a
+                              listing's) has one byte flipped (a quarter in) and
+                              is sent half, then waits (60 s at most) until FILE
+                              exists, then the rest: a fill that is certainly in
+                              progress, with a bad byte already landed, while a
+                              test asks the sidecar for it
     gate SKIP FILE            the requests after SKIP wait (60 s at most) until FILE
                               exists, then are forwarded: a test changes the origin
                               while a client is certainly mid-transfer
@@ -219,8 +225,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         desc = "%d GET %s | %s | %s | %s | %s | %s" % (
             n, self.path, h.get("Range", "-"), h.get("If-Match", "-"), h.get("If-Range", "-"),
             h.get("If-Unmodified-Since", "-"), h.get("Authorization", "-"))
-        skip = int(ARGS[0]) if ARGS and MODE in ("flip", "flipone", "status", "stall", "cut",
-                                                 "nofinal", "encoding") else 0
+        skip = int(ARGS[0]) if ARGS and MODE in ("flip", "flipone", "flipgate", "status", "stall",
+                                                 "cut", "nofinal", "encoding") else 0
         if MODE == "chaos" and self.chaos(n, desc):
             return
         if MODE == "hang":
@@ -243,9 +249,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 time.sleep(0.02)
         status, hdrs, body = self.fetch(MODE == "full")
         log(desc + " -> %d" % status)
-        if n <= skip or status >= 300 or MODE not in ("flip", "flipone", "stall", "cut", "status",
-                                                      "nofinal", "encoding"):
+        if n <= skip or status >= 300 or MODE not in ("flip", "flipone", "flipgate", "stall", "cut",
+                                                      "status", "nofinal", "encoding"):
             self.send(status, hdrs, body)
+        elif MODE == "flipgate" and self.headers.get("Range") is None:
+            self.send(status, hdrs, body)
+        elif MODE == "flipgate":
+            b = bytearray(body)
+            if b:
+                b[len(b) // 4] ^= 0x01
+            half = len(b) // 2
+            self.send(status, hdrs, bytes(b), send_len=half)
+            deadline = time.monotonic() + 60
+            while not os.path.exists(ARGS[1]) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.wfile.write(bytes(b[half:]))
+            self.wfile.flush()
         elif MODE == "flip" or (MODE == "flipone" and n == skip + 1):
             b = bytearray(body)
             if b:

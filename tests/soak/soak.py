@@ -4,6 +4,12 @@ starts the daemon and builds the files; see docs/OPERATIONS.md, "Soak").
 usage: soak.py prep STATE_DIR ZT   the expected bytes of the served files (files.json)
        soak.py run STATE_DIR         the soak (STATE_DIR/config.json says the rest)
 
+With "sidecar" in config.json (soak.sh --sidecar), a second ztensord with
+--upstream pointing at the first serves every read (read_port): the readers go
+through its cache, and also read the renamed files (kind "dropped"), which change
+at the origin every second, so that the sidecar revalidates and fetches again;
+uploads still go to the origin. Both processes are sampled and judged.
+
 N worker threads, each with one keep-alive connection to 127.0.0.1, pick requests
 from a weighted mix until the deadline: manifests, small raw components, zstd
 components decoded by the server and as stored, ranges of and whole 1 GiB
@@ -73,24 +79,35 @@ class Worker:
         self.n, self.cfg, self.files, self.stats = n, cfg, files, stats
         self.deadline, self.big_sem = deadline, big_sem
         self.rng = random.Random(cfg["seed"] * 1000 + n)
-        self.conn = None
+        self.conn = None  # to read_port (the sidecar, when there is one)
+        self.oconn = None  # to port (the origin): uploads, and the final checks
         self.uploaded = {}  # name -> sha256 of the file last PUT with a 2xx
         self.sessions = {}  # name -> {object: sha256 of its decoded bytes}
 
     # ---- HTTP on one keep-alive connection, reopened after errors and cuts
-    def connect(self):
+    def connect(self, origin):
+        if origin:
+            if self.oconn is None:
+                self.oconn = http.client.HTTPConnection("127.0.0.1", self.cfg["port"], timeout=60)
+            return self.oconn
         if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.cfg["port"], timeout=60)
+            port = self.cfg.get("read_port", self.cfg["port"])
+            self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         return self.conn
 
-    def drop(self):
-        if self.conn is not None:
+    def drop(self, origin=None):
+        """Close the read connection, the origin's (origin True), or both (None)."""
+        if origin is not True and self.conn is not None:
             self.conn.close()
             self.conn = None
+        if origin is not False and self.oconn is not None:
+            self.oconn.close()
+            self.oconn = None
 
-    def request(self, method, path, body=None, headers=None, read=True):
-        """(status, headers, body bytes or the open response)."""
-        c = self.connect()
+    def request(self, method, path, body=None, headers=None, read=True, origin=False):
+        """(status, headers, body bytes or the open response). Reads go to read_port,
+        writes (origin True) to the origin."""
+        c = self.connect(origin)
         try:
             c.request(method, path, body=body, headers=headers or {})
             r = c.getresponse()
@@ -98,10 +115,10 @@ class Worker:
                 return r.status, r, r
             data = r.read()
             if r.getheader("Connection", "").lower() == "close":
-                self.drop()
+                self.drop(origin)
             return r.status, r, data
         except Exception:
-            self.drop()
+            self.drop(origin)
             raise
 
     def check(self, kind, want, status, cond=True, what=""):
@@ -191,7 +208,7 @@ class Worker:
             if not chunk:
                 break
             got += len(chunk)
-        self.drop()
+        self.drop(False)
         if self.check("cut", {200}, st, got == want, "read %d of %d" % (got, want)):
             self.stats.ok("cut", st, got)
 
@@ -216,7 +233,7 @@ class Worker:
         name = "uploads/w%03d-%d.zt" % (self.n, self.rng.randrange(2))
         with open(src["path"], "rb") as f:
             data = f.read()
-        st, r, body = self.request("PUT", "/v1/files/" + name, body=data)
+        st, r, body = self.request("PUT", "/v1/files/" + name, body=data, origin=True)
         if self.slots_full("put", st, r, body):
             return
         if self.check("put", {200, 201}, st, True, body[:200]):
@@ -227,7 +244,7 @@ class Worker:
         name = "sessions/w%03d.zt" % self.n
         st, r, body = self.request(
             "POST", "/v1/uploads", body=json.dumps({"file": name}),
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json"}, origin=True,
         )
         if self.slots_full("session", st, r, body):
             return
@@ -237,7 +254,8 @@ class Worker:
         w = os.urandom(self.rng.randint(1, 64) * 1024)
         z = (b"soak %d " % self.rng.randrange(1 << 30)) * self.rng.randint(100, 20000)
         for key, data, q in (("w", w, ""), ("z", z, "?encoding=zstd")):
-            st, _, body = self.request("PUT", "/v1/uploads/%s/components/%s%s" % (sid, key, q), body=data)
+            st, _, body = self.request("PUT", "/v1/uploads/%s/components/%s%s" % (sid, key, q),
+                                       body=data, origin=True)
             if not self.check("session", {201}, st, True, body[:200]):
                 return
         objs = {
@@ -246,11 +264,32 @@ class Worker:
         }
         st, _, body = self.request(
             "POST", "/v1/uploads/%s/commit" % sid, body=json.dumps({"objects": objs}),
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json"}, origin=True,
         )
         if self.check("session", {200, 201}, st, True, body[:200]):
             self.sessions[name] = {"w": sha256_hex(w), "z": sha256_hex(z)}
             self.stats.ok("session", st, len(w) + len(z))
+
+    def dropped(self):
+        """A renamed file's component through the sidecar: one of the versions
+        renamed in (the sidecar serves the one it opened for upstream_ttl, then
+        revalidates), or 404 before its name was first renamed in (remembered for
+        upstream_negative_ttl). A file replaced at the origin while the sidecar
+        fetches it may also fail that request (502/503/504 with an error body)."""
+        name = "dropped/d%02d.zt" % self.rng.randrange(16)
+        st, _, body = self.request("GET", "/v1/files/%s/objects/t/data" % name)
+        code = ""
+        if st != 200:
+            try:
+                code = json.loads(body)["error"]["code"]
+            except (ValueError, KeyError, TypeError):
+                code = "(not an error body)"
+        good = (sha256_hex(body) in self.files["drops"] if st == 200
+                else code in ("file_not_found", "upstream_failed", "file_changed",
+                              "upstream_timeout"))
+        if self.check("dropped", {200, 404, 502, 503, 504}, st, good,
+                      "%s: %s" % (name, code or "bytes of no version renamed in")):
+            self.stats.ok("dropped:" + (code or "ok"), st, len(body))
 
     def metrics(self):
         st, _, body = self.request("GET", "/metrics")
@@ -266,6 +305,7 @@ class Worker:
             "zstd_decoded": lambda: self.zstd(False), "zstd_stored": lambda: self.zstd(True),
             "big_range": self.big_range, "big_whole": self.big_whole, "cut": self.cut,
             "put": self.put, "session": self.session, "metrics": self.metrics,
+            "dropped": self.dropped,
         }
         for _ in range(10**9):  # bounded by the deadline, and by this count
             if time.monotonic() >= self.deadline:
@@ -315,10 +355,12 @@ def hupper(cfg, deadline, stop, counter):
         counter[0] += 1
 
 
-def proc_sample(cfg):
-    """(RSS, descriptors, files in the catalog): each file in the catalog holds a
-    descriptor, so what must stay flat is descriptors minus files."""
-    pid = cfg["pid"]
+def proc_sample(cfg, pid=None, port=None):
+    """(RSS, descriptors, files in the catalog) of the origin, or of process pid
+    listening on port: each file in the catalog holds a descriptor, so what must
+    stay flat is descriptors minus files."""
+    pid = pid or cfg["pid"]
+    port = port or cfg["port"]
     rss = 0
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -328,7 +370,7 @@ def proc_sample(cfg):
                 cfg["_anon"] = int(line.split()[1]) * 1024
     fds = len(os.listdir("/proc/%d/fd" % pid))
     files = -1
-    c = http.client.HTTPConnection("127.0.0.1", cfg["port"], timeout=30)
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         c.request("GET", "/metrics")
         for line in c.getresponse().read().decode().splitlines():
@@ -341,7 +383,29 @@ def proc_sample(cfg):
     return rss, fds, files
 
 
-def monitor(cfg, stats, deadline, stop, samples):
+def conns_to(port):
+    """Established TCP connections to 127.0.0.1:port, counted at their client end
+    (/proc/net/tcp): with a sidecar, the origin holds one socket for each of the
+    sidecar's kept-alive upstream connections, which are not a leak."""
+    n = 0
+    try:
+        with open("/proc/net/tcp") as f:
+            for line in list(f)[1:]:
+                cols = line.split()
+                if cols[3] == "01" and int(cols[2].split(":")[1], 16) == port:
+                    n += 1
+    except (OSError, IndexError, ValueError):
+        pass
+    return n
+
+
+def side_sample(cfg):
+    """The sidecar's sample, when there is one (its root is empty: files 0)."""
+    rss, fds, files = proc_sample(cfg, cfg["read_pid"], cfg["read_port"])
+    return rss, fds, max(files, 0)
+
+
+def monitor(cfg, stats, deadline, stop, samples, side):
     """A sample every 5 s; a printed line every PRINT_EVERY s."""
     last_print, last_total, last_t = time.monotonic(), 0, time.monotonic()
     for _ in range(1000000):
@@ -350,6 +414,9 @@ def monitor(cfg, stats, deadline, stop, samples):
         now = time.monotonic()
         rss, fds, files = proc_sample(cfg)
         samples.append((now - T0, rss, fds - files, fds, files))
+        if cfg.get("sidecar"):
+            srss, sfds, sfiles = side_sample(cfg)
+            side.append((now - T0, srss, sfds - sfiles, sfds, sfiles))
         if now - last_print >= cfg["print_every"] - 0.5 or now >= deadline:
             tot = stats.total()
             print("soak: t=%4.0fs  rss=%6.1f MiB (anon %6.1f)  fds=%4d (files %4d)  requests=%8d  "
@@ -357,6 +424,8 @@ def monitor(cfg, stats, deadline, stop, samples):
                                                (tot - last_total) / (now - last_t),
                                                stats.bytes / (now - T0) / 1e6, stats.nfail),
                   flush=True)
+            if cfg.get("sidecar"):
+                print("soak:         sidecar rss=%6.1f MiB  fds=%4d" % (srss / MiB, sfds), flush=True)
             last_print, last_total, last_t = now, tot, now
         if now >= deadline:
             break
@@ -381,7 +450,7 @@ def verify_end(cfg, workers, dropped, problems):
     listed = {}
     for _ in range(100):
         time.sleep(0.2)
-        st, _, body = w.request("GET", "/v1/files")
+        st, _, body = w.request("GET", "/v1/files", origin=True)
         listed = {f["name"]: f["status"] for f in json.loads(body)["files"]} if st == 200 else {}
         if all(listed.get(d) == "ok" for d in dropped):
             break
@@ -389,7 +458,7 @@ def verify_end(cfg, workers, dropped, problems):
     if missing:
         problems.append("renamed files not listed as ok: %s" % missing[:10])
     for name, digest in dropped.items():
-        st, _, body = w.request("GET", "/v1/files/%s/raw" % name)
+        st, _, body = w.request("GET", "/v1/files/%s/raw" % name, origin=True)
         if st != 200 or sha256_hex(body) != digest:
             problems.append("renamed file %s: status %d, not the version renamed in last" % (name, st))
     for name in cfg["names"]:
@@ -400,16 +469,18 @@ def verify_end(cfg, workers, dropped, problems):
     for wk in workers:
         for name, digest in wk.uploaded.items():
             nup += 1
-            st, _, body = w.request("GET", "/v1/files/%s/raw" % name)
+            st, _, body = w.request("GET", "/v1/files/%s/raw" % name, origin=True)
             if st != 200 or sha256_hex(body) != digest:
                 problems.append("upload %s: status %d, bytes differ from the last PUT" % (name, st))
         for name, objs in wk.sessions.items():
             nsess += 1
             for obj, digest in objs.items():
                 st, _, body = w.request("GET", "/v1/files/%s/objects/%s/data" % (name, obj),
-                                        headers={"Accept-Encoding": "identity"})
+                                        headers={"Accept-Encoding": "identity"}, origin=True)
                 if st != 200 or sha256_hex(body) != digest:
                     problems.append("session file %s object %s: status %d, bytes differ" % (name, obj, st))
+    if cfg.get("sidecar"):
+        side_end(cfg, w, dropped, workers, problems)
     w.drop()
     # Staging files, not directories: the running instance holds its own directory
     # (run-PID-RANDOM) for its lifetime and removes it when it stops.
@@ -419,6 +490,20 @@ def verify_end(cfg, workers, dropped, problems):
     if left:
         problems.append("staging not empty: %s" % left[:10])
     return nup, nsess
+
+
+def side_end(cfg, w, dropped, workers, problems):
+    """Once upstream_ttl has passed with nothing renamed, the sidecar serves the
+    origin's last version of every renamed and uploaded file."""
+    time.sleep(cfg["sidecar_ttl"] + 1)
+    want = dict(dropped)
+    for wk in workers:
+        want.update(wk.uploaded)
+    for name, digest in sorted(want.items()):
+        st, _, body = w.request("GET", "/v1/files/%s/raw" % name)
+        if st != 200 or sha256_hex(body) != digest:
+            problems.append("through the sidecar, %s: status %d, not the origin's last version"
+                            % (name, st))
 
 
 def file_sha256(path):
@@ -458,6 +543,7 @@ def prep(state, zt):
     out["big_size"] = os.path.getsize(src["big"]["raw"])
     out["big_digest"] = file_sha256(src["big"]["raw"])
     out["uploads"] = [{"path": u, "sha256": file_sha256(u)} for u in src["uploads"]]
+    out["drops"] = [file_sha256(d) for d in src.get("drop_raws", [])]
     with open(os.path.join(state, "files.json"), "w") as f:
         json.dump(out, f)
     return 0
@@ -471,8 +557,14 @@ def run(state):
     cfg["names"] = files["names"]
     deadline = T0 + cfg["seconds"]
     stats, stop, samples, dropped, hups = Stats(), threading.Event(), [], {}, [0]
+    side = []
     rss0, fds0, files0 = proc_sample(cfg)
     samples.append((0.0, rss0, fds0 - files0, fds0, files0))
+    if cfg.get("sidecar"):
+        srss0, sfds0, sfiles0 = side_sample(cfg)
+        side.append((0.0, srss0, sfds0 - sfiles0, sfds0, sfiles0))
+        print("soak: reads through the sidecar, pid %d on port %d; before: rss=%.1f MiB fds=%d"
+              % (cfg["read_pid"], cfg["read_port"], srss0 / MiB, sfds0), flush=True)
     print("soak: %d connections for %d s against pid %d; before: rss=%.1f MiB fds=%d (files %d)"
           % (cfg["connections"], cfg["seconds"], cfg["pid"], rss0 / MiB, fds0, files0), flush=True)
     big_sem = threading.Semaphore(2)
@@ -481,7 +573,7 @@ def run(state):
     bg = [
         threading.Thread(target=renamer, args=(cfg, deadline, dropped, stop)),
         threading.Thread(target=hupper, args=(cfg, deadline, stop, hups)),
-        threading.Thread(target=monitor, args=(cfg, stats, deadline, stop, samples)),
+        threading.Thread(target=monitor, args=(cfg, stats, deadline, stop, samples, side)),
     ]
     for t in threads + bg:
         t.start()
@@ -498,21 +590,35 @@ def run(state):
     nup, nsess = verify_end(cfg, workers, dropped, problems)
     # descriptors back to where they were once the clients are gone (10 s at most),
     # but for the files the root gained
-    fds_end = files_end = 0
+    fds_end = files_end = upconns = 0
     for _ in range(50):
         rss_end, fds_end, files_end = proc_sample(cfg)
-        if fds_end - files_end <= fds0 - files0 + 4:
+        upconns = conns_to(cfg["port"]) if cfg.get("sidecar") else 0
+        if fds_end - files_end - upconns <= fds0 - files0 + 4:
             break
         time.sleep(0.2)
-    if fds_end - files_end > fds0 - files0 + 4:
-        problems.append("descriptors after the clients left: %d for %d files, before: %d for %d"
-                        % (fds_end, files_end, fds0, files0))
+    if fds_end - files_end - upconns > fds0 - files0 + 4:
+        problems.append("descriptors after the clients left: %d for %d files and %d sidecar "
+                        "connections, before: %d for %d" % (fds_end, files_end, upconns, fds0, files0))
     ok_rss, why_rss = flat(samples, 1, 32 * MiB, 0.10)
     ok_fds, why_fds = flat(samples, 2, 64, 0.0)
     if not ok_rss:
         problems.append("RSS grew: " + why_rss)
     if not ok_fds:
         problems.append("descriptors grew: " + why_fds)
+    if cfg.get("sidecar"):
+        srss_end = sfds_end = 0
+        for _ in range(50):
+            srss_end, sfds_end, _f = side_sample(cfg)
+            if sfds_end <= sfds0 + 4:
+                break
+            time.sleep(0.2)
+        ok_srss, why_srss = flat(side, 1, 32 * MiB, 0.10)
+        ok_sfds, why_sfds = flat(side, 2, 64, 0.0)
+        if not ok_srss:
+            problems.append("sidecar RSS grew: " + why_srss)
+        if not ok_sfds:
+            problems.append("sidecar descriptors grew: " + why_sfds)
     if stats.nfail:
         problems.append("%d unexpected answers (first ones below)" % stats.nfail)
 
@@ -525,8 +631,14 @@ def run(state):
           % (stats.total(), cfg["seconds"], stats.total() / cfg["seconds"], stats.bytes / 1e9,
              hups[0], len(dropped), nup, nsess))
     print("soak: RSS: %s" % why_rss)
-    print("soak: descriptors not held by catalog files: %s; before %d, after %d"
-          % (why_fds, fds0 - files0, fds_end - files_end))
+    print("soak: descriptors not held by catalog files%s: %s; before %d, after %d"
+          % (" (after: nor by the sidecar's %d connections)" % upconns if cfg.get("sidecar") else "",
+             why_fds, fds0 - files0, fds_end - files_end - upconns))
+    if cfg.get("sidecar"):
+        print("soak: sidecar RSS: %s; start %.1f MiB, end %.1f MiB"
+              % (why_srss, srss0 / MiB, srss_end / MiB))
+        print("soak: sidecar descriptors: %s; before %d, after %d"
+              % (why_sfds, sfds0, sfds_end))
     for f in stats.failures:
         print("  failure: " + f)
     for p in problems:
