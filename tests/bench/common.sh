@@ -29,7 +29,7 @@ start_ztd() {
   "$ztd" --root "$root" --listen 127.0.0.1:0 --access-log off "$@" >/dev/null \
     2>"$work/ztd.log" &
   zpid=$!
-  for _ in $(seq 100); do
+  for _ in $(seq 600); do # up to 60 s: a root of 20,000 files on a loaded machine
     zport=$(grep -o 'listening on http://[^ ]*' "$work/ztd.log" 2>/dev/null | sed 's/.*://') || true
     [ -n "$zport" ] && curl -sf "http://127.0.0.1:$zport/readyz" >/dev/null && return 0
     sleep 0.1
