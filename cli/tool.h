@@ -171,6 +171,9 @@ int tool_convert_dir(const char *in, const char *out);
 #define TOOL_ST_INDEX "model.safetensors.index.json"
 /* A new temporary file ".zt-st-XXXXXXXX.tmp" in dfd (its name into tmp), or
  * -1 with errno. */
+/* Set err (code, the formatted message) and return code. */
+zt_status tool_st_fail(zt_error *err, zt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int tool_st_tmp(int dfd, char *tmp, size_t cap);
 /* fsync fd, rename tmp to leaf in dfd, fsync dfd; tmp removed on failure. */
 zt_status tool_st_publish(int dfd, int fd, const char *tmp, const char *leaf, zt_error *err);

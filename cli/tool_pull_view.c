@@ -25,7 +25,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,15 +32,6 @@
 #include <unistd.h>
 
 #define VIEW_XATTR "user.ztensor.view"
-
-static zt_status fail(zt_error *err, zt_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    zt_error_vset(err, code, NULL, NULL, 0, 0, fmt, ap);
-    va_end(ap);
-    return code;
-}
 
 /* ".ztview-<16 hex of FNV-1a 64 of leaf>": the staging directory's name,
  * the same on every run, within NAME_MAX whatever the leaf's length. */
@@ -135,7 +125,7 @@ zt_status tool_pull_view(zt_remote *r, const char *url, int dfd, const char *vde
     char sname[32], *vleaf = tool_st_view_name(leaf);
     const char *slash = strrchr(vdest, '/');
     if (!vleaf)
-        return fail(err, ZT_E_NOMEM, "out of memory");
+        return tool_st_fail(err, ZT_E_NOMEM, "out of memory");
     memset(s, 0, sizeof(*s));
     if (already(dfd, vleaf, po->expect_etag, s, sharded)) {
         free(vleaf);
@@ -144,13 +134,15 @@ zt_status tool_pull_view(zt_remote *r, const char *url, int dfd, const char *vde
     stage_name(leaf, sname);
     if (mkdirat(dfd, sname, 0755) != 0 && errno != EEXIST) {
         free(vleaf);
-        return fail(err, ZT_E_IO, "%s: staging directory %s: %s", vdest, sname, strerror(errno));
+        return tool_st_fail(err, ZT_E_IO, "%s: staging directory %s: %s", vdest, sname,
+                            strerror(errno));
     }
     int sfd = openat(dfd, sname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sfd < 0) {
         int e = errno;
         free(vleaf);
-        return fail(err, ZT_E_IO, "%s: staging directory %s: %s", vdest, sname, strerror(e));
+        return tool_st_fail(err, ZT_E_IO, "%s: staging directory %s: %s", vdest, sname,
+                            strerror(e));
     }
     zt_remote_pull_options o = *po;
     o.dir_fd = sfd;
@@ -160,7 +152,8 @@ zt_status tool_pull_view(zt_remote *r, const char *url, int dfd, const char *vde
         if (path)
             sprintf(path, "%.*s%s%s/%s", slash ? (int)(slash - vdest) : 0, vdest, slash ? "/" : "",
                     sname, leaf);
-        st = path ? lay_out(path, dfd, vleaf, sharded, err) : fail(err, ZT_E_NOMEM, "no memory");
+        st = path ? lay_out(path, dfd, vleaf, sharded, err)
+                  : tool_st_fail(err, ZT_E_NOMEM, "no memory");
         free(path);
         if (!st) /* the listing's name of the version, unless the pull saw another */
             mark(dfd, vleaf, *sharded,

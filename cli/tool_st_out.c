@@ -22,7 +22,7 @@
 
 #define COPY_CHUNK (4u << 20)
 
-static zt_status fail(zt_error *err, zt_status code, const char *fmt, ...)
+zt_status tool_st_fail(zt_error *err, zt_status code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -34,7 +34,8 @@ static zt_status fail(zt_error *err, zt_status code, const char *fmt, ...)
 static zt_status fail_errno(zt_error *err, const char *what, const char *name)
 {
     int e = errno;
-    return fail(err, e == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO, "%s %s: %s", what, name, strerror(e));
+    return tool_st_fail(err, e == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO, "%s %s: %s", what, name,
+                        strerror(e));
 }
 
 int tool_st_tmp(int dfd, char *tmp, size_t cap)
@@ -88,9 +89,9 @@ static zt_status copy_component(const zt_file *f, const zt_component *c, int fd,
     }
     zt_decoder_free(d);
     if (!st && total != zt_component_decoded_length(c))
-        st = fail(err, ZT_E_TRUNCATED, "component \"%s\" gave %llu of its %llu bytes",
-                  zt_component_role(c), (unsigned long long)total,
-                  (unsigned long long)zt_component_decoded_length(c));
+        st = tool_st_fail(err, ZT_E_TRUNCATED, "component \"%s\" gave %llu of its %llu bytes",
+                          zt_component_role(c), (unsigned long long)total,
+                          (unsigned long long)zt_component_decoded_length(c));
     return st;
 }
 
@@ -103,7 +104,7 @@ static zt_status write_view(const zt_file *f, const zt_st_view *v, int fd, tool_
         return fail_errno(err, "write of", "the view's header");
     uint8_t *buf = malloc(COPY_CHUNK);
     if (!buf)
-        return fail(err, ZT_E_NOMEM, "out of memory");
+        return tool_st_fail(err, ZT_E_NOMEM, "out of memory");
     zt_status st = ZT_OK;
     for (size_t i = 0; i < zt_st_view_count(v) && !st; i++) {
         zt_st_tensor t;
@@ -154,7 +155,7 @@ static zt_status open_views(const char *dir, const char *const *leaves, size_t n
     for (size_t i = 0; i < n; i++) {
         char *path = tool_path_join(dir, leaves[i]);
         if (!path)
-            return fail(err, ZT_E_NOMEM, "out of memory");
+            return tool_st_fail(err, ZT_E_NOMEM, "out of memory");
         zt_status st = zt_open(path, NULL, &files[i], err);
         free(path);
         if (st)
@@ -171,7 +172,7 @@ zt_status tool_st_write_index(int dfd, const char *dir, const char *const *leave
     zt_file **files = calloc(n ? n : 1, sizeof(*files));
     zt_st_view **views = calloc(n ? n : 1, sizeof(*views));
     zt_status st = files && views ? open_views(dir, leaves, n, files, views, err)
-                                  : fail(err, ZT_E_NOMEM, "out of memory");
+                                  : tool_st_fail(err, ZT_E_NOMEM, "out of memory");
     char *json = NULL;
     if (!st && !(json = zt_st_index_json(leaves, (const zt_st_view *const *)views, n, err)))
         st = err->code ? err->code : ZT_E_NOMEM;
