@@ -89,8 +89,9 @@ static enum MHD_Result hf_error(struct MHD_Connection *c, ztd_req *r, unsigned s
             MHD_add_response_header(resp, "X-Repo-Commit", commit);
         if (status == 401)
             MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"ztensord\"");
-        if (status == 405) /* the parser's message is the methods allowed */
-            MHD_add_response_header(resp, "Allow", strchr(msg, ':') + 2);
+        const char *allow = status == 405 ? strchr(msg, ':') : NULL;
+        if (allow && allow[1]) /* the parser's message is the methods allowed */
+            MHD_add_response_header(resp, "Allow", allow + 2);
     }
     ztd_log(status >= 500 ? ZTD_LOG_ERROR : ZTD_LOG_INFO, "%u %s: %s", status,
             r->target ? r->target : "", msg);
@@ -101,8 +102,19 @@ static enum MHD_Result hf_error(struct MHD_Connection *c, ztd_req *r, unsigned s
  * asks for it, with the hub's messages (huggingface_hub reads a 401 whose
  * message is not "Invalid credentials in Authorization header" as a missing
  * repository). */
+/* An error of the layers the fronts share (a fill that failed, a view that
+ * cannot be made), as the hub's clients read errors: X-Error-Message, and
+ * EntryNotFound for a 404. */
+static enum MHD_Result hf_shared_error(struct MHD_Connection *c, ztd_req *r, ztd_err e,
+                                       const char *msg)
+{
+    unsigned status = ztd_err_status(e);
+    return hf_error(c, r, status, status == 404 ? "EntryNotFound" : NULL, NULL, "%s", msg);
+}
+
 static enum MHD_Result hf_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
+    r->error_answer = hf_shared_error;
     switch (ztd_auth_rule(s->tokens, s->cfg->require_read_token, s->cfg->allow_anonymous_writes,
                           ztd_header(c, "Authorization"), ZTD_SCOPE_READ)) {
     case ZTD_AUTH_OK:
@@ -354,6 +366,7 @@ static bool ready(ztd_server *s, struct MHD_Connection *c, ztd_req *r, hf_state 
 static enum MHD_Result hf_handle(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     enum MHD_Result out;
+    r->error_answer = hf_shared_error;
     if (ztd_answer_resume(s, c, r, &out)) /* a byte answer that waited */
         return out;
     hf_state *st = r->front;

@@ -47,7 +47,7 @@ int ztd_hf_repo_open(ztd_catalog *c, const char *repo, ztd_hf_repo *out)
     }
     for (size_t i = lo; i < hi; i++) {
         ztd_entry *e = s->entries[i];
-        if (e->error) /* invalid files are not served */
+        if (e->error || ztd_entry_view_refused(e)) /* invalid files are not served */
             continue;
         ztd_hf_file *f = &out->files[out->n++];
         f->e = e;

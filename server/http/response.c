@@ -168,9 +168,12 @@ enum MHD_Result ztd_json(struct MHD_Connection *c, ztd_req *r, unsigned status, 
 static enum MHD_Result send_error(struct MHD_Connection *c, ztd_req *r, ztd_err e,
                                   const char *hname, const char *hval, const char *msg)
 {
-    if (r->error_answer) {
+    if (r->error_answer) { /* once: the front's own failure falls back to JSON */
+        enum MHD_Result (*answer)(struct MHD_Connection *, ztd_req *, ztd_err, const char *) =
+            r->error_answer;
+        r->error_answer = NULL;
         ztd_metrics_error(e);
-        return r->error_answer(c, r, e, msg);
+        return answer(c, r, e, msg);
     }
     unsigned status = ztd_err_status(e);
     const char *code = ztd_err_code(e);

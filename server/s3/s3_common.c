@@ -144,7 +144,7 @@ void ztd_s3_etags_to_raw(char *list)
 
 bool ztd_s3_entry_listed(const ztd_entry *e)
 {
-    return e->file || !e->error;
+    return (e->file || !e->error) && !ztd_entry_view_refused(e);
 }
 
 void ztd_s3_iso_time(int64_t mtime_ns, char out[32])

@@ -898,6 +898,13 @@ const ztd_blob *ztd_snapshot_find_blob(const ztd_snapshot *s, const uint8_t sha2
 /* A view's or an index's object in the listing. A view's etag is the one
  * its file's identity gives (st_views.h): the digests' replaces it in
  * answers once they are verified. */
+bool ztd_entry_view_refused(const ztd_entry *e)
+{
+    const ztd_st_view *v = e->view_of ? __atomic_load_n(&e->view_of->st_view, __ATOMIC_ACQUIRE)
+                                      : NULL;
+    return v && v->err;
+}
+
 static json_t *virtual_json(const ztd_entry *e)
 {
     json_t *j = json_pack("{s:s, s:I}", "name", e->name, "size", (json_int_t)e->size);

@@ -121,6 +121,11 @@ typedef struct ztd_entry_vec {
 /* Append e (not retained): 0, or -1 when out of memory. */
 int ztd_entry_vec_push(ztd_entry_vec *v, ztd_entry *e);
 
+/* Is e a safetensors view its file cannot have (an object safetensors cannot
+ * express)? /v1/files lists it with status error; the S3 and Hugging Face
+ * fronts do not list it. */
+bool ztd_entry_view_refused(const ztd_entry *e);
+
 static inline bool ztd_entry_is_plain(const ztd_entry *e)
 {
     return e->kind == ZTD_ENTRY_PLAIN;
