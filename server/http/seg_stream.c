@@ -22,7 +22,8 @@
 #include <unistd.h>
 
 #define WAIT_MS 5
-#define MAX_IOV 512 /* segments of one mapped response */
+#define MAX_IOV 512              /* segments of one mapped response */
+#define MAX_MAPPED (256u * 1024) /* file bytes one mapped response may map */
 #define BLOCK (256u * 1024)
 
 size_t ztd_seg_find(const ztd_body_seg *segs, size_t nsegs, uint64_t at, uint64_t *seg_at)
@@ -256,11 +257,17 @@ struct MHD_Response *ztd_seg_stream_response(const ztd_body_seg *segs, size_t ns
 
 /* ---- a span whose segments can all be mapped: an iovec over the mappings
  *
- * Several segments cannot go out with one sendfile, and copying them through
- * a content reader (pread, then send) measured 0.7x a local file's sendfile
- * for zt pull's ranges across components. Complete items never change (a new
- * version is a new item; eviction only unlinks), so they are mapped, and
- * libmicrohttpd sends the mappings and the bytes between them with sendmsg.
+ * Several segments cannot go out with one sendfile (libmicrohttpd sends one
+ * body source per response). Complete items never change (a new version is a
+ * new item; eviction only unlinks), so they are mapped, and libmicrohttpd
+ * sends the mappings and the bytes between them with sendmsg: for spans of
+ * many small segments, no reader call per segment. Only for spans of at most
+ * MAX_MAPPED file bytes, though: every page a response's mapping touches
+ * counts in the server's VmRSS until the response is freed (64 downloads of
+ * a 1 GiB view showed 59 GiB of VmRSS that way), so larger spans go through
+ * the reader (pread into its BLOCK), whose memory is one BLOCK per response.
+ * For a 1 GiB view the reader measured as fast as the mapping, with more
+ * server CPU per GiB (docs/PERFORMANCE.md, "64 concurrent downloads").
  * A catalog file changed in place while it is sent makes sendmsg fail
  * (EFAULT past its end), which ends the connection; the request's pin on the
  * connection (conns.h) aborts it on any change. */
@@ -333,6 +340,22 @@ static bool map_segments(mapped *m, const ztd_body_seg *segs, uint64_t at, uint6
     return true;
 }
 
+/* The file bytes (FILE and ITEM segments) of [start, start + len) over
+ * segments [first, last], the first beginning at representation offset at. */
+static uint64_t file_bytes(const ztd_body_seg *segs, size_t first, size_t last, uint64_t at,
+                           uint64_t start, uint64_t len)
+{
+    uint64_t n = 0;
+    for (size_t i = first; i <= last; at += segs[i++].len) {
+        if (segs[i].kind != ZTD_SEG_FILE && segs[i].kind != ZTD_SEG_ITEM)
+            continue;
+        uint64_t from = start > at ? start - at : 0;
+        uint64_t to = start + len < at + segs[i].len ? start + len - at : segs[i].len;
+        n += to - from;
+    }
+    return n;
+}
+
 static bool mappable(const ztd_body_seg *g)
 {
     uint64_t ready;
@@ -358,6 +381,8 @@ struct MHD_Response *ztd_seg_mapped_response(const ztd_body_seg *segs, size_t ns
     size_t n = last - first + 1;
     if (n > MAX_IOV) /* sendmsg takes IOV_MAX (1024) at most */
         return NULL;
+    if (file_bytes(segs, first, last, first_at, start, len) > MAX_MAPPED)
+        return NULL; /* pages it touches would count in VmRSS, per response */
     for (size_t i = first; i <= last; i++)
         if (!mappable(&segs[i]))
             return NULL; /* the reader's way */
