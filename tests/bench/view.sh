@@ -44,6 +44,7 @@ fi
 vsize=$(stat -c %s static/model.safetensors)
 
 start_ztd "$work/root"
+wait_digests
 start_nginx "$work/static"
 V="http://127.0.0.1:$zport/v1/files/model.zt/safetensors"
 N="http://127.0.0.1:$nport/model.safetensors"
@@ -77,6 +78,7 @@ ttfb() { curl -s -o /dev/null -w '%{http_code} %{time_starttransfer}\n' "$1"; }
 for f in many64 many100; do
   stop_ztd
   start_ztd "$work/root"
+  wait_digests
   U="http://127.0.0.1:$zport/v1/files/$f.zt/safetensors"
   curl -sf -o /dev/null "http://127.0.0.1:$zport/v1/files/$f.zt" # opened (its manifest read)
   read -r code first <<<"$(ttfb "$U")"
@@ -121,6 +123,7 @@ zlen=$(cat zframes.len)
 zsize=$(stat -c %s zconv.safetensors)
 stop_ztd
 start_ztd "$work/root"
+wait_digests
 Z="http://127.0.0.1:$zport/v1/files/zmodel.zt/safetensors"
 curl -sf "$Z" | cmp -s - zconv.safetensors || { echo "the zstd view is not zt convert's output"; exit 1; }
 rm -f zconv.safetensors

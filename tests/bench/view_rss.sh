@@ -32,6 +32,7 @@ if [ "${ZSTD:-0}" = 1 ] && [ ! -s view_rss/root/zmodel.zt ]; then
   "$zt" pack --compress -o view_rss/root/zmodel.zt "${args[@]}" >/dev/null
 fi
 start_ztd "$work/view_rss/root"
+wait_digests
 trap stop_ztd EXIT
 base=http://127.0.0.1:$zport/v1/files
 clients=${CLIENTS:-64}
