@@ -10,7 +10,8 @@
 #   2. first byte of the view of a file of 100,000 tensors once the file is open: the first
 #      request (which builds the header) and the median of 11 later ones (curl
 #      time_starttransfer), for tensors of 64 bytes (contiguous: one file span) and of
-#      100 bytes (64-byte aligned: 100,000 spans).
+#      100 bytes (64-byte aligned: 100,000 spans); the server's CPU time per later GET
+#      (whole body sent: the wall times are at the mercy of the machine's load).
 #   3. the view of a zstd model (32 tensors of 8 MiB of base64 text, `zt pack --compress`),
 #      decoded on the fly, one curl stream, against `zstd -d` of the same frames (the
 #      components' stored bytes, concatenated) to /dev/null: decoded MB/s, ROUNDS + 2
@@ -84,17 +85,19 @@ for f in many64 many100; do
   read -r code first <<<"$(ttfb "$U")"
   [ "$code" = 200 ] || { echo "$U: HTTP $code"; exit 1; }
   later=()
+  c0=$(server_ticks "$zport")
   for _ in $(seq 11); do
     read -r code t <<<"$(ttfb "$U")"
     [ "$code" = 200 ] || { echo "$U: HTTP $code"; exit 1; }
     later+=("$t")
   done
+  cpu=$(awk -v c=$(($(server_ticks "$zport") - c0)) -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", c / t / 11 * 1000 }')
   curl -sf "$U" -o "$work/$f.view"
   "$zt" convert "root/$f.zt" -o "$work/$f.conv.safetensors" >/dev/null
   cmp -s "$work/$f.view" "$work/$f.conv.safetensors" || { echo "$f: the view is not zt convert's"; exit 1; }
-  printf '2. first byte of the view of 100,000 tensors of %s bytes (%s bytes): first request %.1f ms, later %.1f ms (median of 11) (%s)\n' \
+  printf '2. first byte of the view of 100,000 tensors of %s bytes (%s bytes): first request %.1f ms, later %.1f ms (median of 11); server CPU per later GET (the whole body) %s ms (%s)\n' \
     "${f#many}" "$(stat -c %s "$work/$f.view")" "$(awk -v t="$first" 'BEGIN { print t * 1000 }')" \
-    "$(echo "${later[*]}" | median | awk '{ print $1 * 1000 }')" "$(load)"
+    "$(echo "${later[*]}" | median | awk '{ print $1 * 1000 }')" "$cpu" "$(load)"
   rm -f "$work/$f.view" "$work/$f.conv.safetensors"
 done
 
