@@ -4,8 +4,9 @@
  * the fly), planned once against the request's Range and conditional headers
  * and answered with the right status, strong validators and Repr-Digest. The
  * sender picks per span: sendfile for a file span or a complete cache item,
- * memory, the decoder, an iovec over mappings for a span that crosses
- * segments, or a reader that waits for a filling item (http/seg_stream.h).
+ * memory, the decoder, an iovec over mappings for a small span that crosses
+ * segments, or a reader (pread into a bounded buffer; it also waits for a
+ * filling item) for a larger one (http/seg_stream.h).
  * multipart/byteranges for several ranges of one file or memory segment.
  */
 #ifndef ZTD_BODY_H

@@ -19,11 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define WAIT_MS 5
-#define MAX_IOV 512 /* segments of one mapped response */
+#define MAX_IOV 512              /* segments of one mapped response */
+#define MAX_MAPPED (256u * 1024) /* file bytes one mapped response may map */
 #define BLOCK (256u * 1024)
+#define GAP_MAX 4096u /* bytes between two file spans read with them, not apart */
+#define RUN_IOV 1024  /* IOV_MAX */
 
 size_t ztd_seg_find(const ztd_body_seg *segs, size_t nsegs, uint64_t at, uint64_t *seg_at)
 {
@@ -63,7 +67,8 @@ typedef struct sstream {
     size_t n, cursor;
     ztd_dstream *dec; /* the decoder of segment dec_at, or NULL */
     size_t dec_at;
-    bool slot; /* holds a max_decode_streams slot */
+    bool slot;  /* holds a max_decode_streams slot */
+    bool items; /* some segment is a cache item */
 } sstream;
 
 static void sstream_free(void *cls)
@@ -109,11 +114,11 @@ static int all_complete(sstream *s)
 
 /* How many bytes of item segment g are readable from `within` on: 0 for
  * none yet (waited for a little), -1 when its fill failed. */
-static int64_t item_ready(const ztd_body_seg *g, uint64_t within)
+static int64_t item_ready(const ztd_body_seg *g, uint64_t within, bool wait)
 {
     uint64_t need = g->off + within + 1, ready;
     ztd_cache_state st = ztd_cache_item_state(g->item, &ready);
-    if (st == ZTD_CACHE_FILLING && ready < need)
+    if (st == ZTD_CACHE_FILLING && ready < need && wait)
         st = ztd_cache_wait(g->item, need, WAIT_MS, &ready);
     if (st != ZTD_CACHE_COMPLETE && st != ZTD_CACHE_FILLING)
         return -1;
@@ -148,11 +153,11 @@ static ssize_t read_decoded(sstream *s, size_t i, uint64_t within, char *buf, si
     return (ssize_t)got;
 }
 
-static ssize_t sstream_read(void *cls, uint64_t pos, char *buf, size_t max)
+/* Bytes from pos on, from the one segment that holds pos: 0 for none now
+ * (waited for a little if `wait`), or MHD_CONTENT_READER_END_WITH_ERROR once
+ * the connection is cut. */
+static ssize_t read_segment(sstream *s, uint64_t pos, char *buf, size_t max, bool wait)
 {
-    sstream *s = cls;
-    if (pos >= s->len)
-        return MHD_CONTENT_READER_END_OF_STREAM;
     uint64_t at = s->start + pos;
     while (s->cursor + 1 < s->n && at >= s->seg_at[s->cursor + 1])
         s->cursor++;
@@ -164,7 +169,7 @@ static ssize_t sstream_read(void *cls, uint64_t pos, char *buf, size_t max)
     if (n > s->len - pos)
         n = s->len - pos;
     if (g->kind == ZTD_SEG_ITEM) {
-        int64_t r = item_ready(g, within);
+        int64_t r = item_ready(g, within, wait);
         if (r < 0)
             return cut(s, "the upstream fill failed");
         if (r == 0)
@@ -196,6 +201,77 @@ static ssize_t sstream_read(void *cls, uint64_t pos, char *buf, size_t max)
         return read_decoded(s, s->cursor, within, buf, (size_t)n);
     }
     return cut(s, "unknown segment");
+}
+
+/* Bytes skipped between file spans land here and are never read: written by
+ * the kernel only, so the threads that share it do not race in C's sense. */
+static char g_gap[GAP_MAX];
+
+/* A run of file segments of one fd from pos on, each at most GAP_MAX after
+ * the last, read with one preadv (the gaps into g_gap): a view of many small
+ * aligned tensors is 100,000 spans, and one pread each cost more than the
+ * rest of the answer. The bytes read, or 0 when the run is a single segment
+ * or the read came back short (read_segment then reads it, and says why). */
+static size_t read_file_run(sstream *s, uint64_t pos, char *buf, size_t max)
+{
+    struct iovec iov[RUN_IOV];
+    int cnt = 0;
+    size_t got = 0, want = 0, segs = 0;
+    uint64_t at = s->start + pos, next_off = 0;
+    int fd = s->segs[s->cursor].fd;
+    for (size_t i = s->cursor; i < s->n && got < max && cnt + 2 <= RUN_IOV; i++) {
+        const ztd_body_seg *g = &s->segs[i];
+        if (g->kind != ZTD_SEG_FILE || g->fd != fd)
+            break;
+        uint64_t within = at > s->seg_at[i] ? at - s->seg_at[i] : 0;
+        uint64_t n = g->len - within, left = s->start + s->len - (s->seg_at[i] + within);
+        if (segs && (g->off < next_off || g->off - next_off > GAP_MAX))
+            break;
+        if (segs && g->off > next_off) {
+            iov[cnt++] = (struct iovec){g_gap, (size_t)(g->off - next_off)};
+            want += g->off - next_off;
+        }
+        n = n < max - got ? n : max - got;
+        n = n < left ? n : left;
+        iov[cnt++] = (struct iovec){buf + got, (size_t)n};
+        got += n;
+        want += n;
+        next_off = g->off + within + n;
+        segs++;
+    }
+    if (segs < 2)
+        return 0;
+    const ztd_body_seg *g = &s->segs[s->cursor];
+    ssize_t r = preadv(fd, iov, cnt, (off_t)(g->off + (at - s->seg_at[s->cursor])));
+    return r == (ssize_t)want ? got : 0;
+}
+
+/* The buffer filled across segments: a span of many small tensors goes out in
+ * full buffers, not one send per tensor. Only the first segment read may
+ * wait for a filling item. */
+static ssize_t sstream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    sstream *s = cls;
+    if (pos >= s->len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t got = 0;
+    while (got < max && pos + got < s->len) {
+        uint64_t at = s->start + pos + got;
+        while (s->cursor + 1 < s->n && at >= s->seg_at[s->cursor + 1])
+            s->cursor++;
+        size_t run = s->items ? 0 : read_file_run(s, pos + got, buf + got, max - got);
+        if (run) {
+            got += run;
+            continue;
+        }
+        ssize_t r = read_segment(s, pos + got, buf + got, max - got, got == 0);
+        if (r < 0)
+            return r; /* cut: the bytes read are of no use */
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
 }
 
 /* Decoded segments: none known bad, and one decoder slot for the response. */
@@ -242,6 +318,7 @@ struct MHD_Response *ztd_seg_stream_response(const ztd_body_seg *segs, size_t ns
         o += s->segs[i].len;
         if (s->segs[i].item)
             ztd_cache_item_retain(s->segs[i].item);
+        s->items |= s->segs[i].kind == ZTD_SEG_ITEM;
     }
     s->n = n;
     s->start = start;
@@ -256,11 +333,17 @@ struct MHD_Response *ztd_seg_stream_response(const ztd_body_seg *segs, size_t ns
 
 /* ---- a span whose segments can all be mapped: an iovec over the mappings
  *
- * Several segments cannot go out with one sendfile, and copying them through
- * a content reader (pread, then send) measured 0.7x a local file's sendfile
- * for zt pull's ranges across components. Complete items never change (a new
- * version is a new item; eviction only unlinks), so they are mapped, and
- * libmicrohttpd sends the mappings and the bytes between them with sendmsg.
+ * Several segments cannot go out with one sendfile (libmicrohttpd sends one
+ * body source per response). Complete items never change (a new version is a
+ * new item; eviction only unlinks), so they are mapped, and libmicrohttpd
+ * sends the mappings and the bytes between them with sendmsg: for spans of
+ * many small segments, no reader call per segment. Only for spans of at most
+ * MAX_MAPPED file bytes, though: every page a response's mapping touches
+ * counts in the server's VmRSS until the response is freed (64 downloads of
+ * a 1 GiB view showed 59 GiB of VmRSS that way), so larger spans go through
+ * the reader (pread into its BLOCK), whose memory is one BLOCK per response.
+ * For a 1 GiB view the reader measured as fast as the mapping, with more
+ * server CPU per GiB (docs/PERFORMANCE.md, "64 concurrent downloads").
  * A catalog file changed in place while it is sent makes sendmsg fail
  * (EFAULT past its end), which ends the connection; the request's pin on the
  * connection (conns.h) aborts it on any change. */
@@ -333,6 +416,22 @@ static bool map_segments(mapped *m, const ztd_body_seg *segs, uint64_t at, uint6
     return true;
 }
 
+/* The file bytes (FILE and ITEM segments) of [start, start + len) over
+ * segments [first, last], the first beginning at representation offset at. */
+static uint64_t file_bytes(const ztd_body_seg *segs, size_t first, size_t last, uint64_t at,
+                           uint64_t start, uint64_t len)
+{
+    uint64_t n = 0;
+    for (size_t i = first; i <= last; at += segs[i++].len) {
+        if (segs[i].kind != ZTD_SEG_FILE && segs[i].kind != ZTD_SEG_ITEM)
+            continue;
+        uint64_t from = start > at ? start - at : 0;
+        uint64_t to = start + len < at + segs[i].len ? start + len - at : segs[i].len;
+        n += to - from;
+    }
+    return n;
+}
+
 static bool mappable(const ztd_body_seg *g)
 {
     uint64_t ready;
@@ -358,6 +457,8 @@ struct MHD_Response *ztd_seg_mapped_response(const ztd_body_seg *segs, size_t ns
     size_t n = last - first + 1;
     if (n > MAX_IOV) /* sendmsg takes IOV_MAX (1024) at most */
         return NULL;
+    if (file_bytes(segs, first, last, first_at, start, len) > MAX_MAPPED)
+        return NULL; /* pages it touches would count in VmRSS, per response */
     for (size_t i = first; i <= last; i++)
         if (!mappable(&segs[i]))
             return NULL; /* the reader's way */

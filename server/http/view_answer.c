@@ -9,7 +9,10 @@
  * decoded stream for zstd, a cache item through --upstream. Only the tensors
  * the planned range covers are asked of the source; the others are
  * placeholders of their length that nothing reads. Adjacent file spans are
- * one segment, so a raw model's tensors go out as one span. A file that is
+ * one segment, so a raw model's tensors are one span: a range within it goes
+ * out by sendfile from the source file; one that crosses the header goes
+ * through seg_stream.h's reader (pread into a 256 KiB buffer per response,
+ * so that 64 downloads of a 1 GiB view hold no mapping of it). A file that is
  * safetensors already is its own view (its /raw bytes); one that safetensors
  * cannot express is refused (422 view_unsupported, naming the object), never
  * answered in part.

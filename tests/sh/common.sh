@@ -110,14 +110,15 @@ check_errbody() {
 # jget FILE KEY...: a value from a JSON file (MISSING if absent).
 jget() { $HELP get "$@" 2>/dev/null; }
 
-# held_get NAME PORT TARGET: a GET of TARGET whose reader stops after the header block
-# (zthelp heldget) until held_release NAME: a response the server is certainly still
-# sending, however long the steps in between take. Waits (up to 30 s) for the status
-# line, which it returns in HELD_STATUS; sets HELD_PID. The body goes to $T/NAME.
+# held_get NAME PORT TARGET [BYTES]: a GET of TARGET whose reader stops after the header
+# block (and BYTES bytes of the body) (zthelp heldget) until held_release NAME: a response
+# the server is certainly still sending, however long the steps in between take. Waits
+# (up to 30 s) for the status line, which it returns in HELD_STATUS; sets HELD_PID. The
+# body goes to $T/NAME.
 held_get() {
     local name=$1 i
     rm -f "$T/$name.gate" "$T/$name.gate.started"
-    $HELP heldget "$2" "$3" "$T/$name" "$T/$name.gate" >"$T/$name.code" &
+    $HELP heldget "$2" "$3" "$T/$name" "$T/$name.gate" ${4:+"$4"} >"$T/$name.code" &
     HELD_PID=$!
     HELD_STATUS=
     for i in $(seq 1 300); do

@@ -39,8 +39,10 @@ Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
                                  blocked on the socket for the whole transfer, which lasts
                                  at least SIZE / RATE seconds (SIZE: the bytes it reads).
                                  PORT may be unix:PATH (a Unix socket; Host: localhost).
-  heldget PORT TARGET OUT GATE   GET TARGET with a 64 KiB receive buffer; once the header
-                                 block has arrived, write its status to GATE.started and
+  heldget PORT TARGET OUT GATE [BYTES]
+                                 GET TARGET with a 64 KiB receive buffer; once the header
+                                 block (and BYTES bytes of the body, 0 by default) has
+                                 arrived, write its status to GATE.started and
                                  read nothing more until the file GATE exists (120 s at
                                  most), then read the rest at full speed into OUT; print
                                  the status. While held, a body larger than the socket
@@ -292,12 +294,12 @@ def write_response(got, out):
     print(parts[1].decode("latin-1") if head.startswith(b"HTTP/") and len(parts) > 1 else "000")
 
 
-def cmd_heldget(port, target, out, gate):
+def cmd_heldget(port, target, out, gate, body_bytes="0"):
     s = small_window_get(port, target)
     got = bytearray()
     try:
-        while b"\r\n\r\n" not in got:
-            d = s.recv(4096)
+        while b"\r\n\r\n" not in got or len(got) - got.index(b"\r\n\r\n") - 4 < int(body_bytes):
+            d = s.recv(1 << 16)
             if not d:
                 break
             got += d
