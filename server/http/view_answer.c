@@ -74,11 +74,27 @@ static ztd_body_seg placeholder(uint64_t len)
 
 /* ---- validators */
 
+/* Are all of an upstream file's tensors here and checked? Asked every time:
+ * a cache item may be dropped and filled again. */
+static bool all_checked(ztd_entry *e, ztd_st_view *v)
+{
+    size_t n = zt_st_view_count(v->v);
+    zt_st_tensor t;
+    for (size_t i = 0; i < n; i++) {
+        zt_st_view_tensor(v->v, i, &t);
+        if (!ztd_entry_source(e)->checked(e, t.component))
+            return false;
+    }
+    return true;
+}
+
 /* Were all the view's digests checked against their bytes (and the file
- * not changed since)? The scan goes on where the last one stopped: digest
- * states only move forward. */
+ * not changed since)? The scan goes on where the last one stopped: a local
+ * file's digest states only move forward. */
 static bool all_verified(ztd_entry *e, ztd_st_view *v)
 {
+    if (ztd_entry_source(e) != &ztd_source_local)
+        return all_checked(e, v);
     size_t n = zt_st_view_count(v->v), i = __atomic_load_n(&v->verified, __ATOMIC_RELAXED);
     zt_st_tensor t;
     for (; i < n; i++) {

@@ -56,6 +56,10 @@ typedef struct ztd_source_ops {
      * checked it against them, or (upstream) will before the answer's first byte
      * goes out (q->named). c NULL: the whole of a plain file, by its sha256. */
     bool (*verified)(struct ztd_entry *e, const zt_component *c);
+    /* Are c's bytes here and checked now, not only before a component
+     * answer's first byte? What a body that does not wait for each check (the
+     * safetensors view) may name by the digests. */
+    bool (*checked)(struct ztd_entry *e, const zt_component *c);
     /* Bytes not verified may still be arriving (a fill): the validator of an
      * answer whose digest does not name its bytes is then weak (W/), so that no
      * client resumes a cut answer with If-Range or takes it for checked bytes. */

@@ -101,6 +101,7 @@ const ztd_source_ops ztd_source_local = {
     .kind = "local",
     .servable = local_servable,
     .verified = local_verified,
+    .checked = local_verified,
     .span_etag = local_span_etag,
     .component = local_component,
     .raw = local_raw,

@@ -144,6 +144,11 @@ static ztd_err up_servable(const ztd_entry *e, const zt_object *o, const zt_comp
  * streamed as it lands, with a weak ETag and no digest claim: its last byte
  * is held until the check (http/seg_stream.h) and a failed check cuts the
  * connection, but the bytes before it have left unchecked (issue 27). */
+static bool up_checked(ztd_entry *e, const zt_component *c)
+{
+    return ztd_upstream_item_complete(e->up->u, e, c);
+}
+
 static bool up_verified(ztd_entry *e, const zt_component *c)
 {
     ztd_upstream *u = e->up->u;
@@ -412,6 +417,7 @@ const ztd_source_ops ztd_source_upstream = {
     .kind = "upstream",
     .servable = up_servable,
     .verified = up_verified,
+    .checked = up_checked,
     .weak_unverified = true,
     .span_etag = ztd_upstream_span_etag,
     .component = up_component,
