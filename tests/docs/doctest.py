@@ -32,7 +32,8 @@ Marks in the docs:
   `fresh`, every daemon is stopped and ROOT made again first. Each document starts
   with no daemon.
 - `<!-- doctest: setup COMMAND -->`: a bash command run in the work directory (files
-  an example needs and that the text describes).
+  an example needs and that the text describes). $ZT_SOURCE_DIR is the source tree
+  (e.g. for the npm clients of tests/clients/node_modules).
 - `<!-- doctest: mask REGEX -->`: in the next block, the matches of REGEX are masked
   in both outputs (what varies from run to run for a reason the text gives).
 - `<!-- doctest: continue -->` before an sh block: it runs in the same bash process as
@@ -183,7 +184,7 @@ class Env:
         os.symlink(exe, os.path.join(work, "build", "server", "ztensord"))
         os.symlink(zt, os.path.join(work, "build", "cli", "zt"))
         self.env = dict(os.environ, PATH=os.path.join(work, "bin") + ":" + os.environ.get("PATH", ""),
-                        ROOT=self.root, LC_ALL="C.UTF-8", HOME=work)
+                        ROOT=self.root, LC_ALL="C.UTF-8", HOME=work, ZT_SOURCE_DIR=REPO)
         with open(os.path.join(work, ".curlrc"), "w") as f:  # the docs leave curl's meter out
             f.write("no-progress-meter\n")
         self.make_root()
