@@ -4,9 +4,11 @@
 For each DOC.md (the list is given by tests/docs/CMakeLists.txt; a missing file is
 skipped), in a fresh work directory:
 
-- ```console blocks: every "$ " line (with its "\\" continuation lines) is a command;
-  the lines after it, up to the next "$ " line or the end of the block, are its
-  output. The command runs with bash in the work directory and its output (stdout and
+- ```console blocks: every "$ " line (with its "\\" continuation lines, and the lines
+  of a here-document it opens, up to its terminator) is a command; the lines after
+  it, up to the next "$ " line or the end of the block, are its output. A command
+  that begins with "export " or "unset " is also remembered: every later command of
+  the document runs after it (as in one shell session). The command runs with bash in the work directory and its output (stdout and
   stderr, CR removed) must equal the documented output once what varies is masked:
   Date and Last-Modified values, X-Request-Id values, and 32-hex-digit tokens (file
   identity ETags, upload ids), which are learned: the first time a documented token
@@ -30,7 +32,8 @@ Marks in the docs:
   `fresh`, every daemon is stopped and ROOT made again first. Each document starts
   with no daemon.
 - `<!-- doctest: setup COMMAND -->`: a bash command run in the work directory (files
-  an example needs and that the text describes).
+  an example needs and that the text describes). $ZT_SOURCE_DIR is the source tree
+  (e.g. for the npm clients of tests/clients/node_modules).
 - `<!-- doctest: mask REGEX -->`: in the next block, the matches of REGEX are masked
   in both outputs (what varies from run to run for a reason the text gives).
 - `<!-- doctest: continue -->` before an sh block: it runs in the same bash process as
@@ -110,6 +113,26 @@ def parse(path):
     return out
 
 
+HEREDOC_RE = re.compile(r"<<(-?)\s*(['\"]?)(\w+)\2")
+
+
+def command_end(L, i):
+    """The index after the command that begins at L[i] (a "$ " line): its "\\"
+    continuation lines, then the lines of a here-document it opens, up to and with its
+    terminator line."""
+    cmd = L[i]
+    while cmd.endswith("\\") and i + 1 < len(L):
+        i += 1
+        cmd = L[i]
+    i += 1
+    hd = HEREDOC_RE.search(cmd)
+    if hd:
+        while i < len(L) and (L[i].lstrip("\t") if hd.group(1) else L[i]) != hd.group(3):
+            i += 1
+        i = min(i + 1, len(L))
+    return i
+
+
 def console_commands(block):
     """(line number, command, documented output lines) for each "$ " command."""
     cmds = []
@@ -120,11 +143,8 @@ def console_commands(block):
             i += 1
             continue
         start = i
-        cmd = L[i][2:]
-        while cmd.endswith("\\") and i + 1 < len(L):
-            i += 1
-            cmd = cmd + "\n" + L[i]
-        i += 1
+        i = command_end(L, i)
+        cmd = "\n".join(L[start:i])[2:]
         out = []
         while i < len(L) and not L[i].startswith("$ "):
             out.append(L[i])
@@ -154,6 +174,7 @@ class Env:
         self.daemons = {}  # flags -> (process, port)
         self.bad_exits = []
         self.learned = {}  # documented 32-hex token -> real one
+        self.session = []  # the document's export/unset commands, run before each command
         os.makedirs(os.path.join(work, "bin"))
         os.makedirs(os.path.join(work, "build", "server"))
         os.makedirs(os.path.join(work, "build", "cli"))
@@ -163,7 +184,7 @@ class Env:
         os.symlink(exe, os.path.join(work, "build", "server", "ztensord"))
         os.symlink(zt, os.path.join(work, "build", "cli", "zt"))
         self.env = dict(os.environ, PATH=os.path.join(work, "bin") + ":" + os.environ.get("PATH", ""),
-                        ROOT=self.root, LC_ALL="C.UTF-8", HOME=work)
+                        ROOT=self.root, LC_ALL="C.UTF-8", HOME=work, ZT_SOURCE_DIR=REPO)
         with open(os.path.join(work, ".curlrc"), "w") as f:  # the docs leave curl's meter out
             f.write("no-progress-meter\n")
         self.make_root()
@@ -325,6 +346,10 @@ def diff(want, have):
 
 
 def run_cmd(env, cmd):
+    prelude = "".join(c + "\n" for c in env.session)
+    if re.match(r"(export|unset)\s", cmd):
+        env.session.append(cmd)
+    cmd = prelude + cmd
     p = subprocess.run(["timeout", str(CMD_TIMEOUT), "bash", "-c", cmd], cwd=env.work, env=env.env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     return p.stdout.decode("utf-8", "replace").replace("\r", "")
@@ -475,11 +500,9 @@ def rewrite(path, edits):
     lines = open(path, encoding="utf-8").read().split("\n")
     for b, (start, end), new, nwant in sorted(edits, key=lambda e: -(e[0].line + e[1][0])):
         first = b.line + start  # 0-based index of the "$ " line in the file
-        # the command's own lines (continuations) stay; its output lines are replaced
-        k = first
-        while lines[k].endswith("\\"):
-            k += 1
-        out_start = k + 1
+        # the command's own lines (continuations, a here-document) stay; its output
+        # lines are replaced
+        out_start = b.line + command_end(b.lines, start)
         lines[out_start:out_start + nwant] = new
     open(path, "w", encoding="utf-8").write("\n".join(lines))
 
