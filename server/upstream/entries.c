@@ -152,6 +152,9 @@ ztd_upstream *ztd_upstream_new(const ztd_config *cfg, const struct ztd_source_op
         !(u->list = ztd_uplist_new(u->base, u->token, u->opt.connect_timeout, u->opt.stall_timeout,
                                    u->ttl_ms)))
         goto fail;
+    if (!strncmp(cfg->upstream, "s3://", 5) &&
+        !(u->store_list = ztd_uplist_new_store(&u->opt, cfg->upstream, u->ttl_ms)))
+        goto fail;
     ztd_upstream_tell_kind(u); /* an upstream down now is asked again at the first open */
     return u;
 fail:
@@ -175,6 +178,7 @@ void ztd_upstream_free(ztd_upstream *u)
     pthread_key_delete(u->open_session);
     pthread_key_delete(u->fill_session);
     ztd_uplist_free(u->list);
+    ztd_uplist_free(u->store_list);
     pthread_mutex_destroy(&u->mu);
     pthread_cond_destroy(&u->cv);
     free(u->token);
@@ -195,6 +199,11 @@ ztd_cache *ztd_upstream_cache(ztd_upstream *u)
 ztd_uplist *ztd_upstream_listing(ztd_upstream *u)
 {
     return ztd_upstream_is_ztensord(u) ? u->list : NULL;
+}
+
+ztd_uplist *ztd_upstream_store_listing(ztd_upstream *u)
+{
+    return u->store_list;
 }
 
 bool ztd_upstream_kind_known(const ztd_upstream *u)

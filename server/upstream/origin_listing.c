@@ -1,5 +1,6 @@
 /* The upstream's kind, and its listing cached and revalidated (see origin_listing.h). */
 #include "upstream/origin_listing.h"
+#include "upstream/store_listing.h"
 #include "core/clock.h"
 #include "core/config.h"
 
@@ -17,6 +18,7 @@
 
 struct ztd_uplist {
     char *base, *token;
+    const zt_remote_options *store; /* an S3 store's (base is then its s3:// URL) */
     double connect_timeout, timeout;
     uint64_t ttl_ms;
     pthread_mutex_t mu; /* one fetch at a time; the fields below */
@@ -37,6 +39,14 @@ ztd_uplist *ztd_uplist_new(const char *base, const char *token, double connect_t
     l->timeout = timeout;
     l->ttl_ms = ttl_ms;
     pthread_mutex_init(&l->mu, NULL);
+    return l;
+}
+
+ztd_uplist *ztd_uplist_new_store(const zt_remote_options *opt, const char *s3url, uint64_t ttl_ms)
+{
+    ztd_uplist *l = ztd_uplist_new(s3url, NULL, 0, 0, ttl_ms);
+    if (l)
+        l->store = opt;
     return l;
 }
 
@@ -104,9 +114,24 @@ static json_t *parse(const char *body, size_t len)
     return out;
 }
 
+/* An S3 store's listing, fetched whole, under l->mu. */
+static ztd_err refresh_store(ztd_uplist *l, char *msg, size_t cap)
+{
+    json_t *files = NULL;
+    ztd_err err = ztd_store_list(l->store, l->base, &files, msg, cap);
+    if (!err) {
+        json_decref(l->files);
+        l->files = files;
+        l->checked = ztd_now_ms();
+    }
+    return err;
+}
+
 /* Fetch (or revalidate) under l->mu. */
 static ztd_err refresh(ztd_uplist *l, char *msg, size_t cap)
 {
+    if (l->store)
+        return refresh_store(l, msg, cap);
     char url[4200], etag[256];
     snprintf(url, sizeof(url), "%s/v1/files", l->base);
     int status, timed_out;

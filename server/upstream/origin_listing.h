@@ -12,6 +12,8 @@
 
 #include "core/errors.h"
 
+struct zt_remote_options;
+
 /* ZTD_UPSTREAM_ZTENSORD when BASE/v1/files?limit=1 answers 200 with a JSON
  * listing, ZTD_UPSTREAM_PLAIN when it answers anything else, and
  * ZTD_UPSTREAM_AUTO when it cannot be reached. token may be NULL. Blocking. */
@@ -22,6 +24,11 @@ typedef struct ztd_uplist ztd_uplist;
 /* token may be NULL; timeouts in seconds. NULL when out of memory. */
 ztd_uplist *ztd_uplist_new(const char *base, const char *token, double connect_timeout,
                            double timeout, uint64_t ttl_ms);
+/* An S3 store's listing (upstream/store_listing.h) kept and served the same
+ * way, fetched whole again after ttl (no validator). opt is borrowed: it
+ * outlives l. */
+ztd_uplist *ztd_uplist_new_store(const struct zt_remote_options *opt, const char *s3url,
+                                 uint64_t ttl_ms);
 void ztd_uplist_free(ztd_uplist *l);
 
 /* The files (a JSON array of listing objects, sorted by name; a new

@@ -84,6 +84,9 @@ bool ztd_upstream_kind_known(const ztd_upstream *u);
 /* A ztensord upstream's listing (upstream/origin_listing.h); NULL for a plain
  * upstream, or while the kind is not known. */
 struct ztd_uplist *ztd_upstream_listing(ztd_upstream *u);
+/* An S3 store's objects (`--upstream s3://`), listed for the S3 front of a
+ * node-local cache (upstream/store_listing.h); NULL for other upstreams. */
+struct ztd_uplist *ztd_upstream_store_listing(ztd_upstream *u);
 void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out);
 
 /* GET BASE{path} (path starts with '/', already encoded) on a ztensord

@@ -2,7 +2,8 @@
 # t_s3: ztensord --upstream s3://BUCKET/PREFIX in front of moto (the reference
 # S3): the sidecar serves the store's .zt files as a ztensord on the same
 # files would (/raw byte-exact, a component, zt pull through it), a second
-# request is answered from the cache without asking the store, and a relay
+# request is answered from the cache without asking the store, its S3 front lists
+# the store's objects and serves them (aws s3 sync twice), and a relay
 # that flips bytes makes every fill fail its digest check with nothing cached.
 # Requests are signed with the keys of the environment (AWS_*): the second
 # part runs moto in auth mode, which checks every signature (botocore).
@@ -38,6 +39,18 @@ check_eq "zt pull through the sidecar: exit status 0" $? 0
 cmp -s "$T/files/model.zt" "$T/pulled/model.zt" && ok "byte-exact" || bad "byte-exact"
 http "$T/r" "$URL/v1/files/absent.zt"
 check_code "an object the store lacks: 404" 404
+# The S3 front of this node-local cache lists the store's objects (the store's own
+# ListObjectsV2, names relative to the prefix) and serves them: an engine with
+# AWS_ENDPOINT_URL at the sidecar lists, then reads.
+out=$(curl -s "$URL/models?list-type=2")
+check_match "the sidecar's S3 front lists the store's object, its size and date" "$out" \
+    "<Key>model\.zt</Key><LastModified>20[0-9-]{8}T[0-9:]{8}\.000Z</LastModified><ETag>[^<]+</ETag><Size>$(stat -c %s "$T/files/model.zt")</Size>"
+http "$T/r" "$URL/models/model.zt"
+check_code "GetObject through the sidecar's S3 front" 200
+check_same "GetObject: the object's bytes" "$T/r.body" "$T/files/model.zt"
+AWS_ENDPOINT_URL=$URL aws s3 sync s3://models/ "$T/synced" >/dev/null 2>&1
+check_same "aws s3 sync through the sidecar's S3 front" "$T/synced/model.zt" "$T/files/model.zt"
+check_eq "a second sync copies nothing" "$(AWS_ENDPOINT_URL=$URL aws s3 sync s3://models/ "$T/synced" 2>&1)" ""
 stop_daemon
 
 # A relay that flips a byte of every answer after the open's two.
