@@ -192,6 +192,14 @@ static enum MHD_Result send_object(ztd_server *s, struct MHD_Connection *c, ztd_
     char *json = zt_object_json(o, ZT_JSON_COMPACT, &err);
     if (!json)
         return ztd_error(c, r, ztd_err_of_zt(err.code, ZTD_OP_READ), "%s", err.message);
+    if (ztd_entry_mismatches(e)) { /* its components found corrupt are marked */
+        size_t len = 0, marks = 0;
+        char *marked = ztd_object_marked(e, o, json, strlen(json), &len, &marks);
+        zt_free(json);
+        char tag[48];
+        snprintf(tag, sizeof(tag), "object-mismatch%zu", marks);
+        return send_json_doc(s, c, r, e, marked, len, marks ? tag : "object", false);
+    }
     /* zt_free is free here (the server keeps libztensor's allocator): grown in place */
     json = ztd_text_line(json, strlen(json), NULL);
     return send_json_doc(s, c, r, e, json, json ? strlen(json) : 0, "object", false);

@@ -21,6 +21,8 @@
 #include "http/decode_stream.h"
 #include "http/disposition.h"
 #include "http/response.h"
+#include "core/config.h"
+#include "store/manifest_marks.h"
 #include "store/st_views.h"
 #include "store/validators.h"
 
@@ -207,6 +209,35 @@ static bool sends(struct MHD_Connection *c, const ztd_body *b)
     return b->len > 0 && (plan.status == ZTD_PLAN_FULL || plan.status == ZTD_PLAN_PARTIAL);
 }
 
+/* A tensor whose stored bytes the background verifier found not to match
+ * their digest: the view is not sent (unless serve_corrupt), as the
+ * component itself is not; the error names it and where it is. */
+static enum MHD_Result corrupt_tensor(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                      ztd_entry *e, ztd_st_view *v, bool *answered)
+{
+    *answered = false;
+    if (s->cfg->serve_corrupt || !ztd_entry_mismatches(e))
+        return MHD_YES;
+    size_t n = zt_st_view_count(v->v);
+    zt_st_tensor t;
+    for (size_t i = 0; i < n; i++) {
+        zt_st_view_tensor(v->v, i, &t);
+        if (ztd_digest_state_of(&e->digests, t.component) != ZTD_DIGEST_MISMATCH)
+            continue;
+        *answered = true;
+        unsigned long long off = zt_component_offset(t.component),
+                           len = zt_component_length(t.component);
+        return ztd_error(c, r, ZTD_ERR_BLOB_DIGEST_MISMATCH,
+                         "\"%s\": tensor \"%s\" of its safetensors view (object \"%s\", "
+                         "component \"%s\", bytes %llu..%llu of the file, byte %llu): the stored "
+                         "bytes do not hash to the manifest's digest (found by the digest "
+                         "verifier); the view is not served (serve_corrupt serves it)",
+                         e->name, t.name, zt_object_name(t.object), zt_component_role(t.component),
+                         off, off + len, off);
+    }
+    return MHD_YES;
+}
+
 /* ---- the answer */
 
 enum MHD_Result ztd_answer_view(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_entry *e)
@@ -241,6 +272,10 @@ enum MHD_Result ztd_answer_view_adjusted(ztd_server *s, struct MHD_Connection *c
         return ztd_answer_raw_adjusted(s, c, r, e, d, adjust, ctx, again);
     if (v->err)
         return ztd_error(c, r, v->err, "\"%s\": %s", e->name, v->msg);
+    bool corrupt;
+    enum MHD_Result refused = corrupt_tensor(s, c, r, e, v, &corrupt);
+    if (corrupt)
+        return refused;
     /* as /raw: an answer from a file changed in place would not be this view */
     if (ztd_entry_changed(e))
         return ztd_error(c, r, ZTD_ERR_FILE_CHANGED,

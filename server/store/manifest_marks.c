@@ -43,3 +43,24 @@ char *ztd_manifest_marked(const ztd_entry *e, const char *json, size_t len, size
     json_decref(root);
     return out;
 }
+
+char *ztd_object_marked(const ztd_entry *e, const zt_object *o, const char *json, size_t len,
+                        size_t *out_len, size_t *marks)
+{
+    *marks = 0;
+    json_t *root = json_loadb(json, len, JSON_ALLOW_NUL, NULL);
+    if (!root)
+        return NULL;
+    json_t *comps = json_object_get(root, "components");
+    for (size_t i = 0; i < e->digests.n; i++) {
+        const ztd_digest_check *k = &e->digests.v[i];
+        if (k->object != o || ztd_digest_check_state(k) != ZTD_DIGEST_MISMATCH)
+            continue;
+        json_t *c = json_object_get(comps, zt_component_role(k->component));
+        if (c && !json_object_set_new(c, "digest_status", json_string("mismatch")))
+            (*marks)++;
+    }
+    char *out = ztd_json_line(root, out_len);
+    json_decref(root);
+    return out;
+}

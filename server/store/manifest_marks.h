@@ -20,4 +20,9 @@ size_t ztd_entry_mismatches(const ztd_entry *e);
 char *ztd_manifest_marked(const ztd_entry *e, const char *json, size_t len, size_t *out_len,
                           size_t *marks);
 
+/* The same for the JSON of object o of e (zt_object_json: its "components"
+ * at the top). */
+char *ztd_object_marked(const ztd_entry *e, const zt_object *o, const char *json, size_t len,
+                        size_t *out_len, size_t *marks);
+
 #endif

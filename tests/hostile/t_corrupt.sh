@@ -2,9 +2,9 @@
 # Bytes the server knows are wrong (issue 26, point 4): a byte flipped on disk in a
 # sha256-digested component. Once the background verifier has found it, the component
 # URL answers 500 digest_mismatch naming object, component and byte offset (stored and
-# decoded forms), not 200 with the wrong bytes; the listing shows the file as corrupt
-# with the count; the manifest marks the component (a new ETag, also under
-# Accept-Encoding: zstd); zt get and zt pull of the file fail. serve_corrupt serves the
+# decoded forms), not 200 with the wrong bytes, and so does the file's safetensors view;
+# the listing shows the file as corrupt with the count; the manifest and the object's
+# JSON mark the component (a new ETag, also under Accept-Encoding: zstd); zt get and zt pull of the file fail. serve_corrupt serves the
 # bytes again, without digest claims, for forensics. Fixing the file (rewritten, renamed
 # into place) makes a new version: its checks start over, and curl, zt get and zt pull
 # get the right bytes.
@@ -100,6 +100,16 @@ req "manifest: If-None-Match with it: 304" 304 -H "If-None-Match: $ME" "$URL/v1/
 req "manifest under Accept-Encoding: zstd" 200 -H 'Accept-Encoding: zstd, gzip' "$URL/v1/files/f.zt"
 check_eq "manifest under zstd: the marked JSON" "$(mark "$LAST.body" w)" mismatch
 check_eq "manifest under zstd: the same ETag" "$(hdr "$LAST.hdr" ETag)" "$ME"
+objmark() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["components"]["data"].get("digest_status", "none"))' "$1"; }
+req "object JSON of the corrupt object" 200 "$URL/v1/files/f.zt/objects/w"
+check_eq "object JSON: its component marked" "$(objmark "$LAST.body")" mismatch
+check_match "object JSON: an ETag of its own" "$(hdr "$LAST.hdr" ETag)" '^"object-mismatch1-[0-9a-f]{32}"$'
+req "object JSON of the good object" 200 "$URL/v1/files/f.zt/objects/v"
+check_eq "object JSON of the good object: no mark" "$(objmark "$LAST.body")" none
+check_err "the file's safetensors view: 500, not the wrong bytes" 500 digest_mismatch "$URL/v1/files/f.zt/safetensors"
+check_match "the view's error names tensor, object, component and byte offset" "$ERRMSG" \
+    "tensor \"w\" of its safetensors view \(object \"w\", component \"data\", bytes $OFF\.\.$((OFF + 8192)) of the file, byte $OFF\)"
+check_err "the view under its own name (f.safetensors): 500 too" 500 digest_mismatch "$URL/v1/files/f.safetensors/raw"
 
 # zt get and zt pull: errors, never the wrong bytes
 "$ZT" get "$URL/v1/files/f.zt" w -o "$T/get.out" 2>"$T/get.err"
@@ -132,6 +142,9 @@ check_eq "serve_corrupt: still listed corrupt" "$(listed f.zt status)" '"corrupt
 req "serve_corrupt: manifest" 200 "$URL/v1/files/f.zt"
 check_eq "serve_corrupt: still marked" "$(mark "$LAST.body" w)" mismatch
 check_err "serve_corrupt: the blob URL still refuses" 500 digest_mismatch "$URL/v1/blobs/sha256:$HW"
+req "serve_corrupt: the view served" 200 "$URL/v1/files/f.zt/safetensors"
+"$ZT" convert "$R/f.zt" -o "$T/fview.safetensors" >/dev/null 2>&1
+check_same "serve_corrupt: the view of the bytes on disk" "$LAST.body" "$T/fview.safetensors"
 
 # ---- fixed while served: a new file version, checked again from the start
 stop_daemon
