@@ -115,6 +115,7 @@ typedef struct tool_select_stats {
     size_t objects, verified, unverified, objects_unverified;
     uint64_t bytes, resumed; /* resumed: read from DEST.ztsel, kept by an earlier run */
     unsigned retries;
+    int skipped; /* the same selection was finished before (tool_pull_skip.c) */
 } tool_select_stats;
 /* 1 when an object named `name` is chosen: it matches an --include (or there
  * is none) and no --exclude (fnmatch). */
@@ -128,6 +129,13 @@ int tool_pull_selected(const char *name, const tool_globs *g);
 zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *name,
                            const tool_globs *g, const volatile sig_atomic_t *cancel,
                            tool_select_stats *s, zt_error *err);
+/* tool_pull_skip.c: the key of a selection of f written as format ("zt",
+ * "safetensors") into out (0: none, a chosen component has no digest); the
+ * mark of a file published with it; 1 when name in dfd is marked so and
+ * unwritten since. */
+int tool_sel_key(const zt_file *f, const tool_globs *g, const char *format, char *out, size_t cap);
+void tool_sel_mark(int fd, const char *key);
+int tool_sel_done(int dfd, const char *name, const char *key);
 
 /* ---- zt pack's arguments (tool_pack_spec.c) */
 typedef struct tool_pack_spec {

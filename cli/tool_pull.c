@@ -49,9 +49,13 @@ static const char k_help[] =
     "    continues where it stopped (or starts that file over if it changed at\n"
     "    the origin). A file changed at the origin during the pull is fetched\n"
     "    again at its new version, and the pull says so. A file pulled complete\n"
-    "    earlier (same validator, size and mtime, kept in the extended\n"
-    "    attribute user.ztensor.pull) is skipped. A zTensor v2 root whose\n"
-    "    manifest names shards is pulled with them (NAME-SHARD.zt beside it),\n"
+    "    earlier is skipped: same validator, size and mtime (the extended\n"
+    "    attribute user.ztensor.pull), or, after a touch at the origin or from\n"
+    "    another replica, the same content as the origin's digests say (every\n"
+    "    component's digest in the manifest, user.ztensor.content; a plain\n"
+    "    file's sha256); a finished --tensors selection too. A zTensor v2\n"
+    "    root whose manifest names shards is pulled with them (NAME-SHARD.zt\n"
+    "    beside it),\n"
     "    as one version: every file verified (each shard by the root's\n"
     "    whole-file digest) before any is renamed into place. Bytes landed\n"
     "    ahead of the hashing are bounded (32 MiB in all, in the page cache,\n"
@@ -644,6 +648,7 @@ static void pull_job(run *R, zt_remote *session, job *j)
         j->o->stats.unverified = ss.unverified;
         j->o->stats.objects_unverified = ss.objects_unverified;
         j->o->stats.digest_retries = ss.retries;
+        j->o->stats.skipped = ss.skipped;
     } else {
         zt_remote_pull_options po;
         zt_remote_pull_options_init(&po);

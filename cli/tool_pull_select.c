@@ -330,6 +330,14 @@ zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *n
         zt_remote_close(rf);
         return ZT_E_ARG;
     }
+    char key[80] = "";
+    if (!tool_sel_key(zt_remote_file_zt(rf), g, "zt", key, sizeof(key)))
+        key[0] = 0;
+    if (tool_sel_done(dfd, name, key)) { /* the same selection, finished before */
+        s->skipped = 1;
+        zt_remote_close(rf);
+        return ZT_OK;
+    }
     kept k;
     st = kept_open(&k, dfd, name, rf, err);
     char tmp[400];
@@ -349,6 +357,8 @@ zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *n
     if (!st)
         st = select_into(rf, w, &k, g, cancel, s, err);
     zt_writer_free(w);
+    if (!st)
+        tool_sel_mark(fd, key);
     /* Published within dfd: a link planted at name is replaced, never followed. */
     if (!st)
         st = zt_publish_rename(dfd, tmp, dfd, name, 0, NULL, err);
