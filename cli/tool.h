@@ -137,6 +137,20 @@ int tool_sel_key(const zt_file *f, const tool_globs *g, const char *format, char
 void tool_sel_mark(int fd, const char *key);
 int tool_sel_done(int dfd, const char *name, const char *key);
 
+/* ---- zt pull's record of complete pulls, for --offline (tool_pull_record.c) */
+typedef struct tool_pull_entry {
+    const char *rel;       /* below DIR */
+    int zt;                /* a .zt: checked by its own digests */
+    const uint8_t *sha256; /* else the origin's sha256 of it, or NULL: hashed on disk */
+} tool_pull_entry;
+/* KEY (32 hex) of a command: its URLs and selection, as n strings. */
+void tool_pull_record_key(const char *const *args, size_t n, char out[33]);
+/* DIR/.ztpull-record/KEY listing the n files (complete on disk): 0, or -1. */
+int tool_pull_record_write(int top, const char *key, const tool_pull_entry *e, size_t n);
+/* Checks every file DIR/.ztpull-record/KEY lists, saying on stderr what is missing
+ * or corrupt: -1 no such record, else 0 with *nfiles and *nbad set. */
+int tool_pull_record_check(int top, const char *dir, const char *key, size_t *nfiles, size_t *nbad);
+
 /* ---- zt pack's arguments (tool_pack_spec.c) */
 typedef struct tool_pack_spec {
     char *name;       /* points into the argument */

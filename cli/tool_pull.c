@@ -29,6 +29,7 @@ static const char k_help[] =
     "            [--tensors GLOB]... [--exclude-tensors GLOB]...\n"
     "            [--max-files N] [--max-listing-bytes BYTES]\n"
     "            [--timeout SECONDS] [--min-rate BYTES] [--stall-timeout SECONDS]\n"
+    "            [--offline]\n"
     "    zt pull s3://BUCKET/PREFIX... [-o DIR] [--s3-endpoint URL] [--s3-region R]\n"
     "            [--s3-credentials FILE] [--s3-max-keys N] [the options above]\n"
     "\n"
@@ -137,6 +138,16 @@ static const char k_help[] =
     "                       comments, an optional [default] line); mode 0600\n"
     "                       or 0400, or it is refused (exit status 2)\n"
     "    --s3-max-keys N    keys per listing page (1 to 1000, default 1000)\n"
+    "    --offline          no request at all (also $ZT_OFFLINE=1, as\n"
+    "                       HF_HUB_OFFLINE): check on disk the files of the\n"
+    "                       last complete pull of the same URLs and selection\n"
+    "                       (recorded in DIR/.ztpull-record/; .zt files by their\n"
+    "                       component digests, others by their sha256): exit\n"
+    "                       status 0 when all are there and verified, else 1\n"
+    "                       naming each file missing or corrupt. Without it,\n"
+    "                       an origin that cannot be reached (network errors\n"
+    "                       only) with every such file verified on disk is\n"
+    "                       exit status 0 and a warning\n"
     "    --quiet            no progress display\n"
     "    --json             a JSON summary on stdout\n"
     "\n"
@@ -201,6 +212,7 @@ typedef struct run {
     double t0, last_draw;
     uint64_t total;
     int timed_out; /* a failure was the deadline's (--timeout) */
+    int net_down;  /* the listing failed for the network (ZT_E_NETWORK) */
 } run;
 
 static double now_s(void)
@@ -477,6 +489,7 @@ static int plan_s3(run *R, zt_remote *session, const char *url, const char *as)
                         "(ZT_PULL_MAX_FILES, ZT_PULL_MAX_LISTING_BYTES)\n");
     if (st) {
         R->timed_out |= tool_pull_limits_hit(&err);
+        R->net_down |= st == ZT_E_NETWORK;
         return tool_report("pull", url, &err);
     }
     if (C.bad)
@@ -513,6 +526,7 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
                             "(ZT_PULL_MAX_FILES, ZT_PULL_MAX_LISTING_BYTES)\n");
         if (st) {
             R->timed_out |= tool_pull_limits_hit(&err);
+            R->net_down |= st == ZT_E_NETWORK;
             return tool_report("pull", url, &err);
         }
         return L.bad ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
@@ -799,6 +813,98 @@ static int summarize(run *R, int json, int quiet, double seconds)
     return rc;
 }
 
+/* --offline, ZT_OFFLINE=1 (as HF_HUB_OFFLINE): 1 to pull nothing. */
+static int offline_env(void)
+{
+    const char *v = getenv("ZT_OFFLINE");
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+                 !strcasecmp(v, "on"));
+}
+
+/* The files of the last complete pull of this command (DIR/.ztpull-record/KEY),
+ * checked on disk. Exit status 0 when all are complete and verified, else 1.
+ * quiet: 1 no line when all is well, 2 none when there is no record either. */
+static int check_record(run *R, const char *key, const char *why, int quiet)
+{
+    size_t n, nbad;
+    if (tool_pull_record_check(R->top, R->dir, key, &n, &nbad) < 0) {
+        if (quiet > 1) /* a fallback: nothing to fall back on, nothing to say */
+            return ZT_EXIT_INVALID;
+        fprintf(stderr,
+                "zt pull: %s: no complete pull of these URLs (and selection) is recorded in "
+                "%s: run it once with the network\n",
+                why, R->dir);
+        return ZT_EXIT_INVALID;
+    }
+    if (nbad) {
+        fprintf(stderr, "zt pull: %s: %zu of %zu files missing or corrupt in %s (above)\n", why,
+                nbad, n, R->dir);
+        return ZT_EXIT_INVALID;
+    }
+    if (!quiet)
+        fprintf(stderr, "zt pull: %s: %zu files complete and verified in %s\n", why, n, R->dir);
+    return ZT_EXIT_OK;
+}
+
+/* Every file complete: what a later --offline checks. */
+static void write_record(run *R, const char *key)
+{
+    tool_pull_entry *e = calloc(R->n ? R->n : 1, sizeof(*e));
+    for (size_t i = 0; e && i < R->n; i++) {
+        job *j = &R->jobs[i];
+        size_t k = strlen(j->rel);
+        e[i].rel = j->rel;
+        e[i].zt = !j->plain && k > 3 && !strcmp(j->rel + k - 3, ".zt");
+        e[i].sha256 = j->has_sha256 && !j->o->stats.changed ? j->sha256 : NULL;
+    }
+    if (!e || tool_pull_record_write(R->top, key, e, R->n))
+        fprintf(stderr,
+                "zt pull: warning: cannot record the pull in %s/.ztpull-record (--offline will "
+                "not know it)\n",
+                R->dir);
+    free(e);
+}
+
+/* Did the pull fail only because the origin could not be reached? */
+static int only_network(const run *R)
+{
+    if (R->net_down)
+        return 1;
+    size_t failed = 0;
+    for (size_t i = 0; i < R->n; i++) {
+        if (!R->jobs[i].o || i >= R->next)
+            return 0;
+        if (R->jobs[i].st && R->jobs[i].st != ZT_E_NETWORK)
+            return 0;
+        failed += R->jobs[i].st != ZT_OK;
+    }
+    return failed > 0;
+}
+
+/* The record's KEY: the URLs, -o's file name and the selection. */
+static void record_key(const char **urls, size_t nurls, const char *as, const char **inc,
+                       size_t ninc, const char **exc, size_t nexc, const char **finc, size_t nfinc,
+                       const char **fexc, size_t nfexc, char key[33])
+{
+    const char **const lists[] = {urls, inc, exc, finc, fexc};
+    const size_t counts[] = {nurls, ninc, nexc, nfinc, nfexc};
+    size_t n = 2 + nurls + ninc + nexc + nfinc + nfexc + 5, k = 0;
+    const char **a = calloc(n, sizeof(*a));
+    if (!a) {
+        memset(key, '0', 32), key[32] = 0;
+        return;
+    }
+    a[k++] = "as";
+    a[k++] = as ? as : "";
+    for (size_t l = 0; l < 5; l++) {
+        a[k++] = "--"; /* between lists */
+        for (size_t i = 0; i < counts[l]; i++)
+            a[k++] = lists[l][i];
+    }
+    tool_pull_record_key(a, k, key);
+    free(a);
+}
+
 static int usage(const char *msg)
 {
     fprintf(stderr, "zt pull: %s (see zt pull --help)\n", msg);
@@ -810,7 +916,7 @@ int cmd_pull(int argc, char **argv)
     const char *dir = ".", *token = tool_token();
     unsigned conns = 8, jobs = 4;
     size_t chunk = 16u << 20;
-    int quiet = 0, json = 0;
+    int quiet = 0, json = 0, offline = offline_env();
     const char **urls = calloc((size_t)argc, sizeof(*urls));
     const char **inc = calloc((size_t)argc, sizeof(*inc)),
                **exc = calloc((size_t)argc, sizeof(*exc));
@@ -844,6 +950,8 @@ int cmd_pull(int argc, char **argv)
             quiet = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--offline")) {
+            offline = 1;
         } else if ((n_lim = tool_pull_limits_arg(&lim, a, v)) != 0) {
             if (n_lim < 0)
                 return free(finc), free(fexc), free(urls), free(inc), free(exc),
@@ -951,23 +1059,27 @@ int cmd_pull(int argc, char **argv)
     zt_remote *session = NULL;
     zt_error err;
     int rc = ZT_EXIT_OK;
-    zt_remote_s3_credentials *creds = ns3 ? calloc(1, sizeof(*creds)) : NULL;
-    if (ns3 && !creds)
+    char key[33];
+    record_key(urls, nurls, as, inc, ninc, exc, nexc, finc, nfinc, fexc, nfexc, key);
+    zt_remote_s3_credentials *creds = ns3 && !offline ? calloc(1, sizeof(*creds)) : NULL;
+    if (offline) /* no request at all: what is on disk, checked */
+        rc = check_record(&R, key, "--offline", quiet);
+    else if (ns3 && !creds)
         rc = ZT_EXIT_SYSTEM;
     else if (ns3 && zt_remote_s3_configure(&R.ropt, s3_endpoint, s3_region, s3_creds, creds, &err))
         rc = tool_report("pull", s3_creds ? s3_creds : urls[0], &err);
     if (ns3)
         R.ropt.s3_max_keys = s3_max_keys;
-    if (rc == ZT_EXIT_OK && zt_remote_new(&R.ropt, &session, &err))
+    if (!offline && rc == ZT_EXIT_OK && zt_remote_new(&R.ropt, &session, &err))
         rc = tool_report("pull", urls[0], &err);
-    for (size_t i = 0; rc == ZT_EXIT_OK && i < nurls; i++)
+    for (size_t i = 0; !offline && rc == ZT_EXIT_OK && i < nurls; i++)
         rc = plan_url(&R, session, urls[i], as);
     zt_remote_free(session);
     tool_globs fg = {finc, fexc, nfinc, nfexc};
-    if (rc == ZT_EXIT_OK)
+    if (!offline && rc == ZT_EXIT_OK)
         rc = select_files(&R, &fg);
     shards_last(&R);
-    if (rc == ZT_EXIT_OK && R.n) {
+    if (!offline && rc == ZT_EXIT_OK && R.n) {
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
@@ -987,6 +1099,14 @@ int cmd_pull(int argc, char **argv)
         if (R.progress)
             draw(&R, 1);
         rc = summarize(&R, json, quiet, now_s() - R.t0);
+        if (rc == ZT_EXIT_OK)
+            write_record(&R, key);
+    }
+    if (!offline && rc != ZT_EXIT_OK && !g_stop && only_network(&R) &&
+        check_record(&R, key, "the origin cannot be reached", 2) == ZT_EXIT_OK) {
+        fprintf(stderr, "zt pull: warning: the origin cannot be reached (above); every file of "
+                        "the last complete pull is on disk and verified: exit status 0\n");
+        rc = ZT_EXIT_OK;
     }
     if (rc != ZT_EXIT_OK && (R.timed_out || tool_pull_limits_passed(&lim)))
         fprintf(stderr,
