@@ -129,6 +129,9 @@ int tool_pull_selected(const char *name, const tool_globs *g);
 zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *name,
                            const tool_globs *g, const volatile sig_atomic_t *cancel,
                            tool_select_stats *s, zt_error *err);
+/* tool_pull_keep.c: the .zt zt_name in dfd written as safetensors to out_fd
+ * (fsynced), for a --tensors selection of a .safetensors source. */
+zt_status tool_pull_zt_to_safetensors(int dfd, const char *zt_name, int out_fd, zt_error *err);
 /* tool_pull_skip.c: the key of a selection of f written as format ("zt",
  * "safetensors") into out (0: none, a chosen component has no digest); the
  * mark of a file published with it; 1 when name in dfd is marked so and
