@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <ztensor/ztensor_remote_experimental.h>
 
 static const char k_help[] =
     "NAME\n"
@@ -29,7 +30,7 @@ static const char k_help[] =
     "            [--tensors GLOB]... [--exclude-tensors GLOB]...\n"
     "            [--max-files N] [--max-listing-bytes BYTES]\n"
     "            [--timeout SECONDS] [--min-rate BYTES] [--stall-timeout SECONDS]\n"
-    "            [--offline]\n"
+    "            [--offline] [--progress]\n"
     "    zt pull s3://BUCKET/PREFIX... [-o DIR] [--s3-endpoint URL] [--s3-region R]\n"
     "            [--s3-credentials FILE] [--s3-max-keys N] [the options above]\n"
     "\n"
@@ -151,6 +152,16 @@ static const char k_help[] =
     "                       only) with every such file verified on disk is\n"
     "                       exit status 0 and a warning\n"
     "    --quiet            no progress display\n"
+    "    --progress         the progress display even when stderr is no\n"
+    "                       terminal (then a line each time). On a terminal\n"
+    "                       it is on unless --quiet or --json. It is redrawn\n"
+    "                       twice a second whatever the bytes do: bytes done /\n"
+    "                       total (each file's size from its first answer),\n"
+    "                       those resumed (left on disk by an earlier pull)\n"
+    "                       and skipped (files complete already) apart, the\n"
+    "                       rate of the bytes received in this run only, the\n"
+    "                       ETA and the files done. The last line says how\n"
+    "                       much was resumed, fetched and skipped\n"
     "    --json             a JSON summary on stdout\n"
     "\n"
     "EXIT STATUS\n"
@@ -195,7 +206,14 @@ typedef struct job {
     uint8_t sha256[32];
     job_out *o; /* NULL until the job starts; &k_nomem when none could be had */
     zt_status st;
-    uint64_t done; /* bytes on disk, for the progress display */
+    uint64_t done;    /* bytes on disk, for the progress display */
+    uint64_t listed;  /* its size in the listing (0: not listed) */
+    uint64_t total;   /* its size, from the first answer (the first progress call) */
+    uint64_t resumed; /* bytes an earlier pull left verified (the first progress call) */
+    int started;      /* the first progress call came */
+    int finished;
+    zt_remote *sess; /* while it runs: its worker's session, received bytes then */
+    uint64_t base;
 } job;
 
 typedef struct run {
@@ -213,6 +231,13 @@ typedef struct run {
     int progress;
     double t0, last_draw;
     uint64_t total;
+    /* The display, once a second at least (tick): bytes received by the
+     * workers' sessions (live ones in sess, ended ones in gone). */
+    zt_remote **sess;
+    size_t nsess;
+    uint64_t gone;
+    int tty, tick_stop;
+    pthread_cond_t tick;
     int timed_out; /* a failure was the deadline's (--timeout) */
     int net_down;  /* the listing failed for the network (ZT_E_NETWORK) */
 } run;
@@ -334,6 +359,7 @@ static int on_entry(void *ud, const char *name, uint64_t size, const char *etag,
     if (!rc && !tensor_name(name)) /* config.json, tokenizer.json, README... */
         rc = make_plain(L->R, etag);
     L->R->total += size;
+    L->R->jobs[L->R->n - 1].listed = size;
     free(esc);
     free(url);
     if (rc)
@@ -471,6 +497,7 @@ static int on_s3_key(void *ud, const char *key, uint64_t size, const char *etag,
     free(url);
     C->R->jobs[C->R->n - 1].plain = !is_zt(key);
     C->R->total += size;
+    C->R->jobs[C->R->n - 1].listed = size;
     return 0;
 }
 
@@ -598,20 +625,64 @@ static int select_files(run *R, const tool_globs *fg)
     return ZT_EXIT_USAGE;
 }
 
+static void mib(char *out, size_t cap, uint64_t n)
+{
+    snprintf(out, cap, "%.1f MiB", (double)n / 1048576);
+}
+
+/* One line on stderr (R->mu held): bytes done of the total, those resumed
+ * and skipped apart, the rate of the bytes received in this run only. */
 static void draw(run *R, int last)
 {
-    uint64_t done = 0, total = R->total;
-    for (size_t i = 0; i < R->n; i++)
-        done += R->jobs[i].done;
+    uint64_t total = 0, resumed = 0, skipped = 0, done = 0, got = R->gone;
+    for (size_t i = 0; i < R->nsess; i++)
+        got += zt_remote_bytes_received(R->sess[i]);
+    for (size_t i = 0; i < R->n; i++) {
+        const job *j = &R->jobs[i];
+        uint64_t tj = j->total > j->listed ? j->total : j->listed, d = j->done;
+        if (j->finished && j->st == ZT_OK && j->o->stats.skipped)
+            skipped += d;
+        else if (!j->finished && j->sess) /* bytes in flight: its session's since it began */
+            d = j->resumed + (zt_remote_bytes_received(j->sess) - j->base);
+        total += tj;
+        resumed += j->resumed;
+        done += tj && d > tj ? tj : d;
+    }
+    if (!total && !R->finished && !last)
+        return; /* nothing known yet: the first answer gives the total */
     if (done > total)
         total = done;
-    double t = now_s() - R->t0, rate = t > 0 ? (double)done / t : 0;
-    double eta = rate > 0 && total > done ? (double)(total - done) / rate : 0;
-    fprintf(stderr, "\r%.1f / %.1f MiB  %.1f MiB/s  ETA %.0f s  files %zu/%zu ",
-            (double)done / 1048576, (double)total / 1048576, rate / 1048576, eta, R->finished,
-            R->n);
-    if (last)
-        fputc('\n', stderr);
+    double t = now_s() - R->t0, rate = t > 0 ? (double)got / t : 0;
+    char a[32], b[32], c[32], d[32], eta[32] = "-";
+    mib(a, sizeof(a), done), mib(b, sizeof(b), total), mib(c, sizeof(c), resumed);
+    mib(d, sizeof(d), skipped);
+    if (rate > 0 && total > done)
+        snprintf(eta, sizeof(eta), "%.0f s", (double)(total - done) / rate);
+    fprintf(stderr, "%s%s / %s (resumed %s, skipped %s)  %.1f MiB/s  ETA %s  files %zu/%zu%s",
+            R->tty ? "\r" : "", a, b, c, d, rate / 1048576, eta, R->finished, R->n,
+            R->tty && !last ? " " : "\n");
+}
+
+/* The display's clock: a line every half second, whatever the bytes do (a
+ * stalled or dripping server included), until tick_stop. */
+static void *ticker(void *ud)
+{
+    run *R = ud;
+    pthread_mutex_lock(&R->mu);
+    while (!R->tick_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 500000000;
+        if (until.tv_nsec >= 1000000000)
+            until.tv_sec++, until.tv_nsec -= 1000000000;
+        pthread_cond_timedwait(&R->tick, &R->mu, &until);
+        if (!R->tick_stop) {
+            R->last_draw = now_s();
+            draw(R, 0);
+        }
+    }
+    pthread_mutex_unlock(&R->mu);
+    return NULL;
 }
 
 typedef struct prog_ctx {
@@ -624,6 +695,11 @@ static void on_progress(void *ud, uint64_t done, uint64_t total)
     prog_ctx *pc = ud;
     (void)total;
     pthread_mutex_lock(&pc->R->mu);
+    if (!pc->j->started) { /* the first: the total, and what was on disk */
+        pc->j->started = 1;
+        pc->j->resumed = done;
+        pc->j->total = total;
+    }
     pc->j->done = done;
     double t = now_s();
     if (pc->R->progress && t - pc->R->last_draw >= 0.2) {
@@ -688,6 +764,10 @@ static void *worker(void *ud)
     zt_remote *session = NULL;
     zt_error err;
     zt_status st0 = zt_remote_new(&o, &session, &err);
+    pthread_mutex_lock(&R->mu);
+    if (!st0 && R->sess) /* sess has room for every worker */
+        R->sess[R->nsess++] = session;
+    pthread_mutex_unlock(&R->mu);
     for (;;) {
         pthread_mutex_lock(&R->mu);
         while (R->next < R->n && R->next >= R->phase2 && R->finished < R->phase2 && !g_stop) {
@@ -699,6 +779,10 @@ static void *worker(void *ud)
             pthread_cond_timedwait(&R->cv, &R->mu, &until);
         }
         job *j = R->next < R->n && !g_stop ? &R->jobs[R->next++] : NULL;
+        if (j && !st0) {
+            j->sess = session;
+            j->base = zt_remote_bytes_received(session);
+        }
         pthread_mutex_unlock(&R->mu);
         if (!j)
             break;
@@ -714,11 +798,21 @@ static void *worker(void *ud)
         }
         pthread_mutex_lock(&R->mu);
         R->finished++;
+        j->finished = 1;
+        j->sess = NULL;
         if (!j->st)
             j->done = j->o->stats.size;
         pthread_cond_broadcast(&R->cv);
         pthread_mutex_unlock(&R->mu);
     }
+    pthread_mutex_lock(&R->mu);
+    if (!st0 && R->sess) { /* its bytes stay counted; the last slot fills its place */
+        R->gone += zt_remote_bytes_received(session);
+        for (size_t i = 0; i < R->nsess; i++)
+            if (R->sess[i] == session)
+                R->sess[i] = R->sess[--R->nsess];
+    }
+    pthread_mutex_unlock(&R->mu);
     zt_remote_free(session);
     return NULL;
 }
@@ -741,7 +835,7 @@ static void json_str(const char *s)
 /* The summary (stderr, or JSON on stdout) and the exit status. */
 static int summarize(run *R, int json, int quiet, double seconds)
 {
-    uint64_t bytes = 0, fetched = 0, resumed = 0;
+    uint64_t bytes = 0, fetched = 0, resumed = 0, skipped_bytes = 0;
     size_t ok = 0, ver = 0, unver = 0, objs_unver = 0, skipped = 0;
     size_t left = 0; /* files not pulled: failed, or never started */
     for (size_t i = 0; g_stop && i < R->n; i++)
@@ -786,6 +880,7 @@ static int summarize(run *R, int json, int quiet, double seconds)
         bytes += j->o->stats.size;
         resumed += j->o->stats.resumed;
         skipped += j->o->stats.skipped != 0;
+        skipped_bytes += j->o->stats.skipped ? j->o->stats.size : 0;
         ver += j->o->stats.verified;
         unver += j->o->stats.unverified;
         objs_unver += j->o->stats.objects_unverified;
@@ -806,11 +901,12 @@ static int summarize(run *R, int json, int quiet, double seconds)
         printf("]}\n");
     } else if (!quiet) {
         fprintf(stderr,
-                "zt pull: %zu of %zu files (%zu already complete), %.1f MiB in %.2f s; %zu "
-                "components verified, %zu without a digest (%zu objects not checked); %u "
-                "retries\n",
-                ok, R->n, skipped, (double)bytes / 1048576, seconds, ver, unver, objs_unver,
-                retries);
+                "zt pull: %zu of %zu files (%zu already complete), %.1f MiB: %.1f MiB resumed, "
+                "%.1f MiB fetched, %.1f MiB skipped, in %.2f s; %zu components verified, %zu "
+                "without a digest (%zu objects not checked); %u retries\n",
+                ok, R->n, skipped, (double)bytes / 1048576, (double)resumed / 1048576,
+                (double)fetched / 1048576, (double)skipped_bytes / 1048576, seconds, ver, unver,
+                objs_unver, retries);
     }
     return rc;
 }
@@ -918,7 +1014,7 @@ int cmd_pull(int argc, char **argv)
     const char *dir = ".", *token = tool_token();
     unsigned conns = 8, jobs = 4;
     size_t chunk = 16u << 20;
-    int quiet = 0, json = 0, offline = offline_env();
+    int quiet = 0, json = 0, offline = offline_env(), progress = 0;
     const char **urls = calloc((size_t)argc, sizeof(*urls));
     const char **inc = calloc((size_t)argc, sizeof(*inc)),
                **exc = calloc((size_t)argc, sizeof(*exc));
@@ -954,6 +1050,8 @@ int cmd_pull(int argc, char **argv)
             json = 1;
         } else if (!strcmp(a, "--offline")) {
             offline = 1;
+        } else if (!strcmp(a, "--progress")) {
+            progress = 1;
         } else if ((n_lim = tool_pull_limits_arg(&lim, a, v)) != 0) {
             if (n_lim < 0)
                 return free(finc), free(fexc), free(urls), free(inc), free(exc),
@@ -1043,12 +1141,14 @@ int cmd_pull(int argc, char **argv)
         free(exc);
         return ZT_EXIT_SYSTEM;
     }
-    run R = {.progress = !quiet && !json && isatty(STDERR_FILENO),
+    run R = {.progress = progress || (!quiet && !json && isatty(STDERR_FILENO)),
+             .tty = isatty(STDERR_FILENO),
              .globs = {inc, exc, ninc, nexc},
              .top = top,
              .dir = dir};
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.cv, NULL);
+    pthread_cond_init(&R.tick, NULL);
     zt_remote_options_init(&R.ropt);
     R.ropt.bearer_token = token && *token ? token : NULL;
     R.ropt.chunk_size = chunk;
@@ -1089,8 +1189,10 @@ int cmd_pull(int argc, char **argv)
         unsigned nw = jobs < R.n ? jobs : (unsigned)R.n;
         R.conns_each = conns / nw ? conns / nw : 1;
         R.window_each = PULL_WINDOW / nw;
-        pthread_t th[256];
+        pthread_t th[256], tick;
         unsigned started = 0;
+        R.sess = calloc(nw, sizeof(*R.sess)); /* NULL: no bytes shown in flight */
+        int ticking = R.progress && pthread_create(&tick, NULL, ticker, &R) == 0;
         for (; started < nw; started++)
             if (pthread_create(&th[started], NULL, worker, &R))
                 break;
@@ -1098,6 +1200,12 @@ int cmd_pull(int argc, char **argv)
             worker(&R);
         for (unsigned i = 0; i < started; i++)
             pthread_join(th[i], NULL);
+        pthread_mutex_lock(&R.mu);
+        R.tick_stop = 1;
+        pthread_cond_broadcast(&R.tick);
+        pthread_mutex_unlock(&R.mu);
+        if (ticking)
+            pthread_join(tick, NULL);
         if (R.progress)
             draw(&R, 1);
         rc = summarize(&R, json, quiet, now_s() - R.t0);
@@ -1136,5 +1244,7 @@ int cmd_pull(int argc, char **argv)
     free(odir);
     pthread_mutex_destroy(&R.mu);
     pthread_cond_destroy(&R.cv);
+    pthread_cond_destroy(&R.tick);
+    free(R.sess);
     return rc;
 }

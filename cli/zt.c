@@ -22,6 +22,7 @@ static const char k_usage[] =
     "            [--tensors GLOB]... [--exclude-tensors GLOB]...\n"
     "            [--max-files N] [--max-listing-bytes BYTES] [--timeout SECONDS]\n"
     "            [--min-rate BYTES] [--stall-timeout SECONDS] [--offline]\n"
+    "            [--progress]\n"
     "    zt pull s3://BUCKET/PREFIX... [-o DIR] [--s3-endpoint URL] [--s3-region R]\n"
     "            [--s3-credentials FILE] [--s3-max-keys N] [the options above]\n"
     "    zt --version\n"

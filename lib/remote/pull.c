@@ -370,6 +370,11 @@ static zt_status fetch_all(pull *p, zt_error *err)
     for (size_t i = 0; i < p->nspans; i++)
         if (p->done[p->ncomp + i])
             left -= p->spans[i].len;
+    uint64_t pre = 0; /* prefixes of components on disk, hashed again, not fetched */
+    for (size_t i = 0; i < p->ncomp; i++)
+        pre += p->done[p->comps[i].index] ? 0 : p->prefix[p->comps[i].index];
+    if (p->opt->progress) /* the total, and what an earlier pull left on disk */
+        p->opt->progress(p->opt->progress_ud, p->size - left + pre, p->size);
     while (!st && (a < p->ncomp || b < p->nspans)) {
         size_t nc = 0, ns = 0;
         uint64_t bytes = 0, lo = UINT64_MAX, hi = 0;

@@ -89,6 +89,9 @@ struct zt_remote {
      * refused connection or an unresolved name is a server restarting and is
      * tried again; before, it is a wrong address and fails at once. */
     bool answered;
+    /* Body bytes accepted from every transfer of the session (atomic:
+     * zt_remote_bytes_received may read it from another thread). */
+    uint64_t received;
 };
 
 typedef struct ztr_xfer ztr_xfer;
