@@ -129,6 +129,14 @@ int tool_pull_selected(const char *name, const tool_globs *g);
 zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *name,
                            const tool_globs *g, const volatile sig_atomic_t *cancel,
                            tool_select_stats *s, zt_error *err);
+/* zt pull --json, JSON Lines on stdout (tool_pull_json.c): a string
+ * escaped; an error object; one file's event (s, err may be NULL); a
+ * listing's failure. Each line is flushed. */
+void tool_json_str(const char *s);
+void tool_json_error(const zt_error *err, const char *fallback_url);
+void tool_pull_json_file(const char *file, const char *url, const char *outcome,
+                         const zt_remote_pull_stats *s, const zt_error *err);
+void tool_pull_json_listing(const char *url, const zt_error *err);
 /* tool_pull_keep.c: the .zt zt_name in dfd written as safetensors to out_fd
  * (fsynced), for a --tensors selection of a .safetensors source. */
 zt_status tool_pull_zt_to_safetensors(int dfd, const char *zt_name, int out_fd, zt_error *err);

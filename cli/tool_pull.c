@@ -162,7 +162,16 @@ static const char k_help[] =
     "                       rate of the bytes received in this run only, the\n"
     "                       ETA and the files done. The last line says how\n"
     "                       much was resumed, fetched and skipped\n"
-    "    --json             a JSON summary on stdout\n"
+    "    --json             JSON Lines on stdout, each flushed: one event per\n"
+    "                       file as it ends ({\"event\":\"file\",\"file\",\"url\",\n"
+    "                       \"outcome\": pulled, skipped, failed, interrupted or\n"
+    "                       not_started, byte counts, and for a failure\n"
+    "                       \"error\":{\"code\",\"message\",\"url\"}), a\n"
+    "                       listing's failure ({\"event\":\"listing\",...}),\n"
+    "                       then a summary ({\"event\":\"summary\",\n"
+    "                       \"interrupted\":..., ...}), after SIGINT or SIGTERM\n"
+    "                       too (not after a second signal, which exits at\n"
+    "                       once). Errors still go to stderr as text\n"
     "\n"
     "EXIT STATUS\n"
     "    0 every file pulled; 1 a digest still failed after retries, an\n"
@@ -240,6 +249,7 @@ typedef struct run {
     pthread_cond_t tick;
     int timed_out; /* a failure was the deadline's (--timeout) */
     int net_down;  /* the listing failed for the network (ZT_E_NETWORK) */
+    int json;      /* --json: an event per file (tool_pull_json.c) */
 } run;
 
 static double now_s(void)
@@ -519,6 +529,8 @@ static int plan_s3(run *R, zt_remote *session, const char *url, const char *as)
     if (st) {
         R->timed_out |= tool_pull_limits_hit(&err);
         R->net_down |= st == ZT_E_NETWORK;
+        if (R->json)
+            tool_pull_json_listing(url, &err);
         return tool_report("pull", url, &err);
     }
     if (C.bad)
@@ -556,6 +568,8 @@ static int plan_url(run *R, zt_remote *session, const char *url, const char *as)
         if (st) {
             R->timed_out |= tool_pull_limits_hit(&err);
             R->net_down |= st == ZT_E_NETWORK;
+            if (R->json)
+                tool_pull_json_listing(url, &err);
             return tool_report("pull", url, &err);
         }
         return L.bad ? ZT_EXIT_SYSTEM : ZT_EXIT_OK;
@@ -799,6 +813,12 @@ static void *worker(void *ud)
         pthread_mutex_lock(&R->mu);
         R->finished++;
         j->finished = 1;
+        if (R->json) /* under mu: one line at a time */
+            tool_pull_json_file(j->dest, j->url,
+                                !j->st   ? (j->o->stats.skipped ? "skipped" : "pulled")
+                                : g_stop ? "interrupted"
+                                         : "failed",
+                                &j->o->stats, j->st ? &j->o->err : NULL);
         j->sess = NULL;
         if (!j->st)
             j->done = j->o->stats.size;
@@ -817,21 +837,6 @@ static void *worker(void *ud)
     return NULL;
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 /* The summary (stderr, or JSON on stdout) and the exit status. */
 static int summarize(run *R, int json, int quiet, double seconds)
 {
@@ -841,6 +846,14 @@ static int summarize(run *R, int json, int quiet, double seconds)
     for (size_t i = 0; g_stop && i < R->n; i++)
         left += R->jobs[i].st != ZT_OK || i >= R->next;
     if (left) { /* a signal that came after the last file is no interruption */
+        for (size_t i = R->next; json && i < R->n; i++)
+            tool_pull_json_file(R->jobs[i].dest, R->jobs[i].url, "not_started", NULL, NULL);
+        if (json) {
+            printf("{\"event\":\"summary\",\"interrupted\":true,\"files\":%zu,"
+                   "\"not_finished\":%zu}\n",
+                   R->n - left, left);
+            fflush(stdout);
+        }
         fprintf(stderr,
                 "zt pull: interrupted: %zu of %zu files not finished; what is verified is kept "
                 "(NAME.ztpart, NAME.ztpull): run the same command to continue\n",
@@ -886,7 +899,8 @@ static int summarize(run *R, int json, int quiet, double seconds)
         objs_unver += j->o->stats.objects_unverified;
     }
     if (json) {
-        printf("{\"files\":%zu,\"failed\":%zu,\"skipped\":%zu,\"bytes\":%llu,\"fetched\":%llu,"
+        printf("{\"event\":\"summary\",\"interrupted\":false,\"files\":%zu,\"failed\":%zu,"
+               "\"skipped\":%zu,\"bytes\":%llu,\"fetched\":%llu,"
                "\"resumed\":%llu,"
                "\"seconds\":%.3f,\"retries\":%u,\"restarts\":%u,\"components_verified\":%zu,"
                "\"components_unverified\":%zu,\"objects_unverified\":%zu,\"changed\":[",
@@ -896,7 +910,7 @@ static int summarize(run *R, int json, int quiet, double seconds)
             if (R->jobs[i].o && R->jobs[i].o->stats.changed) {
                 if (k++)
                     putchar(',');
-                json_str(R->jobs[i].dest);
+                tool_json_str(R->jobs[i].dest);
             }
         printf("]}\n");
     } else if (!quiet) {
@@ -1143,6 +1157,7 @@ int cmd_pull(int argc, char **argv)
     }
     run R = {.progress = progress || (!quiet && !json && isatty(STDERR_FILENO)),
              .tty = isatty(STDERR_FILENO),
+             .json = json,
              .globs = {inc, exc, ninc, nexc},
              .top = top,
              .dir = dir};
