@@ -6,7 +6,8 @@
 #   - --offline and ZT_OFFLINE=1 check them on disk (digests) and exit 0,
 #     sending no request at all (the relay's log does not grow);
 #   - with the relay stopped (connection refused): --offline exits 0, and
-#     without it the pull exits 0 with a warning;
+#     without it the pull exits 0 with a warning (the listing's refused
+#     connection is not retried: no server answered in this session);
 #   - a corrupt component (same size) and a missing file are named, exit
 #     status 1 offline (3, the network's, with the origin down); a command never pulled
 #     complete has nothing to fall back on.
@@ -50,6 +51,10 @@ check_eq "--offline: exit 0" "$rc" 0
 zpull "$src"
 check_eq "without --offline: exit 0" "$rc" 0
 check_match "with a warning" "$(cat "$T/err")" 'warning: the origin cannot be reached.*verified'
+check_match "the listing's refused connection is not retried" "$(cat "$T/err")" \
+    'Couldn.t connect to server; not retried: no server has answered at this address yet'
+zpull "$src" --include 'config*'
+check_eq "another selection, origin down, never pulled complete: exit 3" "$rc" 3
 
 note "a corrupt component, a missing file"
 off=$("$ZT" info --json "$T/o/m.zt" | $PY -c 'import json,sys; print(json.load(sys.stdin)["objects"]["w"]["components"]["data"]["offset"])')
