@@ -938,8 +938,15 @@ static int offline_env(void)
  * quiet: 1 no line when all is well, 2 none when there is no record either. */
 static int check_record(run *R, const char *key, const char *why, int quiet)
 {
-    size_t n, nbad;
-    if (tool_pull_record_check(R->top, R->dir, key, &n, &nbad) < 0) {
+    size_t n = 0, nbad = 0;
+    int found = tool_pull_record_check(R->top, R->dir, key, &n, &nbad) == 0;
+    if (R->json && quiet < 2) { /* --offline --json: its summary */
+        printf("{\"event\":\"summary\",\"offline\":true,\"recorded\":%s,\"files\":%zu,"
+               "\"failed\":%zu}\n",
+               found ? "true" : "false", n - nbad, nbad);
+        fflush(stdout);
+    }
+    if (!found) {
         if (quiet > 1) /* a fallback: nothing to fall back on, nothing to say */
             return ZT_EXIT_INVALID;
         fprintf(stderr,

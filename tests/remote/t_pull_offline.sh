@@ -40,8 +40,10 @@ n0=$(wc -l <"$RLOG")
 zpull --offline "$src"
 check_eq "--offline: exit 0" "$rc" 0
 check_match "--offline says what it checked" "$(cat "$T/err")" '3 files complete and verified'
-ZT_OFFLINE=1 zpull "$src"
+ZT_OFFLINE=1 zpull "$src" --json
 check_eq "ZT_OFFLINE=1: exit 0" "$rc" 0
+check_eq "--json: a summary" "$($PY -c 'import json,sys; e=json.load(open(sys.argv[1])); print(e["event"], e["offline"], e["files"], e["failed"])' "$T/out")" \
+    "summary True 3 0"
 check_eq "no request sent by either" "$(wc -l <"$RLOG")" "$n0"
 
 note "the origin cannot be reached (connection refused)"
@@ -66,8 +68,9 @@ zpull "$src"
 check_eq "origin down, a corrupt file: exit status 3 (the network's)" "$rc" 3
 check_match "named too" "$(cat "$T/err")" 'm.zt: corrupt'
 rm "$T/o/config.json"
-ZT_OFFLINE=1 zpull "$src"
+ZT_OFFLINE=1 zpull "$src" --json
 check_eq "a missing file: exit 1" "$rc" 1
+check_eq "--json: the summary counts it" "$($PY -c 'import json,sys; e=json.load(open(sys.argv[1])); print(e["files"], e["failed"])' "$T/out")" "1 2"
 check_match "named" "$(cat "$T/err")" 'config.json: missing'
 zpull --offline "${src}m.zt"
 check_eq "a command never pulled complete: exit 1" "$rc" 1
