@@ -115,6 +115,7 @@ typedef struct tool_select_stats {
     size_t objects, verified, unverified, objects_unverified;
     uint64_t bytes, resumed; /* resumed: read from DEST.ztsel, kept by an earlier run */
     unsigned retries;
+    int skipped; /* the same selection was finished before (tool_pull_skip.c) */
 } tool_select_stats;
 /* 1 when an object named `name` is chosen: it matches an --include (or there
  * is none) and no --exclude (fnmatch). */
@@ -128,6 +129,38 @@ int tool_pull_selected(const char *name, const tool_globs *g);
 zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *name,
                            const tool_globs *g, const volatile sig_atomic_t *cancel,
                            tool_select_stats *s, zt_error *err);
+/* zt pull --json, JSON Lines on stdout (tool_pull_json.c): a string
+ * escaped; an error object; one file's event (s, err may be NULL); a
+ * listing's failure. Each line is flushed. */
+void tool_json_str(const char *s);
+void tool_json_error(const zt_error *err, const char *fallback_url);
+void tool_pull_json_file(const char *file, const char *url, const char *outcome,
+                         const zt_remote_pull_stats *s, const zt_error *err);
+void tool_pull_json_listing(const char *url, const zt_error *err);
+/* tool_pull_keep.c: the .zt zt_name in dfd written as safetensors to out_fd
+ * (fsynced), for a --tensors selection of a .safetensors source. */
+zt_status tool_pull_zt_to_safetensors(int dfd, const char *zt_name, int out_fd, zt_error *err);
+/* tool_pull_skip.c: the key of a selection of f written as format ("zt",
+ * "safetensors") into out (0: none, a chosen component has no digest); the
+ * mark of a file published with it; 1 when name in dfd is marked so and
+ * unwritten since. */
+int tool_sel_key(const zt_file *f, const tool_globs *g, const char *format, char *out, size_t cap);
+void tool_sel_mark(int fd, const char *key);
+int tool_sel_done(int dfd, const char *name, const char *key);
+
+/* ---- zt pull's record of complete pulls, for --offline (tool_pull_record.c) */
+typedef struct tool_pull_entry {
+    const char *rel;       /* below DIR */
+    int zt;                /* a .zt: checked by its own digests */
+    const uint8_t *sha256; /* else the origin's sha256 of it, or NULL: hashed on disk */
+} tool_pull_entry;
+/* KEY (32 hex) of a command: its URLs and selection, as n strings. */
+void tool_pull_record_key(const char *const *args, size_t n, char out[33]);
+/* DIR/.ztpull-record/KEY listing the n files (complete on disk): 0, or -1. */
+int tool_pull_record_write(int top, const char *key, const tool_pull_entry *e, size_t n);
+/* Checks every file DIR/.ztpull-record/KEY lists, saying on stderr what is missing
+ * or corrupt: -1 no such record, else 0 with *nfiles and *nbad set. */
+int tool_pull_record_check(int top, const char *dir, const char *key, size_t *nfiles, size_t *nbad);
 
 /* ---- zt pack's arguments (tool_pack_spec.c) */
 typedef struct tool_pack_spec {

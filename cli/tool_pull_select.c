@@ -330,6 +330,24 @@ zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *n
         zt_remote_close(rf);
         return ZT_E_ARG;
     }
+    zt_file_kind kind = zt_file_get_kind(zt_remote_file_zt(rf));
+    if (kind == ZT_KIND_ALT) { /* never opened remotely today; said if it ever is */
+        err->code = ZT_E_ARG;
+        snprintf(err->message, sizeof(err->message),
+                 "--tensors on an ALT file: a selection is written as zTensor or safetensors "
+                 "only; pull the whole file");
+        zt_remote_close(rf);
+        return ZT_E_ARG;
+    }
+    bool st_out = kind == ZT_KIND_SAFETENSORS; /* the format is kept: safetensors */
+    char key[80] = "";
+    if (!tool_sel_key(zt_remote_file_zt(rf), g, st_out ? "safetensors" : "zt", key, sizeof(key)))
+        key[0] = 0;
+    if (tool_sel_done(dfd, name, key)) { /* the same selection, finished before */
+        s->skipped = 1;
+        zt_remote_close(rf);
+        return ZT_OK;
+    }
     kept k;
     st = kept_open(&k, dfd, name, rf, err);
     char tmp[400];
@@ -342,6 +360,8 @@ zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *n
     zt_writer *w = NULL;
     zt_writer_options wo;
     zt_writer_options_init(&wo);
+    if (kind == ZT_KIND_ZT_2) /* the format is kept: v2 */
+        wo.format = ZT_FORMAT_V2;
     if (!st) {
         (void)fchmod(fd, 0644); /* as zt_writer_open makes it: umask aside */
         st = zt_writer_open_fd(fd, &wo, &w, err);
@@ -349,12 +369,28 @@ zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *n
     if (!st)
         st = select_into(rf, w, &k, g, cancel, s, err);
     zt_writer_free(w);
+    char tmp2[400];
+    int fd2 = !st && st_out ? temp_beside(dfd, name, tmp2, sizeof(tmp2)) : -1;
+    if (!st && st_out && fd2 < 0) {
+        st = err->code = errno == ENOSPC ? ZT_E_NOSPACE : ZT_E_IO;
+        snprintf(err->message, sizeof(err->message), "cannot create a temporary file beside %s: %s",
+                 name, strerror(errno));
+    }
+    if (!st && st_out) /* the chosen tensors, as safetensors */
+        st = tool_pull_zt_to_safetensors(dfd, tmp, fd2, err);
+    if (!st)
+        tool_sel_mark(st_out ? fd2 : fd, key);
     /* Published within dfd: a link planted at name is replaced, never followed. */
     if (!st)
-        st = zt_publish_rename(dfd, tmp, dfd, name, 0, NULL, err);
+        st = zt_publish_rename(dfd, st_out ? tmp2 : tmp, dfd, name, 0, NULL, err);
+    if (fd2 >= 0) {
+        close(fd2);
+        if (st)
+            unlinkat(dfd, tmp2, 0);
+    }
     if (fd >= 0) {
         close(fd);
-        if (st)
+        if (st || st_out)
             unlinkat(dfd, tmp, 0);
     }
     zt_remote_close(rf);

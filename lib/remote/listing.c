@@ -26,8 +26,8 @@
 static bool listed_virtual(json_t *f)
 {
     const char *format = json_string_value(json_object_get(f, "format"));
-    return json_object_get(f, "view_of") ||
-           (format && (!strcmp(format, "safetensors-view") || !strcmp(format, "safetensors-index")));
+    return json_object_get(f, "view_of") || (format && (!strcmp(format, "safetensors-view") ||
+                                                        !strcmp(format, "safetensors-index")));
 }
 
 int ztr__parse_listing(const char *body, size_t n, ztr_list_fn fn, void *ud, char *cursor,
@@ -142,7 +142,14 @@ zt_status ztr__get_page(zt_remote *r, const char *url, double deadline, ztr_page
         *code = 0;
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
         ztr__easy_put(r, e);
-        bool transient = (cc != CURLE_OK && !pg->over) || *code == 429 || *code >= 500;
+        if (*code > 0)
+            r->answered = true;
+        /* As transport.c: a refused connection or a name that does not
+         * resolve is a wrong address until a server answered here. */
+        bool unreachable =
+            (cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST) && !r->answered;
+        bool transient =
+            (cc != CURLE_OK && !pg->over && !unreachable) || *code == 429 || *code >= 500;
         double wait_s = wait * (0.5 + ztr__rand01(r));
         if (transient && deadline > 0 && ztr__now() + wait_s >= deadline) {
             char why[CURL_ERROR_SIZE + 32];
@@ -158,8 +165,11 @@ zt_status ztr__get_page(zt_remote *r, const char *url, double deadline, ztr_page
                 st = ztr__fail(err, ZT_E_LIMIT, url, NULL, NULL, 0, 0,
                                "a listing page over %u bytes", BODY_MAX);
             else if (cc != CURLE_OK)
-                st = ztr__fail(err, ZT_E_NETWORK, url, NULL, NULL, 0, 0, "%s",
-                               eb[0] ? eb : curl_easy_strerror(cc));
+                st = ztr__fail(err, ZT_E_NETWORK, url, NULL, NULL, 0, 0, "%s%s",
+                               eb[0] ? eb : curl_easy_strerror(cc),
+                               unreachable ? "; not retried: no server has answered at this "
+                                             "address yet"
+                                           : "");
             break;
         }
         usleep((useconds_t)(wait_s * 1e6));

@@ -67,6 +67,7 @@ typedef struct pull {
      * (ends_digest): d.zt's manifest alone is 11 MB for the whole pull. */
     uint64_t head_len, tail_at, tail_len;
     uint8_t ends[32];
+    char key[256]; /* what the bytes are (pull_skip.c), "" when not known */
 } pull;
 
 void zt_remote_pull_options_init(zt_remote_pull_options *o)
@@ -369,6 +370,11 @@ static zt_status fetch_all(pull *p, zt_error *err)
     for (size_t i = 0; i < p->nspans; i++)
         if (p->done[p->ncomp + i])
             left -= p->spans[i].len;
+    uint64_t pre = 0; /* prefixes of components on disk, hashed again, not fetched */
+    for (size_t i = 0; i < p->ncomp; i++)
+        pre += p->done[p->comps[i].index] ? 0 : p->prefix[p->comps[i].index];
+    if (p->opt->progress) /* the total, and what an earlier pull left on disk */
+        p->opt->progress(p->opt->progress_ud, p->size - left + pre, p->size);
     while (!st && (a < p->ncomp || b < p->nspans)) {
         size_t nc = 0, ns = 0;
         uint64_t bytes = 0, lo = UINT64_MAX, hi = 0;
@@ -724,6 +730,7 @@ static zt_status seal(pull *p, zt_error *err)
     int n = fstat(p->fd, &sb) == 0 ? done_mark(p, &sb, mark, sizeof(mark)) : -1;
     if (n > 0 && (size_t)n < sizeof(mark)) /* best effort: without it, a later pull fetches again */
         (void)fsetxattr(p->fd, DONE_XATTR, mark, (size_t)n, 0);
+    ztr__content_mark(p->fd, p->key);
     return ZT_OK;
 }
 
@@ -797,6 +804,15 @@ zt_status ztr__pull_file(zt_remote_file *rf, int dfd, const char *path, const zt
         st = layout(&p, err);
     if (!st)
         st = ends_digest(&p, err);
+    /* Same bytes as a file published earlier, by the origin's digests: a
+     * new identity at the origin (touch, another replica) fetches nothing. */
+    if (!st &&
+        ztr__content_key(zt_remote_file_zt(rf), shard, p.ends, p.size, p.key, sizeof(p.key)) > 0 &&
+        ztr__content_done(dfd, ztr__leaf(path), p.key, p.size)) {
+        *skipped = true; /* held or not: path is in place already */
+        pull_free(&p);
+        return ZT_OK;
+    }
     if (!st)
         st = open_files(&p, load_state(&p), err);
     /* Spans found wrong by check_spans are fetched again, like a component. */

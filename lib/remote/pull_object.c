@@ -267,6 +267,8 @@ static zt_status run_job(job *j, zt_error *err)
     if (st)
         return st;
     j->stats->size = (uint64_t)j->h.size;
+    if (j->opt->progress) /* the total, known from the first answer */
+        j->opt->progress(j->opt->progress_ud, 0, j->stats->size);
     snprintf(j->stats->etag, sizeof(j->stats->etag), "%s", j->h.etag[0] ? j->h.etag : j->h.lm);
     if (j->opt->expect_etag && strcmp(j->opt->expect_etag, j->h.etag))
         j->stats->changed = 1;

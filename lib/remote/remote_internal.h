@@ -89,6 +89,9 @@ struct zt_remote {
      * refused connection or an unresolved name is a server restarting and is
      * tried again; before, it is a wrong address and fails at once. */
     bool answered;
+    /* Body bytes accepted from every transfer of the session (atomic:
+     * zt_remote_bytes_received may read it from another thread). */
+    uint64_t received;
 };
 
 typedef struct ztr_xfer ztr_xfer;
@@ -299,6 +302,14 @@ typedef struct ztr_shard_of {
 zt_status ztr__pull_file(zt_remote_file *rf, int dfd, const char *path, const ztr_shard_of *shard,
                          bool hold, const zt_remote_pull_options *opt, zt_remote_pull_stats *stats,
                          bool *skipped, zt_error *err);
+/* pull_skip.c: the key of what a file's bytes are, as the origin's digests
+ * say (0: none, the file has a component without digest); the mark of a
+ * file published with it; whether the file leaf in dfd is marked with key
+ * and unwritten since. */
+int ztr__content_key(const zt_file *f, const ztr_shard_of *shard, const uint8_t ends[32],
+                     uint64_t size, char *out, size_t cap);
+void ztr__content_mark(int fd, const char *key);
+bool ztr__content_done(int dfd, const char *leaf, const char *key, uint64_t size);
 /* path.ztpart renamed to path in dfd, the directory synced, path.ztpull removed. */
 zt_status ztr__pull_place(int dfd, const char *path, zt_error *err);
 /* One round of zt_remote_pull: the file, and the shards a v2 root names. */

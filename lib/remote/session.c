@@ -5,6 +5,7 @@
  * the clock every deadline is measured on.
  */
 #include "remote_internal.h"
+#include "ztensor/ztensor_remote_experimental.h" /* zt_remote_bytes_received */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,11 @@ zt_status zt_remote_new(const zt_remote_options *opt, zt_remote **out, zt_error 
     curl_multi_setopt(r->multi, CURLMOPT_MAXCONNECTS, (long)(2 * r->opt.connections + 8));
     *out = r;
     return ZT_OK;
+}
+
+uint64_t zt_remote_bytes_received(const zt_remote *r)
+{
+    return r ? __atomic_load_n(&r->received, __ATOMIC_RELAXED) : 0;
 }
 
 void zt_remote_free(zt_remote *r)

@@ -231,6 +231,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
         return 0;
     }
     x->got += n;
+    __atomic_add_fetch(&b->r->received, (uint64_t)n, __ATOMIC_RELAXED);
     if (rc > 0) { /* the consumer has what it wanted */
         x->len = x->got;
         return 0;

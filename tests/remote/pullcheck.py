@@ -11,7 +11,8 @@
     pullcheck.py fetched INFO_JSON LOG FROM
         prints the bytes of components that the requests after line FROM of
         LOG asked for (ranges clipped to the components).
-    pullcheck.py json FILE KEY      prints a top-level key of a JSON file
+    pullcheck.py json FILE KEY      prints a key of the last line of FILE (zt
+                                    pull --json's summary)
 """
 import json
 import re
@@ -75,6 +76,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "fetched":
         print(fetched(sys.argv[2], sys.argv[3], int(sys.argv[4])))
         sys.exit(0)
-    if sys.argv[1] == "json":
-        v = json.load(open(sys.argv[2]))[sys.argv[3]]
+    if sys.argv[1] == "json":  # zt pull --json: its last line is the summary
+        lines = [ln for ln in open(sys.argv[2]).read().splitlines() if ln.strip()]
+        v = json.loads(lines[-1])[sys.argv[3]]
         print(json.dumps(v) if isinstance(v, (list, dict)) else v)

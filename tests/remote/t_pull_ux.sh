@@ -12,8 +12,9 @@ bash "$(dirname "$0")/../demo/make-demo.sh" "$ZT" "$root" >/dev/null || bad "mak
 "$ZT" convert "$root/tiny.zt" -o "$root/tiny.safetensors" >/dev/null 2>&1 || bad "zt convert"
 start_daemon "$root" || rfinish
 
-# tree DIR: the files below DIR, sorted, one line each, as "NAME SIZE".
-tree() { (cd "$1" 2>/dev/null && find . -type f -printf '%P %s\n' | sort); }
+# tree DIR: the files below DIR, sorted, one line each, as "NAME SIZE" (not the
+# record of complete pulls, .ztpull-record/).
+tree() { (cd "$1" 2>/dev/null && find . -name .ztpull-record -prune -o -type f -printf '%P %s\n' | sort); }
 # zpull OUT ARGS...: zt pull --quiet into OUT; exit status in $rc, stderr in $T/err.
 zpull() {
     local out=$1

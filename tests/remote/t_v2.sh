@@ -84,7 +84,7 @@ for base in "${bases[@]}"; do
 done
 "$ZT" pull --json "$URL/v1/files/v2/zstd.zt" -o "$T/p2" >"$T/pull.out" 2>/dev/null
 check_eq "--json: 3 components verified" \
-    "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["components_verified"])' "$T/pull.out")" 3
+    "$($PY -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["components_verified"])' "$T/pull.out")" 3
 "$ZT" pull --quiet "$URL/v1/files/" -o "$T/p3" >/dev/null 2>"$T/pull.err" &&
     ok "zt pull of the whole root (v2 files and the v2 corpus)" ||
     bad "zt pull of the whole root" "$(tail -c 600 "$T/pull.err")"

@@ -53,7 +53,8 @@ start_nginx "$root" && have_nginx=1
 bases=("$URL/v1/files")
 [ $have_nginx = 1 ] && bases+=("http://127.0.0.1:$NPORT")
 
-jkey() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# jkey FILE KEY: a key of the last line of FILE (zt pull --json's summary).
+jkey() { $PY -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[sys.argv[2]])' "$1" "$2"; }
 # same_version DIR VERSION_DIR: the three files of DIR are those of VERSION_DIR.
 same_version() {
     local f

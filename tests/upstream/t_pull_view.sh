@@ -8,7 +8,8 @@
 # the origin's and to `zt convert DIR`'s; the listed views and index never fetched; through
 # the sidecar the same bytes, the origin sending each stored byte once. A byte flipped on
 # the way fails the pull (the component digest) and leaves no view; a file holding an
-# object safetensors cannot express fails by name while the rest is pulled.
+# object safetensors cannot express fails by name while the rest is pulled. (The record
+# of complete pulls, .ztpull-record/, is left out of the trees compared.)
 . "$(dirname "$0")/lib.sh" "$@"
 
 M=$T/origin/m
@@ -61,7 +62,7 @@ rc=0
     >"$T/d.json" 2>"$T/d.err" || rc=$?
 check_eq "pull --format safetensors m/: exit 0 ($(head -c 300 "$T/d.err"))" "$rc" 0
 check_eq "the files written, nothing else (no .zt, no staging)" \
-    "$(cd "$T/direct" && find . -mindepth 1 | sort | tr '\n' ' ')" \
+    "$(cd "$T/direct" && find . -mindepth 1 -not -path "./.ztpull-record*" | sort | tr '\n' ' ')" \
     "$(for f in $ALL; do echo "./$f"; done | sort | tr '\n' ' ')"
 for f in $VIEWS; do
     check_same "$f is zt convert's output" "$T/direct/$f" "$T/$f"
@@ -134,7 +135,7 @@ rc=0
     -o "$T/flip" 2>"$T/f2.err" || rc=$?
 check_eq "after the flip, the same pull from the origin: exit 0 ($(head -c 300 "$T/f2.err"))" "$rc" 0
 check_eq "after the flip: the view alone, the staging directory gone" \
-    "$(cd "$T/flip" && find . -mindepth 1)" "./model-00001-of-00002.safetensors"
+    "$(cd "$T/flip" && find . -mindepth 1 -not -path "./.ztpull-record*")" "./model-00001-of-00002.safetensors"
 check_same "after the flip: the view is zt convert's" "$T/flip/model-00001-of-00002.safetensors" \
     "$T/model-00001-of-00002.safetensors"
 
@@ -150,7 +151,7 @@ if [ -n "${ZT_CORPUS_V2_DIR:-}" ] && [ -f "$ZT_CORPUS_V2_DIR/accept/sharded.zt" 
     "$ZT" pull --format safetensors --quiet "$O_URL/v1/files/v2s/" -o "$T/v2s" 2>"$T/v.err" || rc=$?
     check_eq "sharded v2: exit 0 ($(head -c 300 "$T/v.err"))" "$rc" 0
     check_eq "sharded v2: its view and the index, no shard files" \
-        "$(cd "$T/v2s" && find . -mindepth 1 | sort | tr '\n' ' ')" \
+        "$(cd "$T/v2s" && find . -mindepth 1 -not -path "./.ztpull-record*" | sort | tr '\n' ' ')" \
         "./model.safetensors.index.json ./sharded.safetensors "
     check_same "sharded v2: the view is zt convert's" "$T/v2s/sharded.safetensors" \
         "$T/sharded.safetensors"
@@ -170,7 +171,7 @@ check_eq "bad/: exit 1" "$rc" 1
 check_match "bad/: the message names the file and the object" "$(cat "$T/b.err")" \
     'bad\.safetensors: .*object "w\.q" cannot be written as safetensors'
 check_eq "bad/: the other files written, no index, no staging left" \
-    "$(cd "$T/bad" && find . -mindepth 1 | sort | tr '\n' ' ')" "./config.json ./good.safetensors "
+    "$(cd "$T/bad" && find . -mindepth 1 -not -path "./.ztpull-record*" | sort | tr '\n' ' ')" "./config.json ./good.safetensors "
 check_eq "bad/: the loader reads good.safetensors" \
     "$($PY "$LOAD" "$T/bad" w.a=F32:300x1000:"$T/a.bin")" "OK 1"
 

@@ -364,7 +364,9 @@ typedef struct zt_remote_pull_options {
                                 another one opened sets stats->changed */
     size_t batch_bytes;      /* bytes fetched between two state records (at most; a file
                                 smaller than 8 batches is cut in 8, of 1 MiB or more) */
-    /* Called after each batch from the pulling thread; may be NULL. */
+    /* Called from the pulling thread once the file is opened, before any
+     * byte is fetched (done: bytes an earlier pull left verified on disk;
+     * total: the file's size), then after each batch; may be NULL. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
     /* Flow control: at most about this many bytes landed but not yet hashed

@@ -53,6 +53,12 @@ ZT_REMOTE_API zt_status zt_remote_open_bytes_in(zt_remote *r, const char *url, z
  * (Repr-Digest's sha-256) into out: false when it said nothing. */
 ZT_REMOTE_API bool zt_remote_file_sha256(const zt_remote_file *rf, uint8_t out[32]);
 
+/* Body bytes the session's transfers have received so far (answers to
+ * range requests, listings, opens; retries included): what a progress
+ * display shows as fetched while a batch is in flight. Any thread may call
+ * it while another uses the session. */
+ZT_REMOTE_API uint64_t zt_remote_bytes_received(const zt_remote *r);
+
 #ifdef __cplusplus
 }
 #endif
