@@ -477,18 +477,28 @@ static void shards_last(run *R)
     free(order);
 }
 
+/* --format safetensors: the jobs as tool_pull_view.c sees them; NULL when out of memory. */
+static tool_view_job *view_jobs(const run *R)
+{
+    tool_view_job *v = calloc(R->n ? R->n : 1, sizeof(*v));
+    for (size_t i = 0; v && i < R->n; i++)
+        v[i] = (tool_view_job){.rel = R->jobs[i].rel,
+                               .dest = R->jobs[i].dest,
+                               .plain = R->jobs[i].plain,
+                               .shard = i >= R->phase2,
+                               .view = R->jobs[i].view,
+                               .ok = R->jobs[i].o && !R->jobs[i].st,
+                               .sharded = R->jobs[i].view_sharded};
+    return v;
+}
+
 /* --format safetensors: which jobs are views (tool_pull_view.c); shards
  * (after phase2) and a .zt whose view name a real file has are dropped. */
 static int view_plan(run *R)
 {
-    tool_view_job *v = calloc(R->n ? R->n : 1, sizeof(*v));
+    tool_view_job *v = view_jobs(R);
     if (!v)
         return ZT_EXIT_SYSTEM;
-    for (size_t i = 0; i < R->n; i++)
-        v[i] = (tool_view_job){.rel = R->jobs[i].rel,
-                               .dest = R->jobs[i].dest,
-                               .plain = R->jobs[i].plain,
-                               .shard = i >= R->phase2};
     int rc = tool_pull_view_plan(v, R->n);
     size_t k = 0;
     for (size_t i = 0; i < R->n; i++) {
@@ -509,16 +519,9 @@ static int view_plan(run *R)
 /* --format safetensors: the models' index files, once every file is pulled. */
 static int view_indexes(run *R)
 {
-    tool_view_job *v = calloc(R->n ? R->n : 1, sizeof(*v));
+    tool_view_job *v = view_jobs(R);
     if (!v)
         return ZT_EXIT_SYSTEM;
-    for (size_t i = 0; i < R->n; i++)
-        v[i] = (tool_view_job){.rel = R->jobs[i].rel,
-                               .dest = R->jobs[i].dest,
-                               .plain = R->jobs[i].plain,
-                               .view = R->jobs[i].view,
-                               .ok = R->jobs[i].o && !R->jobs[i].st,
-                               .sharded = R->jobs[i].view_sharded};
     int rc = tool_pull_view_indexes(R->top, R->dir, v, R->n);
     free(v);
     return rc;
