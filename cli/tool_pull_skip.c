@@ -12,16 +12,15 @@
  */
 #include "tool.h"
 
+#include <ztensor/ztensor_remote_experimental.h>
+
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
-
-#define CONTENT_XATTR "user.ztensor.content"
 
 static void hash_text(zt_hasher *h, const char *s)
 {
@@ -68,34 +67,12 @@ int tool_sel_key(const zt_file *f, const tool_globs *g, const char *format, char
     return n == 68 ? n : 0;
 }
 
-static int mark_of(const char *key, const struct stat *sb, char *out, size_t cap)
-{
-    int n = snprintf(out, cap, "%s\n%lld.%09ld", key, (long long)sb->st_mtim.tv_sec,
-                     sb->st_mtim.tv_nsec);
-    return n > 0 && (size_t)n < cap ? n : -1;
-}
-
 void tool_sel_mark(int fd, const char *key)
 {
-    struct stat sb;
-    char mark[256];
-    int n = *key && fstat(fd, &sb) == 0 ? mark_of(key, &sb, mark, sizeof(mark)) : -1;
-    if (n > 0) /* best effort: without it, a re-run writes the selection again */
-        (void)fsetxattr(fd, CONTENT_XATTR, mark, (size_t)n, 0);
+    zt_remote_content_mark(fd, key); /* best effort: without it, a re-run writes it again */
 }
 
 int tool_sel_done(int dfd, const char *name, const char *key)
 {
-    if (!*key)
-        return 0;
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat sb;
-    char want[256], got[256];
-    int n = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)
-                ? mark_of(key, &sb, want, sizeof(want))
-                : -1;
-    ssize_t g = n > 0 ? fgetxattr(fd, CONTENT_XATTR, got, sizeof(got)) : -1;
-    if (fd >= 0)
-        close(fd);
-    return n > 0 && g == n && !memcmp(got, want, (size_t)n);
+    return zt_remote_content_done(dfd, name, key, UINT64_MAX);
 }

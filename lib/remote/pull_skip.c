@@ -15,6 +15,7 @@
  * component without digest has no key: it is fetched again.
  */
 #include "remote_internal.h"
+#include <ztensor/ztensor_remote_experimental.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,10 +75,21 @@ bool ztr__content_done(int dfd, const char *leaf, const char *key, uint64_t size
         return false;
     struct stat sb;
     char want[512], got[512];
-    int n = fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == size
+    int n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                    (size == UINT64_MAX || (uint64_t)sb.st_size == size)
                 ? mark_of(key, &sb, want, sizeof(want))
                 : -1;
     ssize_t g = n > 0 ? fgetxattr(fd, CONTENT_XATTR, got, sizeof(got)) : -1;
     close(fd);
     return n > 0 && g == n && !memcmp(got, want, (size_t)n);
+}
+
+void zt_remote_content_mark(int fd, const char *key)
+{
+    ztr__content_mark(fd, key);
+}
+
+bool zt_remote_content_done(int dirfd, const char *leaf, const char *key, uint64_t size)
+{
+    return ztr__content_done(dirfd, leaf, key, size);
 }

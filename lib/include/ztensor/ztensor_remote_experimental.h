@@ -59,6 +59,17 @@ ZT_REMOTE_API bool zt_remote_file_sha256(const zt_remote_file *rf, uint8_t out[3
  * it while another uses the session. */
 ZT_REMOTE_API uint64_t zt_remote_bytes_received(const zt_remote *r);
 
+/* The content mark zt pull keeps on a file it completed (the extended
+ * attribute user.ztensor.content: key, then the file's mtime), by which a
+ * later pull skips it without fetching: set on fd (best effort: a
+ * filesystem without user xattrs keeps none), and checked on DIRFD/LEAF
+ * (a regular file, not a link; size UINT64_MAX: any size). key is the
+ * caller's content key (what the file's bytes are, not where they came
+ * from). */
+ZT_REMOTE_API void zt_remote_content_mark(int fd, const char *key);
+ZT_REMOTE_API bool zt_remote_content_done(int dirfd, const char *leaf, const char *key,
+                                          uint64_t size);
+
 #ifdef __cplusplus
 }
 #endif
