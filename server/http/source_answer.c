@@ -162,6 +162,18 @@ enum MHD_Result ztd_answer_raw(ztd_server *s, struct MHD_Connection *c, ztd_req 
     return ztd_answer_raw_adjusted(s, c, r, e, disposition, NULL, NULL, answer);
 }
 
+bool ztd_answer_prepare(struct MHD_Connection *c, ztd_req *r, ztd_body *b, ztd_body_adjust *adjust,
+                        void *ctx, ztd_source_req *qs, ztd_source_req **q, enum MHD_Result *out)
+{
+    ztd_answer_dress(b, r);
+    if (adjust && adjust(c, r, b, ctx, out))
+        return true;
+    ztd_answer_state *x = ztd_answer_state_of(r);
+    *q = x ? &x->q : qs;
+    ztd_answer_plan_reads(c, r, b, *q);
+    return false;
+}
+
 enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                         ztd_entry *e, const char *disposition,
                                         ztd_body_adjust *adjust, void *ctx,
@@ -194,13 +206,10 @@ enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c,
         if (weak)
             ztd_etag_weaken(b.etag, sizeof(b.etag));
     }
-    ztd_answer_dress(&b, r);
     enum MHD_Result out;
-    if (adjust && adjust(c, r, &b, ctx, &out))
+    ztd_source_req qs = {0}, *q;
+    if (ztd_answer_prepare(c, r, &b, adjust, ctx, &qs, &q, &out))
         return out;
-    ztd_answer_state *x = ztd_answer_state_of(r);
-    ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
-    ztd_answer_plan_reads(c, r, &b, q);
     q->named = sha != NULL;
     const ztd_body_seg *segs = NULL;
     size_t n = 0;

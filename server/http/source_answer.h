@@ -96,6 +96,12 @@ enum MHD_Result ztd_answer_not_tensor(struct MHD_Connection *c, ztd_req *r, cons
  * caller's. */
 typedef bool ztd_body_adjust(struct MHD_Connection *c, ztd_req *r, ztd_body *b, void *ctx,
                              enum MHD_Result *out);
+/* The steps every byte answer takes once b is made: the front's dress, then
+ * its adjust hook (may be NULL; true with *out when it answered), then what
+ * the answer reads planned into *q: the request state's, or qs (the caller's,
+ * on its stack) when there is none. */
+bool ztd_answer_prepare(struct MHD_Connection *c, ztd_req *r, ztd_body *b, ztd_body_adjust *adjust,
+                        void *ctx, ztd_source_req *qs, ztd_source_req **q, enum MHD_Result *out);
 /* ztd_answer_raw, with adjust(ctx) given the body first (adjust may be NULL). */
 enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                         ztd_entry *e, const char *disposition,

@@ -288,13 +288,11 @@ enum MHD_Result ztd_answer_view_adjusted(ztd_server *s, struct MHD_Connection *c
     b.content_type = "application/octet-stream";
     b.content_disposition = d;
     view_etag(e, v, b.etag);
-    ztd_answer_dress(&b, r);
     enum MHD_Result out;
-    if (adjust && adjust(c, r, &b, ctx, &out))
+    ztd_source_req qs = {0}, *q;
+    if (ztd_answer_prepare(c, r, &b, adjust, ctx, &qs, &q, &out))
         return out;
     ztd_answer_state *x = ztd_answer_state_of(r);
-    ztd_source_req qs = {0}, *q = x ? &x->q : &qs;
-    ztd_answer_plan_reads(c, r, &b, q);
     q->whole = false; /* several ranges of several segments are answered whole (http/body.h) */
     size_t wait_at = x ? x->wait_at : (size_t)-1;
     seglist l = {0};
