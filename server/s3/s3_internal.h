@@ -6,7 +6,8 @@
  * none of them), s3_auth.c (the one authentication function), s3_bucket.c
  * (service and bucket), s3_listing.c with s3_list.c (listings), s3_object.c
  * (GetObject, HeadObject), s3_put.c (PutObject, DeleteObject(s)),
- * s3_multipart.c, s3_error.c and s3_xml.c (answers), s3_delete_xml.c and
+ * s3_multipart.c, s3_sums.c (a plain body's checksums, for PutObject and
+ * UploadPart), s3_error.c and s3_xml.c (answers), s3_delete_xml.c and
  * s3_mpu_xml.c (request documents).
  */
 #ifndef ZTD_S3_INTERNAL_H

@@ -10,6 +10,7 @@
 #include "http/response.h"
 #include "s3/s3_error.h"
 #include "s3/s3_mpu_xml.h"
+#include "s3/s3_sums.h"
 #include "store/publish.h"
 #include "store/put_file.h"
 #include "store/staging.h"
@@ -34,7 +35,7 @@ typedef struct part {
     int number;
     char name[ZTD_STAGING_NAME_MAX];
     uint64_t size;
-    char etag[33];
+    char etag[40]; /* 32 hex (the part's MD5), or 32 hex "-1" (not an MD5) */
     int64_t mtime_ns;
 } part;
 
@@ -168,11 +169,9 @@ typedef struct mpw {
     uint8_t *buf;
     size_t blen;
     uint64_t size;
-    EVP_MD_CTX *md5;
-    bool want_md5;
-    uint8_t md5_want[16];
-    ztd_awsc *dec; /* an aws-chunked part: the decoder, which feeds stage_part() */
-    bool failed;   /* stage_part() refused: fail_err, fail_msg */
+    ztd_s3_sums sums; /* the client's checksums, and the MD5 for the ETag */
+    ztd_awsc *dec;    /* an aws-chunked part: the decoder, which feeds stage_part() */
+    bool failed;      /* stage_part() refused: fail_err, fail_msg */
     ztd_s3_err fail_err;
     char fail_msg[160];
     /* Complete */
@@ -197,7 +196,7 @@ static void w_free(void *p)
         ztd_staging_remove(w->s->staging, w->name);
     ztd_awsc_free(w->dec);
     free(w->buf);
-    EVP_MD_CTX_free(w->md5);
+    ztd_s3_sums_free(&w->sums);
     free(w->doc);
     free(w->parts);
     free(w);
@@ -261,17 +260,13 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
     ztd_req_set_ctx(r, w, w_free);
     if (!ztd_s3_payload_open(c, auth, part_sink, w, &w->dec, &decoded, &perr, msg, sizeof(msg)))
         return ztd_s3_error(c, r, (ztd_s3_err)perr, "%s", msg);
-    if ((v = ztd_header(c, "Content-MD5"))) {
-        uint8_t b[24];
-        size_t len = strlen(v);
-        int k = len == 24 ? EVP_DecodeBlock(b, (const unsigned char *)v, 24) : -1;
-        if (k != 18 || v[22] != '=' || v[23] != '=')
-            return ztd_s3_fail(c, r, ZTD_S3_INVALID_DIGEST);
-        memcpy(w->md5_want, b, 16);
-        w->want_md5 = true;
-    }
-    if (!(w->buf = malloc(WBUF)) || !(w->md5 = EVP_MD_CTX_new()) ||
-        !EVP_DigestInit_ex(w->md5, EVP_md5(), NULL))
+    if ((v = ztd_s3_sums_take(c, &w->sums)))
+        return ztd_s3_error(c, r, ZTD_S3_INVALID_DIGEST, "%s", v);
+    /* The ETag is the part's MD5 unless the client checks the part with a
+     * checksum of its own (the SDKs that send one do not compare part ETags
+     * with an MD5): docs/S3.md */
+    bool md5 = !ztd_s3_sums_any(&w->sums) && !ztd_header(c, "x-amz-trailer");
+    if (!(w->buf = malloc(WBUF)) || !ztd_s3_sums_start(&w->sums, md5, true))
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
     if ((w->fd = ztd_staging_create(s->staging, "s3part", w->name)) < 0)
         return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "cannot create a staging file: %s",
@@ -306,7 +301,7 @@ static int stage_part(mpw *w, const uint8_t *data, size_t n)
     }
     w->size += n;
     ztd_metrics_upload_bytes(n);
-    EVP_DigestUpdate(w->md5, data, n);
+    ztd_s3_sums_update(&w->sums, data, n);
     while (n) {
         size_t k = WBUF - w->blen < n ? WBUF - w->blen : n;
         memcpy(w->buf + w->blen, data, k);
@@ -375,8 +370,8 @@ enum MHD_Result ztd_s3_part_end(ztd_server *s, struct MHD_Connection *c, ztd_req
                                 const ztd_s3_req *q)
 {
     mpw *w = w_of(r);
-    uint8_t md5[EVP_MAX_MD_SIZE];
-    unsigned ml = 0;
+    ztd_s3_err se;
+    const char *why;
     if (!w || w->complete)
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
     ztd_s3err ce = w->dec ? ztd_awsc_finish(w->dec) : ZTD_S3E_OK;
@@ -384,13 +379,19 @@ enum MHD_Result ztd_s3_part_end(ztd_server *s, struct MHD_Connection *c, ztd_req
         return ztd_s3_error(c, r, ztd_s3_err_from(ce), "%s", ztd_awsc_message(w->dec));
     if (flush_part(w) != 0)
         return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing a part: %s", strerror(errno));
-    if (!EVP_DigestFinal_ex(w->md5, md5, &ml))
-        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
-    if (w->want_md5 && memcmp(md5, w->md5_want, 16) != 0)
-        return ztd_s3_fail(c, r, ZTD_S3_BAD_DIGEST);
+    if (!ztd_s3_sums_hold(&w->sums, NULL, &se, &why))
+        return ztd_s3_error(c, r, se, "%s", why);
     part p = {.number = w->number, .size = w->size, .mtime_ns = now_ns()};
     memcpy(p.name, w->name, sizeof(p.name));
-    hex(md5, 16, p.etag);
+    if (w->sums.has_md5) {
+        hex(w->sums.md5, 16, p.etag);
+    } else { /* unique, and in a form no client takes for an MD5 */
+        uint8_t rnd[16];
+        if (getentropy(rnd, sizeof(rnd)) != 0)
+            return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+        hex(rnd, sizeof(rnd), p.etag);
+        memcpy(p.etag + 32, "-1", 3);
+    }
     pthread_mutex_lock(&g_mu);
     mpu *m = find_locked(w->id, q);
     bool ok = m && !m->completing && add_part_locked(m, &p);
@@ -398,7 +399,7 @@ enum MHD_Result ztd_s3_part_end(ztd_server *s, struct MHD_Connection *c, ztd_req
     if (!ok)
         return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_UPLOAD);
     w->name[0] = 0; /* the upload's now */
-    char etag[40];
+    char etag[48];
     snprintf(etag, sizeof(etag), "\"%s\"", p.etag);
     return ztd_s3_empty_answer(c, r, 200, "ETag", etag);
 }
@@ -626,7 +627,7 @@ enum MHD_Result ztd_s3_list_parts(ztd_server *s, struct MHD_Connection *c, ztd_r
         ztd_xml_elem_str(&x, "IsTruncated", more ? "true" : "false");
         for (; i < m->n && shown < 1000; i++, shown++) {
             const part *p = &m->parts[i];
-            char etag[40];
+            char etag[48];
             snprintf(etag, sizeof(etag), "\"%s\"", p->etag);
             ztd_s3_iso_time(p->mtime_ns, date);
             ztd_xml_open(&x, "Part", NULL);
