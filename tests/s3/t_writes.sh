@@ -20,6 +20,11 @@ start_daemon "$ROOT" --s3-bucket models --s3-bucket llm=llm --allow-anonymous-wr
 s3py_checks writes "$URL" "$ROOT"
 st "$T/big.safetensors" $((3 * 1024 * 1024 + 512 * 1024)) # 14 MiB: three 5 MiB parts
 s3py_checks multipart "$URL" "$ROOT" "$T/big.safetensors"
+s3py_checks in_place "$URL" "$ROOT" "$T/big.safetensors"
+check_eq "Completes that wrote the parts in place (out of order; after a refusal)" \
+    "$(grep -E 'CompleteMultipartUpload published ip/(backwards|subset|refused)' "$D_ERR" | grep -c 'written in place')" 2
+check_eq "Completes that copied (a part sent again, parts of two sizes)" \
+    "$(grep -E 'CompleteMultipartUpload published ip/(refused|sizes)' "$D_ERR" | grep -c 'copied')" 2
 http "$T/r" -X PUT --data-binary x "$URL/models/mp/x.safetensors?partNumber=10001&uploadId=00000000000000000000000000000000"
 check_match "UploadPart number 10001: InvalidArgument" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>'
 
