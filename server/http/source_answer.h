@@ -26,6 +26,10 @@ typedef enum MHD_Result ztd_entry_answer(ztd_server *s, struct MHD_Connection *c
 
 /* The request's state once its source holds bytes for it (cache items) or
  * the answer waits off the workers; it pins the entry. */
+/* A front's error answer for an upstream file that cannot be opened. */
+typedef enum MHD_Result ztd_open_fail(struct MHD_Connection *c, ztd_req *r, ztd_err err,
+                                      const char *msg);
+
 typedef struct ztd_answer_state {
     ztd_offload off;
     ztd_server *s;
@@ -37,6 +41,7 @@ typedef struct ztd_answer_state {
     ztd_source_req q;
     size_t wait_at; /* the caller's note of what the last wait was for */
     ztd_entry_answer *answer;
+    ztd_open_fail *fail; /* the front's answer when the upstream open fails; NULL: ztd_error */
     /* The name asked for is a safetensors view the upstream lists
      * ("view_of"): e is the upstream file it is the view of. */
     bool as_view;
@@ -108,6 +113,13 @@ enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c,
  * invalid or unavailable. */
 enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                 ztd_entry_answer *answer);
+/* The upstream's file `name` (not in the catalog; s->upstream set), opened
+ * off the workers unless at hand, pinned, then answer(e); a failure to open
+ * it is answered by fail. For fronts with names of their own (S3); resumed
+ * by ztd_answer_resume. */
+enum MHD_Result ztd_answer_upstream_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         const char *name, ztd_entry_answer *answer,
+                                         ztd_open_fail *fail);
 /* Called again after offloaded work: false when the request has none
  * started (the caller answers afresh); else the answer in *out. */
 bool ztd_answer_resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum MHD_Result *out);

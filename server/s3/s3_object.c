@@ -14,6 +14,7 @@
 #include "http/view_answer.h"
 #include "s3/s3_error.h"
 #include "s3/s3_internal.h"
+#include "store/names.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -159,6 +160,26 @@ static enum MHD_Result answer_view(ztd_server *s, struct MHD_Connection *c, ztd_
     return answer_as(s, c, r, e, true);
 }
 
+/* An object only the upstream has (--upstream): its file, or the file the
+ * upstream lists it as the safetensors view of, filled through the cache
+ * as /v1 reads are. */
+static enum MHD_Result answer_upstream(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                       ztd_entry *e)
+{
+    return ztd_answer_as_view(r) ? answer_view(s, c, r, e) : answer_entry(s, c, r, e);
+}
+
+static enum MHD_Result upstream_failed(struct MHD_Connection *c, ztd_req *r, ztd_err err,
+                                       const char *msg)
+{
+    unsigned st = ztd_err_status(err);
+    ztd_s3_err e = st == 404                ? ZTD_S3_NO_SUCH_KEY
+                   : st >= 500 && st != 500 ? ZTD_S3_SERVICE_UNAVAILABLE
+                   : st == 403 || st == 401 ? ZTD_S3_ACCESS_DENIED
+                                            : ZTD_S3_INTERNAL;
+    return ztd_s3_error(c, r, e, "%s", msg);
+}
+
 enum MHD_Result ztd_s3_get_object(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                   const ztd_s3_req *q)
 {
@@ -171,6 +192,8 @@ enum MHD_Result ztd_s3_get_object(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (e)
         ztd_entry_retain(e);
     ztd_snapshot_release(snap);
+    if (!e && s->upstream && !ztd_file_path_problem(q->name, q->name_len))
+        return ztd_answer_upstream_file(s, c, r, q->name, answer_upstream, upstream_failed);
     if (!e)
         return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_KEY);
     ztd_answer_pin(r, e);
