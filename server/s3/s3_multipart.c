@@ -234,11 +234,9 @@ typedef struct mpw {
     uint8_t *buf;
     size_t blen;
     uint64_t size;
-    ztd_s3_sums sums; /* the client's checksums, and the MD5 for the ETag */
-    ztd_awsc *dec;    /* an aws-chunked part: the decoder, which feeds stage_part() */
-    bool failed;      /* stage_part() refused: fail_err, fail_msg */
-    ztd_s3_err fail_err;
-    char fail_msg[160];
+    ztd_s3_sums sums;      /* the client's checksums, and the MD5 for the ETag */
+    ztd_awsc *dec;         /* an aws-chunked part: the decoder, which feeds stage_part() */
+    ztd_s3_sink_fail fail; /* stage_part() refused: why */
     /* Complete */
     char *doc;
     size_t dlen;
@@ -415,19 +413,19 @@ static int flush_part(mpw *w)
 }
 
 /* Part bytes (decoded, for aws-chunked) into its staging file: 0, or -1
- * with w->failed and why. */
+ * with w->fail.failed and why. */
 static int stage_part(mpw *w, const uint8_t *data, size_t n)
 {
     if (w->in_slot && w->size + n > w->cap) {
-        w->failed = true;
-        w->fail_err = ZTD_S3_INVALID_ARGUMENT;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "the part is longer than its length header");
+        w->fail.failed = true;
+        w->fail.err = ZTD_S3_INVALID_ARGUMENT;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "the part is longer than its length header");
         return -1;
     }
     if (w->size + n > MAX_PART || !ztd_uploads_size_ok(w->s->uploads, w->size, n)) {
-        w->failed = true;
-        w->fail_err = ZTD_S3_ENTITY_TOO_LARGE;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "a part is at most 5 GiB and max_upload_size");
+        w->fail.failed = true;
+        w->fail.err = ZTD_S3_ENTITY_TOO_LARGE;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "a part is at most 5 GiB and max_upload_size");
         return -1;
     }
     w->size += n;
@@ -440,9 +438,9 @@ static int stage_part(mpw *w, const uint8_t *data, size_t n)
         data += k;
         n -= k;
         if (w->blen == WBUF && flush_part(w) != 0) {
-            w->failed = true;
-            w->fail_err = ZTD_S3_INTERNAL;
-            snprintf(w->fail_msg, sizeof(w->fail_msg), "writing a part: %s", strerror(errno));
+            w->fail.failed = true;
+            w->fail.err = ZTD_S3_INTERNAL;
+            snprintf(w->fail.msg, sizeof(w->fail.msg), "writing a part: %s", strerror(errno));
             return -1;
         }
     }
@@ -452,23 +450,6 @@ static int stage_part(mpw *w, const uint8_t *data, size_t n)
 static int part_sink(void *ctx, const uint8_t *p, size_t n)
 {
     return ctx ? stage_part(ctx, p, n) : -1;
-}
-
-static enum MHD_Result part_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, mpw *w,
-                                 const char *data, size_t n)
-{
-    (void)s;
-    if (w->dec) {
-        ztd_s3err e = ztd_awsc_push(w->dec, (const uint8_t *)data, n);
-        if (e == ZTD_S3E_OK)
-            return MHD_YES;
-        if (w->failed)
-            return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
-        return ztd_s3_error(c, r, ztd_s3_err_from(e), "%s", ztd_awsc_message(w->dec));
-    }
-    if (stage_part(w, (const uint8_t *)data, n) != 0)
-        return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
-    return MHD_YES;
 }
 
 /* Locked: put p in m's sorted parts, replacing a part of the same number
@@ -568,7 +549,7 @@ bool ztd_s3_mpu_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const 
     if (!w)
         return false;
     if (!w->complete) {
-        *ret = part_data(s, c, r, w, data, n);
+        *ret = ztd_s3_feed(c, r, w->dec, part_sink, w, &w->fail, data, n);
         return true;
     }
     *ret = MHD_YES;

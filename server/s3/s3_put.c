@@ -49,10 +49,8 @@ typedef struct s3w {
     char base[ZTD_PATH_MAX + 2]; /* DeleteObjects: the bucket's directory + '/', or "" */
     /* PutObject */
     ztd_put_file *f;
-    ztd_awsc *dec; /* aws-chunked bodies: the decoder, which feeds stage() */
-    bool failed;   /* stage() refused: fail_err, fail_msg */
-    ztd_s3_err fail_err;
-    char fail_msg[256];
+    ztd_awsc *dec;         /* aws-chunked bodies: the decoder, which feeds stage() */
+    ztd_s3_sink_fail fail; /* stage() refused: why */
     bool slot;
     ztd_disk_meter disk;
     ztd_s3_sums sums;
@@ -196,54 +194,37 @@ enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
 }
 
 /* Body bytes (decoded, for aws-chunked) into the staging file: 0, or -1
- * with w->failed and why. */
+ * with w->fail.failed and why. */
 static int stage(s3w *w, const uint8_t *data, size_t n)
 {
     ztd_server *s = w->s;
-    w->failed = true;
+    w->fail.failed = true;
     if (!ztd_uploads_size_ok(s->uploads, ztd_put_file_received(w->f), n)) {
-        w->fail_err = ZTD_S3_ENTITY_TOO_LARGE;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "the body exceeds max_upload_size %llu",
+        w->fail.err = ZTD_S3_ENTITY_TOO_LARGE;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "the body exceeds max_upload_size %llu",
                  (unsigned long long)s->uploads->max_size);
         return -1;
     }
     ztd_metrics_upload_bytes(n);
     ztd_s3_sums_update(&w->sums, data, n);
     if (ztd_put_file_write(w->f, data, n) != 0) {
-        w->fail_err = ZTD_S3_INTERNAL;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "writing the staging file: %s", strerror(errno));
+        w->fail.err = ZTD_S3_INTERNAL;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "writing the staging file: %s", strerror(errno));
         return -1;
     }
     if (!ztd_uploads_disk_meter(s->uploads, &w->disk, ztd_put_file_received(w->f))) {
-        w->fail_err = ZTD_S3_INSUFFICIENT_STORAGE;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "free disk fell below the reserve of %llu bytes",
+        w->fail.err = ZTD_S3_INSUFFICIENT_STORAGE;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "free disk fell below the reserve of %llu bytes",
                  (unsigned long long)s->uploads->disk_reserve);
         return -1;
     }
-    w->failed = false;
+    w->fail.failed = false;
     return 0;
 }
 
 static int put_sink(void *ctx, const uint8_t *p, size_t n)
 {
     return ctx ? stage(ctx, p, n) : -1;
-}
-
-static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, s3w *w,
-                                const char *data, size_t n)
-{
-    (void)s;
-    if (w->dec) {
-        ztd_s3err e = ztd_awsc_push(w->dec, (const uint8_t *)data, n);
-        if (e == ZTD_S3E_OK)
-            return MHD_YES;
-        if (w->failed)
-            return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
-        return ztd_s3_error(c, r, ztd_s3_err_from(e), "%s", ztd_awsc_message(w->dec));
-    }
-    if (stage(w, (const uint8_t *)data, n) != 0)
-        return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
-    return MHD_YES;
 }
 
 enum MHD_Result ztd_s3_body_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
@@ -262,7 +243,7 @@ enum MHD_Result ztd_s3_body_data(ztd_server *s, struct MHD_Connection *c, ztd_re
 {
     s3w *w = w_of(r);
     if (w && w->kind == W_PUT)
-        return put_data(s, c, r, w, data, n);
+        return ztd_s3_feed(c, r, w->dec, put_sink, w, &w->fail, data, n);
     if (!w || w->kind != W_DELETE_MANY)
         return MHD_YES; /* a body nobody asked for */
     if (w->blen + n > BODY_MAX)
