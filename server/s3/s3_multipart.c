@@ -602,7 +602,7 @@ static int check_list_locked(const mpu *m, const ztd_s3_part_ref *refs, size_t n
  * nothing else in it that a truncation to their size would cut? */
 static bool direct_ok_locked(const mpu *m, const mpw *w)
 {
-    if (m->afd < 0 || m->writers || !w->n)
+    if (m->afd < 0 || !m->aname[0] || m->writers || !w->n)
         return false;
     for (size_t i = 0; i < w->n; i++) {
         const part *p = &w->parts[i];
@@ -638,9 +638,17 @@ static void direct_job(mpw *w)
     ztd_preconds none = {NULL, NULL};
     w->err = ztd_publish_check(w->s->publisher, &f, m->rel, true, true, &w->nobj, w->msg,
                                sizeof(w->msg));
-    if (!w->err)
-        w->err = ztd_publish_commit(w->s->publisher, &f, m->rel, &none, true, &w->out, w->msg,
-                                    sizeof(w->msg));
+    if (w->err)
+        return;
+    /* The file is good: its other name goes now, while it is still in the
+     * staging directory (unlinked after the rename, it would change the
+     * published file's link count, and the catalog would take the file for
+     * changed and hash it again). Should the commit fail, the parts stay
+     * readable through m->afd, and a Complete again copies them. */
+    ztd_staging_remove(m->st, m->aname);
+    m->aname[0] = 0;
+    w->err = ztd_publish_commit(w->s->publisher, &f, m->rel, &none, true, &w->out, w->msg,
+                                sizeof(w->msg));
 }
 
 static void complete_job(ztd_offload *o)
