@@ -19,7 +19,11 @@
 #      Rounds alternate each client with a PUT; medians of the seconds from the first byte
 #      sent to the answer, each pair's ratio, and the server's CPU seconds per GiB; all
 #      verify every digest, fsync and publish. Each answer and file checked.
-# FIGURES (default "1 2 3 4") picks the figures to run.
+#   5. GetObject of the 1 GiB .zt of figure 4 (one curl stream) from a warm node-local S3
+#      sidecar (ztensord --upstream s3://models/m/ in front of moto_server, its cache filled
+#      by one read first) against ztensord serving the same file from its root, through the
+#      S3 front both: alternating rounds, medians, each round's ratio, CPU per GiB.
+# FIGURES (default "1 2 3 4 5") picks the figures to run.
 source "$(dirname "$0")/common.sh"
 bench_build
 SIZE_MIB=${SIZE_MIB:-1024}
@@ -87,7 +91,7 @@ ranged() {
   awk -v n="$fsize" -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f", n / ns }'
 }
 
-FIGURES=${FIGURES:-1 2 3 4}
+FIGURES=${FIGURES:-1 2 3 4 5}
 want() { [[ " $FIGURES " == *" $1 "* ]]; }
 rm -f "$work"/s3cpu.*
 if want 1 || want 2; then
@@ -192,6 +196,47 @@ if want 4; then
   done
 fi
 stop_ztd
+
+# 5. a warm node-local S3 sidecar in front of moto against ztensord serving the same file
+if want 5; then
+  mkdir -p f5files f5side f5local
+  ln -f src/1g.zt f5files/big.zt && ln -f src/1g.zt f5local/big.zt
+  export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1
+  unset AWS_DEFAULT_REGION AWS_ENDPOINT_URL
+  mport=$(free_port)
+  moto_server -H 127.0.0.1 -p "$mport" >"$work/moto.log" 2>&1 &
+  mpid=$!
+  for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$mport/moto-api/data.json" && break; sleep 0.1; done
+  python3 "$top/tests/sh/s3fill.py" "http://127.0.0.1:$mport" put models m/ f5files --create >/dev/null
+  rm -rf f5cache
+  AWS_ENDPOINT_URL=http://127.0.0.1:$mport start_ztd "$work/f5side" --upstream s3://models/m/ --cache-dir "$work/f5cache"
+  spid=$zpid sport=$zport
+  mv "$work/ztd.log" "$work/f5side.log" # it keeps writing there
+  start_ztd "$work/f5local"
+  lpid=$zpid lport=$zport
+  S="http://127.0.0.1:$sport/models/big.zt" L="http://127.0.0.1:$lport/models/big.zt"
+  curl -sf -o /dev/null "$S" || { echo "the sidecar's first GetObject failed"; exit 1; } # warm
+  ticks_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+  get5() { # URL: GB/s; the server's CPU s/GiB to $work/f5cpu.PORT
+    local pid c0 c1 out code got speed
+    pid=$([ "$1" = "$S" ] && echo "$spid" || echo "$lpid")
+    c0=$(ticks_of "$pid")
+    out=$(curl -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download}' "$1")
+    c1=$(ticks_of "$pid")
+    read -r code got speed <<<"$out"
+    [ "$code" = 200 ] && [ "$got" = "$(stat -c %s f5local/big.zt)" ] || { echo "$1: HTTP $code, $got bytes" >&2; exit 1; }
+    awk -v c=$((c1 - c0)) -v t="$(getconf CLK_TCK)" -v n="$got" 'BEGIN { printf "%.3f\n", c / t / (n / 2^30) }' >>"$work/f5cpu.$pid"
+    awk -v s="$speed" 'BEGIN { printf "%.2f", s / 1e9 }'
+  }
+  rm -f "$work"/f5cpu.*
+  ROUNDS=$((${ROUNDS:-3} + 2)) alternate "$S" "$L" get5
+  printf '5. GetObject of a 1 GiB .zt, one curl stream: a warm S3 sidecar in front of moto %s GB/s, ztensord serving the file %s GB/s, ratio %s (rounds: %s)\n' \
+    "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
+  printf '   server CPU per GiB (median): sidecar %s s, ztensord %s s (%s)\n' \
+    "$(tr '\n' ' ' <"$work/f5cpu.$spid" | median)" "$(tr '\n' ' ' <"$work/f5cpu.$lpid" | median)" "$(load)"
+  kill "$spid" "$lpid" "$mpid" 2>/dev/null
+  wait "$spid" "$lpid" "$mpid" 2>/dev/null || true
+fi
 
 want 3 || exit 0
 # 3. listing 100,000 keys
