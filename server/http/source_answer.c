@@ -271,11 +271,16 @@ static void open_job(ztd_offload *o)
 
 /* A name the catalog does not hold, asked of the upstream: opened off the
  * workers (on the upstream's own queue) unless its entry is at hand. */
-static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
-                                     ztd_entry_answer *answer)
+static enum MHD_Result open_failed(struct MHD_Connection *c, ztd_req *r, ztd_answer_state *x)
+{
+    return ztd_error(c, r, x->err, "%s", x->msg); /* in the front's form (ztd_req.error_answer) */
+}
+
+enum MHD_Result ztd_answer_upstream_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         const char *name, ztd_entry_answer *answer)
 {
     ztd_answer_state *x = ztd_answer_state_for(s, r, NULL, NULL);
-    if (!x || !(x->name = strdup(r->match->file)))
+    if (!x || !(x->name = strdup(name)))
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);
     x->answer = answer;
     resolve_view(x, false);
@@ -287,7 +292,7 @@ static enum MHD_Result read_upstream(ztd_server *s, struct MHD_Connection *c, zt
     }
     x->phase = PH_NONE;
     if (!x->e)
-        return ztd_error(c, r, x->err, "%s", x->msg);
+        return open_failed(c, r, x);
     return answer(s, c, r, x->e);
 }
 
@@ -303,7 +308,7 @@ bool ztd_answer_resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum
     if (x->phase == PH_OPEN) {
         x->phase = PH_NONE;
         if (!x->e) {
-            *out = ztd_error(c, r, x->err, "%s", x->msg);
+            *out = open_failed(c, r, x);
             return true;
         }
     }
@@ -358,7 +363,7 @@ enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req
         return ztd_answer_not_tensor(c, r, plain);
     /* The upstream opens tensor files as models, every other name as a plain file. */
     if (!e && s->upstream)
-        return read_upstream(s, c, r, answer);
+        return ztd_answer_upstream_file(s, c, r, m->file, answer);
     if (!e)
         return ztd_error(c, r, ZTD_ERR_FILE_NOT_FOUND, "no file \"%s\" in the catalog", m->file);
     ztd_answer_pin(r, e);

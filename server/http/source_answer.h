@@ -114,6 +114,12 @@ enum MHD_Result ztd_answer_raw_adjusted(ztd_server *s, struct MHD_Connection *c,
  * invalid or unavailable. */
 enum MHD_Result ztd_answer_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
                                 ztd_entry_answer *answer);
+/* The upstream's file `name` (not in the catalog; s->upstream set), opened
+ * off the workers unless at hand, pinned, then answer(e); a failure to open
+ * it is answered by ztd_error, in the front's form (ztd_req.error_answer).
+ * For fronts with names of their own (S3); resumed by ztd_answer_resume. */
+enum MHD_Result ztd_answer_upstream_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
+                                         const char *name, ztd_entry_answer *answer);
 /* Called again after offloaded work: false when the request has none
  * started (the caller answers afresh); else the answer in *out. */
 bool ztd_answer_resume(ztd_server *s, struct MHD_Connection *c, ztd_req *r, enum MHD_Result *out);

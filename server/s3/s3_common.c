@@ -240,6 +240,22 @@ bool ztd_s3_payload_open(struct MHD_Connection *c, const ztd_s3_auth *auth, ztd_
     return true;
 }
 
+enum MHD_Result ztd_s3_feed(struct MHD_Connection *c, ztd_req *r, ztd_awsc *dec, ztd_awsc_sink sink,
+                            void *ctx, const ztd_s3_sink_fail *f, const char *data, size_t n)
+{
+    if (dec) {
+        ztd_s3err e = ztd_awsc_push(dec, (const uint8_t *)data, n);
+        if (e == ZTD_S3E_OK)
+            return MHD_YES;
+        if (f->failed)
+            return ztd_s3_error(c, r, (ztd_s3_err)f->err, "%s", f->msg);
+        return ztd_s3_error(c, r, ztd_s3_err_from(e), "%s", ztd_awsc_message(dec));
+    }
+    if (sink(ctx, (const uint8_t *)data, n) != 0)
+        return ztd_s3_error(c, r, (ztd_s3_err)f->err, "%s", f->msg);
+    return MHD_YES;
+}
+
 /* The key names a file this server can publish: a served name, a safe path. */
 const char *ztd_s3_key_problem(const ztd_s3_req *q)
 {

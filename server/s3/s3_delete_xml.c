@@ -4,46 +4,33 @@
  * Delete/Object/Key and Delete/Quiet.
  */
 #include "s3/s3_delete_xml.h"
+#include "s3/s3_expat.h"
 
-#include <expat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define KEY_MAX 1024
-#define NS "http://s3.amazonaws.com/doc/2006-03-01/"
 
 typedef struct parse {
-    XML_Parser p;
+    ztd_s3_expat x; /* first: the handlers' user data */
     ztd_s3_delete_list *l;
     int depth;
     int in; /* 0 none, 1 Key, 2 Quiet */
     bool in_object, has_key;
     char text[KEY_MAX + 1];
     size_t tlen;
-    const char *error;
 } parse;
-
-/* The local name of an element, namespace (NS only) stripped. */
-static const char *local(const char *name)
-{
-    size_t k = strlen(NS);
-    if (!strncmp(name, NS, k) && name[k] == '|')
-        return name + k + 1;
-    return strchr(name, '|') ? "" : name;
-}
 
 static void stop(parse *ps, const char *why)
 {
-    if (!ps->error)
-        ps->error = why;
-    XML_StopParser(ps->p, XML_FALSE);
+    ztd_s3_expat_stop(&ps->x, why);
 }
 
 static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
 {
     parse *ps = ud;
-    const char *n = local(name);
+    const char *n = ztd_s3_xml_local(name);
     (void)atts;
     ps->depth++;
     if (ps->depth == 1 && strcmp(n, "Delete"))
@@ -81,7 +68,7 @@ static void take_key(parse *ps)
 static void XMLCALL on_end(void *ud, const XML_Char *name)
 {
     parse *ps = ud;
-    const char *n = local(name);
+    const char *n = ztd_s3_xml_local(name);
     if (ps->in == 1 && ps->depth == 3)
         take_key(ps);
     else if (ps->in == 2 && ps->depth == 2)
@@ -107,48 +94,24 @@ static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
     ps->tlen += (size_t)len;
 }
 
-static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sysid,
-                               const XML_Char *pubid, int internal)
-{
-    (void)name;
-    (void)sysid;
-    (void)pubid;
-    (void)internal;
-    stop(ud, "a DOCTYPE is not accepted");
-}
-
 ztd_s3_delete_list *ztd_s3_delete_parse(const char *xml, size_t n, char *why, size_t cap)
 {
     parse ps = {0};
     ps.l = calloc(1, sizeof(*ps.l));
     if (ps.l)
         ps.l->items = calloc(ZTD_S3_DELETE_MAX, sizeof(*ps.l->items));
-    if (!ps.l || !ps.l->items || !(ps.p = XML_ParserCreateNS(NULL, '|'))) {
+    if (!ps.l || !ps.l->items) {
         snprintf(why, cap, "out of memory");
         ztd_s3_delete_list_free(ps.l);
         return NULL;
     }
-    XML_SetUserData(ps.p, &ps);
-    XML_SetElementHandler(ps.p, on_start, on_end);
-    XML_SetCharacterDataHandler(ps.p, on_text);
-    XML_SetStartDoctypeDeclHandler(ps.p, on_doctype);
-    enum XML_Status st =
-        n > (size_t)INT32_MAX ? XML_STATUS_ERROR : XML_Parse(ps.p, xml, (int)n, XML_TRUE);
-    if (st != XML_STATUS_OK || ps.error || ps.l->n == 0) {
-        if (ps.error)
-            snprintf(why, cap, "%s", ps.error);
-        else if (st != XML_STATUS_OK)
-            snprintf(why, cap, "line %lu, column %lu: %s",
-                     (unsigned long)XML_GetCurrentLineNumber(ps.p),
-                     (unsigned long)XML_GetCurrentColumnNumber(ps.p),
-                     XML_ErrorString(XML_GetErrorCode(ps.p)));
-        else
-            snprintf(why, cap, "no <Object> to delete");
-        XML_ParserFree(ps.p);
+    bool ok = ztd_s3_expat_parse(&ps.x, &ps, xml, n, on_start, on_end, on_text, why, cap);
+    if (ok && ps.l->n == 0)
+        snprintf(why, cap, "no <Object> to delete");
+    if (!ok || ps.l->n == 0) {
         ztd_s3_delete_list_free(ps.l);
         return NULL;
     }
-    XML_ParserFree(ps.p);
     return ps.l;
 }
 

@@ -6,8 +6,9 @@
  * none of them), s3_auth.c (the one authentication function), s3_bucket.c
  * (service and bucket), s3_listing.c with s3_list.c (listings), s3_object.c
  * (GetObject, HeadObject), s3_put.c (PutObject, DeleteObject(s)),
- * s3_multipart.c, s3_error.c and s3_xml.c (answers), s3_delete_xml.c and
- * s3_mpu_xml.c (request documents).
+ * s3_multipart.c, s3_sums.c (a plain body's checksums, for PutObject and
+ * UploadPart), s3_error.c and s3_xml.c (answers), s3_delete_xml.c and
+ * s3_mpu_xml.c (request documents, on s3_expat.c's parser).
  */
 #ifndef ZTD_S3_INTERNAL_H
 #define ZTD_S3_INTERNAL_H
@@ -103,6 +104,18 @@ void ztd_s3_iso_time(int64_t mtime_ns, char out[32]);
 bool ztd_s3_payload_open(struct MHD_Connection *c, const ztd_s3_auth *auth, ztd_awsc_sink sink,
                          void *ctx, ztd_awsc **dec, int64_t *decoded_len, int *err, char *msg,
                          size_t cap);
+/* Why a body sink (the staging of PutObject's or UploadPart's bytes)
+ * refused bytes: the S3 error and its message. */
+typedef struct ztd_s3_sink_fail {
+    bool failed;
+    int err; /* ztd_s3_err */
+    char msg[256];
+} ztd_s3_sink_fail;
+/* A piece of a write's body: through the aws-chunked decoder dec (which
+ * feeds sink) or, for a plain body, straight to sink(ctx); a refusal is
+ * answered with the sink's reason (f) or the decoder's. */
+enum MHD_Result ztd_s3_feed(struct MHD_Connection *c, ztd_req *r, ztd_awsc *dec, ztd_awsc_sink sink,
+                            void *ctx, const ztd_s3_sink_fail *f, const char *data, size_t n);
 /* Why q's key cannot be written (not a served name, not a safe path), or NULL. */
 const char *ztd_s3_key_problem(const ztd_s3_req *q);
 

@@ -2,47 +2,35 @@
  * CompleteMultipartUpload's document (s3_mpu_xml.h), read with expat.
  */
 #include "s3/s3_mpu_xml.h"
+#include "s3/s3_expat.h"
 
-#include <expat.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define TEXT_MAX 64
 
 typedef struct parse {
-    XML_Parser p;
+    ztd_s3_expat x; /* first: the handlers' user data */
     ztd_s3_part_ref *parts;
     size_t n;
     int depth, in; /* in: 1 PartNumber, 2 ETag */
     bool in_part, has_num, has_etag;
     char text[TEXT_MAX + 1];
     size_t tlen;
-    const char *error;
 } parse;
-
-static const char *local(const char *name)
-{
-    size_t k = strlen(NS);
-    if (!strncmp(name, NS, k) && name[k] == '|')
-        return name + k + 1;
-    return strchr(name, '|') ? "" : name;
-}
 
 static void stop(parse *ps, const char *why)
 {
-    if (!ps->error)
-        ps->error = why;
-    XML_StopParser(ps->p, XML_FALSE);
+    ztd_s3_expat_stop(&ps->x, why);
 }
 
 static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
 {
     parse *ps = ud;
-    const char *n = local(name);
+    const char *n = ztd_s3_xml_local(name);
     (void)atts;
     ps->depth++;
     if (ps->depth == 1 && strcmp(n, "CompleteMultipartUpload"))
@@ -100,7 +88,7 @@ static void XMLCALL on_end(void *ud, const XML_Char *name)
         take_number(ps);
     else if (ps->in == 2 && ps->depth == 3)
         take_etag(ps);
-    if (ps->depth == 2 && ps->in_part && !strcmp(local(name), "Part")) {
+    if (ps->depth == 2 && ps->in_part && !strcmp(ztd_s3_xml_local(name), "Part")) {
         if (!ps->has_num || !ps->has_etag)
             return stop(ps, "a <Part> without a <PartNumber> or an <ETag>");
         ps->n++;
@@ -121,47 +109,21 @@ static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
     ps->tlen += (size_t)len;
 }
 
-static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sysid,
-                               const XML_Char *pubid, int internal)
-{
-    (void)name;
-    (void)sysid;
-    (void)pubid;
-    (void)internal;
-    stop(ud, "a DOCTYPE is not accepted");
-}
-
 ztd_s3_part_ref *ztd_s3_complete_parse(const char *xml, size_t len, size_t *n, char *why,
                                        size_t cap)
 {
     parse ps = {0};
-    if (!(ps.parts = malloc(ZTD_S3_MAX_PARTS * sizeof(*ps.parts))) ||
-        !(ps.p = XML_ParserCreateNS(NULL, '|'))) {
-        free(ps.parts);
+    if (!(ps.parts = malloc(ZTD_S3_MAX_PARTS * sizeof(*ps.parts)))) {
         snprintf(why, cap, "out of memory");
         return NULL;
     }
-    XML_SetUserData(ps.p, &ps);
-    XML_SetElementHandler(ps.p, on_start, on_end);
-    XML_SetCharacterDataHandler(ps.p, on_text);
-    XML_SetStartDoctypeDeclHandler(ps.p, on_doctype);
-    enum XML_Status st =
-        len > (size_t)INT32_MAX ? XML_STATUS_ERROR : XML_Parse(ps.p, xml, (int)len, XML_TRUE);
-    if (st != XML_STATUS_OK || ps.error || ps.n == 0) {
-        if (ps.error)
-            snprintf(why, cap, "%s", ps.error);
-        else if (st != XML_STATUS_OK)
-            snprintf(why, cap, "line %lu, column %lu: %s",
-                     (unsigned long)XML_GetCurrentLineNumber(ps.p),
-                     (unsigned long)XML_GetCurrentColumnNumber(ps.p),
-                     XML_ErrorString(XML_GetErrorCode(ps.p)));
-        else
-            snprintf(why, cap, "no <Part>");
-        XML_ParserFree(ps.p);
+    bool ok = ztd_s3_expat_parse(&ps.x, &ps, xml, len, on_start, on_end, on_text, why, cap);
+    if (ok && ps.n == 0)
+        snprintf(why, cap, "no <Part>");
+    if (!ok || ps.n == 0) {
         free(ps.parts);
         return NULL;
     }
-    XML_ParserFree(ps.p);
     *n = ps.n;
     return ps.parts;
 }

@@ -10,12 +10,15 @@
 #include "http/response.h"
 #include "s3/s3_error.h"
 #include "s3/s3_mpu_xml.h"
+#include "s3/s3_sums.h"
+#include "store/body_hash.h"
 #include "store/publish.h"
 #include "store/put_file.h"
 #include "store/staging.h"
 #include "store/uploads.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -32,9 +35,10 @@
 
 typedef struct part {
     int number;
-    char name[ZTD_STAGING_NAME_MAX];
+    char name[ZTD_STAGING_NAME_MAX]; /* its own file, or "" (in the assembly file at off) */
+    uint64_t off;
     uint64_t size;
-    char etag[33];
+    char etag[40]; /* 32 hex (the part's MD5), or 32 hex "-1" (not an MD5) */
     int64_t mtime_ns;
 } part;
 
@@ -48,8 +52,23 @@ typedef struct mpu {
     part *parts; /* sorted by number */
     size_t n, cap;
     bool completing;
+    /* The assembly file: when the parts have one size (psize, all but the
+     * last), part N is written straight to offset (N-1) * psize, so that
+     * Complete publishes the file itself instead of copying; its contiguous
+     * head of parts is hashed as it arrives (body_hash.h). slot[N] says
+     * what is at part N's place. */
+    int afd;
+    char aname[ZTD_STAGING_NAME_MAX];
+    uint64_t psize;
+    uint8_t *slot;
+    unsigned writers;  /* parts being written to it */
+    int head;          /* parts 1..head are in it, each psize bytes but the last */
+    uint64_t head_end; /* their bytes */
+    ztd_body_hash *bh;
     struct mpu *next;
 } mpu;
+
+enum { SLOT_FREE, SLOT_BUSY, SLOT_FULL, SLOT_SPENT }; /* SPENT: never written again */
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static mpu *g_list;
@@ -71,10 +90,53 @@ static mpu *find_locked(const char *id, const ztd_s3_req *q)
     return NULL;
 }
 
+static mpu *find_id_locked(const char *id)
+{
+    for (mpu *m = g_list; m; m = m->next)
+        if (!strcmp(m->id, id))
+            return m;
+    return NULL;
+}
+
+/* Locked: part number k of m, or NULL. */
+static part *find_part_locked(mpu *m, int k)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->parts[mid].number < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n && m->parts[lo].number == k ? &m->parts[lo] : NULL;
+}
+
+/* Locked: extend the assembly file's head over the parts now in place, and
+ * tell its hasher. A part shorter than psize ends the head for good. */
+static void head_advance_locked(mpu *m)
+{
+    while (m->head < ZTD_S3_MAX_PARTS && m->head_end == (uint64_t)m->head * m->psize &&
+           m->slot[m->head + 1] == SLOT_FULL) {
+        const part *p = find_part_locked(m, m->head + 1);
+        if (!p || p->name[0])
+            break;
+        m->head++;
+        m->head_end = p->off + p->size;
+    }
+    if (m->bh)
+        ztd_body_hash_written(m->bh, m->head_end);
+}
+
 static void mpu_free(mpu *m)
 {
     for (size_t i = 0; i < m->n; i++)
         ztd_staging_remove(m->st, m->parts[i].name);
+    ztd_body_hash_free(m->bh); /* before the fd it reads is closed */
+    if (m->afd >= 0)
+        close(m->afd);
+    ztd_staging_remove(m->st, m->aname);
+    free(m->slot);
     free(m->parts);
     free(m);
 }
@@ -132,6 +194,7 @@ enum MHD_Result ztd_s3_mpu_create(ztd_server *s, struct MHD_Connection *c, ztd_r
     snprintf(m->key, sizeof(m->key), "%s", q->key);
     m->initiated_ns = now_ns();
     m->st = s->staging;
+    m->afd = -1;
     pthread_mutex_lock(&g_mu);
     bool full = g_count >= MAX_UPLOADS;
     if (!full) {
@@ -165,22 +228,22 @@ typedef struct mpw {
     int number;
     int fd;
     char name[ZTD_STAGING_NAME_MAX];
+    bool in_slot;      /* fd is the assembly file's, written from off, at most cap bytes */
+    uint64_t off, cap; /* ... */
+    uint64_t flushed;  /* bytes written to fd */
     uint8_t *buf;
     size_t blen;
     uint64_t size;
-    EVP_MD_CTX *md5;
-    bool want_md5;
-    uint8_t md5_want[16];
-    ztd_awsc *dec; /* an aws-chunked part: the decoder, which feeds stage_part() */
-    bool failed;   /* stage_part() refused: fail_err, fail_msg */
-    ztd_s3_err fail_err;
-    char fail_msg[160];
+    ztd_s3_sums sums;      /* the client's checksums, and the MD5 for the ETag */
+    ztd_awsc *dec;         /* an aws-chunked part: the decoder, which feeds stage_part() */
+    ztd_s3_sink_fail fail; /* stage_part() refused: why */
     /* Complete */
     char *doc;
     size_t dlen;
     part *parts; /* the ones to join, in order */
     size_t n;
-    mpu *m; /* taken out of the table while completing */
+    bool direct; /* they are the assembly file, in order: publish it */
+    mpu *m;      /* taken out of the table while completing */
     ztd_offload work;
     ztd_err err;
     char msg[512];
@@ -188,16 +251,19 @@ typedef struct mpw {
     size_t nobj;
 } mpw;
 
+static void slot_release(mpw *w);
+
 static void w_free(void *p)
 {
     mpw *w = p;
+    slot_release(w);
     if (w->fd >= 0)
         close(w->fd);
     if (w->name[0])
         ztd_staging_remove(w->s->staging, w->name);
     ztd_awsc_free(w->dec);
     free(w->buf);
-    EVP_MD_CTX_free(w->md5);
+    ztd_s3_sums_free(&w->sums);
     free(w->doc);
     free(w->parts);
     free(w);
@@ -206,6 +272,50 @@ static void w_free(void *p)
 static mpw *w_of(ztd_req *r)
 {
     return r->ctx_free == w_free ? r->ctx : NULL;
+}
+
+/* Locked: part w->number, of len bytes, goes to its place in m's assembly
+ * file when the place is free and the size fits (w->in_slot, w->fd a dup
+ * of the file); otherwise it gets a file of its own. The first part of at
+ * least MIN_PART bytes sets psize. */
+static void slot_take_locked(ztd_server *s, mpu *m, mpw *w, uint64_t len)
+{
+    if (!len)
+        return;
+    if (!m->psize && len >= MIN_PART) {
+        if (!m->slot && !(m->slot = calloc(ZTD_S3_MAX_PARTS + 1, 1)))
+            return;
+        if ((m->afd = ztd_staging_create(m->st, "s3mpu", m->aname)) < 0)
+            return;
+        m->psize = len;
+        m->bh = ztd_body_hash_new(m->afd); /* NULL: verification hashes it all */
+    }
+    if (m->afd < 0 || len > m->psize || m->slot[w->number] != SLOT_FREE ||
+        !ztd_uploads_size_ok(s->uploads, 0, (uint64_t)w->number * m->psize))
+        return;
+    if ((w->fd = fcntl(m->afd, F_DUPFD_CLOEXEC, 0)) < 0)
+        return;
+    m->slot[w->number] = SLOT_BUSY;
+    m->writers++;
+    w->in_slot = true;
+    w->off = (uint64_t)(w->number - 1) * m->psize;
+    w->cap = len;
+}
+
+/* A part written to its place but not kept: the place is free again (its
+ * bytes were never hashed: the head stops at a place not FULL). */
+static void slot_release(mpw *w)
+{
+    if (!w->in_slot)
+        return;
+    pthread_mutex_lock(&g_mu);
+    mpu *m = find_id_locked(w->id);
+    if (m && m->slot[w->number] == SLOT_BUSY) {
+        m->slot[w->number] = SLOT_FREE;
+        m->writers--;
+    }
+    pthread_mutex_unlock(&g_mu);
+    w->in_slot = false;
 }
 
 static int part_number_of(struct MHD_Connection *c)
@@ -239,6 +349,7 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
         return ztd_s3_error(c, r, ZTD_S3_INVALID_ARGUMENT,
                             "Part number must be an integer between 1 and 10000, inclusive");
     uint64_t declared = decoded >= 0 ? (uint64_t)decoded : cl ? strtoull(cl, NULL, 10) : 0;
+
     if (declared > MAX_PART)
         return ztd_s3_error(c, r, ZTD_S3_ENTITY_TOO_LARGE, "a part is at most 5 GiB");
     if (!ztd_uploads_disk_ok(s->uploads, declared))
@@ -261,19 +372,23 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
     ztd_req_set_ctx(r, w, w_free);
     if (!ztd_s3_payload_open(c, auth, part_sink, w, &w->dec, &decoded, &perr, msg, sizeof(msg)))
         return ztd_s3_error(c, r, (ztd_s3_err)perr, "%s", msg);
-    if ((v = ztd_header(c, "Content-MD5"))) {
-        uint8_t b[24];
-        size_t len = strlen(v);
-        int k = len == 24 ? EVP_DecodeBlock(b, (const unsigned char *)v, 24) : -1;
-        if (k != 18 || v[22] != '=' || v[23] != '=')
-            return ztd_s3_fail(c, r, ZTD_S3_INVALID_DIGEST);
-        memcpy(w->md5_want, b, 16);
-        w->want_md5 = true;
-    }
-    if (!(w->buf = malloc(WBUF)) || !(w->md5 = EVP_MD_CTX_new()) ||
-        !EVP_DigestInit_ex(w->md5, EVP_md5(), NULL))
+    if ((v = ztd_s3_sums_take(c, &w->sums)))
+        return ztd_s3_error(c, r, ZTD_S3_INVALID_DIGEST, "%s", v);
+    /* The ETag is the part's MD5 unless the client checks the part with a
+     * checksum of its own (the SDKs that send one do not compare part ETags
+     * with an MD5): docs/S3.md */
+    bool md5 = !ztd_s3_sums_any(&w->sums) && !ztd_header(c, "x-amz-trailer");
+    if (!(w->buf = malloc(WBUF)) || !ztd_s3_sums_start(&w->sums, md5, true))
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
-    if ((w->fd = ztd_staging_create(s->staging, "s3part", w->name)) < 0)
+    /* the part's length, when it is known before its body */
+    uint64_t known = ztd_header(c, "Transfer-Encoding") ? 0
+                     : w->dec                           ? (decoded >= 0 ? (uint64_t)decoded : 0)
+                                                        : declared;
+    pthread_mutex_lock(&g_mu);
+    if ((m = find_locked(id, q)) && !m->completing)
+        slot_take_locked(s, m, w, known);
+    pthread_mutex_unlock(&g_mu);
+    if (!w->in_slot && (w->fd = ztd_staging_create(s->staging, "s3part", w->name)) < 0)
         return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "cannot create a staging file: %s",
                             strerror(errno));
     return MHD_YES;
@@ -283,30 +398,39 @@ static int flush_part(mpw *w)
 {
     size_t off = 0;
     while (off < w->blen) {
-        ssize_t k = write(w->fd, w->buf + off, w->blen - off);
+        ssize_t k = pwrite(w->fd, w->buf + off, w->blen - off, (off_t)(w->off + w->flushed + off));
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
             return -1;
         off += (size_t)k;
     }
+    if (w->blen) /* write-back now: Complete's fsync then waits for little */
+        sync_file_range(w->fd, (off_t)(w->off + w->flushed), (off_t)w->blen, SYNC_FILE_RANGE_WRITE);
+    w->flushed += w->blen;
     w->blen = 0;
     return 0;
 }
 
 /* Part bytes (decoded, for aws-chunked) into its staging file: 0, or -1
- * with w->failed and why. */
+ * with w->fail.failed and why. */
 static int stage_part(mpw *w, const uint8_t *data, size_t n)
 {
+    if (w->in_slot && w->size + n > w->cap) {
+        w->fail.failed = true;
+        w->fail.err = ZTD_S3_INVALID_ARGUMENT;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "the part is longer than its length header");
+        return -1;
+    }
     if (w->size + n > MAX_PART || !ztd_uploads_size_ok(w->s->uploads, w->size, n)) {
-        w->failed = true;
-        w->fail_err = ZTD_S3_ENTITY_TOO_LARGE;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "a part is at most 5 GiB and max_upload_size");
+        w->fail.failed = true;
+        w->fail.err = ZTD_S3_ENTITY_TOO_LARGE;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "a part is at most 5 GiB and max_upload_size");
         return -1;
     }
     w->size += n;
     ztd_metrics_upload_bytes(n);
-    EVP_DigestUpdate(w->md5, data, n);
+    ztd_s3_sums_update(&w->sums, data, n);
     while (n) {
         size_t k = WBUF - w->blen < n ? WBUF - w->blen : n;
         memcpy(w->buf + w->blen, data, k);
@@ -314,9 +438,9 @@ static int stage_part(mpw *w, const uint8_t *data, size_t n)
         data += k;
         n -= k;
         if (w->blen == WBUF && flush_part(w) != 0) {
-            w->failed = true;
-            w->fail_err = ZTD_S3_INTERNAL;
-            snprintf(w->fail_msg, sizeof(w->fail_msg), "writing a part: %s", strerror(errno));
+            w->fail.failed = true;
+            w->fail.err = ZTD_S3_INTERNAL;
+            snprintf(w->fail.msg, sizeof(w->fail.msg), "writing a part: %s", strerror(errno));
             return -1;
         }
     }
@@ -328,23 +452,6 @@ static int part_sink(void *ctx, const uint8_t *p, size_t n)
     return ctx ? stage_part(ctx, p, n) : -1;
 }
 
-static enum MHD_Result part_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, mpw *w,
-                                 const char *data, size_t n)
-{
-    (void)s;
-    if (w->dec) {
-        ztd_s3err e = ztd_awsc_push(w->dec, (const uint8_t *)data, n);
-        if (e == ZTD_S3E_OK)
-            return MHD_YES;
-        if (w->failed)
-            return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
-        return ztd_s3_error(c, r, ztd_s3_err_from(e), "%s", ztd_awsc_message(w->dec));
-    }
-    if (stage_part(w, (const uint8_t *)data, n) != 0)
-        return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
-    return MHD_YES;
-}
-
 /* Locked: put p in m's sorted parts, replacing a part of the same number
  * (whose file is removed). */
 static bool add_part_locked(mpu *m, const part *p)
@@ -353,7 +460,10 @@ static bool add_part_locked(mpu *m, const part *p)
     while (i < m->n && m->parts[i].number < p->number)
         i++;
     if (i < m->n && m->parts[i].number == p->number) {
-        ztd_staging_remove(m->st, m->parts[i].name);
+        if (m->parts[i].name[0])
+            ztd_staging_remove(m->st, m->parts[i].name);
+        else /* its place may have been hashed: never written again */
+            m->slot[p->number] = SLOT_SPENT;
         m->parts[i] = *p;
         return true;
     }
@@ -375,8 +485,8 @@ enum MHD_Result ztd_s3_part_end(ztd_server *s, struct MHD_Connection *c, ztd_req
                                 const ztd_s3_req *q)
 {
     mpw *w = w_of(r);
-    uint8_t md5[EVP_MAX_MD_SIZE];
-    unsigned ml = 0;
+    ztd_s3_err se;
+    const char *why;
     if (!w || w->complete)
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
     ztd_s3err ce = w->dec ? ztd_awsc_finish(w->dec) : ZTD_S3E_OK;
@@ -384,21 +494,33 @@ enum MHD_Result ztd_s3_part_end(ztd_server *s, struct MHD_Connection *c, ztd_req
         return ztd_s3_error(c, r, ztd_s3_err_from(ce), "%s", ztd_awsc_message(w->dec));
     if (flush_part(w) != 0)
         return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing a part: %s", strerror(errno));
-    if (!EVP_DigestFinal_ex(w->md5, md5, &ml))
-        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
-    if (w->want_md5 && memcmp(md5, w->md5_want, 16) != 0)
-        return ztd_s3_fail(c, r, ZTD_S3_BAD_DIGEST);
-    part p = {.number = w->number, .size = w->size, .mtime_ns = now_ns()};
+    if (!ztd_s3_sums_hold(&w->sums, NULL, &se, &why))
+        return ztd_s3_error(c, r, se, "%s", why);
+    part p = {.number = w->number, .off = w->off, .size = w->size, .mtime_ns = now_ns()};
     memcpy(p.name, w->name, sizeof(p.name));
-    hex(md5, 16, p.etag);
+    if (w->sums.has_md5) {
+        hex(w->sums.md5, 16, p.etag);
+    } else { /* unique, and in a form no client takes for an MD5 */
+        uint8_t rnd[16];
+        if (getentropy(rnd, sizeof(rnd)) != 0)
+            return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+        hex(rnd, sizeof(rnd), p.etag);
+        memcpy(p.etag + 32, "-1", 3);
+    }
     pthread_mutex_lock(&g_mu);
     mpu *m = find_locked(w->id, q);
     bool ok = m && !m->completing && add_part_locked(m, &p);
+    if (ok && w->in_slot) {
+        m->slot[p.number] = SLOT_FULL;
+        m->writers--;
+        w->in_slot = false;
+        head_advance_locked(m);
+    }
     pthread_mutex_unlock(&g_mu);
     if (!ok)
         return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_UPLOAD);
     w->name[0] = 0; /* the upload's now */
-    char etag[40];
+    char etag[48];
     snprintf(etag, sizeof(etag), "\"%s\"", p.etag);
     return ztd_s3_empty_answer(c, r, 200, "ETag", etag);
 }
@@ -427,7 +549,7 @@ bool ztd_s3_mpu_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, const 
     if (!w)
         return false;
     if (!w->complete) {
-        *ret = part_data(s, c, r, w, data, n);
+        *ret = ztd_s3_feed(c, r, w->dec, part_sink, w, &w->fail, data, n);
         return true;
     }
     *ret = MHD_YES;
@@ -476,9 +598,64 @@ static int check_list_locked(const mpu *m, const ztd_s3_part_ref *refs, size_t n
     return -1;
 }
 
+/* Locked: are the parts to join the assembly file itself, in order, with
+ * nothing else in it that a truncation to their size would cut? */
+static bool direct_ok_locked(const mpu *m, const mpw *w)
+{
+    if (m->afd < 0 || !m->aname[0] || m->writers || !w->n)
+        return false;
+    for (size_t i = 0; i < w->n; i++) {
+        const part *p = &w->parts[i];
+        if (p->name[0] || p->number != (int)i + 1 || p->off != i * m->psize ||
+            (i + 1 < w->n && p->size != m->psize))
+            return false;
+    }
+    for (size_t i = 0; i < m->n; i++)
+        if (!m->parts[i].name[0] && m->parts[i].number > (int)w->n)
+            return false;
+    return true;
+}
+
+/* The parts are the assembly file: a second name for it is checked and
+ * published (a refusal leaves the upload's file as it was). */
+static void direct_job(mpw *w)
+{
+    mpu *m = w->m;
+    char name[ZTD_STAGING_NAME_MAX];
+    uint64_t total = 0;
+    for (size_t i = 0; i < w->n; i++)
+        total += w->parts[i].size;
+    if (ztd_staging_link(m->st, m->aname, "s3mpu", name) != 0 ||
+        ftruncate(m->afd, (off_t)total) != 0) {
+        w->err = ZTD_ERR_STAGING_FAILED;
+        snprintf(w->msg, sizeof(w->msg), "cannot stage the assembled parts: %s", strerror(errno));
+        ztd_staging_remove(m->st, name);
+        return;
+    }
+    if (m->bh)
+        ztd_body_hash_stop(m->bh); /* verification goes on from where it got to */
+    ztd_staged f = {m->afd, name, total, m->bh ? ztd_body_hash_known : NULL, m->bh};
+    ztd_preconds none = {NULL, NULL};
+    w->err = ztd_publish_check(w->s->publisher, &f, m->rel, true, true, &w->nobj, w->msg,
+                               sizeof(w->msg));
+    if (w->err)
+        return;
+    /* The file is good: its other name goes now, while it is still in the
+     * staging directory (unlinked after the rename, it would change the
+     * published file's link count, and the catalog would take the file for
+     * changed and hash it again). Should the commit fail, the parts stay
+     * readable through m->afd, and a Complete again copies them. */
+    ztd_staging_remove(m->st, m->aname);
+    m->aname[0] = 0;
+    w->err = ztd_publish_commit(w->s->publisher, &f, m->rel, &none, true, &w->out, w->msg,
+                                sizeof(w->msg));
+}
+
 static void complete_job(ztd_offload *o)
 {
     mpw *w = (mpw *)((char *)o - offsetof(mpw, work));
+    if (w->direct)
+        return direct_job(w);
     ztd_put_file *f = ztd_put_file_new(w->s->staging, "s3mpu", false);
     uint8_t sha[32];
     w->err = ZTD_ERR_NONE;
@@ -487,13 +664,14 @@ static void complete_job(ztd_offload *o)
         snprintf(w->msg, sizeof(w->msg), "cannot create a staging file: %s", strerror(errno));
     }
     for (size_t i = 0; !w->err && i < w->n; i++) {
-        int fd = ztd_staging_open_file(w->s->staging, w->parts[i].name);
-        if (fd < 0 || ztd_put_file_append_fd(f, fd, w->parts[i].size) != 0) {
+        const part *p = &w->parts[i];
+        int fd = p->name[0] ? ztd_staging_open_file(w->s->staging, p->name) : w->m->afd;
+        if (fd < 0 || ztd_put_file_append_fd(f, fd, p->name[0] ? 0 : p->off, p->size) != 0) {
             w->err = ZTD_ERR_STAGING_LOST;
             snprintf(w->msg, sizeof(w->msg), "part %d could not be read back: %s",
                      w->parts[i].number, strerror(errno));
         }
-        if (fd >= 0)
+        if (fd >= 0 && p->name[0])
             close(fd);
     }
     if (!w->err && ztd_put_file_end(f, sha) != 0) {
@@ -528,8 +706,9 @@ static enum MHD_Result complete_answer(struct MHD_Connection *c, ztd_req *r, mpw
     pthread_mutex_unlock(&g_mu);
     if (w->err)
         return ztd_s3_error(c, r, s3_err_of(w->err), "%s", w->msg);
-    ztd_log(ZTD_LOG_INFO, "S3 CompleteMultipartUpload published %s (%llu bytes, %zu parts)", m->rel,
-            (unsigned long long)w->out.size, w->n);
+    ztd_log(ZTD_LOG_INFO, "S3 CompleteMultipartUpload published %s (%llu bytes, %zu parts, %s)",
+            m->rel, (unsigned long long)w->out.size, w->n,
+            w->direct ? "written in place" : "copied");
     char etag[96];
     size_t n = strlen(w->out.etag);
     snprintf(etag, sizeof(etag), "%.*s-1\"", (int)(n ? n - 1 : 0), w->out.etag);
@@ -564,6 +743,7 @@ enum MHD_Result ztd_s3_complete(ztd_server *s, struct MHD_Connection *c, ztd_req
     if (e < 0) {
         m->completing = true;
         w->m = m;
+        w->direct = direct_ok_locked(m, w);
     }
     pthread_mutex_unlock(&g_mu);
     free(refs);
@@ -626,7 +806,7 @@ enum MHD_Result ztd_s3_list_parts(ztd_server *s, struct MHD_Connection *c, ztd_r
         ztd_xml_elem_str(&x, "IsTruncated", more ? "true" : "false");
         for (; i < m->n && shown < 1000; i++, shown++) {
             const part *p = &m->parts[i];
-            char etag[40];
+            char etag[48];
             snprintf(etag, sizeof(etag), "\"%s\"", p->etag);
             ztd_s3_iso_time(p->mtime_ns, date);
             ztd_xml_open(&x, "Part", NULL);

@@ -14,6 +14,7 @@
 #include "http/view_answer.h"
 #include "s3/s3_error.h"
 #include "s3/s3_internal.h"
+#include "store/names.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -171,12 +172,8 @@ enum MHD_Result ztd_s3_get_object(ztd_server *s, struct MHD_Connection *c, ztd_r
     if (e)
         ztd_entry_retain(e);
     ztd_snapshot_release(snap);
-    if (!e && s->upstream && q->name_len < sizeof(r->match->file)) {
-        /* A sidecar: the upstream's file, opened and filled as /raw does. */
-        memcpy(r->match->file, q->name, q->name_len + 1);
-        r->match->file_len = q->name_len;
-        return ztd_answer_file(s, c, r, answer_entry);
-    }
+    if (!e && s->upstream && !ztd_file_path_problem(q->name, q->name_len))
+        return ztd_answer_upstream_file(s, c, r, q->name, answer_entry); /* a sidecar */
     if (!e)
         return ztd_s3_fail(c, r, ZTD_S3_NO_SUCH_KEY);
     ztd_answer_pin(r, e);

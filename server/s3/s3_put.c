@@ -3,7 +3,7 @@
  *  - PutObject: the body streams into store/put_file (the staging and atomic
  *    publish PUT /v1/files uses), hashed as it arrives for the checksums the
  *    client sent (Content-MD5, x-amz-checksum-sha256, x-amz-checksum-crc32,
- *    a hex x-amz-content-sha256), each checked before the file is checked
+ *    a hex x-amz-content-sha256: s3_sums.h), each checked before the file is checked
  *    (.zt/.safetensors structure and every digest) and published, off
  *    libmicrohttpd's threads;
  *  - DeleteObject and DeleteObjects (its XML body collected whole, parsed
@@ -23,6 +23,7 @@
 #include "http/response.h"
 #include "s3/s3_delete_xml.h"
 #include "s3/s3_error.h"
+#include "s3/s3_sums.h"
 #include "store/names.h"
 #include "store/publish.h"
 #include "store/put_file.h"
@@ -33,11 +34,9 @@
 #include <stdio.h>
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
 
 #define BODY_MAX (1u << 20) /* a DeleteObjects document */
 
@@ -50,21 +49,15 @@ typedef struct s3w {
     char base[ZTD_PATH_MAX + 2]; /* DeleteObjects: the bucket's directory + '/', or "" */
     /* PutObject */
     ztd_put_file *f;
-    ztd_awsc *dec; /* aws-chunked bodies: the decoder, which feeds stage() */
-    bool failed;   /* stage() refused: fail_err, fail_msg */
-    ztd_s3_err fail_err;
-    char fail_msg[256];
+    ztd_awsc *dec;         /* aws-chunked bodies: the decoder, which feeds stage() */
+    ztd_s3_sink_fail fail; /* stage() refused: why */
     bool slot;
     ztd_disk_meter disk;
-    EVP_MD_CTX *md5;
-    uLong crc;
-    bool want_md5, want_sha, want_csha, want_crc;
-    uint8_t md5_want[16], sha_want[32], csha_want[32], crc_want[4];
+    ztd_s3_sums sums;
     /* DeleteObjects: the body, then the keys and what became of each */
     char *body;
     size_t blen;
     ztd_s3_delete_list *list;
-    bool md5_ok; /* Content-MD5 of the body, when sent */
     /* off the threads */
     ztd_offload work;
     char if_match[256], if_none_match[256];
@@ -82,7 +75,7 @@ static void w_free(void *p)
     ztd_put_file_free(w->f);
     if (w->slot)
         ztd_uploads_give(w->s->uploads);
-    EVP_MD_CTX_free(w->md5);
+    ztd_s3_sums_free(&w->sums);
     free(w->body);
     ztd_s3_delete_list_free(w->list);
     free(w);
@@ -148,60 +141,6 @@ static ztd_s3_err s3_err_of(ztd_err e)
     }
 }
 
-/* Base64 header value of exactly n decoded bytes into out; false otherwise. */
-static bool b64_exact(const char *v, uint8_t *out, size_t n)
-{
-    uint8_t buf[64];
-    size_t len = strlen(v);
-    if (len == 0 || len % 4 || len > 4 * ((sizeof(buf) + 2) / 3))
-        return false;
-    int k = EVP_DecodeBlock(buf, (const unsigned char *)v, (int)len);
-    if (k < 0)
-        return false;
-    k -= (v[len - 1] == '=') + (v[len - 2] == '=');
-    if ((size_t)k != n)
-        return false;
-    memcpy(out, buf, n);
-    return true;
-}
-
-static bool hex64(const char *v, uint8_t out[32])
-{
-    if (strlen(v) != 64)
-        return false;
-    for (int i = 0; i < 32; i++) {
-        unsigned x;
-        if (sscanf(v + 2 * i, "%2x", &x) != 1 || !strchr("0123456789abcdefABCDEF", v[2 * i]) ||
-            !strchr("0123456789abcdefABCDEF", v[2 * i + 1]))
-            return false;
-        out[i] = (uint8_t)x;
-    }
-    return true;
-}
-
-/* The checksums the client sent, parsed; NULL, or why one is malformed. */
-static const char *take_checksums(struct MHD_Connection *c, s3w *w)
-{
-    const char *v;
-    if ((v = ztd_header(c, "Content-MD5")) && !(w->want_md5 = b64_exact(v, w->md5_want, 16)))
-        return "Content-MD5 is not the base64 of 16 bytes";
-    if ((v = ztd_header(c, "x-amz-checksum-sha256")) &&
-        !(w->want_sha = b64_exact(v, w->sha_want, 32)))
-        return "x-amz-checksum-sha256 is not the base64 of 32 bytes";
-    if ((v = ztd_header(c, "x-amz-content-sha256")) && strcmp(v, "UNSIGNED-PAYLOAD") != 0 &&
-        strncmp(v, "STREAMING-", 10) != 0) {
-        if (!(w->want_csha = hex64(v, w->csha_want)))
-            return "x-amz-content-sha256 is neither UNSIGNED-PAYLOAD nor 64 hex digits";
-    }
-    if ((v = ztd_header(c, "x-amz-checksum-crc32")) &&
-        !(w->want_crc = b64_exact(v, w->crc_want, 4)))
-        return "x-amz-checksum-crc32 is not the base64 of 4 bytes";
-    if (ztd_header(c, "x-amz-checksum-crc32c") || ztd_header(c, "x-amz-checksum-crc64nvme") ||
-        ztd_header(c, "x-amz-checksum-sha1"))
-        return "only the sha256 and crc32 checksums are supported";
-    return NULL;
-}
-
 static int put_sink(void *ctx, const uint8_t *p, size_t n);
 
 enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
@@ -237,7 +176,7 @@ enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
     if ((e = ztd_publish_preconditions(s->publisher, w->rel, &pc, msg, sizeof(msg))) ||
         (e = ztd_publish_name_free(s->publisher, w->rel, msg, sizeof(msg))))
         return ztd_s3_error(c, r, s3_err_of(e), "%s", msg);
-    if ((why = take_checksums(c, w)))
+    if ((why = ztd_s3_sums_take(c, &w->sums)))
         return ztd_s3_error(c, r, ZTD_S3_INVALID_DIGEST, "%s", why);
     if (!(w->slot = ztd_uploads_take(s->uploads)))
         return ztd_s3_error(c, r, ZTD_S3_SERVICE_UNAVAILABLE, "%u uploads are already running",
@@ -246,68 +185,46 @@ enum MHD_Result ztd_s3_put_begin(ztd_server *s, struct MHD_Connection *c, ztd_re
         return ztd_s3_error(c, r, ZTD_S3_INSUFFICIENT_STORAGE,
                             "not enough free disk for %llu bytes plus the reserve",
                             (unsigned long long)declared);
-    if (w->want_md5 &&
-        (!(w->md5 = EVP_MD_CTX_new()) || !EVP_DigestInit_ex(w->md5, EVP_md5(), NULL)))
+    if (!ztd_s3_sums_start(&w->sums, false, false))
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
-    w->crc = crc32(0L, Z_NULL, 0);
-    if (!(w->f = ztd_put_file_new(s->staging, "s3put", w->want_sha || w->want_csha)))
+    if (!(w->f = ztd_put_file_new(s->staging, "s3put", ztd_s3_sums_need_sha(&w->sums))))
         return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "cannot create a staging file: %s",
                             strerror(errno));
     return MHD_YES;
 }
 
 /* Body bytes (decoded, for aws-chunked) into the staging file: 0, or -1
- * with w->failed and why. */
+ * with w->fail.failed and why. */
 static int stage(s3w *w, const uint8_t *data, size_t n)
 {
     ztd_server *s = w->s;
-    w->failed = true;
+    w->fail.failed = true;
     if (!ztd_uploads_size_ok(s->uploads, ztd_put_file_received(w->f), n)) {
-        w->fail_err = ZTD_S3_ENTITY_TOO_LARGE;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "the body exceeds max_upload_size %llu",
+        w->fail.err = ZTD_S3_ENTITY_TOO_LARGE;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "the body exceeds max_upload_size %llu",
                  (unsigned long long)s->uploads->max_size);
         return -1;
     }
     ztd_metrics_upload_bytes(n);
-    if (w->md5)
-        EVP_DigestUpdate(w->md5, data, n);
-    if (w->want_crc)
-        w->crc = crc32(w->crc, (const Bytef *)data, (uInt)n);
+    ztd_s3_sums_update(&w->sums, data, n);
     if (ztd_put_file_write(w->f, data, n) != 0) {
-        w->fail_err = ZTD_S3_INTERNAL;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "writing the staging file: %s", strerror(errno));
+        w->fail.err = ZTD_S3_INTERNAL;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "writing the staging file: %s", strerror(errno));
         return -1;
     }
     if (!ztd_uploads_disk_meter(s->uploads, &w->disk, ztd_put_file_received(w->f))) {
-        w->fail_err = ZTD_S3_INSUFFICIENT_STORAGE;
-        snprintf(w->fail_msg, sizeof(w->fail_msg), "free disk fell below the reserve of %llu bytes",
+        w->fail.err = ZTD_S3_INSUFFICIENT_STORAGE;
+        snprintf(w->fail.msg, sizeof(w->fail.msg), "free disk fell below the reserve of %llu bytes",
                  (unsigned long long)s->uploads->disk_reserve);
         return -1;
     }
-    w->failed = false;
+    w->fail.failed = false;
     return 0;
 }
 
 static int put_sink(void *ctx, const uint8_t *p, size_t n)
 {
     return ctx ? stage(ctx, p, n) : -1;
-}
-
-static enum MHD_Result put_data(ztd_server *s, struct MHD_Connection *c, ztd_req *r, s3w *w,
-                                const char *data, size_t n)
-{
-    (void)s;
-    if (w->dec) {
-        ztd_s3err e = ztd_awsc_push(w->dec, (const uint8_t *)data, n);
-        if (e == ZTD_S3E_OK)
-            return MHD_YES;
-        if (w->failed)
-            return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
-        return ztd_s3_error(c, r, ztd_s3_err_from(e), "%s", ztd_awsc_message(w->dec));
-    }
-    if (stage(w, (const uint8_t *)data, n) != 0)
-        return ztd_s3_error(c, r, w->fail_err, "%s", w->fail_msg);
-    return MHD_YES;
 }
 
 enum MHD_Result ztd_s3_body_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r,
@@ -326,7 +243,7 @@ enum MHD_Result ztd_s3_body_data(ztd_server *s, struct MHD_Connection *c, ztd_re
 {
     s3w *w = w_of(r);
     if (w && w->kind == W_PUT)
-        return put_data(s, c, r, w, data, n);
+        return ztd_s3_feed(c, r, w->dec, put_sink, w, &w->fail, data, n);
     if (!w || w->kind != W_DELETE_MANY)
         return MHD_YES; /* a body nobody asked for */
     if (w->blen + n > BODY_MAX)
@@ -374,32 +291,6 @@ static void delete_job(ztd_offload *o)
     }
 }
 
-/* The checksums against what arrived; false with the error queued. */
-static bool sums_hold(struct MHD_Connection *c, ztd_req *r, s3w *w, const uint8_t sha[32],
-                      enum MHD_Result *ret)
-{
-    uint8_t md5[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-    uint8_t crc[4] = {(uint8_t)(w->crc >> 24), (uint8_t)(w->crc >> 16), (uint8_t)(w->crc >> 8),
-                      (uint8_t)w->crc};
-    if (w->md5 && (!EVP_DigestFinal_ex(w->md5, md5, &n) || memcmp(md5, w->md5_want, 16) != 0))
-        *ret = ztd_s3_error(c, r, ZTD_S3_BAD_DIGEST,
-                            "The Content-MD5 you specified did not match what we received.");
-    else if (w->want_sha && memcmp(sha, w->sha_want, 32) != 0)
-        *ret = ztd_s3_error(c, r, ZTD_S3_BAD_DIGEST,
-                            "The SHA256 you specified did not match the calculated checksum.");
-    else if (w->want_csha && memcmp(sha, w->csha_want, 32) != 0)
-        *ret = ztd_s3_error(c, r, ZTD_S3_CONTENT_SHA256_MISMATCH,
-                            "The provided 'x-amz-content-sha256' header does not match what was "
-                            "computed.");
-    else if (w->want_crc && memcmp(crc, w->crc_want, 4) != 0)
-        *ret = ztd_s3_error(c, r, ZTD_S3_BAD_DIGEST,
-                            "The CRC32 you specified did not match the calculated checksum.");
-    else
-        return true;
-    return false;
-}
-
 static enum MHD_Result put_answer(struct MHD_Connection *c, ztd_req *r, s3w *w)
 {
     if (w->err)
@@ -417,7 +308,8 @@ enum MHD_Result ztd_s3_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
 {
     s3w *w = w_of(r);
     uint8_t sha[32];
-    enum MHD_Result ret;
+    ztd_s3_err se;
+    const char *why;
     if (!w || w->kind != W_PUT)
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
     ztd_s3err ce = w->dec ? ztd_awsc_finish(w->dec) : ZTD_S3E_OK;
@@ -425,8 +317,8 @@ enum MHD_Result ztd_s3_put_end(ztd_server *s, struct MHD_Connection *c, ztd_req 
         return ztd_s3_error(c, r, ztd_s3_err_from(ce), "%s", ztd_awsc_message(w->dec));
     if (ztd_put_file_end(w->f, sha) != 0)
         return ztd_s3_error(c, r, ZTD_S3_INTERNAL, "writing the staging file: %s", strerror(errno));
-    if (!sums_hold(c, r, w, sha, &ret))
-        return ret;
+    if (!ztd_s3_sums_hold(&w->sums, sha, &se, &why))
+        return ztd_s3_error(c, r, se, "%s", why);
     if (!ztd_offload_start(s, c, &w->work, publish_job))
         return MHD_YES;
     return put_answer(c, r, w);
@@ -476,15 +368,17 @@ enum MHD_Result ztd_s3_delete_objects(ztd_server *s, struct MHD_Connection *c, z
 {
     s3w *w = w_of(r);
     char why[256];
-    uint8_t md5[16], got[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-    const char *v = ztd_header(c, "Content-MD5");
+    const char *bad;
+    ztd_s3_err se;
     if (!w || w->kind != W_DELETE_MANY)
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
-    if (v && (!b64_exact(v, md5, 16) ||
-              !EVP_Digest(w->body ? w->body : "", w->blen, got, &n, EVP_md5(), NULL) ||
-              memcmp(got, md5, 16) != 0))
-        return ztd_s3_fail(c, r, ZTD_S3_BAD_DIGEST);
+    if ((bad = ztd_s3_sums_take(c, &w->sums)))
+        return ztd_s3_error(c, r, ZTD_S3_INVALID_DIGEST, "%s", bad);
+    if (!ztd_s3_sums_start(&w->sums, false, true))
+        return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
+    ztd_s3_sums_update(&w->sums, w->body ? w->body : "", w->blen);
+    if (!ztd_s3_sums_hold(&w->sums, NULL, &se, &bad))
+        return ztd_s3_error(c, r, se, "%s", bad);
     if (!(w->list = ztd_s3_delete_parse(w->body ? w->body : "", w->blen, why, sizeof(why))))
         return ztd_s3_error(c, r, ZTD_S3_MALFORMED_XML, "%s", why);
     for (size_t i = 0; i < w->list->n; i++) {

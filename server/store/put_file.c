@@ -120,9 +120,9 @@ static int append_read(ztd_put_file *p, int fd, off_t off, uint64_t left)
     return 0;
 }
 
-int ztd_put_file_append_fd(ztd_put_file *p, int fd, uint64_t len)
+int ztd_put_file_append_fd(ztd_put_file *p, int fd, uint64_t off, uint64_t len)
 {
-    loff_t in = 0;
+    loff_t in = (loff_t)off;
     if (flush_buf(p) != 0)
         return -1;
     while (len) {

@@ -27,11 +27,11 @@ typedef struct ztd_put_file ztd_put_file;
 ztd_put_file *ztd_put_file_new(ztd_staging *st, const char *kind, bool want_sha256);
 /* Bytes of the body, in order. 0, or -1 with errno (the write's). */
 int ztd_put_file_write(ztd_put_file *p, const void *data, size_t n);
-/* len bytes read from fd (from its offset 0 on), in the kernel where it can
+/* len bytes read from fd (from offset off on), in the kernel where it can
  * (copy_file_range), as if written: for bodies assembled from files (S3
  * multipart parts). Not for a p made with want_sha256. 0, or -1 with errno
  * (EIO when fd holds fewer bytes). */
-int ztd_put_file_append_fd(ztd_put_file *p, int fd, uint64_t len);
+int ztd_put_file_append_fd(ztd_put_file *p, int fd, uint64_t off, uint64_t len);
 /* Bytes received so far. */
 uint64_t ztd_put_file_received(const ztd_put_file *p);
 /* The body is complete: the last bytes written, hashing stopped; with

@@ -292,6 +292,25 @@ int ztd_staging_create(ztd_staging *st, const char *kind, char name[ZTD_STAGING_
     return -1;
 }
 
+int ztd_staging_link(ztd_staging *st, const char *from, const char *kind,
+                     char name[ZTD_STAGING_NAME_MAX])
+{
+    for (int i = 0; i < 8; i++) {
+        unsigned long long rnd;
+        if (getentropy(&rnd, sizeof(rnd)) != 0)
+            break;
+        snprintf(name, ZTD_STAGING_NAME_MAX, "%.16s-%016llx", kind, rnd);
+        if (linkat(st->own, from, st->own, name, 0) == 0)
+            return 0;
+        if (errno != EEXIST)
+            break;
+    }
+    int e = errno;
+    name[0] = 0;
+    errno = e;
+    return -1;
+}
+
 int ztd_staging_open_file(ztd_staging *st, const char *name)
 {
     return openat(st->own, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

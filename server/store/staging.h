@@ -54,6 +54,12 @@ int ztd_staging_create(ztd_staging *st, const char *kind, char name[ZTD_STAGING_
  * parts of an S3 multipart upload are read back when it completes): an fd
  * the caller owns, or -1 with errno. */
 int ztd_staging_open_file(ztd_staging *st, const char *name);
+/* A second name (of kind `kind`, into name) for the staging file `from`: a
+ * hard link, so that checking and publishing it leaves `from` in place if
+ * the check fails (an S3 multipart upload's assembled parts). 0, or -1
+ * with errno. */
+int ztd_staging_link(ztd_staging *st, const char *from, const char *kind,
+                     char name[ZTD_STAGING_NAME_MAX]);
 /* Remove a staging file (nothing if name is empty). */
 void ztd_staging_remove(ztd_staging *st, const char *name);
 /* Is name still the file fd is open on, and (unless size is ZTD_STAGING_ANY_SIZE)

@@ -12,10 +12,18 @@
 #      must be 206. Same rounds, medians, CPU per GiB.
 #   3. ListObjectsV2 over 100,000 keys, pages of 1,000 (max-keys=1000, following
 #      NextContinuationToken): the median and the slowest page (curl time_total).
-#   4. A 1 GiB .zt uploaded through S3 multipart (16 MiB parts, 4 in flight with curl
-#      --parallel, then Complete) against a whole-file PUT /v1/files of the same file (curl
-#      -T): alternating rounds, medians of the seconds from the first byte sent to the
-#      answer; both verify every digest, fsync and publish. Each answer checked.
+#   4. A 1 GiB .zt uploaded through S3 multipart against a whole-file PUT /v1/files of the
+#      same file (curl -T): boto3's upload_file and `aws s3 cp` with their defaults (8 MiB
+#      parts, 10 in flight; over http:// both sign each part's sha256 and send its CRC32,
+#      which the server checks), and curl (16 MiB parts, 4 in flight, then Complete).
+#      Rounds alternate each client with a PUT; medians of the seconds from the first byte
+#      sent to the answer, each pair's ratio, and the server's CPU seconds per GiB; all
+#      verify every digest, fsync and publish. Each answer and file checked.
+#   5. GetObject of the 1 GiB .zt of figure 4 (one curl stream) from a warm node-local S3
+#      sidecar (ztensord --upstream s3://models/m/ in front of moto_server, its cache filled
+#      by one read first) against ztensord serving the same file from its root, through the
+#      S3 front both: alternating rounds, medians, each round's ratio, CPU per GiB.
+# FIGURES (default "1 2 3 4 5") picks the figures to run.
 source "$(dirname "$0")/common.sh"
 bench_build
 SIZE_MIB=${SIZE_MIB:-1024}
@@ -83,7 +91,10 @@ ranged() {
   awk -v n="$fsize" -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f", n / ns }'
 }
 
+FIGURES=${FIGURES:-1 2 3 4 5}
+want() { [[ " $FIGURES " == *" $1 "* ]]; }
 rm -f "$work"/s3cpu.*
+if want 1 || want 2; then
 ROUNDS=$((${ROUNDS:-3} + 2)) alternate "$Z" "$N" one_get
 printf '1. GetObject of %s MiB, one curl stream: ztensord %s GB/s, nginx %s GB/s, ratio %s (rounds: %s)\n' \
   "$SIZE_MIB" "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
@@ -92,10 +103,12 @@ ROUNDS=$((${ROUNDS:-3} + 2)) alternate "$Z" "$N" ranged
 printf '2. the streamer pattern (8 MiB ranged GETs, 16 in flight) over %s MiB: ztensord %s GB/s, nginx %s GB/s, ratio %s (rounds: %s)\n' \
   "$SIZE_MIB" "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
 cpu_line
+fi
 stop_nginx
 stop_ztd
 
 # 4. multipart upload vs whole-file PUT (before 3., which needs another root)
+rm -rf up-root # files of an earlier run would be verified in the background meanwhile
 mkdir -p up-root src
 [ -s src/1g.bin ] || head -c $((1 << 30)) /dev/urandom >src/1g.bin
 [ -s src/1g.zt ] || "$zt" pack -o src/1g.zt "w=u8:$((1 << 30)):src/1g.bin" >/dev/null
@@ -136,15 +149,96 @@ put_multipart() {
   [ "$code" = 200 ] && [ "$(stat -c %s up-root/m.zt)" = "$zsize" ] || { echo "Complete: HTTP $code $(head -c 300 "$work/mp.out")" >&2; exit 1; }
   secs "$t0" "$t1"
 }
-m=() w=() r=()
-for _ in $(seq "${ROUNDS:-3}"); do
-  x=$(put_multipart); y=$(put_whole)
-  m+=("$x"); w+=("$y"); r+=("$(ratio "$y" "$x")")
-done
-printf '4. 1 GiB .zt: S3 multipart (16 MiB parts, 4 in flight) %s s, whole-file PUT %s s, speed ratio %s (rounds: %s) (%s)\n' \
-  "$(echo "${m[*]}" | median)" "$(echo "${w[*]}" | median)" "$(echo "${r[*]}" | median)" "${r[*]}" "$(load)"
+put_curl() { put_multipart; }
+put_boto() {
+  rm -f up-root/b.zt
+  python3 - "$zport" "$work/src/1g.zt" <<'PY'
+import boto3, sys
+c = boto3.client("s3", endpoint_url="http://127.0.0.1:%s" % sys.argv[1], region_name="us-east-1",
+                 aws_access_key_id="bench", aws_secret_access_key="bench")
+c.upload_file(sys.argv[2], "models", "b.zt")
+PY
+  cmp -s up-root/b.zt src/1g.zt || { echo "boto3 upload_file: not the file" >&2; exit 1; }
+}
+put_cli() {
+  rm -f up-root/c.zt
+  AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE=/dev/null \
+    AWS_SHARED_CREDENTIALS_FILE=/dev/null aws --endpoint-url "http://127.0.0.1:$zport" s3 cp src/1g.zt \
+    s3://models/c.zt >/dev/null
+  cmp -s up-root/c.zt src/1g.zt || { echo "aws s3 cp: not the file" >&2; exit 1; }
+}
+# timed NAME FN: FN's seconds to $work/up.NAME, the server's CPU s/GiB to $work/upcpu.NAME
+timed() {
+  local c0 c1 t0 t1
+  c0=$(server_ticks "$zport"); t0=$(date +%s.%N)
+  "$2" >/dev/null
+  t1=$(date +%s.%N); c1=$(server_ticks "$zport")
+  secs "$t0" "$t1" >>"$work/up.$1"; echo >>"$work/up.$1"
+  awk -v c=$((c1 - c0)) -v t="$(getconf CLK_TCK)" -v n="$zsize" 'BEGIN { printf "%.2f\n", c / t / (n / 2^30) }' >>"$work/upcpu.$1"
+}
+last() { grep . "$1" | tail -1; }
+col() { grep . "$1" | tr '\n' ' '; }
+if want 4; then
+  rm -f "$work"/up.* "$work"/upcpu.* "$work"/upr.*
+  for _ in $(seq "${ROUNDS:-3}"); do
+    for k in boto cli curl; do
+      timed "$k" "put_$k"; timed put put_whole
+      ratio "$(last "$work/up.put")" "$(last "$work/up.$k")" >>"$work/upr.$k"; echo >>"$work/upr.$k"
+    done
+  done
+  printf '4. 1 GiB .zt, whole-file PUT /v1/files (curl -T): %s s, server CPU %s s/GiB (%s)\n' \
+    "$(col "$work/up.put" | median)" "$(col "$work/upcpu.put" | median)" "$(load)"
+  for k in boto cli curl; do
+    case $k in boto) name='boto3 upload_file' ;; cli) name='aws s3 cp' ;; *) name='curl, 16 MiB parts, 4 in flight' ;; esac
+    printf '   S3 multipart, %s: %s s, server CPU %s s/GiB, speed ratio to the PUT %s (rounds: %s)\n' \
+      "$name" "$(col "$work/up.$k" | median)" "$(col "$work/upcpu.$k" | median)" \
+      "$(col "$work/upr.$k" | median)" "$(col "$work/upr.$k")"
+  done
+fi
 stop_ztd
 
+# 5. a warm node-local S3 sidecar in front of moto against ztensord serving the same file
+if want 5; then
+  mkdir -p f5files f5side f5local
+  ln -f src/1g.zt f5files/big.zt && ln -f src/1g.zt f5local/big.zt
+  export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1
+  unset AWS_DEFAULT_REGION AWS_ENDPOINT_URL
+  mport=$(free_port)
+  moto_server -H 127.0.0.1 -p "$mport" >"$work/moto.log" 2>&1 &
+  mpid=$!
+  for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$mport/moto-api/data.json" && break; sleep 0.1; done
+  python3 "$top/tests/sh/s3fill.py" "http://127.0.0.1:$mport" put models m/ f5files --create >/dev/null
+  rm -rf f5cache
+  AWS_ENDPOINT_URL=http://127.0.0.1:$mport start_ztd "$work/f5side" --upstream s3://models/m/ --cache-dir "$work/f5cache"
+  spid=$zpid sport=$zport
+  mv "$work/ztd.log" "$work/f5side.log" # it keeps writing there
+  start_ztd "$work/f5local"
+  lpid=$zpid lport=$zport
+  S="http://127.0.0.1:$sport/models/big.zt" L="http://127.0.0.1:$lport/models/big.zt"
+  curl -sf -o /dev/null "$S" || { echo "the sidecar's first GetObject failed"; exit 1; } # warm
+  ticks_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+  get5() { # URL: GB/s; the server's CPU s/GiB to $work/f5cpu.PORT
+    local pid c0 c1 out code got speed
+    pid=$([ "$1" = "$S" ] && echo "$spid" || echo "$lpid")
+    c0=$(ticks_of "$pid")
+    out=$(curl -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download}' "$1")
+    c1=$(ticks_of "$pid")
+    read -r code got speed <<<"$out"
+    [ "$code" = 200 ] && [ "$got" = "$(stat -c %s f5local/big.zt)" ] || { echo "$1: HTTP $code, $got bytes" >&2; exit 1; }
+    awk -v c=$((c1 - c0)) -v t="$(getconf CLK_TCK)" -v n="$got" 'BEGIN { printf "%.3f\n", c / t / (n / 2^30) }' >>"$work/f5cpu.$pid"
+    awk -v s="$speed" 'BEGIN { printf "%.2f", s / 1e9 }'
+  }
+  rm -f "$work"/f5cpu.*
+  ROUNDS=$((${ROUNDS:-3} + 2)) alternate "$S" "$L" get5
+  printf '5. GetObject of a 1 GiB .zt, one curl stream: a warm S3 sidecar in front of moto %s GB/s, ztensord serving the file %s GB/s, ratio %s (rounds: %s)\n' \
+    "$alt_a" "$alt_b" "$alt_ratio" "$alt_rounds"
+  printf '   server CPU per GiB (median): sidecar %s s, ztensord %s s (%s)\n' \
+    "$(tr '\n' ' ' <"$work/f5cpu.$spid" | median)" "$(tr '\n' ' ' <"$work/f5cpu.$lpid" | median)" "$(load)"
+  kill "$spid" "$lpid" "$mpid" 2>/dev/null
+  wait "$spid" "$lpid" "$mpid" 2>/dev/null || true
+fi
+
+want 3 || exit 0
 # 3. listing 100,000 keys
 if [ ! -s s3many/.made ]; then
   python3 - <<'PY'

@@ -310,6 +310,71 @@ def multipart(url, root, big):
     check("no staging file left after Complete and Abort", staging == [], staging)
 
 
+def in_place(url, root, big):
+    """Parts of one size are written at their place in one file, which Complete publishes
+    (the daemon logs "written in place"); the cases that must fall back to copying."""
+    s3 = boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="dummy",
+                      aws_secret_access_key="dummy")
+    data = open(big, "rb").read()
+    five = 5 << 20
+    chunks = [data[i:i + five] for i in range(0, len(data), five)]
+    P = lambda n, e: {"PartNumber": n, "ETag": e["ETag"]}
+
+    def up(key, order, body=lambda n: chunks[n - 1]):
+        u = s3.create_multipart_upload(Bucket="models", Key=key)["UploadId"]
+        got = {}
+        for n in order:
+            got[n] = s3.upload_part(Bucket="models", Key=key, UploadId=u, PartNumber=n, Body=body(n))
+        return u, got
+
+    def complete(key, u, got, numbers):
+        return s3.complete_multipart_upload(Bucket="models", Key=key, UploadId=u, MultipartUpload={
+            "Parts": [P(n, got[n]) for n in numbers]})
+
+    def on_disk(key):
+        path = os.path.join(root, key)
+        return open(path, "rb").read() if os.path.exists(path) else None
+
+    # 1. out of order (the first part of the part size to arrive sets it): in place, byte-exact
+    n = len(chunks)
+    order = list(range(2, n + 1)) + [1]
+    u, got = up("ip/backwards.safetensors", order)
+    complete("ip/backwards.safetensors", u, got, range(1, n + 1))
+    check("in place: parts sent out of order, byte-exact", on_disk("ip/backwards.safetensors") == data)
+    # 2. an in-place Complete refused (a wrong first part: no safetensors header): nothing
+    # published, the upload and its other parts intact; the part sent again goes to a file of
+    # its own (its place is spent), Complete then copies: byte-exact
+    k = "ip/refused.safetensors"
+    u, got = up(k, range(1, n + 1), lambda i: chunks[i - 1] if i > 1 else b"z" * five)
+    e = error_code(lambda: complete(k, u, got, range(1, n + 1)))
+    check("in place: a file not valid: InvalidObject, nothing published",
+          e == ("InvalidObject", 400) and on_disk(k) is None, e)
+    got[1] = s3.upload_part(Bucket="models", Key=k, UploadId=u, PartNumber=1, Body=chunks[0])
+    complete(k, u, got, range(1, n + 1))
+    check("in place: completed again after a refusal, byte-exact", on_disk(k) == data)
+    # 3. a Complete that lists fewer parts than were sent must not cut the others: refused
+    # (the first parts alone are not a valid file), then completed with all of them
+    k = "ip/subset.safetensors"
+    u, got = up(k, range(1, n + 1))
+    e = error_code(lambda: complete(k, u, got, range(1, n)))
+    check("in place: Complete of the first parts only: InvalidObject", e == ("InvalidObject", 400), e)
+    complete(k, u, got, range(1, n + 1))
+    check("in place: then Complete of all parts, byte-exact", on_disk(k) == data)
+    # 4. a part larger than the first one: not in place, still byte-exact
+    k = "ip/sizes.safetensors"
+    six = 6 << 20
+    u = s3.create_multipart_upload(Bucket="models", Key=k)["UploadId"]
+    got = {1: s3.upload_part(Bucket="models", Key=k, UploadId=u, PartNumber=1, Body=data[:five])}
+    got[2] = s3.upload_part(Bucket="models", Key=k, UploadId=u, PartNumber=2, Body=data[five:five + six])
+    got[3] = s3.upload_part(Bucket="models", Key=k, UploadId=u, PartNumber=3, Body=data[five + six:])
+    complete(k, u, got, (1, 2, 3))
+    check("parts of two sizes (copied), byte-exact", on_disk(k) == data)
+    staging = [f for d in os.listdir(os.path.join(root, ".ztensord-staging"))
+               if os.path.isdir(os.path.join(root, ".ztensord-staging", d))
+               for f in os.listdir(os.path.join(root, ".ztensord-staging", d))]
+    check("in place: no staging file left", staging == [], staging)
+
+
 if __name__ == "__main__":
     {"boto3": boto3_checks, "streamer": streamer, "writes": writes,
-     "no_writes": no_writes, "multipart": multipart}[sys.argv[1]](*sys.argv[2:])
+     "no_writes": no_writes, "multipart": multipart, "in_place": in_place}[sys.argv[1]](*sys.argv[2:])

@@ -20,8 +20,44 @@ start_daemon "$ROOT" --s3-bucket models --s3-bucket llm=llm --allow-anonymous-wr
 s3py_checks writes "$URL" "$ROOT"
 st "$T/big.safetensors" $((3 * 1024 * 1024 + 512 * 1024)) # 14 MiB: three 5 MiB parts
 s3py_checks multipart "$URL" "$ROOT" "$T/big.safetensors"
+s3py_checks in_place "$URL" "$ROOT" "$T/big.safetensors"
+check_eq "Completes that wrote the parts in place (out of order; after a refusal)" \
+    "$(grep -E 'CompleteMultipartUpload published ip/(backwards|subset|refused)' "$D_ERR" | grep -c 'written in place')" 2
+check_eq "Completes that copied (a part sent again, parts of two sizes)" \
+    "$(grep -E 'CompleteMultipartUpload published ip/(refused|sizes)' "$D_ERR" | grep -c 'copied')" 2
 http "$T/r" -X PUT --data-binary x "$URL/models/mp/x.safetensors?partNumber=10001&uploadId=00000000000000000000000000000000"
 check_match "UploadPart number 10001: InvalidArgument" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>'
+
+# UploadPart checks the client's checksums of a plain body as PutObject does
+# (x-amz-checksum-crc32, -sha256, a hex x-amz-content-sha256, Content-MD5),
+# keeps no refused part, and answers the part's MD5 as ETag unless the
+# client checks the part with a checksum of its own
+P=$URL/models/mp/sums.safetensors
+http "$T/r" -X POST "$P?uploads"
+uid=$(sed -n 's/.*<UploadId>\([0-9a-f]*\)<.*/\1/p' "$T/r.body")
+head -c 100000 /dev/urandom >"$T/part.bin"
+md5=$(md5sum <"$T/part.bin" | cut -c1-32)
+sha=$(sha256sum <"$T/part.bin" | cut -c1-64)
+crc=$($PY -c 'import base64, sys, zlib; print(base64.b64encode(zlib.crc32(open(sys.argv[1], "rb").read()).to_bytes(4, "big")).decode())' "$T/part.bin")
+part() { http "$T/r" -X PUT --data-binary @"$T/part.bin" "$@" "$P?partNumber=$n&uploadId=$uid"; }
+n=1 part -H 'x-amz-checksum-crc32: AAAAAA=='
+check_match "UploadPart with a wrong x-amz-checksum-crc32: BadDigest" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>BadDigest</Code>'
+n=2 part -H "x-amz-content-sha256: $(printf x | sha256sum | cut -c1-64)"
+check_match "UploadPart with a wrong x-amz-content-sha256: XAmzContentSHA256Mismatch" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>XAmzContentSHA256Mismatch</Code>'
+n=3 part -H 'x-amz-checksum-sha256: 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='
+check_match "UploadPart with a wrong x-amz-checksum-sha256: BadDigest" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>BadDigest</Code>'
+n=4 part -H 'Content-MD5: 1B2M2Y8AsgTpgAmY7PhCfg=='
+check_match "UploadPart with a wrong Content-MD5: BadDigest" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>BadDigest</Code>'
+http "$T/r" "$P?uploadId=$uid"
+check_eq "no refused part is kept (ListParts lists none)" "$CODE $(grep -o '<Part>' "$T/r.body" | wc -l)" '200 0'
+n=5 part
+check_eq "UploadPart without checksums: its ETag is the part's MD5" "$(hdr "$T/r.hdr" ETag)" "\"$md5\""
+n=6 part -H "Content-MD5: $(xxd -r -p <<<"$md5" | base64)" -H "x-amz-checksum-crc32: $crc"
+check_eq "UploadPart with Content-MD5 and a checksum: its ETag is the part's MD5" "$(hdr "$T/r.hdr" ETag)" "\"$md5\""
+n=7 part -H "x-amz-checksum-crc32: $crc" -H "x-amz-content-sha256: $sha"
+check_match "UploadPart with good x-amz-checksum-crc32 and x-amz-content-sha256: 200, an ETag no client takes for an MD5" \
+    "$CODE $(hdr "$T/r.hdr" ETag)" '^200 "[0-9a-f]{32}-1"$'
+http "$T/r" -X DELETE "$P?uploadId=$uid"
 
 # raw requests: what SDKs would not send
 # aws-chunked without keys: the unsigned form is decoded and its trailer

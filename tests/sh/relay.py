@@ -8,6 +8,8 @@ only; listens on 127.0.0.1 only and talks to 127.0.0.1 only.
 MODE (SKIP = requests passed through untouched first; the open of a small
 file makes two):
     pass                      forward every request
+    count                     forward every request, logging each answer's body
+                              bytes after its status ("-> 206 8388608")
     flip SKIP                 flip one byte (the middle one) of every later body
     flipone SKIP              flip one byte (the middle one) of the next body only
     status SKIP K CODE RA     answer the K requests after SKIP with CODE and,
@@ -248,7 +250,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             while not os.path.exists(ARGS[1]) and time.monotonic() < deadline:
                 time.sleep(0.02)
         status, hdrs, body = self.fetch(MODE == "full")
-        log(desc + " -> %d" % status)
+        log(desc + " -> %d" % status + (" %d" % len(body) if MODE == "count" else ""))
         if n <= skip or status >= 300 or MODE not in ("flip", "flipone", "flipgate", "stall", "cut",
                                                       "status", "nofinal", "encoding"):
             self.send(status, hdrs, body)

@@ -4,7 +4,9 @@
 # files would (/raw byte-exact, a component, zt pull through it), a second
 # request is answered from the cache without asking the store, its S3 front lists
 # the store's objects and serves them (aws s3 sync twice), and a relay
-# that flips bytes makes every fill fail its digest check with nothing cached.
+# that flips bytes makes every fill fail its digest check with nothing cached;
+# eight concurrent GetObjects of one object through the sidecar's S3 front
+# cost the store about one copy (a relay counts its bytes).
 # Requests are signed with the keys of the environment (AWS_*): the second
 # part runs moto in auth mode, which checks every signature (botocore).
 . "$(dirname "$0")/lib.sh" "$@"
@@ -92,6 +94,32 @@ http "$T/r" "$URL/v1/files/model.zt/raw"
 [ "$CODE" != 200 ] && ok "a wrong secret: refused ($CODE)" || bad "a wrong secret refused"
 check_match "the store's word in the answer" "$(cat "$T/r.body")" 'SignatureDoesNotMatch|403'
 stop_daemon
+
+# Eight readers of one 64 MiB object at once, through the sidecar's S3 front
+# (GetObject of a file only the store has): each gets every byte, and the
+# store sends about one copy (a relay counts its body bytes).
+rand "$T/big.bin" $((64 << 20))
+mkdir -p "$T/bigfiles"
+pack "$T/bigfiles/big.zt" w=u8:$((64 << 20)):"$T/big.bin" || finish
+$FILL "http://127.0.0.1:$MP" put models big/ "$T/bigfiles" || bad "s3fill put big"
+start_relay "$MP" count || finish
+AWS_ENDPOINT_URL=http://127.0.0.1:$RPORT start_sidecar "$T/side" "s3://models/big/" "$T/cache6" || finish
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+    curl -s --max-time 300 -o "$T/reader$i" "$URL/models/big.zt" &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+same=0
+for i in 1 2 3 4 5 6 7 8; do cmp -s "$T/reader$i" "$T/bigfiles/big.zt" && same=$((same + 1)); done
+check_eq "eight concurrent S3 GetObjects through the sidecar: each byte-exact" "$same" 8
+size=$(stat -c %s "$T/bigfiles/big.zt")
+sent=$(awk '/GET \/models\/big\/big\.zt/ && $NF ~ /^[0-9]+$/ { s += $NF } END { print s + 0 }' "$RLOG")
+check "the store sent about one copy ($sent bytes for an object of $size, at most 1.1x)" \
+    awk -v a="$sent" -v b="$size" 'BEGIN { exit !(a >= b && a <= 1.1 * b) }'
+rm -f "$T"/reader? "$T/big.bin"
+stop_daemon
+stop_relay
 
 # upstream_kind ztensord cannot be an S3 store.
 "$ZTENSORD" --root "$T/side" --upstream s3://models/llama --upstream-kind ztensord \

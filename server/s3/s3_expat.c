@@ -1,0 +1,61 @@
+/*
+ * The expat scaffolding of the S3 request documents (s3_expat.h).
+ */
+#include "s3/s3_expat.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NS "http://s3.amazonaws.com/doc/2006-03-01/"
+
+const char *ztd_s3_xml_local(const char *name)
+{
+    size_t k = strlen(NS);
+    if (!strncmp(name, NS, k) && name[k] == '|')
+        return name + k + 1;
+    return strchr(name, '|') ? "" : name;
+}
+
+void ztd_s3_expat_stop(ztd_s3_expat *x, const char *why)
+{
+    if (!x->error)
+        x->error = why;
+    XML_StopParser(x->p, XML_FALSE);
+}
+
+static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sysid,
+                               const XML_Char *pubid, int internal)
+{
+    (void)name;
+    (void)sysid;
+    (void)pubid;
+    (void)internal;
+    ztd_s3_expat_stop(ud, "a DOCTYPE is not accepted");
+}
+
+bool ztd_s3_expat_parse(ztd_s3_expat *x, void *ud, const char *xml, size_t len,
+                        XML_StartElementHandler start, XML_EndElementHandler end,
+                        XML_CharacterDataHandler text, char *why, size_t cap)
+{
+    if (!(x->p = XML_ParserCreateNS(NULL, '|'))) {
+        snprintf(why, cap, "out of memory");
+        return false;
+    }
+    XML_SetUserData(x->p, ud);
+    XML_SetElementHandler(x->p, start, end);
+    XML_SetCharacterDataHandler(x->p, text);
+    XML_SetStartDoctypeDeclHandler(x->p, on_doctype);
+    enum XML_Status st =
+        len > (size_t)INT32_MAX ? XML_STATUS_ERROR : XML_Parse(x->p, xml, (int)len, XML_TRUE);
+    if (x->error)
+        snprintf(why, cap, "%s", x->error);
+    else if (st != XML_STATUS_OK)
+        snprintf(why, cap, "line %lu, column %lu: %s",
+                 (unsigned long)XML_GetCurrentLineNumber(x->p),
+                 (unsigned long)XML_GetCurrentColumnNumber(x->p),
+                 XML_ErrorString(XML_GetErrorCode(x->p)));
+    XML_ParserFree(x->p);
+    x->p = NULL;
+    return st == XML_STATUS_OK && !x->error;
+}
