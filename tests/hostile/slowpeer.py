@@ -1,11 +1,12 @@
 """Slow and idle TCP clients for the hostile suite (loopback only, every wait bounded).
 
 usage:
-  slowpeer.py flood HOST PORT SRC N HOLD STATUS [--send STR] [--rcvbuf BYTES]
+  slowpeer.py flood HOST PORT SRC N HOLD STATUS [--send STR] [--rcvbuf BYTES] [--gate FILE]
       Open N connections from address SRC (e.g. 127.0.0.2) and keep them for HOLD
-      seconds (less once the server has closed them all), sending nothing, or STR
-      once; never reading. After the connects (at most 10 s) writes "connected C" to
-      STATUS; at the end prints "opened N connected C closed X open Y": X connections
+      seconds (less once the server has closed them all, or once FILE exists),
+      sending nothing, or STR once; never reading. After the connects (at most 10 s)
+      writes "connected C closed X" to STATUS, and again every 0.2 s (X: the
+      connections the server closed so far); at the end prints "opened N connected C closed X open Y": X connections
       the server closed.
   slowpeer.py trickle HOST PORT [--src SRC] [--first STR] [--rest STR | --rest-len N]
                       [--chunk N] [--every SEC] [--limit SEC]
@@ -17,6 +18,7 @@ STR may hold Python escapes (\\r\\n)."""
 import argparse
 import codecs
 import errno
+import os
 import select
 import socket
 import sys
@@ -75,15 +77,18 @@ def flood(a):
                 s.send(data)
             except OSError:
                 pass
-    with open(a.status, "w") as f:
-        f.write("connected %d\n" % len(connected))
     # Never read: a connection that asked for a file stays busy on the server. The
     # kernel's TCP state tells whether the server closed it (FIN or RST received).
     live = [s for s in socks if s.fileno() in connected]
     hold_end = time.monotonic() + a.hold
     while True:
         closed = sum(1 for s in live if tcp_state(s) != TCP_ESTABLISHED)
+        with open(a.status + ".tmp", "w") as f:
+            f.write("connected %d closed %d\n" % (len(connected), closed))
+        os.rename(a.status + ".tmp", a.status)
         if closed == len(live) or time.monotonic() >= hold_end:
+            break
+        if a.gate and os.path.exists(a.gate):
             break
         time.sleep(0.2)
     print("opened %d connected %d closed %d open %d"
@@ -150,6 +155,7 @@ def main():
     f.add_argument("status")
     f.add_argument("--send", default="")
     f.add_argument("--rcvbuf", type=int, default=0)
+    f.add_argument("--gate", default="")
     t = sub.add_parser("trickle")
     t.add_argument("host")
     t.add_argument("port", type=int)

@@ -43,8 +43,16 @@ curl -s -o /dev/null "$URL/v1/files/big.zt/objects/big/data" -r 0-99
 curl -s -o /dev/null "$URL/v1/files/z.zt/objects/t/data" -r 0-99
 pack "$T/warm.zt" w=u8:4096:"$T/c.raw"
 curl -s -o /dev/null -T "$T/warm.zt" "$URL/v1/files/warm.zt"
-sleep 0.5
+# The baseline once the upload is verified and the count holds still (samples 0.25 s
+# apart until two agree, the lowest kept; 5 s at most), not after a fixed 0.5 s.
+wait_verified 120
 BASE=$(fds)
+for i in $(seq 1 20); do
+    sleep 0.25
+    b=$(fds)
+    [ "$b" -lt "$BASE" ] && BASE=$b && continue
+    [ "$b" = "$BASE" ] && break
+done
 RSS0=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$D_PID/status")
 note "descriptors before: $BASE"
 

@@ -23,25 +23,23 @@ pack "$R/big.zt" w=u8:$((16 << 20)):"$T/big.raw"
 rand "$T/up.raw" $((96 << 10))
 pack "$T/up.zt" w=u8:$((96 << 10)):"$T/up.raw"
 
-# timed NAME WANT URL [CURL-ARGS...]: a request that must answer WANT within 2 s.
-timed() {
+# answers NAME WANT URL [CURL-ARGS...]: a request answered WANT (within curl's 30 s
+# bound: how long it takes is not asserted; what makes it meaningful is the flood,
+# still holding its connections, see flood_start).
+answers() {
     local name=$1 want=$2 url=$3 out
     shift 3
-    out=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 5 "$@" "$url")
-    check_eq "$name: HTTP $want" "${out% *}" "$want"
-    if awk -v t="${out#* }" 'BEGIN { exit !(t < 2) }'; then
-        ok "$name: within 2 s (${out#* } s)"
-    else
-        bad "$name: within 2 s" "took ${out#* } s"
-    fi
+    out=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 30 "$@" "$url")
+    check_eq "$name: HTTP $want (${out#* } s)" "${out% *}" "$want"
 }
-# flood_start N [flood options...]: N connections from 127.0.0.2 held 6 s; waits until
-# they are connected. The report goes to $T/flood.out.
+# flood_start N HOLD [flood options...]: N connections from 127.0.0.2 held HOLD s at
+# most (less once the daemon closed them all, or once flood_wait releases them); waits
+# until they are connected. The report goes to $T/flood.out.
 flood_start() {
-    local n=$1 i
-    shift
-    rm -f "$T/flood.st" "$T/flood.out"
-    $PEER flood 127.0.0.1 "$PORT" 127.0.0.2 "$n" 6 "$T/flood.st" "$@" >"$T/flood.out" &
+    local n=$1 hold=$2 i
+    shift 2
+    rm -f "$T/flood.st" "$T/flood.out" "$T/flood.gate"
+    $PEER flood 127.0.0.1 "$PORT" 127.0.0.2 "$n" "$hold" "$T/flood.st" --gate "$T/flood.gate" "$@" >"$T/flood.out" &
     FLOOD=$!
     for i in $(seq 1 150); do
         [ -s "$T/flood.st" ] && break
@@ -49,21 +47,38 @@ flood_start() {
     done
     note "flood: $(cat "$T/flood.st" 2>/dev/null)"
 }
+# flood_closed N: waits (up to 30 s) until the daemon has closed N of the flood's
+# connections (the flood's own count); FLOOD_CLOSED is the last count seen.
+flood_closed() {
+    local i
+    for i in $(seq 1 300); do
+        FLOOD_CLOSED=$(field "$(cat "$T/flood.st" 2>/dev/null)" closed)
+        [ "${FLOOD_CLOSED:-0}" -ge "$1" ] && return 0
+        kill -0 "$FLOOD" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+# flood_wait: releases the flood's connections (if still held) and reads its report.
 flood_wait() {
+    touch "$T/flood.gate"
     wait "$FLOOD"
     FLOOD_OUT=$(cat "$T/flood.out")
     note "flood: $FLOOD_OUT"
 }
 # field REPORT KEY: the number after KEY in a flood report.
 field() { printf '%s\n' "$1" | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }
-# trickle_check NAME OUT MIN MAX: OUT (slowpeer trickle output) says "closed T", MIN <= T <= MAX.
+# trickle_check NAME OUT MIN: OUT (slowpeer trickle output) says "closed T" with
+# T >= MIN: the daemon closed the connection (before the client's own --limit), and
+# not before its deadline. (A busy machine only makes T longer; no upper bound but
+# the client's limit is asserted.)
 trickle_check() {
     local name=$1 out=$2 state t
     read -r state t <<<"$(head -1 <<<"$out")"
-    if [ "$state" = closed ] && awk -v t="$t" -v lo="$3" -v hi="$4" 'BEGIN { exit !(t >= lo && t <= hi) }'; then
-        ok "$name: closed after $t s (want $3-$4 s)"
+    if [ "$state" = closed ] && awk -v t="$t" -v lo="$3" 'BEGIN { exit !(t >= lo) }'; then
+        ok "$name: closed after $t s (not before $3 s)"
     else
-        bad "$name: closed after $3-$4 s" "$state after $t s"
+        bad "$name: closed by the daemon, not before $3 s" "$state after $t s"
     fi
 }
 metric() { curl -s --max-time 5 "$URL/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
@@ -72,15 +87,19 @@ metric() { curl -s --max-time 5 "$URL/metrics" | awk -v k="$1" '$1 == k { print 
 start_daemon "$R" "${OPEN[@]}" --header-timeout 3s || finish
 
 # ---- 2,000 idle connections from one address
-flood_start 2000
-timed "idle flood: /healthz" 200 "$URL/healthz"
-timed "idle flood: /readyz" 200 "$URL/readyz"
-timed "idle flood: /metrics" 200 "$URL/metrics"
-timed "idle flood: a file listing" 200 "$URL/v1/files"
+# The flood is held until every connection is closed (30 s at most; header_timeout 3s).
+# The requests below are answered while idle connections fill the limit: the
+# daemon evicts some (the evicted count moves), which is what makes room.
+flood_start 2000 30
+answers "idle flood: /healthz" 200 "$URL/healthz"
+answers "idle flood: /readyz" 200 "$URL/readyz"
+answers "idle flood: /metrics" 200 "$URL/metrics"
+answers "idle flood: a file listing" 200 "$URL/v1/files"
 ev=$(metric 'ztensord_connections_closed_total{reason="evicted"}')
 if [ "${ev:-0}" -gt 0 ]; then ok "idle flood: idle connections evicted to make room ($ev)"; else bad "idle flood: idle connections evicted" "metric says '${ev}'"; fi
+flood_closed 2000
 flood_wait
-check_eq "idle flood: every idle connection closed within 6 s (evicted or header_timeout)" \
+check_eq "idle flood: every idle connection closed by the daemon (evicted or header_timeout)" \
     "$(field "$FLOOD_OUT" open)" 0
 daemon_alive "idle flood: daemon alive"
 
@@ -102,12 +121,12 @@ curl -s -o /dev/null -w '%{http_code}' --max-time 30 -T "$T/up.zt" --limit-rate 
     "$URL/v1/files/honest.zt" >"$T/honest.code" &
 p5=$!
 wait $p1 $p2 $p3 $p4
-trickle_check "slowloris (1 header byte every 2 s): cut at header_timeout 3s" "$(cat "$T/loris.out")" 2.5 5.5
+trickle_check "slowloris (1 header byte every 2 s): cut at header_timeout 3s" "$(cat "$T/loris.out")" 2.5
 check_eq "slowloris: no answer" "$(sed -n 2p "$T/loris.out")" "response 0"
-trickle_check "idle keep-alive connection: closed header_timeout after its request" "$(cat "$T/keep.out")" 2.5 5.5
+trickle_check "idle keep-alive connection: closed header_timeout after its request" "$(cat "$T/keep.out")" 2.5
 check_eq "idle keep-alive connection: its request was answered" "$(sed -n 3p "$T/keep.out")" "HTTP/1.1 200 OK"
 check_eq "headers completed in time: answered" "$(sed -n 3p "$T/intime.out")" "HTTP/1.1 200 OK"
-trickle_check "body at 200 B/s (min_body_rate 4K): cut after the 10 s window" "$(cat "$T/body.out")" 9.5 13
+trickle_check "body at 200 B/s (min_body_rate 4K): cut after the 10 s window" "$(cat "$T/body.out")" 9.5
 wait $p5
 check_eq "upload at 8 KiB/s for 12 s (above min_body_rate): published" "$(cat "$T/honest.code")" 201
 check_same "honest upload: the bytes" "$R/honest.zt" "$T/up.zt"
@@ -122,10 +141,12 @@ stop_daemon
 # 40 connections ask for a 16 MiB file and read nothing (a 4 KiB receive buffer): they
 # stay busy. The limit is 32; its reserve is 2.
 start_daemon "$R" --connection-limit 32 || finish
-flood_start 40 --send 'GET /v1/files/big.zt/raw HTTP/1.1\r\nHost: a\r\n\r\n' --rcvbuf 4096
-sleep 0.5
-timed "busy connections at the limit: /healthz" 200 "$URL/healthz"
-timed "busy connections at the limit: /metrics" 200 "$URL/metrics"
+# The flood is held until flood_wait. The daemon answers the 10 beyond the limit less
+# the reserve 503 and closes them: wait for that (the flood's count) instead of a sleep.
+flood_start 40 60 --send 'GET /v1/files/big.zt/raw HTTP/1.1\r\nHost: a\r\n\r\n' --rcvbuf 4096
+flood_closed 8
+answers "busy connections at the limit: /healthz" 200 "$URL/healthz"
+answers "busy connections at the limit: /metrics" 200 "$URL/metrics"
 LAST=$T/r
 http "$LAST" "$URL/v1/files"
 check_code "busy connections at the limit: other requests: 503" 503
@@ -143,11 +164,13 @@ stop_daemon
 
 # ================= max_connections_per_address
 start_daemon "$R" --max-connections-per-address 8 || finish
-flood_start 20
-sleep 0.5
+# Held until flood_wait; the daemon refuses the 12 beyond the limit at accept: wait
+# for those closes (the flood's count) instead of a sleep.
+flood_start 20 60
+flood_closed 12
 out=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 --interface 127.0.0.2 "$URL/healthz")
 check_eq "per-address limit: a 21st connection from 127.0.0.2 gets no answer" "$out" 000
-timed "per-address limit: /healthz from 127.0.0.1" 200 "$URL/healthz"
+answers "per-address limit: /healthz from 127.0.0.1" 200 "$URL/healthz"
 flood_wait
 check_eq "per-address limit: 8 of 20 connections stay open" "$(field "$FLOOD_OUT" open)" 8
 daemon_alive "per-address limit: daemon alive"

@@ -44,8 +44,8 @@ Subcommands (exit 0 = yes/ok, 1 = no, with a reason on stderr):
                                  block (and BYTES bytes of the body, 0 by default) has
                                  arrived, write its status to GATE.started and
                                  read nothing more until the file GATE exists (120 s at
-                                 most), then read the rest at full speed into OUT; print
-                                 the status. While held, a body larger than the socket
+                                 most), then read the rest at full speed into OUT (the
+                                 header block into OUT.hdr); print the status. While held, a body larger than the socket
                                  buffers is certainly still in flight, however long the
                                  steps between take (slowget's duration is a rate, which a
                                  busy machine can outlast). PORT as for slowget.
@@ -286,10 +286,13 @@ def small_window_get(port, target):
 
 
 def write_response(got, out):
-    """Write the body of the raw response got to out; print its status."""
+    """Write the body of the raw response got to out, its header block to out.hdr;
+    print its status."""
     head, _, body = bytes(got).partition(b"\r\n\r\n")
     with open(out, "wb") as f:
         f.write(body)
+    with open(out + ".hdr", "wb") as f:
+        f.write(head + b"\r\n")
     parts = head.split(b" ", 2)
     print(parts[1].decode("latin-1") if head.startswith(b"HTTP/") and len(parts) > 1 else "000")
 

@@ -64,13 +64,19 @@ commit "$SID" '{"objects":{}}'
 check_match "max_uploads 1: commit of an empty session" "$CODE" '^(201|422)$'
 [ "$CODE" = 201 ] || http "$T/s" -X DELETE "$URL/v1/uploads/$SID"
 # A whole-file PUT in progress holds the slot, and gives it back when the client leaves.
-$HELP partial "$PORT" PUT /v1/files/slow.zt "$T/nine.zt" 1000 1.5 >/dev/null &
+# The client sends part of its body and waits (60 s at most) until it is killed; the
+# POST goes once the daemon has the PUT in flight (polled), not after a fixed sleep.
+$HELP partial "$PORT" PUT /v1/files/slow.zt "$T/nine.zt" 1000 60 >/dev/null &
 PP=$!
-sleep 0.5
+for i in $(seq 1 200); do
+    [ "$(curl -s --max-time 10 "$URL/metrics" | sed -n 's/^ztensord_requests_in_flight //p')" -ge 2 ] 2>/dev/null && break
+    sleep 0.05
+done
 session_open three.zt
 check_match "max_uploads 1: POST while a PUT is running: 503 or 429" "$CODE" '^(503|429)$'
+kill "$PP"
 wait "$PP"
-for i in $(seq 1 40); do
+for i in $(seq 1 600); do
     session_open three.zt
     [ "$CODE" = 201 ] && break
     sleep 0.05
@@ -106,7 +112,7 @@ if mount -t tmpfs -o size=16m tmpfs "$FS" 2>"$T/mount.err"; then
         cp "$T/old.zt" "$R2/.old.tmp" && mv "$R2/.old.tmp" "$R2/old.zt"
         kill -HUP "$D_PID"
         local i
-        for i in $(seq 1 60); do
+        for i in $(seq 1 600); do
             [ "$(listing_field old.zt size)" = "$(stat -c %s "$T/old.zt")" ] && break
             sleep 0.05
         done
@@ -119,7 +125,7 @@ if mount -t tmpfs -o size=16m tmpfs "$FS" 2>"$T/mount.err"; then
         check_staging_empty "$1: staging empty" "$R2"
         # Space held by a removed file comes back once the catalog lets go of it.
         local i
-        for i in $(seq 1 60); do
+        for i in $(seq 1 600); do
             [ "$(df --output=avail -k "$FS" | tail -1)" -gt 15000 ] && break
             sleep 0.05
         done

@@ -184,10 +184,10 @@ comp_put "$SID" a "$T/c1.raw"
 check_code "cut: first component" 201
 req "cut: GET before" 200 "$S"
 BYTES=$(jget "$LAST.body" bytes)
-# wait_idle: GET the session until it is not busy (409) any more; up to 2 s.
+# wait_idle: GET the session until it is not busy (409) any more; up to 30 s.
 wait_idle() {
     local i
-    for i in $(seq 1 40); do
+    for i in $(seq 1 600); do
         http "$T/w" "$S"
         [ "$CODE" = 409 ] || break
         sleep 0.05
@@ -213,7 +213,13 @@ mkfifo "$T/fifo"
 exec 7<>"$T/fifo" # a writer that never closes: curl's body has no end
 bg_start curl -s --max-time 30 -o /dev/null -T - "$S/components/b?encoding=zstd" <"$T/fifo"
 timeout 10 head -c $((2 << 20)) "$T/big.raw" >&7
-sleep 0.5
+# The client cannot finish (its pipe never closes): poll until the daemon shows the
+# session busy (30 s at most) instead of sleeping a fixed time.
+for i in $(seq 1 300); do
+    http "$T/busy" "$S"
+    [ "$CODE" = 409 ] && break
+    sleep 0.1
+done
 req "killed chunked zstd client: the session is busy while it streams (409)" 409 "$S"
 bg_kill
 exec 7>&-
@@ -243,16 +249,23 @@ comp_put "$IDLE" a "$T/c1.raw"
 session_open busy.zt
 BUSY=$SID
 check_eq "idle: two sessions, two staging files" "$(staging_count "$R")" 2
-# Keep BUSY alive with a request every 0.5 s while IDLE sits for over 3 s. (The
-# timeout leaves room for a loaded machine: BUSY is lost only if one ping is 2.5 s late.)
-for i in 1 2 3 4 5 6 7 8; do
+# Keep BUSY alive with a request every 0.5 s until the daemon's sweep has expired IDLE
+# (its staging file gone: polled on disk, since a request would keep IDLE alive; 30 s
+# at most, not a fixed 4 s that a late sweep on a busy machine outlasts). BUSY is lost
+# only if one ping is 2.5 s late.
+for i in $(seq 1 60); do
     sleep 0.5
     http "$T/k" "$URL/v1/uploads/$BUSY"
+    [ "$(staging_count "$R")" -le 1 ] && break
 done
-req "idle session after ~4 s: 404" 404 "$URL/v1/uploads/$IDLE"
-req "a session used every 0.5 s is kept" 200 "$URL/v1/uploads/$BUSY"
+req "idle session expires: 404" 404 "$URL/v1/uploads/$IDLE"
+req "a session used every 0.5 s is kept meanwhile" 200 "$URL/v1/uploads/$BUSY"
 check_eq "idle: only the live session's staging file remains" "$(staging_count "$R")" 1
-sleep 4.5
+# BUSY, idle too now, expires in turn (its staging file gone: polled, 30 s at most).
+for i in $(seq 1 60); do
+    sleep 0.5
+    [ "$(staging_count "$R")" = 0 ] && break
+done
 req "the other session, idle too now: 404" 404 "$URL/v1/uploads/$BUSY"
 check_staging_empty "idle: staging empty" "$R"
 comp_put "$IDLE" b "$T/c1.raw"

@@ -30,15 +30,33 @@ broken() {
     done
 }
 
-# settled: the fd count once fills are done and closing connections are let go.
+# settled: the fd count once fills are done (polled, 30 s at most) and closing
+# connections are let go: the lowest of samples 0.25 s apart until two agree (5 s at most).
 settled() {
-    local i
-    for i in $(seq 1 40); do
+    local i a b
+    for i in $(seq 1 120); do
         [ "$(metric "$URL" '^ztensord_upstream_fills_in_flight')" = 0 ] && break
         sleep 0.25
     done
-    sleep 1
-    nfds
+    a=$(nfds)
+    for i in $(seq 1 20); do
+        sleep 0.25
+        b=$(nfds)
+        [ "$b" -lt "$a" ] && a=$b && continue
+        [ "$b" = "$a" ] && break
+    done
+    echo "$a"
+}
+# fds_down_to MAX: polls (up to 20 s) until the daemon holds at most MAX fds; prints the
+# last count. A leak never gets there; connections being let go late do.
+fds_down_to() {
+    local i n
+    for i in $(seq 1 80); do
+        n=$(nfds)
+        [ "$n" -le "$1" ] && break
+        sleep 0.25
+    done
+    echo "$n"
 }
 
 for MODE in short liecr; do
@@ -51,7 +69,10 @@ for MODE in short liecr; do
     broken 8
     fd8=$(settled)
     broken 32
-    fd40=$(settled)
+    settled >/dev/null
+    lim=$((fd8 + 2))
+    [ $((fd0 + FILLS * 6 + 4)) -lt "$lim" ] && lim=$((fd0 + FILLS * 6 + 4))
+    fd40=$(fds_down_to "$lim")
     note "$MODE: fds $fd0 after the open, $fd8 after 8 broken answers, $fd40 after 40"
     # (+2: a kept-alive connection more or less in a session's pool; a leak of one fd
     # per answer would be +32)

@@ -56,15 +56,15 @@ lie() {
             "$CODE $((RC != 0))" "200 1"
     fi
     local i fl=
-    for i in $(seq 1 40); do
+    for i in $(seq 1 60); do
         fl=$(metric "$URL" '^ztensord_upstream_fills_in_flight')
         [ "$fl" = 0 ] && break
         sleep 0.5
     done
-    check_eq "$mode: fills in flight back to 0 within 20 s" "$fl" 0
+    check_eq "$mode: fills in flight back to 0" "$fl" 0
     # libcurl keeps up to 4 connections alive in each of the two sessions that may have
     # talked to the upstream (the fill thread's and the opens'): up to 8 more fds.
-    for i in $(seq 1 20); do # connections being closed are let go within 5 s
+    for i in $(seq 1 120); do # connections being closed are let go (30 s at most)
         [ "$(nfds)" -le $((fd0 + 8)) ] && break
         sleep 0.25
     done
