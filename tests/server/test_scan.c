@@ -126,6 +126,42 @@ static void no_lstat_per_file(void **state)
     rm_tree(root);
 }
 
+/* The scan has two files' stat() in flight at once: it reads on several
+ * threads. One thread would leave the first call held alone (g_most 1). A
+ * rescan after a file is removed and another changed keeps the rest. */
+static void files_on_several_threads(void **state)
+{
+    (void)state;
+    const char *root = make_root();
+    ztd_catalog *c = ztd_catalog_new(root, 1 << 20);
+    assert_non_null(c);
+    watch_from(root);
+    g_most = 0;
+    g_hold = true;
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    assert_true(g_most >= 2);
+    unlink(join(root, "d/f01.zt"));
+    write_zt(join(root, "f02.zt"), 128, 7);
+    g_most = 0;
+    g_hold = true;
+    assert_int_equal(ztd_catalog_rescan(c), 0);
+    assert_true(g_most >= 2);
+    g_hold = false;
+    g_root[0] = 0;
+    ztd_catalog_stats st;
+    ztd_catalog_get_stats(c, &st);
+    assert_int_equal(st.files_valid, NFILES - 1 + 2); /* link.zt and notes.txt (plain) too */
+    ztd_snapshot *s = ztd_catalog_acquire(c);
+    assert_null(ztd_snapshot_find(s, "d/f01.zt", 8));
+    ztd_entry *e = ztd_snapshot_find(s, "f02.zt", 6);
+    assert_non_null(e);
+    assert_int_equal(zt_component_length(zt_object_component_at(zt_file_object_at(e->file, 0), 0)),
+                     128);
+    ztd_snapshot_release(s);
+    ztd_catalog_free(c);
+    rm_tree(root);
+}
+
 /* cp src dst */
 static void copy_file(const char *src, const char *dst)
 {
@@ -206,6 +242,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_lstat_per_file),
+        cmocka_unit_test(files_on_several_threads),
         cmocka_unit_test(refused_shard_tables_close_no_fd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
