@@ -48,13 +48,10 @@
 
 #define MAX_DIR_DEPTH 32
 #define SCAN_WARNINGS 20 /* "not served" lines per scan; the rest are counted */
-/* Files opened at once by a scan. 16 made a cold start-up of 100,000 files
- * 2.6x faster, but with v2 roots opening their shards beside them while the
- * shards' own entries are opened, a served file's fd was found to name
- * another file under ASan and load (remote_v2_shards: "shorter on disk than
- * when it was opened", 3 runs of 4; 0 of 3 with one thread). One until that
- * is understood. */
-#define SCAN_THREADS 1
+/* Files opened at once by a scan: reads in flight, not cores. (Once taken
+ * back to 1: a served file's fd named another file; libztensor closed fd 0
+ * for each v2 file refused for its shard table, with one thread as well.) */
+#define SCAN_THREADS 16
 
 struct ztd_catalog {
     char *root;

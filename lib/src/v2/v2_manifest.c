@@ -168,7 +168,6 @@ static zt_status parse_shard(zt__model *m, const zt_value *k, const zt_value *v,
                           "not start with '.'",
                           k->v.s);
     sh->name = k->v.s;
-    sh->fd = -1;
     if (v->kind != ZT_VAL_MAP)
         return SCHEMA(err, v, NULL, NULL, "§7.1", "shard \"%s\" must be a map", sh->name);
     static const fname fs[2] = {F("size"), F("digest")};
@@ -206,6 +205,11 @@ static zt_status parse_shards(zt__model *m, const zt_value *v, zt_error *err)
     if (!vi->shards)
         return ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     memset(vi->shards, 0, (v->n ? v->n : 1) * sizeof(zt__shard));
+    /* No fd before open_shards opens one: zt__v2_close closes every fd >= 0
+     * of the shards counted, and a table refused at shard i counts it. Left
+     * at 0, that closed fd 0, which another thread may hold for another file. */
+    for (uint32_t i = 0; i < v->n; i++)
+        vi->shards[i].fd = -1;
     for (uint32_t i = 0; i < v->n; i++) {
         zt_status st =
             parse_shard(m, &v->v.items[2 * i], &v->v.items[2 * i + 1], &vi->shards[i], err);
