@@ -1,7 +1,9 @@
 #!/bin/bash
 # Shutdown: SIGTERM with a slow download in flight (cut after --shutdown-grace, exit 0),
 # a download that finishes within the grace, new connections refused while draining,
-# idle daemons (with and without an idle open connection) exit promptly, SIGINT.
+# idle daemons (with and without an idle open connection) exit without waiting out the
+# grace, SIGINT. No check depends on how fast a step is: bounds are a grace (60 s) that
+# must not be waited out, or a download (32 s) that must not be waited for.
 . "$(dirname "$0")/lib.sh" "$@"
 
 R=$T/root
@@ -68,7 +70,8 @@ curl -s --max-time 2 -o /dev/null "$URL/healthz"
 check_eq "after exit: connection refused" "$?" 7
 
 # ---- 2. a download that ends inside the grace completes; then the daemon exits at once
-start_daemon "$R" --shutdown-grace 20s || finish
+# (a 60 s grace: what is asserted is that it is not waited out, never how fast the exit is)
+start_daemon "$R" --shutdown-grace 60s || finish
 # 64 MiB at 16 MiB/s: about 4 s, much more than the socket buffers hold
 (
     curl -s --max-time 60 --limit-rate 16M -o "$T/mid.body" "$URL/v1/files/big.zt/objects/w/data"
@@ -77,29 +80,31 @@ start_daemon "$R" --shutdown-grace 20s || finish
 ) &
 cpid=$!
 sleep 0.5
-term_and_wait 25
+term_and_wait 70
 wait "$cpid"
-check_eq "grace 20s: exit status 0" "$EXIT_RC" 0
-check_eq "grace 20s: in-flight download completed (curl rc)" "$(cat "$T/mid.rc")" 0
-check_same "grace 20s: in-flight download bytes" "$T/mid.body" "$T/big.raw"
+check_eq "grace 60s: exit status 0" "$EXIT_RC" 0
+check_eq "grace 60s: in-flight download completed (curl rc)" "$(cat "$T/mid.rc")" 0
+check_same "grace 60s: in-flight download bytes" "$T/mid.body" "$T/big.raw"
 rm -f "$T/mid.body"
-check_match "grace 20s: new connection refused while draining (curl rc 7)" "$REFUSED_RC" '^(7|gone)$'
+check_match "grace 60s: new connection refused while draining (curl rc 7)" "$REFUSED_RC" '^(7|gone)$'
 after=$((EXIT_MS - $(cat "$T/mid.end")))
-note "grace 20s: exited $after ms after the download ended, $((EXIT_MS - TERM_MS)) ms after SIGTERM"
+note "grace 60s: exited $after ms after the download ended, $((EXIT_MS - TERM_MS)) ms after SIGTERM"
 el=$((EXIT_MS - TERM_MS))
-[ "$el" -ge 1000 ] && ok "grace 20s: waited for the in-flight download ($el ms)" || bad "grace 20s: waited for the in-flight download" "exited after $el ms"
-[ "$after" -le 1500 ] && ok "grace 20s: exits as soon as the last request ends" || bad "grace 20s: exits as soon as the last request ends" "$after ms later"
+[ "$el" -ge 1000 ] && ok "grace 60s: waited for the in-flight download ($el ms)" || bad "grace 60s: waited for the in-flight download" "exited after $el ms"
+[ "$el" -lt 50000 ] && ok "grace 60s: exits when the last request ends, not when the grace does ($after ms after it)" ||
+    bad "grace 60s: exits when the last request ends, not when the grace does" "$el ms after SIGTERM, $after ms after the download"
 
-# ---- 3. idle daemon: prompt exit (default grace 10 s must not be waited)
-start_daemon "$R" || finish
+# ---- 3. idle daemon: prompt exit (the grace, 60 s here, must not be waited; a busy machine
+# took 4.2 s, so what is asserted is only that the grace was not waited out)
+start_daemon "$R" --shutdown-grace 60s || finish
 req "idle daemon answers" 200 "$URL/healthz"
-term_and_wait 10
+term_and_wait 70
 check_eq "idle: exit status 0" "$EXIT_RC" 0
 el=$((EXIT_MS - TERM_MS))
-[ "$el" -le 1500 ] && ok "idle: exits within 1.5 s ($el ms)" || bad "idle: exits within 1.5 s" "$el ms"
+[ "$el" -lt 30000 ] && ok "idle: exits without waiting for the grace ($el ms)" || bad "idle: exits without waiting for the grace" "$el ms"
 
 # ---- 4. an idle open connection (keep-alive, or nothing sent yet) does not hold the exit
-start_daemon "$R" || finish
+start_daemon "$R" --shutdown-grace 60s || finish
 $PY - "$PORT" >"$T/idle.out" 2>&1 <<'EOF' &
 import socket, sys, time
 port = int(sys.argv[1])
@@ -109,14 +114,14 @@ b.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 b.recv(4096)
 c = socket.create_connection(("127.0.0.1", port))        # half a request
 c.sendall(b"GET /v1/files HTTP/1.1\r\nHo")
-time.sleep(15)
+time.sleep(90)
 EOF
 ppid=$!
 sleep 0.7
-term_and_wait 10
+term_and_wait 70
 check_eq "idle connections: exit status 0" "$EXIT_RC" 0
 el=$((EXIT_MS - TERM_MS))
-[ "$el" -le 3000 ] && ok "idle connections: exits within 3 s ($el ms)" || bad "idle connections: exits within 3 s" "$el ms"
+[ "$el" -lt 30000 ] && ok "idle connections: exit without waiting for the grace ($el ms)" || bad "idle connections: exit without waiting for the grace" "$el ms"
 kill "$ppid" 2>/dev/null
 wait "$ppid" 2>/dev/null
 
@@ -142,7 +147,9 @@ sleep 0.5
 term_and_wait 10
 check_eq "8 in flight, grace 1s: exit status 0" "$EXIT_RC" 0
 el=$((EXIT_MS - TERM_MS))
-[ "$el" -le 4000 ] && ok "8 in flight, grace 1s: exits within 4 s ($el ms)" || bad "8 in flight, grace 1s: exits within 4 s" "$el ms"
+# (each download takes 32 s at 2 MB/s: an exit well before that is the grace's cut)
+[ "$el" -lt 25000 ] && ok "8 in flight, grace 1s: the grace cut them, the exit did not wait for them ($el ms)" ||
+    bad "8 in flight, grace 1s: the grace cut them" "$el ms"
 wait "${pids[@]}"
 
 finish
