@@ -78,7 +78,8 @@ rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 check_eq "Content-Length over lingering_max: the connection is closed" "$rc" 0
 check_match "... answered 401 at once" "$(head -1 "$T/ans")" '^HTTP/1\.1 401 '
-check_match "... within 1 s (took $ms ms)" "$ms" '^[0-9]{1,3}$'
+# (raw_http waits 5 s: an answer that waited for the body would not come before it gave up)
+check "... without waiting for the body (took $ms ms)" [ "$ms" -lt 4500 ]
 
 # ---- a chunked body over lingering_max, or trickling past lingering_timeout: cut
 # bounded_body MODE: send a chunked PUT without a token, fast (MODE=fast: 128 MiB) or slowly

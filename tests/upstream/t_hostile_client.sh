@@ -49,15 +49,16 @@ stop_daemon
 
 # ---- a component larger than the whole cache: 507 at once (it can never fit; waiting
 # upstream_timeout for room is of no use)
-start_sidecar "$T/side" "$O_URL" "$T/cache2b" --cache-size 1MiB --upstream-timeout 10s || finish
+start_sidecar "$T/side" "$O_URL" "$T/cache2b" --cache-size 1MiB --upstream-timeout 60s || finish
 curl -s -o /dev/null "$URL/v1/files/big.zt"
 t0=$(date +%s.%N)
 http "$T/full" "$URL/v1/files/big.zt/objects/big/data"
 secs=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
 check_code "larger than cache_size: 507" 507
 check_match "larger than cache_size: cache_full" "$(cat "$T/full.body")" '"code":"cache_full"'
-check "larger than cache_size: answered within 3 s, not after upstream_timeout ($secs s)" \
-    awk "BEGIN{exit !($secs < 3)}"
+# (upstream_timeout is 60 s: an answer well before it did not wait for room)
+check "larger than cache_size: answered without waiting upstream_timeout out ($secs s)" \
+    awk "BEGIN{exit !($secs < 30)}"
 stop_daemon
 
 # ---- HEAD and conditionals during a stalled fill
@@ -80,7 +81,8 @@ for what in head inm; do
     fi
     secs=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
     check_eq "during a stalled fill: $what answers $want" "$code" "$want"
-    check "during a stalled fill: $what within 2 s ($secs s)" awk "BEGIN{exit !($secs < 2)}"
+    # (the relay stalls the fill 20 s: an answer that waited for it would come after that)
+    check "during a stalled fill: $what without waiting for the fill ($secs s)" awk "BEGIN{exit !($secs < 10)}"
 done
 kill "$bg" 2>/dev/null
 wait "$bg" 2>/dev/null
