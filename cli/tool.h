@@ -140,11 +140,13 @@ void tool_pull_json_listing(const char *url, const zt_error *err);
 /* tool_pull_keep.c: the .zt zt_name in dfd written as safetensors to out_fd
  * (fsynced), for a --tensors selection of a .safetensors source. */
 zt_status tool_pull_zt_to_safetensors(int dfd, const char *zt_name, int out_fd, zt_error *err);
-/* tool_pull_skip.c: the key of a selection of f written as format ("zt",
+/* tool_pull_skip.c: the key of a selection of f (the objects selected(name, g)
+ * keeps) written as format ("zt",
  * "safetensors") into out (0: none, a chosen component has no digest); the
  * mark of a file published with it; 1 when name in dfd is marked so and
  * unwritten since. */
-int tool_sel_key(const zt_file *f, const tool_globs *g, const char *format, char *out, size_t cap);
+int tool_sel_key(const zt_file *f, int (*selected)(const char *object, const tool_globs *g),
+                 const tool_globs *g, const char *format, char *out, size_t cap);
 void tool_sel_mark(int fd, const char *key);
 int tool_sel_done(int dfd, const char *name, const char *key);
 

@@ -341,7 +341,8 @@ zt_status tool_pull_select(zt_remote *r, const char *url, int dfd, const char *n
     }
     bool st_out = kind == ZT_KIND_SAFETENSORS; /* the format is kept: safetensors */
     char key[80] = "";
-    if (!tool_sel_key(zt_remote_file_zt(rf), g, st_out ? "safetensors" : "zt", key, sizeof(key)))
+    if (!tool_sel_key(zt_remote_file_zt(rf), tool_pull_selected, g, st_out ? "safetensors" : "zt",
+                      key, sizeof(key)))
         key[0] = 0;
     if (tool_sel_done(dfd, name, key)) { /* the same selection, finished before */
         s->skipped = 1;

@@ -30,7 +30,8 @@ static void hash_text(zt_hasher *h, const char *s)
         zt_hasher_update(h, s, n);
 }
 
-int tool_sel_key(const zt_file *f, const tool_globs *g, const char *format, char *out, size_t cap)
+int tool_sel_key(const zt_file *f, int (*selected)(const char *object, const tool_globs *g),
+                 const tool_globs *g, const char *format, char *out, size_t cap)
 {
     zt_hasher *h = zt_hasher_new(ZT_DIGEST_SHA256);
     zt_error err;
@@ -47,7 +48,7 @@ int tool_sel_key(const zt_file *f, const tool_globs *g, const char *format, char
     json_decref(man);
     for (size_t i = 0; i < zt_file_object_count(f); i++) {
         const zt_object *o = zt_file_object_at(f, i);
-        if (!tool_pull_selected(zt_object_name(o), g))
+        if (!selected(zt_object_name(o), g))
             continue;
         for (size_t j = 0; j < zt_object_component_count(o); j++)
             if (zt_component_digest_kind(zt_object_component_at(o, j)) == ZT_DIGEST_NONE) {
