@@ -80,19 +80,10 @@ static void head_setopt(zt_remote *r, CURL *e, const char *url, struct curl_slis
     curl_easy_setopt(e, CURLOPT_HEADERDATA, h);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, head_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, h);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, eb);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->opt.connect_timeout * 1000));
+    ztr__easy_base(r, e, eb);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
                      deadline > 0 ? (long)(left > 0 ? left * 1000 : 1) + 1
                                   : (long)(r->opt.stall_timeout * 1000));
-    if (r->ca_file)
-        curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
-    if (r->opt.insecure) {
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
     ztr__auth_setopt(r, e);
 }
 

@@ -123,20 +123,11 @@ zt_status ztr__get_page(zt_remote *r, const char *url, double deadline, ztr_page
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, pg);
-        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, eb);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->opt.connect_timeout * 1000));
+        ztr__easy_base(r, e, eb);
         long rate = r->opt.min_rate > 1 ? (long)(r->opt.min_rate + 0.5) : 1;
         curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, rate);
         curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(r->opt.stall_timeout + 0.999));
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, deadline > 0 ? (long)(left * 1000) + 1 : 0L);
-        if (r->ca_file)
-            curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
-        if (r->opt.insecure) {
-            curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-            curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-        }
         ztr__auth_setopt(r, e);
         CURLcode cc = curl_easy_perform(e);
         *code = 0;

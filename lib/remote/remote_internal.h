@@ -176,6 +176,10 @@ typedef struct ztr_batch {
 /* An easy handle for a request (reset), and back to the idle ones after. */
 CURL *ztr__easy_get(zt_remote *r);
 void ztr__easy_put(zt_remote *r, CURL *e);
+/* The options every transfer of the session takes: its error buffer (errbuf,
+ * CURL_ERROR_SIZE bytes), no signals, http and https only, the connect
+ * timeout, the CA file and --insecure. */
+void ztr__easy_base(const zt_remote *r, CURL *e, char *errbuf);
 /* Uniform in [0, 1), for the jitter of retries. */
 double ztr__rand01(zt_remote *r);
 

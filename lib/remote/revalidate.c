@@ -93,22 +93,13 @@ static CURLcode head_once(zt_remote *r, const zt_remote_file *rf, struct curl_sl
     curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, resp);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    ztr__easy_base(r, e, errbuf);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "libztensor-remote/" ZT_VERSION_STRING);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout * 1000));
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left > 0.001 ? left * 1000 : 1));
-    if (r->ca_file)
-        curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
-    if (o->insecure) {
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
     ztr__auth_setopt(r, e); /* SigV4 for an S3 origin */
     CURLcode rc = CURLE_FAILED_INIT;
     if (curl_multi_add_handle(r->multi, e) == CURLM_OK) {

@@ -265,6 +265,20 @@ CURL *ztr__easy_get(zt_remote *r)
     return curl_easy_init();
 }
 
+void ztr__easy_base(const zt_remote *r, CURL *e, char *errbuf)
+{
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->opt.connect_timeout * 1000));
+    if (r->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
+    if (r->opt.insecure) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+}
+
 void ztr__easy_put(zt_remote *r, CURL *e)
 {
     if (r->nidle < MAX_IDLE)
