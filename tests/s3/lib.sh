@@ -57,6 +57,7 @@ s3py_checks() {
     local script=$S3_DIR/s3check.py
     [ "$1" = moto_diff ] && { script=$S3_DIR/moto_diff.py; shift; }
     [ "$1" = auth ] && { script=$S3_DIR/s3auth.py; shift; }
+    [ "$1" = big ] && { script=$S3_DIR/s3big.py; shift; }
     out=$("$S3PY" "$script" "$@" 2>&1)
     local rc=$?
     while IFS= read -r line; do

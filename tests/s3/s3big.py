@@ -1,0 +1,86 @@
+"""One GiB through the S3 front with boto3's default settings (t_big.sh):
+the Run:ai streamer's pattern, download_file and upload_file. Prints one
+line per check, "ok NAME" or "FAIL NAME: why", and exits 0.
+
+  s3big.py URL ROOT KEY UPKEY
+      KEY    a file under ROOT served as s3://models/KEY (1 GiB)
+      UPKEY  where upload_file puts the same bytes back
+
+Files are compared by sha256 read in 8 MiB steps, so the script holds at
+most the 16 ranged answers in flight (128 MiB), never the whole object.
+"""
+import concurrent.futures
+import hashlib
+import os
+import sys
+
+import boto3
+
+
+def ok(name):
+    print("ok", name)
+
+
+def check(name, cond, why=""):
+    print("ok %s" % name if cond else "FAIL %s: %s" % (name, why))
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(8 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def default_client(url):
+    """boto3 as a user runs it: default config, checksums included."""
+    return boto3.client("s3", endpoint_url=url, region_name="us-east-1",
+                        aws_access_key_id="dummy", aws_secret_access_key="dummy")
+
+
+def streamer(s3, root, key):
+    prefix = key.rsplit("/", 1)[0] + "/"
+    listed = {o["Key"]: o["Size"] for o in s3.list_objects_v2(Bucket="models", Prefix=prefix)["Contents"]}
+    size = os.path.getsize(os.path.join(root, key))
+    check("streamer: the list with a prefix names the object and its size",
+          listed.get(key) == size, listed)
+    chunk = 8 << 20
+    spans = [(o, min(o + chunk, size) - 1) for o in range(0, size, chunk)]
+
+    def fetch(span):
+        r = s3.get_object(Bucket="models", Key=key, Range="bytes=%d-%d" % span)
+        return span, r["Body"].read()
+
+    bad = []
+    with open(os.path.join(root, key), "rb") as f, \
+            concurrent.futures.ThreadPoolExecutor(16) as ex:
+        for (lo, hi), body in ex.map(fetch, spans):
+            f.seek(lo)
+            if body != f.read(hi - lo + 1):
+                bad.append(lo)
+    check("streamer: %d ranged GETs of 8 MiB over %d bytes, 16 at once, byte-exact"
+          % (len(spans), size), not bad, "differ at offsets %s" % bad[:4])
+
+
+def main(url, root, key, upkey):
+    s3 = default_client(url)
+    src = os.path.join(root, key)
+    want = sha256_of(src)
+    streamer(s3, root, key)
+    dst = os.path.join(os.environ.get("T", "/tmp"), "big.dl")
+    s3.download_file("models", key, dst)
+    check("download_file of %d bytes (default settings: ranged parts, 10 threads)"
+          % os.path.getsize(src), sha256_of(dst) == want)
+    s3.upload_file(dst, "models", upkey)
+    os.unlink(dst)
+    got = os.path.join(root, upkey)
+    check("upload_file of the same bytes (default settings: multipart, checksums)",
+          os.path.exists(got) and sha256_of(got) == want)
+    h = s3.head_object(Bucket="models", Key=upkey)
+    check("HeadObject of the upload: size and a multipart ETag",
+          h["ContentLength"] == os.path.getsize(src) and "-" in h["ETag"], h["ETag"])
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
