@@ -36,11 +36,15 @@ start_ztd() {
   done
   echo "ztensord did not start:"; cat "$work/ztd.log"; exit 1
 }
-# wait_digests: until ztensord's background verifier has hashed every component (at most
-# 300 s), so that its hashing is not measured with what a benchmark measures
+# wait_digests: until ztensord's background verifier has hashed every component and every
+# file it hashes whole (at most 300 s), so that its hashing is not measured with what a
+# benchmark measures
 wait_digests() {
+  local m
   for _ in $(seq 3000); do
-    curl -s "http://127.0.0.1:$zport/metrics" | grep -qx 'ztensord_digest_components{state="pending"} 0' && return 0
+    m=$(curl -s "http://127.0.0.1:$zport/metrics")
+    grep -qx 'ztensord_digest_components{state="pending"} 0' <<<"$m" &&
+      grep -qx 'ztensord_files_hashed{state="pending"} 0' <<<"$m" && return 0
     sleep 0.1
   done
   echo "ztensord: digests still pending after 300 s" >&2

@@ -45,6 +45,7 @@ PY
 fi
 fsize=$(stat -c %s s3root/m/model.safetensors)
 start_ztd "$work/s3root"
+wait_digests # the verifier hashes the file whole once: not measured with the GETs
 start_nginx "$work/s3root"
 Z="http://127.0.0.1:$zport/models/m/model.safetensors"
 N="http://127.0.0.1:$nport/m/model.safetensors"
@@ -213,6 +214,7 @@ if want 5; then
   spid=$zpid sport=$zport
   mv "$work/ztd.log" "$work/f5side.log" # it keeps writing there
   start_ztd "$work/f5local"
+  wait_digests
   lpid=$zpid lport=$zport
   S="http://127.0.0.1:$sport/models/big.zt" L="http://127.0.0.1:$lport/models/big.zt"
   curl -sf -o /dev/null "$S" || { echo "the sidecar's first GetObject failed"; exit 1; } # warm
