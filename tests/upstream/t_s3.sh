@@ -6,7 +6,7 @@
 # /v1/files list the store's objects and the safetensors view of each .zt (made here
 # from the .zt, byte-identical to zt convert's, the store never asked for it; a view
 # safetensors cannot express listed as an error by /v1/files, not by S3) and serve
-# them (aws s3 sync twice), and a relay
+# them (aws s3 sync twice), --prefetch expands a prefix with the store's objects, and a relay
 # that flips bytes makes every fill fail its digest check with nothing cached;
 # eight concurrent GetObjects of one object through the sidecar's S3 front
 # cost the store about one copy (a relay counts its bytes).
@@ -95,6 +95,25 @@ check_eq "the store was never asked for the view's key" \
 AWS_ENDPOINT_URL=$URL aws s3 sync s3://models/ "$T/synced" >/dev/null 2>&1
 check_same "aws s3 sync through the sidecar's S3 front" "$T/synced/model.zt" "$T/files/model.zt"
 check_eq "a second sync copies nothing" "$(AWS_ENDPOINT_URL=$URL aws s3 sync s3://models/ "$T/synced" 2>&1)" ""
+stop_daemon
+
+# --prefetch of a prefix on an S3 store: expanded with the store's objects (the files, not
+# the views made from them) and filled at start-up; the view is then read with no GET of
+# the store. The wait is bounded (60 s), not timed.
+NO_READY=1 start_sidecar "$T/side" "s3://models/" "$T/cache7" --prefetch llama/ || finish
+ready=
+for i in $(seq 1 600); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && ready=1 && break
+    sleep 0.1
+done
+check "prefetch of a prefix of the store: /readyz 200 once done" [ -n "$ready" ]
+check_eq "prefetched: the store's files under the prefix, no view" \
+    "$(metric "$URL" '^ztensord_prefetch_files\{state="done"\}')" "$(find "$T/files" -type f | wc -l)"
+n1=$(gets)
+http "$T/r" "$URL/models/llama/model.safetensors"
+check_code "GetObject of the view after the prefetch" 200
+check_same "its bytes: zt convert's output" "$T/r.body" "$T/model.safetensors"
+check_eq "from the prefetched cache: the store not asked for model.zt" "$(gets)" "$n1"
 stop_daemon
 
 # A relay that flips a byte of every answer after the open's two.
