@@ -370,8 +370,9 @@ static const option options[] = {
     OPT_STRING("prefetch", prefetch, 0, "", "NAMES", NULL,
                "comma-separated file names and prefixes, or empty for none",
                "With upstream: fetch these into the cache at start-up (a name ending in .zt, "
-               ".safetensors or .alt is a file; anything else a prefix, expanded with a ztensord "
-               "upstream's listing). /readyz answers 503 until it is done, so it can gate an "
+               ".safetensors or .alt is a file; anything else a prefix, expanded with the "
+               "upstream's listing: a ztensord's, or an S3 store's objects). /readyz answers 503 "
+               "until it is done, so it can gate an "
                "inference pod's readiness; progress in GET /v1/prefetch and /metrics."),
     {.name = "s3_buckets",
      .type = T_STRING,

@@ -179,7 +179,7 @@ enum MHD_Result ztd_list_files(ztd_server *s, struct MHD_Connection *c, ztd_req 
         bool wait;
         ztd_err err;
         const char *msg = "";
-        up = ztd_answer_upstream_files(s, c, r, false, &wait, &err, &msg);
+        up = ztd_answer_upstream_files(s, c, r, &wait, &err, &msg);
         if (wait)
             return MHD_YES;
         if (err)

@@ -195,7 +195,7 @@ static bool view_file(ztd_upstream *u, const ztd_hf_repo *r, const char *repo, c
     *fo = NULL;
     if (n <= k || strcmp(name + n - k, ext) != 0)
         return false;
-    *of = ztd_uplist_view_of_fetched(ztd_upstream_listing(u), name);
+    *of = ztd_uplist_view_of_fetched(ztd_upstream_file_listing(u), name);
     if (!*of)
         return false;
     if (!strncmp(*of, repo, rl) && (*of)[rl] == '/')

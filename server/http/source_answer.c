@@ -241,7 +241,7 @@ static bool st_name(const char *name)
  * from the listing at hand (fetch false), or fetched (blocking). */
 static void resolve_view(ztd_answer_state *x, bool fetch)
 {
-    ztd_uplist *l = ztd_upstream_listing(x->s->upstream);
+    ztd_uplist *l = ztd_upstream_file_listing(x->s->upstream);
     if (x->view_checked || !l || !st_name(x->name))
         return;
     char *of = NULL;

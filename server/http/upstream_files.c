@@ -11,17 +11,9 @@ typedef struct list_job {
     ztd_offload off;
     ztd_server *s;
     json_t *files;
-    bool store; /* an S3 store's objects count as the upstream's files */
     ztd_err err;
     char msg[600];
 } list_job;
-
-/* The listing the front lists: a ztensord upstream's, or (store) an S3 store's. */
-static ztd_uplist *listing(ztd_upstream *u, bool store)
-{
-    ztd_uplist *l = ztd_upstream_listing(u);
-    return l || !store ? l : ztd_upstream_store_listing(u);
-}
 
 static void list_job_free(void *p)
 {
@@ -43,18 +35,18 @@ static void fetch_listing(ztd_offload *o)
                  ztd_upstream_url(j->s->upstream));
         return;
     }
-    ztd_uplist *l = listing(j->s->upstream, j->store);
+    ztd_uplist *l = ztd_upstream_file_listing(j->s->upstream);
     j->err = l ? ztd_uplist_get(l, &j->files, j->msg, sizeof(j->msg)) : ZTD_ERR_NONE;
 }
 
-json_t *ztd_answer_upstream_files(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool store,
-                                  bool *wait, ztd_err *err, const char **msg)
+json_t *ztd_answer_upstream_files(ztd_server *s, struct MHD_Connection *c, ztd_req *r, bool *wait,
+                                  ztd_err *err, const char **msg)
 {
     *wait = false;
     *err = ZTD_ERR_NONE;
     list_job *j = r->ctx_free == list_job_free ? r->ctx : NULL;
     if (!j) {
-        ztd_uplist *l = listing(s->upstream, store);
+        ztd_uplist *l = ztd_upstream_file_listing(s->upstream);
         json_t *f = l ? ztd_uplist_peek(l) : NULL;
         if (f || (!l && ztd_upstream_kind_known(s->upstream)))
             return f;
@@ -63,7 +55,6 @@ json_t *ztd_answer_upstream_files(ztd_server *s, struct MHD_Connection *c, ztd_r
             return NULL;
         }
         j->s = s;
-        j->store = store;
         ztd_req_set_ctx(r, j, list_job_free);
         if (!ztd_offload_start(s, c, &j->off, fetch_listing)) {
             *wait = true;

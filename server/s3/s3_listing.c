@@ -337,7 +337,7 @@ enum MHD_Result ztd_s3_list_objects(ztd_server *s, struct MHD_Connection *c, ztd
         bool wait;
         ztd_err err;
         const char *msg = "";
-        up = ztd_answer_upstream_files(s, c, r, true, &wait, &err, &msg);
+        up = ztd_answer_upstream_files(s, c, r, &wait, &err, &msg);
         if (wait || err) {
             free(a);
             return wait ? MHD_YES : ztd_s3_shared_error(c, r, err, msg);

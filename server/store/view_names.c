@@ -36,8 +36,7 @@ static bool ends_with(const char *s, const char *tail)
     return n > k && !strcmp(s + n - k, tail);
 }
 
-/* "dir/STEM.safetensors" for "dir/STEM.zt" or "dir/STEM.alt" (malloc'ed), or NULL. */
-static char *view_name(const char *name)
+char *ztd_view_name(const char *name)
 {
     size_t k = ends_with(name, ".zt") ? 3 : ends_with(name, ".alt") ? 4 : 0;
     size_t n = strlen(name);
@@ -104,6 +103,18 @@ static ztd_st_view *view_of(ztd_entry *t)
     return ztd_st_view_get(&t->st_view, t->file, id);
 }
 
+/* A new view entry of t named name (taken), t held; NULL when out of memory. */
+static ztd_entry *view_entry(ztd_entry *t, char *name, const ztd_st_view *sv)
+{
+    ztd_entry *e = virtual_new(name, t);
+    if (e) {
+        ztd_entry_ref(t);
+        e->view_of = t;
+        e->size = sv->v ? zt_st_view_size(sv->v) : 0;
+    }
+    return e;
+}
+
 /* The view entry of t, new or the previous snapshot's, into j->out. */
 static void add_view(dir_job *j, ztd_entry *t, char *name, const ztd_st_view *sv)
 {
@@ -112,10 +123,8 @@ static void add_view(dir_job *j, ztd_entry *t, char *name, const ztd_st_view *sv
         free(name);
         ztd_entry_ref(o);
         e = o;
-    } else if ((e = virtual_new(name, t))) {
-        ztd_entry_ref(t);
-        e->view_of = t;
-        e->size = sv->v ? zt_st_view_size(sv->v) : 0;
+    } else {
+        e = view_entry(t, name, sv);
     }
     if (!e || ztd_entry_vec_push(j->out, e) != 0) {
         ztd_entry_unref(e);
@@ -132,11 +141,17 @@ typedef struct model {
     const char *refused; /* a member without a view */
 } model;
 
+/* Has tensor entry t a view of its own name (not virtual, opened, not a v2 data shard)? */
+static bool has_view(const ztd_entry *t)
+{
+    return !ztd_entry_virtual(t) && t->file && !zt_file_is_data_shard(t->file);
+}
+
 static void consider(dir_job *j, ztd_entry *t, model *m)
 {
-    if (ztd_entry_virtual(t) || !t->file || zt_file_is_data_shard(t->file))
+    if (!has_view(t))
         return;
-    char *name = view_name(t->name);
+    char *name = ztd_view_name(t->name);
     ztd_st_view *sv = name ? view_of(t) : NULL;
     bool own = zt_file_get_kind(t->file) == ZT_KIND_SAFETENSORS || (sv && sv->own);
     if (!own && !sv) {
@@ -193,7 +208,7 @@ static char *index_json(const char *dir, const model *m)
         ztd_entry *t = m->members[i];
         if (m->views[i]) {
             views[i] = m->views[i]->v;
-            ok = (owned[i] = view_name(base_of(t->name))) != NULL;
+            ok = (owned[i] = ztd_view_name(base_of(t->name))) != NULL;
             names[i] = owned[i];
         } else { /* its own view: its tensors, from a view of it made for the index */
             ok = (views[i] = temp[i] = zt_st_view_new(t->file, &err)) != NULL;
@@ -410,4 +425,15 @@ int ztd_view_names_add(ztd_entry ***v, size_t *n, size_t *cap, const ztd_snapsho
     }
     free(add.v);
     return j.rc;
+}
+
+ztd_entry *ztd_view_entry_new(ztd_entry *t)
+{
+    char *name = has_view(t) ? ztd_view_name(t->name) : NULL;
+    ztd_st_view *sv = name ? view_of(t) : NULL;
+    if (!sv || sv->own) {
+        free(name);
+        return NULL;
+    }
+    return view_entry(t, name, sv);
 }

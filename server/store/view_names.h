@@ -31,4 +31,14 @@
 /* A ztd_catalog_virtuals_fn (catalog.h): given to ztd_catalog_set_virtuals(). */
 ztd_catalog_virtuals_fn ztd_view_names_add;
 
+/* "dir/STEM.safetensors" for "dir/STEM.zt" or "dir/STEM.alt" (malloc'ed): the
+ * name of its view; NULL for other names (or out of memory). */
+char *ztd_view_name(const char *name);
+/* The view of tensor entry t as the virtual entry a listing shows beside t,
+ * t held, its layout built (or refused: ztd_entry_view_refused), for files
+ * listed outside a snapshot (an S3 store's: upstream/store_views.h). NULL
+ * when t has no view (another name, safetensors, a v2 data shard, a file
+ * that did not open) or out of memory. */
+ztd_entry *ztd_view_entry_new(ztd_entry *t);
+
 #endif

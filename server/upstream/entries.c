@@ -206,6 +206,11 @@ ztd_uplist *ztd_upstream_store_listing(ztd_upstream *u)
     return u->store_list;
 }
 
+ztd_uplist *ztd_upstream_file_listing(ztd_upstream *u)
+{
+    return u->store_list ? u->store_list : ztd_upstream_listing(u);
+}
+
 bool ztd_upstream_kind_known(const ztd_upstream *u)
 {
     return __atomic_load_n(&u->kind, __ATOMIC_ACQUIRE) != ZTD_UPSTREAM_AUTO;

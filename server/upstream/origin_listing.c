@@ -19,6 +19,8 @@
 struct ztd_uplist {
     char *base, *token;
     const zt_remote_options *store; /* an S3 store's (base is then its s3:// URL) */
+    ztd_uplist_more_fn *more;       /* adds to a store's listing (its views), or NULL */
+    void *more_ctx;
     double connect_timeout, timeout;
     uint64_t ttl_ms;
     pthread_mutex_t mu; /* one fetch at a time; the fields below */
@@ -48,6 +50,12 @@ ztd_uplist *ztd_uplist_new_store(const zt_remote_options *opt, const char *s3url
     if (l)
         l->store = opt;
     return l;
+}
+
+void ztd_uplist_set_more(ztd_uplist *l, ztd_uplist_more_fn *fn, void *ctx)
+{
+    l->more = fn;
+    l->more_ctx = ctx;
 }
 
 void ztd_uplist_free(ztd_uplist *l)
@@ -84,24 +92,18 @@ static int by_name(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
-/* The "files" array of a listing body, checked and sorted (a new reference). */
-static json_t *parse(const char *body, size_t len)
+/* The listing objects of files sorted by name, in a new array (a new
+ * reference); NULL when one is not an object with a name, or out of memory. */
+static json_t *sorted(const json_t *files)
 {
-    json_t *root = json_loadb(body, len, 0, NULL);
-    json_t *files = json_object_get(root, "files");
-    if (!json_is_array(files)) {
-        json_decref(root);
-        return NULL;
-    }
     size_t n = json_array_size(files);
     json_t **v = malloc((n ? n : 1) * sizeof(*v));
     json_t *out = v ? json_array() : NULL;
-    for (size_t i = 0; v && i < n; i++) {
+    for (size_t i = 0; out && i < n; i++) {
         v[i] = json_array_get(files, i);
         if (!json_is_object(v[i]) || !json_is_string(json_object_get(v[i], "name"))) {
             json_decref(out);
             out = NULL;
-            break;
         }
     }
     if (out) {
@@ -110,6 +112,15 @@ static json_t *parse(const char *body, size_t len)
             json_array_append(out, v[i]);
     }
     free(v);
+    return out;
+}
+
+/* The "files" array of a listing body, checked and sorted (a new reference). */
+static json_t *parse(const char *body, size_t len)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *files = json_object_get(root, "files");
+    json_t *out = json_is_array(files) ? sorted(files) : NULL;
     json_decref(root);
     return out;
 }
@@ -117,12 +128,22 @@ static json_t *parse(const char *body, size_t len)
 /* An S3 store's listing, fetched whole, under l->mu. */
 static ztd_err refresh_store(ztd_uplist *l, char *msg, size_t cap)
 {
-    json_t *files = NULL;
+    json_t *files = NULL, *all = NULL;
     ztd_err err = ztd_store_list(l->store, l->base, &files, msg, cap);
+    if (!err && l->more && (l->more(l->more_ctx, files) != 0 || !(all = sorted(files)))) {
+        snprintf(msg, cap, "upstream %s: the store's listing: out of memory", l->base);
+        err = ZTD_ERR_INTERNAL;
+    }
+    if (all) {
+        json_decref(files);
+        files = all;
+    }
     if (!err) {
         json_decref(l->files);
         l->files = files;
         l->checked = ztd_now_ms();
+    } else {
+        json_decref(files);
     }
     return err;
 }
@@ -203,24 +224,28 @@ int ztd_upstream_probe(const char *base, const char *token, double connect_timeo
     return kind;
 }
 
-char *ztd_uplist_view_of(const json_t *files, const char *name)
+json_t *ztd_uplist_find(const json_t *files, const char *name)
 {
     size_t lo = 0, hi = json_array_size(files);
     while (lo < hi) { /* the array is sorted by name (checked when it was fetched) */
         size_t mid = lo + (hi - lo) / 2;
-        const json_t *f = json_array_get(files, mid);
+        json_t *f = json_array_get(files, mid);
         const char *n = json_string_value(json_object_get(f, "name"));
         int c = n ? strcmp(n, name) : -1;
-        if (!c) {
-            const char *of = json_string_value(json_object_get(f, "view_of"));
-            return of ? strdup(of) : NULL;
-        }
+        if (!c)
+            return f;
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     return NULL;
+}
+
+char *ztd_uplist_view_of(const json_t *files, const char *name)
+{
+    const char *of = json_string_value(json_object_get(ztd_uplist_find(files, name), "view_of"));
+    return of ? strdup(of) : NULL;
 }
 
 char *ztd_uplist_view_of_fetched(ztd_uplist *l, const char *name)

@@ -30,16 +30,26 @@ ztd_uplist *ztd_uplist_new(const char *base, const char *token, double connect_t
 ztd_uplist *ztd_uplist_new_store(const struct zt_remote_options *opt, const char *s3url,
                                  uint64_t ttl_ms);
 void ztd_uplist_free(ztd_uplist *l);
+/* What completes an S3 store's listing each time it is fetched (its views:
+ * upstream/store_views.h): appends listing objects to files (an array sorted
+ * by name; it is sorted again after), blocking is allowed. 0, or -1 when out
+ * of memory. */
+typedef int ztd_uplist_more_fn(void *ctx, json_t *files);
+/* Set once, before l is first used. */
+void ztd_uplist_set_more(ztd_uplist *l, ztd_uplist_more_fn *fn, void *ctx);
 
 /* The files (a JSON array of listing objects, sorted by name; a new
  * reference) when fetched less than ttl ago, else NULL. Never blocks on the
  * network. */
 json_t *ztd_uplist_peek(ztd_uplist *l);
+/* The object named `name` in files (a listing's array, sorted by name;
+ * borrowed from it), or NULL. */
+json_t *ztd_uplist_find(const json_t *files, const char *name);
 /* When files (a listing's array, sorted by name) lists `name` as a
  * safetensors view ("view_of": the file it is made from, store/view_names.h),
  * that file's name, malloc'ed; else NULL. */
 char *ztd_uplist_view_of(const json_t *files, const char *name);
-/* The same from the listing of a ztensord upstream, fetched if need be
+/* The same from listing l (a ztensord upstream's or an S3 store's), fetched if need be
  * (blocking); NULL for a plain upstream, or when the listing cannot be had. */
 char *ztd_uplist_view_of_fetched(ztd_uplist *l, const char *name);
 /* The same, fetching or revalidating first as needed: blocks. An upstream

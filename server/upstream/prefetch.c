@@ -167,7 +167,7 @@ static int expand_prefix(job *j, const char *prefix, strvec *out)
 {
     char msg[600];
     ztd_upstream_tell_kind(j->p->u);
-    struct ztd_uplist *l = ztd_upstream_listing(j->p->u);
+    struct ztd_uplist *l = ztd_upstream_file_listing(j->p->u);
     if (!l) {
         snprintf(msg, sizeof(msg),
                  "\"%s\" is a prefix, and upstream %s has no listing to expand it (a plain "
@@ -211,7 +211,7 @@ static int expand_prefix_retried(job *j, const char *prefix, strvec *out)
             break;
         while (out->n > before) /* a partial expansion */
             free(out->v[--out->n]);
-        bool plain = ztd_upstream_kind_known(j->p->u) && !ztd_upstream_listing(j->p->u);
+        bool plain = ztd_upstream_kind_known(j->p->u) && !ztd_upstream_file_listing(j->p->u);
         if (plain || (!j->startup && attempt + 1 >= RETRIES))
             break;
         pause_ms(j->p, wait);

@@ -1,8 +1,9 @@
 /*
  * Prefetch (--prefetch, POST /v1/prefetch): upstream files fetched into the
  * cache before anyone asks for them, so that an inference pod's first reads
- * are local. A job names files and prefixes (a prefix is expanded with a
- * ztensord upstream's listing); its files are opened and every component
+ * are local. A job names files and prefixes (a prefix is expanded with the
+ * upstream's listing: a ztensord's, or an S3 store's objects; views and
+ * indexes are left out, their files fetched); its files are opened and every component
  * filled through the upstream store, a few at a time, each released once
  * complete (so a prefetch larger than the cache evicts its own first parts
  * rather than failing). Jobs run one at a time on a thread of their own, in

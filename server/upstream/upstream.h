@@ -84,9 +84,13 @@ bool ztd_upstream_kind_known(const ztd_upstream *u);
 /* A ztensord upstream's listing (upstream/origin_listing.h); NULL for a plain
  * upstream, or while the kind is not known. */
 struct ztd_uplist *ztd_upstream_listing(ztd_upstream *u);
-/* An S3 store's objects (`--upstream s3://`), listed for the S3 front of a
- * node-local cache (upstream/store_listing.h); NULL for other upstreams. */
+/* An S3 store's objects (`--upstream s3://`) and their safetensors views
+ * (upstream/store_listing.h, store_views.h); NULL for other upstreams. */
 struct ztd_uplist *ztd_upstream_store_listing(ztd_upstream *u);
+/* The listing of the upstream's files, views included, that the fronts list
+ * and resolve a view's name with: the S3 store's, or a ztensord upstream's;
+ * NULL for a plain upstream, or while the kind is not known. */
+struct ztd_uplist *ztd_upstream_file_listing(ztd_upstream *u);
 void ztd_upstream_get_stats(ztd_upstream *u, ztd_upstream_stats *out);
 
 /* GET BASE{path} (path starts with '/', already encoded) on a ztensord

@@ -2,8 +2,11 @@
 # t_s3: ztensord --upstream s3://BUCKET/PREFIX in front of moto (the reference
 # S3): the sidecar serves the store's .zt files as a ztensord on the same
 # files would (/raw byte-exact, a component, zt pull through it), a second
-# request is answered from the cache without asking the store, its S3 front lists
-# the store's objects and serves them (aws s3 sync twice), and a relay
+# request is answered from the cache without asking the store, its S3 front and
+# /v1/files list the store's objects and the safetensors view of each .zt (made here
+# from the .zt, byte-identical to zt convert's, the store never asked for it; a view
+# safetensors cannot express listed as an error by /v1/files, not by S3) and serve
+# them (aws s3 sync twice), --prefetch expands a prefix with the store's objects, and a relay
 # that flips bytes makes every fill fail its digest check with nothing cached;
 # eight concurrent GetObjects of one object through the sidecar's S3 front
 # cost the store about one copy (a relay counts its bytes).
@@ -16,6 +19,10 @@ mkdir -p "$T/files" "$T/side"
 rand "$T/w.bin" 3000000
 rand "$T/t.bin" 4096
 pack "$T/files/model.zt" w=u8:3000000:"$T/w.bin" t=f32:1024:"$T/t.bin" || finish
+# A file whose view safetensors cannot express (complex64): its view is listed as an error
+# by /v1/files and not at all by the S3 front, as a local one is.
+CPX=${ZT_CORPUS_V2_DIR:-}/accept/type_complex64.zt
+if [ -f "$CPX" ]; then cp "$CPX" "$T/files/cpx.zt"; else skip "a refused view" "ZT_CORPUS_V2_DIR not set"; fi
 start_moto MP || finish
 $FILL "http://127.0.0.1:$MP" put models llama/ "$T/files" --create || bad "s3fill put"
 
@@ -50,9 +57,63 @@ check_match "the sidecar's S3 front lists the store's object, its size and date"
 http "$T/r" "$URL/models/model.zt"
 check_code "GetObject through the sidecar's S3 front" 200
 check_same "GetObject: the object's bytes" "$T/r.body" "$T/files/model.zt"
+# The views of the store's .zt objects (issue 24): model.safetensors is listed by /v1/files
+# and ListObjectsV2 with its size, and made here from model.zt's bytes, byte-identical to
+# zt convert's output; the store is never asked for that key.
+"$ZT" convert "$T/files/model.zt" -o "$T/model.safetensors" >/dev/null || bad "zt convert"
+vsize=$(stat -c %s "$T/model.safetensors")
+http "$T/r" "$URL/v1/files"
+check_code "/v1/files of the sidecar" 200
+check_eq "/v1/files lists the store's object" "$($HELP listing "$T/r.body" model.zt size)" \
+    "$(stat -c %s "$T/files/model.zt")"
+check_eq "/v1/files lists its view, with its size" \
+    "$($HELP listing "$T/r.body" model.safetensors size)" "$vsize"
+check_eq "the view's format" "$($HELP listing "$T/r.body" model.safetensors format)" \
+    safetensors-view
+check_eq "the view's view_of" "$($HELP listing "$T/r.body" model.safetensors view_of)" model.zt
+if [ -f "$T/files/cpx.zt" ]; then
+    check_eq "a view safetensors cannot express: listed by /v1/files as an error" \
+        "$($HELP listing "$T/r.body" cpx.safetensors error.code)" view_unsupported
+fi
+out=$(curl -s "$URL/models?list-type=2")
+check_match "ListObjectsV2 lists the view with its size" "$out" \
+    "<Key>model\.safetensors</Key><LastModified>[^<]+</LastModified><ETag>[^<]+</ETag><Size>$vsize</Size>"
+if [ -f "$T/files/cpx.zt" ]; then
+    check_match "ListObjectsV2 lists the file whose view is refused" "$out" "<Key>cpx\.zt</Key>"
+    if grep -q '<Key>cpx\.safetensors</Key>' <<<"$out"; then
+        bad "ListObjectsV2: a view safetensors cannot express is not listed"
+    else ok "ListObjectsV2: a view safetensors cannot express is not listed"; fi
+fi
+http "$T/r" "$URL/models/model.safetensors"
+check_code "GetObject of the view" 200
+check_same "GetObject of the view: zt convert's output" "$T/r.body" "$T/model.safetensors"
+http "$T/r" "$URL/v1/files/model.safetensors/raw"
+check_code "/v1/files/model.safetensors/raw" 200
+check_same "its bytes: zt convert's output" "$T/r.body" "$T/model.safetensors"
+check_eq "the store was never asked for the view's key" \
+    "$(grep -c 'models/llama/model\.safetensors' "$T/moto-$MP.log")" 0
 AWS_ENDPOINT_URL=$URL aws s3 sync s3://models/ "$T/synced" >/dev/null 2>&1
 check_same "aws s3 sync through the sidecar's S3 front" "$T/synced/model.zt" "$T/files/model.zt"
 check_eq "a second sync copies nothing" "$(AWS_ENDPOINT_URL=$URL aws s3 sync s3://models/ "$T/synced" 2>&1)" ""
+stop_daemon
+
+# --prefetch of a prefix on an S3 store: expanded with the store's objects (the files, not
+# the views made from them) and filled at start-up; the view is then read with no GET of
+# the store. The wait is bounded (60 s), not timed.
+NO_READY=1 start_sidecar "$T/side" "s3://models/" "$T/cache7" --prefetch llama/ || finish
+ready=
+for i in $(seq 1 600); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && ready=1 && break
+    sleep 0.1
+done
+check "prefetch of a prefix of the store: /readyz 200 once done" [ -n "$ready" ]
+check_eq "prefetched: the store's files under the prefix, no view" \
+    "$(metric "$URL" '^ztensord_prefetch_files\{state="done"\}')" "$(find "$T/files" -type f | wc -l)"
+n1=$(gets)
+http "$T/r" "$URL/models/llama/model.safetensors"
+check_code "GetObject of the view after the prefetch" 200
+check_same "its bytes: zt convert's output" "$T/r.body" "$T/model.safetensors"
+check_eq "from the prefetched cache: the store not asked for model.zt" "$(gets)" "$n1"
 stop_daemon
 
 # A relay that flips a byte of every answer after the open's two.
