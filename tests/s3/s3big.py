@@ -9,20 +9,14 @@ line per check, "ok NAME" or "FAIL NAME: why", and exits 0.
 Files are compared by sha256 read in 8 MiB steps, so the script holds at
 most the 16 ranged answers in flight (128 MiB), never the whole object.
 """
-import concurrent.futures
 import hashlib
 import os
 import sys
 
 import boto3
 
-
-def ok(name):
-    print("ok", name)
-
-
-def check(name, cond, why=""):
-    print("ok %s" % name if cond else "FAIL %s: %s" % (name, why))
+import s3check
+from s3check import check
 
 
 def sha256_of(path):
@@ -39,35 +33,11 @@ def default_client(url):
                         aws_access_key_id="dummy", aws_secret_access_key="dummy")
 
 
-def streamer(s3, root, key):
-    prefix = key.rsplit("/", 1)[0] + "/"
-    listed = {o["Key"]: o["Size"] for o in s3.list_objects_v2(Bucket="models", Prefix=prefix)["Contents"]}
-    size = os.path.getsize(os.path.join(root, key))
-    check("streamer: the list with a prefix names the object and its size",
-          listed.get(key) == size, listed)
-    chunk = 8 << 20
-    spans = [(o, min(o + chunk, size) - 1) for o in range(0, size, chunk)]
-
-    def fetch(span):
-        r = s3.get_object(Bucket="models", Key=key, Range="bytes=%d-%d" % span)
-        return span, r["Body"].read()
-
-    bad = []
-    with open(os.path.join(root, key), "rb") as f, \
-            concurrent.futures.ThreadPoolExecutor(16) as ex:
-        for (lo, hi), body in ex.map(fetch, spans):
-            f.seek(lo)
-            if body != f.read(hi - lo + 1):
-                bad.append(lo)
-    check("streamer: %d ranged GETs of 8 MiB over %d bytes, 16 at once, byte-exact"
-          % (len(spans), size), not bad, "differ at offsets %s" % bad[:4])
-
-
 def main(url, root, key, upkey):
     s3 = default_client(url)
     src = os.path.join(root, key)
     want = sha256_of(src)
-    streamer(s3, root, key)
+    s3check.streamer(url, root, key)  # its comparisons read the file range by range
     dst = os.path.join(os.environ.get("T", "/tmp"), "big.dl")
     s3.download_file("models", key, dst)
     check("download_file of %d bytes (default settings: ranged parts, 10 threads)"
