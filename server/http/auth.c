@@ -4,6 +4,7 @@
  * which token matched nor how much of one did.
  */
 #include "http/auth.h"
+#include "core/grow.h"
 #include "core/record_lines.h"
 
 #include <ctype.h>
@@ -89,15 +90,10 @@ ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t err
     ztd_record rec;
     ztd_records_init(&it, text, len);
     while (ztd_records_next(&it, &rec)) {
-        if (t->n == cap) {
-            cap = cap ? cap * 2 : 8;
-            token *nt = realloc(t->t, cap * sizeof(*nt));
-            if (!nt) {
-                snprintf(err, errlen, "out of memory");
-                ztd_tokens_free(t);
-                return NULL;
-            }
-            t->t = nt;
+        if (ZTD_GROW_ITEMS(t->t, cap, t->n + 1, 8) != 0) {
+            snprintf(err, errlen, "out of memory");
+            ztd_tokens_free(t);
+            return NULL;
         }
         if (parse_record(&rec, &t->t[t->n], err, errlen) != 0) {
             ztd_tokens_free(t);

@@ -21,6 +21,7 @@
  * once they are done, as before.
  */
 #include "store/catalog.h"
+#include "core/grow.h"
 #include "store/decoders.h"
 #include "core/log.h"
 #include "core/clock.h"
@@ -490,14 +491,8 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
 
 int ztd_entry_vec_push(ztd_entry_vec *v, ztd_entry *e)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        ztd_entry **nv = realloc(v->v, cap * sizeof(*nv));
-        if (!nv)
-            return -1;
-        v->v = nv;
-        v->cap = cap;
-    }
+    if (ZTD_GROW_ITEMS(v->v, v->cap, v->n + 1, 64) != 0)
+        return -1;
     v->v[v->n++] = e;
     return 0;
 }
@@ -576,14 +571,8 @@ typedef struct file_vec {
 
 static int files_push(file_vec *v, const char *rel, bool is_link)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        scan_file *nv = realloc(v->v, cap * sizeof(*nv));
-        if (!nv)
-            return -1;
-        v->v = nv;
-        v->cap = cap;
-    }
+    if (ZTD_GROW_ITEMS(v->v, v->cap, v->n + 1, 64) != 0)
+        return -1;
     if (!(v->v[v->n].rel = strdup(rel)))
         return -1;
     v->v[v->n].is_link = is_link;

@@ -10,6 +10,7 @@
  * pick an item a response still holds.
  */
 #include "upstream/items.h"
+#include "core/grow.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "upstream/items_disk.h"
@@ -271,13 +272,8 @@ static void found(void *arg, ztd_cache_tree tree, const uint8_t id[32], uint64_t
     found_list *l = arg;
     ztd_cache_key k = {.kind = tree == ZTD_CACHE_TREE_PARTS ? ZTD_CACHE_PART : ZTD_CACHE_BLOB};
     memcpy(k.id, id, sizeof(k.id));
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        ztd_cache_item **v = realloc(l->v, cap * sizeof(*v));
-        if (!v)
-            return; /* not indexed: a later fill replaces the file */
-        l->v = v, l->cap = cap;
-    }
+    if (ZTD_GROW_ITEMS(l->v, l->cap, l->n + 1, 64) != 0)
+        return; /* not indexed: a later fill replaces the file */
     ztd_cache_item *it = item_new(l->c, &k, size, ZTD_CACHE_COMPLETE);
     if (it) {
         it->stamp = mtime_ns;
