@@ -34,17 +34,48 @@ static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *s
     ztd_s3_expat_stop(ud, "a DOCTYPE is not accepted");
 }
 
-bool ztd_s3_expat_parse(ztd_s3_expat *x, void *ud, const char *xml, size_t len,
-                        XML_StartElementHandler start, XML_EndElementHandler end,
-                        XML_CharacterDataHandler text, char *why, size_t cap)
+void ztd_s3_expat_collect(ztd_s3_expat *x, int which)
+{
+    x->in = which;
+    x->tlen = 0;
+}
+
+static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
+{
+    ztd_s3_expat *x = ud;
+    (void)atts;
+    x->depth++;
+    x->start(x, ztd_s3_xml_local(name));
+}
+
+static void XMLCALL on_end(void *ud, const XML_Char *name)
+{
+    ztd_s3_expat *x = ud;
+    x->end(x, ztd_s3_xml_local(name));
+    x->in = 0;
+    x->depth--;
+}
+
+static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
+{
+    ztd_s3_expat *x = ud;
+    if (!x->in)
+        return;
+    if (x->tlen + (size_t)len > x->cap)
+        return ztd_s3_expat_stop(x, x->too_long);
+    memcpy(x->text + x->tlen, s, (size_t)len);
+    x->tlen += (size_t)len;
+}
+
+bool ztd_s3_expat_parse(ztd_s3_expat *x, const char *xml, size_t len, char *why, size_t cap)
 {
     if (!(x->p = XML_ParserCreateNS(NULL, '|'))) {
         snprintf(why, cap, "out of memory");
         return false;
     }
-    XML_SetUserData(x->p, ud);
-    XML_SetElementHandler(x->p, start, end);
-    XML_SetCharacterDataHandler(x->p, text);
+    XML_SetUserData(x->p, x);
+    XML_SetElementHandler(x->p, on_start, on_end);
+    XML_SetCharacterDataHandler(x->p, on_text);
     XML_SetStartDoctypeDeclHandler(x->p, on_doctype);
     enum XML_Status st =
         len > (size_t)INT32_MAX ? XML_STATUS_ERROR : XML_Parse(x->p, xml, (int)len, XML_TRUE);

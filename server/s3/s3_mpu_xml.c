@@ -1,5 +1,6 @@
 /*
- * CompleteMultipartUpload's document (s3_mpu_xml.h), read with expat.
+ * CompleteMultipartUpload's document (s3_mpu_xml.h), read with expat
+ * (s3_expat.h).
  */
 #include "s3/s3_mpu_xml.h"
 #include "s3/s3_expat.h"
@@ -12,14 +13,14 @@
 
 #define TEXT_MAX 64
 
+enum { IN_NUMBER = 1, IN_ETAG = 2 };
+
 typedef struct parse {
-    ztd_s3_expat x; /* first: the handlers' user data */
+    ztd_s3_expat x; /* first: the handlers get it */
     ztd_s3_part_ref *parts;
     size_t n;
-    int depth, in; /* in: 1 PartNumber, 2 ETag */
     bool in_part, has_num, has_etag;
     char text[TEXT_MAX + 1];
-    size_t tlen;
 } parse;
 
 static void stop(parse *ps, const char *why)
@@ -27,35 +28,31 @@ static void stop(parse *ps, const char *why)
     ztd_s3_expat_stop(&ps->x, why);
 }
 
-static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
+static void on_start(ztd_s3_expat *x, const char *n)
 {
-    parse *ps = ud;
-    const char *n = ztd_s3_xml_local(name);
-    (void)atts;
-    ps->depth++;
-    if (ps->depth == 1 && strcmp(n, "CompleteMultipartUpload"))
+    parse *ps = (parse *)x;
+    if (x->depth == 1 && strcmp(n, "CompleteMultipartUpload"))
         return stop(ps, "the document is not a <CompleteMultipartUpload>");
-    if (ps->depth == 2 && !strcmp(n, "Part")) {
+    if (x->depth == 2 && !strcmp(n, "Part")) {
         if (ps->n == ZTD_S3_MAX_PARTS)
             return stop(ps, "more than 10000 parts");
         ps->in_part = true;
         ps->has_num = ps->has_etag = false;
         memset(&ps->parts[ps->n], 0, sizeof(ps->parts[0]));
-    } else if (ps->depth == 3 && ps->in_part && !strcmp(n, "PartNumber")) {
-        ps->in = 1;
-        ps->tlen = 0;
-    } else if (ps->depth == 3 && ps->in_part && !strcmp(n, "ETag")) {
-        ps->in = 2;
-        ps->tlen = 0;
+    } else if (x->depth == 3 && ps->in_part && !strcmp(n, "PartNumber")) {
+        ztd_s3_expat_collect(x, IN_NUMBER);
+    } else if (x->depth == 3 && ps->in_part && !strcmp(n, "ETag")) {
+        ztd_s3_expat_collect(x, IN_ETAG);
     }
 }
 
 static void take_number(parse *ps)
 {
     int v = 0;
-    if (ps->tlen == 0 || ps->tlen > 5)
+    size_t tlen = ps->x.tlen;
+    if (tlen == 0 || tlen > 5)
         return stop(ps, "a PartNumber that is not 1 to 10000");
-    for (size_t i = 0; i < ps->tlen; i++) {
+    for (size_t i = 0; i < tlen; i++) {
         if (ps->text[i] < '0' || ps->text[i] > '9')
             return stop(ps, "a PartNumber that is not 1 to 10000");
         v = v * 10 + (ps->text[i] - '0');
@@ -69,7 +66,7 @@ static void take_number(parse *ps)
 static void take_etag(parse *ps)
 {
     const char *t = ps->text;
-    size_t k = ps->tlen;
+    size_t k = ps->x.tlen;
     if (k >= 2 && t[0] == '"' && t[k - 1] == '"') {
         t++;
         k -= 2;
@@ -81,43 +78,34 @@ static void take_etag(parse *ps)
     ps->has_etag = true;
 }
 
-static void XMLCALL on_end(void *ud, const XML_Char *name)
+static void on_end(ztd_s3_expat *x, const char *n)
 {
-    parse *ps = ud;
-    if (ps->in == 1 && ps->depth == 3)
+    parse *ps = (parse *)x;
+    if (x->in == IN_NUMBER && x->depth == 3)
         take_number(ps);
-    else if (ps->in == 2 && ps->depth == 3)
+    else if (x->in == IN_ETAG && x->depth == 3)
         take_etag(ps);
-    if (ps->depth == 2 && ps->in_part && !strcmp(ztd_s3_xml_local(name), "Part")) {
+    if (x->depth == 2 && ps->in_part && !strcmp(n, "Part")) {
         if (!ps->has_num || !ps->has_etag)
             return stop(ps, "a <Part> without a <PartNumber> or an <ETag>");
         ps->n++;
         ps->in_part = false;
     }
-    ps->in = 0;
-    ps->depth--;
-}
-
-static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
-{
-    parse *ps = ud;
-    if (!ps->in)
-        return;
-    if (ps->tlen + (size_t)len > TEXT_MAX)
-        return stop(ps, "a PartNumber or ETag that is too long");
-    memcpy(ps->text + ps->tlen, s, (size_t)len);
-    ps->tlen += (size_t)len;
 }
 
 ztd_s3_part_ref *ztd_s3_complete_parse(const char *xml, size_t len, size_t *n, char *why,
                                        size_t cap)
 {
-    parse ps = {0};
+    parse ps = {.x = {.start = on_start,
+                      .end = on_end,
+                      .text = ps.text,
+                      .cap = TEXT_MAX,
+                      .too_long = "a PartNumber or ETag that is too long"}};
     if (!(ps.parts = malloc(ZTD_S3_MAX_PARTS * sizeof(*ps.parts)))) {
         snprintf(why, cap, "out of memory");
         return NULL;
     }
-    bool ok = ztd_s3_expat_parse(&ps.x, &ps, xml, len, on_start, on_end, on_text, why, cap);
+    bool ok = ztd_s3_expat_parse(&ps.x, xml, len, why, cap);
     if (ok && ps.n == 0)
         snprintf(why, cap, "no <Part>");
     if (!ok || ps.n == 0) {
