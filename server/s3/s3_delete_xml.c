@@ -21,19 +21,12 @@ typedef struct parse {
     char text[KEY_MAX + 1];
 } parse;
 
-static void stop(parse *ps, const char *why)
-{
-    ztd_s3_expat_stop(&ps->x, why);
-}
-
 static void on_start(ztd_s3_expat *x, const char *n)
 {
     parse *ps = (parse *)x;
-    if (x->depth == 1 && strcmp(n, "Delete"))
-        return stop(ps, "the document is not a <Delete>");
     if (x->depth == 2 && !strcmp(n, "Object")) {
         if (ps->l->n == ZTD_S3_DELETE_MAX)
-            return stop(ps, "more than 1000 objects");
+            return ztd_s3_expat_stop(&ps->x, "more than 1000 objects");
         ps->in_object = true;
         ps->has_key = false;
     } else if (x->depth == 2 && !strcmp(n, "Quiet")) {
@@ -48,12 +41,12 @@ static void take_key(parse *ps)
     ztd_s3_delete_list *l = ps->l;
     size_t tlen = ps->x.tlen;
     if (tlen == 0 || memchr(ps->text, 0, tlen))
-        return stop(ps, "an empty key, or one holding a NUL");
+        return ztd_s3_expat_stop(&ps->x, "an empty key, or one holding a NUL");
     if (ps->has_key)
-        return stop(ps, "an <Object> with two <Key>s");
+        return ztd_s3_expat_stop(&ps->x, "an <Object> with two <Key>s");
     ztd_s3_delete_item *it = &l->items[l->n];
     if (!(it->key = malloc(tlen + 1)))
-        return stop(ps, "out of memory");
+        return ztd_s3_expat_stop(&ps->x, "out of memory");
     memcpy(it->key, ps->text, tlen);
     it->key[tlen] = 0;
     it->key_len = tlen;
@@ -69,7 +62,7 @@ static void on_end(ztd_s3_expat *x, const char *n)
         ps->l->quiet = x->tlen == 4 && !memcmp(ps->text, "true", 4);
     if (x->depth == 2 && ps->in_object && !strcmp(n, "Object")) {
         if (!ps->has_key)
-            return stop(ps, "an <Object> without a <Key>");
+            return ztd_s3_expat_stop(&ps->x, "an <Object> without a <Key>");
         ps->l->n++;
         ps->in_object = false;
     }
@@ -77,7 +70,9 @@ static void on_end(ztd_s3_expat *x, const char *n)
 
 ztd_s3_delete_list *ztd_s3_delete_parse(const char *xml, size_t n, char *why, size_t cap)
 {
-    parse ps = {.x = {.start = on_start,
+    parse ps = {.x = {.root = "Delete",
+                      .not_root = "the document is not a <Delete>",
+                      .start = on_start,
                       .end = on_end,
                       .text = ps.text,
                       .cap = KEY_MAX,

@@ -44,8 +44,11 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
 {
     ztd_s3_expat *x = ud;
     (void)atts;
+    const char *n = ztd_s3_xml_local(name);
     x->depth++;
-    x->start(x, ztd_s3_xml_local(name));
+    if (x->depth == 1 && strcmp(n, x->root))
+        return ztd_s3_expat_stop(x, x->not_root);
+    x->start(x, n);
 }
 
 static void XMLCALL on_end(void *ud, const XML_Char *name)

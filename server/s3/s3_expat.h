@@ -24,7 +24,9 @@ typedef void ztd_s3_expat_elem(ztd_s3_expat *x, const char *name);
 /* The first member of a document's parse state, so that the document's
  * handlers get their state back from x. */
 struct ztd_s3_expat {
-    ztd_s3_expat_elem *start, *end; /* the document's handlers */
+    const char *root;               /* the document element's local name */
+    const char *not_root;           /* the reason to stop when the root is another */
+    ztd_s3_expat_elem *start, *end; /* the document's handlers (below the root's check) */
     char *text;                     /* the document's buffer for an element's text */
     size_t cap;                     /* ... and the most text it takes */
     const char *too_long;           /* the reason to stop when an element's text is longer */

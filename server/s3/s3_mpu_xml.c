@@ -23,19 +23,12 @@ typedef struct parse {
     char text[TEXT_MAX + 1];
 } parse;
 
-static void stop(parse *ps, const char *why)
-{
-    ztd_s3_expat_stop(&ps->x, why);
-}
-
 static void on_start(ztd_s3_expat *x, const char *n)
 {
     parse *ps = (parse *)x;
-    if (x->depth == 1 && strcmp(n, "CompleteMultipartUpload"))
-        return stop(ps, "the document is not a <CompleteMultipartUpload>");
     if (x->depth == 2 && !strcmp(n, "Part")) {
         if (ps->n == ZTD_S3_MAX_PARTS)
-            return stop(ps, "more than 10000 parts");
+            return ztd_s3_expat_stop(&ps->x, "more than 10000 parts");
         ps->in_part = true;
         ps->has_num = ps->has_etag = false;
         memset(&ps->parts[ps->n], 0, sizeof(ps->parts[0]));
@@ -51,14 +44,14 @@ static void take_number(parse *ps)
     int v = 0;
     size_t tlen = ps->x.tlen;
     if (tlen == 0 || tlen > 5)
-        return stop(ps, "a PartNumber that is not 1 to 10000");
+        return ztd_s3_expat_stop(&ps->x, "a PartNumber that is not 1 to 10000");
     for (size_t i = 0; i < tlen; i++) {
         if (ps->text[i] < '0' || ps->text[i] > '9')
-            return stop(ps, "a PartNumber that is not 1 to 10000");
+            return ztd_s3_expat_stop(&ps->x, "a PartNumber that is not 1 to 10000");
         v = v * 10 + (ps->text[i] - '0');
     }
     if (v < 1 || v > ZTD_S3_MAX_PARTS)
-        return stop(ps, "a PartNumber that is not 1 to 10000");
+        return ztd_s3_expat_stop(&ps->x, "a PartNumber that is not 1 to 10000");
     ps->parts[ps->n].number = v;
     ps->has_num = true;
 }
@@ -72,7 +65,7 @@ static void take_etag(parse *ps)
         k -= 2;
     }
     if (k == 0 || k >= sizeof(ps->parts[0].etag))
-        return stop(ps, "an ETag of the wrong length");
+        return ztd_s3_expat_stop(&ps->x, "an ETag of the wrong length");
     memcpy(ps->parts[ps->n].etag, t, k);
     ps->parts[ps->n].etag[k] = 0;
     ps->has_etag = true;
@@ -87,7 +80,7 @@ static void on_end(ztd_s3_expat *x, const char *n)
         take_etag(ps);
     if (x->depth == 2 && ps->in_part && !strcmp(n, "Part")) {
         if (!ps->has_num || !ps->has_etag)
-            return stop(ps, "a <Part> without a <PartNumber> or an <ETag>");
+            return ztd_s3_expat_stop(&ps->x, "a <Part> without a <PartNumber> or an <ETag>");
         ps->n++;
         ps->in_part = false;
     }
@@ -96,7 +89,9 @@ static void on_end(ztd_s3_expat *x, const char *n)
 ztd_s3_part_ref *ztd_s3_complete_parse(const char *xml, size_t len, size_t *n, char *why,
                                        size_t cap)
 {
-    parse ps = {.x = {.start = on_start,
+    parse ps = {.x = {.root = "CompleteMultipartUpload",
+                      .not_root = "the document is not a <CompleteMultipartUpload>",
+                      .start = on_start,
                       .end = on_end,
                       .text = ps.text,
                       .cap = TEXT_MAX,
