@@ -4,8 +4,8 @@
  * which token matched nor how much of one did.
  */
 #include "http/auth.h"
-#include "core/grow.h"
-#include "core/record_lines.h"
+#include "core/secret_file.h"
+#include "core/secret_table.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,23 +24,20 @@ typedef struct token {
 } token;
 
 struct ztd_tokens {
-    token *t;
-    size_t n;
+    ztd_secret_table t; /* of token */
 };
 
 void ztd_tokens_free(ztd_tokens *t)
 {
     if (!t)
         return;
-    if (t->t)
-        memset(t->t, 0, t->n * sizeof(*t->t));
-    free(t->t);
+    ztd_secret_table_free(&t->t, sizeof(token));
     free(t);
 }
 
 size_t ztd_tokens_count(const ztd_tokens *t)
 {
-    return t ? t->n : 0;
+    return t ? t->t.n : 0;
 }
 
 static bool token_char(unsigned char c)
@@ -49,8 +46,11 @@ static bool token_char(unsigned char c)
     return isalnum(c) || (c && strchr("-._~+/=", c)); /* strchr finds the terminator too */
 }
 
-static int parse_record(const ztd_record *rec, token *out, char *err, size_t errlen)
+static int parse_record(const ztd_record *rec, void *item, const ztd_secret_table *t, char *err,
+                        size_t errlen)
 {
+    token *out = item;
+    (void)t; /* a token given twice does no harm */
     unsigned lineno = rec->lineno;
     out->scope = (ztd_scope)ztd_record_scope(rec->f[0], rec->len[0]);
     if (out->scope == ZTD_SCOPE_NONE) {
@@ -80,28 +80,14 @@ static int parse_record(const ztd_record *rec, token *out, char *err, size_t err
 
 ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-    ztd_tokens *t = calloc(1, sizeof(*t));
-    if (!t) {
+    ztd_tokens *t = malloc(sizeof(*t));
+    if (t && ztd_secret_table_read(&t->t, sizeof(token), SIZE_MAX, "", text, len, parse_record, err,
+                                   errlen) == 0)
+        return t;
+    if (!t)
         snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    size_t cap = 0;
-    ztd_records it;
-    ztd_record rec;
-    ztd_records_init(&it, text, len);
-    while (ztd_records_next(&it, &rec)) {
-        if (ZTD_GROW_ITEMS(t->t, cap, t->n + 1, 8) != 0) {
-            snprintf(err, errlen, "out of memory");
-            ztd_tokens_free(t);
-            return NULL;
-        }
-        if (parse_record(&rec, &t->t[t->n], err, errlen) != 0) {
-            ztd_tokens_free(t);
-            return NULL;
-        }
-        t->n++;
-    }
-    return t;
+    free(t);
+    return NULL;
 }
 
 ztd_tokens *ztd_tokens_load(const char *path, char *err, size_t errlen)
@@ -123,7 +109,7 @@ ztd_tokens *ztd_tokens_load(const char *path, char *err, size_t errlen)
     }
     char sub[256];
     ztd_tokens *t = ztd_tokens_parse(buf, n, sub, sizeof(sub));
-    memset(buf, 0, n);
+    ztd_secret_wipe(buf, n);
     free(buf);
     if (!t)
         snprintf(err, errlen, "tokens file %s: %s", path, sub);
@@ -159,10 +145,11 @@ ztd_auth_result ztd_auth_check(const ztd_tokens *t, const char *authz, ztd_scope
     if (n == 0 || n > MAX_TOKEN)
         return ZTD_AUTH_INVALID;
     ztd_scope found = ZTD_SCOPE_NONE;
-    for (size_t i = 0; t && i < t->n; i++) {
-        bool eq = ct_equal(&t->t[i], (const unsigned char *)v, n);
+    const token *known = t ? t->t.v : NULL;
+    for (size_t i = 0; t && i < t->t.n; i++) {
+        bool eq = ct_equal(&known[i], (const unsigned char *)v, n);
         /* branch-free select keeps the loop's timing independent of the match */
-        found = (ztd_scope)((int)found | (eq ? (int)t->t[i].scope : 0));
+        found = (ztd_scope)((int)found | (eq ? (int)known[i].scope : 0));
     }
     if (found == ZTD_SCOPE_NONE)
         return ZTD_AUTH_INVALID;
