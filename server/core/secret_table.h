@@ -14,8 +14,8 @@
 #include "core/record_lines.h"
 
 typedef struct ztd_secret_table {
-    void *v; /* n items of the table's item size */
-    size_t n, cap;
+    void *v; /* n items of size bytes */
+    size_t n, cap, size;
 } ztd_secret_table;
 
 /* Read record r into item (zeroed, the table's item size); the table's
@@ -24,13 +24,16 @@ typedef struct ztd_secret_table {
 typedef int ztd_secret_take(const ztd_record *r, void *item, const ztd_secret_table *t, char *err,
                             size_t errlen);
 
-/* Fill t (zeroed) from every record of text (len bytes) with take: at most
- * max items, items of size bytes. 0, or -1 with a message (t then holds
- * nothing): take's, "line N: out of memory", or "line N: " and too_many. */
-int ztd_secret_table_read(ztd_secret_table *t, size_t size, size_t max, const char *too_many,
-                          const char *text, size_t len, ztd_secret_take *take, char *err,
-                          size_t errlen);
-/* Wipe and free t's items (items of size bytes); t holds nothing afterwards. */
-void ztd_secret_table_free(ztd_secret_table *t, size_t size);
+/* A table of items of size bytes, one from every record of text (len
+ * bytes) through take, at most max. The caller's (ztd_secret_table_free);
+ * NULL with a message: take's, "out of memory" (or "line N: out of
+ * memory"), or "line N: " and too_many. */
+ztd_secret_table *ztd_secret_table_parse(size_t size, size_t max, const char *too_many,
+                                         const char *text, size_t len, ztd_secret_take *take,
+                                         char *err, size_t errlen);
+/* The count of items (0 for NULL). */
+size_t ztd_secret_table_count(const ztd_secret_table *t);
+/* Wipe the items and free the table; NULL is fine. */
+void ztd_secret_table_free(ztd_secret_table *t);
 
 #endif

@@ -23,21 +23,14 @@ typedef struct token {
     unsigned char v[MAX_TOKEN];
 } token;
 
-struct ztd_tokens {
-    ztd_secret_table t; /* of token */
-};
-
 void ztd_tokens_free(ztd_tokens *t)
 {
-    if (!t)
-        return;
-    ztd_secret_table_free(&t->t, sizeof(token));
-    free(t);
+    ztd_secret_table_free(t);
 }
 
 size_t ztd_tokens_count(const ztd_tokens *t)
 {
-    return t ? t->t.n : 0;
+    return ztd_secret_table_count(t);
 }
 
 static bool token_char(unsigned char c)
@@ -80,14 +73,8 @@ static int parse_record(const ztd_record *rec, void *item, const ztd_secret_tabl
 
 ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-    ztd_tokens *t = malloc(sizeof(*t));
-    if (t && ztd_secret_table_read(&t->t, sizeof(token), SIZE_MAX, "", text, len, parse_record, err,
-                                   errlen) == 0)
-        return t;
-    if (!t)
-        snprintf(err, errlen, "out of memory");
-    free(t);
-    return NULL;
+    return ztd_secret_table_parse(sizeof(token), SIZE_MAX, "", text, len, parse_record, err,
+                                  errlen);
 }
 
 ztd_tokens *ztd_tokens_load(const char *path, char *err, size_t errlen)
@@ -145,8 +132,8 @@ ztd_auth_result ztd_auth_check(const ztd_tokens *t, const char *authz, ztd_scope
     if (n == 0 || n > MAX_TOKEN)
         return ZTD_AUTH_INVALID;
     ztd_scope found = ZTD_SCOPE_NONE;
-    const token *known = t ? t->t.v : NULL;
-    for (size_t i = 0; t && i < t->t.n; i++) {
+    const token *known = t ? t->v : NULL;
+    for (size_t i = 0; i < ztd_secret_table_count(t); i++) {
         bool eq = ct_equal(&known[i], (const unsigned char *)v, n);
         /* branch-free select keeps the loop's timing independent of the match */
         found = (ztd_scope)((int)found | (eq ? (int)known[i].scope : 0));

@@ -20,21 +20,14 @@ typedef struct key {
     char secret[ZTD_S3_MAX_SECRET + 1];
 } key;
 
-struct ztd_s3_keys {
-    ztd_secret_table t; /* of key */
-};
-
 void ztd_s3_keys_free(ztd_s3_keys *k)
 {
-    if (!k)
-        return;
-    ztd_secret_table_free(&k->t, sizeof(key));
-    free(k);
+    ztd_secret_table_free(k);
 }
 
 size_t ztd_s3_keys_count(const ztd_s3_keys *k)
 {
-    return k ? k->t.n : 0;
+    return ztd_secret_table_count(k);
 }
 
 static bool id_char(char c)
@@ -103,14 +96,8 @@ static int take(const ztd_record *r, void *item, const ztd_secret_table *t, char
 
 ztd_s3_keys *ztd_s3_keys_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-    ztd_s3_keys *k = malloc(sizeof(*k));
-    if (k && ztd_secret_table_read(&k->t, sizeof(key), ZTD_S3_KEYS_MAX, "more than 4096 keys", text,
-                                   len, take, err, errlen) == 0)
-        return k;
-    if (!k)
-        snprintf(err, errlen, "out of memory");
-    free(k);
-    return NULL;
+    return ztd_secret_table_parse(sizeof(key), ZTD_S3_KEYS_MAX, "more than 4096 keys", text, len,
+                                  take, err, errlen);
 }
 
 ztd_s3_keys *ztd_s3_keys_load(const char *path, char *err, size_t errlen)
@@ -131,7 +118,7 @@ bool ztd_s3_keys_signing_key(const ztd_s3_keys *k, const char *ak, const char *d
                              const char *region, uint8_t out[ZTD_SIGV4_KEY_LEN],
                              ztd_s3_scope *scope)
 {
-    const key *e = k ? find(&k->t, ak) : NULL;
+    const key *e = k ? find(k, ak) : NULL;
     *scope = e ? e->scope : ZTD_S3_SCOPE_NONE;
     if (!e) {
         memset(out, 0, ZTD_SIGV4_KEY_LEN);
