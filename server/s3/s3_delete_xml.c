@@ -14,26 +14,29 @@
 
 enum { IN_KEY = 1, IN_QUIET = 2 };
 
+static const ztd_s3_field fields[] = {{"Key", 3, IN_KEY}, {"Quiet", 2, IN_QUIET}, {NULL, 0, 0}};
+
 typedef struct parse {
     ztd_s3_expat x; /* first: the handlers get it */
     ztd_s3_delete_list *l;
-    bool in_object, has_key;
+    bool has_key;
     char text[KEY_MAX + 1];
 } parse;
 
-static void on_start(ztd_s3_expat *x, const char *n)
+static void object_open(ztd_s3_expat *x)
 {
     parse *ps = (parse *)x;
-    if (x->depth == 2 && !strcmp(n, "Object")) {
-        if (ps->l->n == ZTD_S3_DELETE_MAX)
-            return ztd_s3_expat_stop(&ps->x, "more than 1000 objects");
-        ps->in_object = true;
-        ps->has_key = false;
-    } else if (x->depth == 2 && !strcmp(n, "Quiet")) {
-        ztd_s3_expat_collect(x, IN_QUIET);
-    } else if (x->depth == 3 && ps->in_object && !strcmp(n, "Key")) {
-        ztd_s3_expat_collect(x, IN_KEY);
-    }
+    if (ps->l->n == ZTD_S3_DELETE_MAX)
+        return ztd_s3_expat_stop(x, "more than 1000 objects");
+    ps->has_key = false;
+}
+
+static void object_close(ztd_s3_expat *x)
+{
+    parse *ps = (parse *)x;
+    if (!ps->has_key)
+        return ztd_s3_expat_stop(x, "an <Object> without a <Key>");
+    ps->l->n++;
 }
 
 static void take_key(parse *ps)
@@ -53,27 +56,24 @@ static void take_key(parse *ps)
     ps->has_key = true;
 }
 
-static void on_end(ztd_s3_expat *x, const char *n)
+static void field(ztd_s3_expat *x, int code)
 {
     parse *ps = (parse *)x;
-    if (x->in == IN_KEY && x->depth == 3)
+    if (code == IN_KEY)
         take_key(ps);
-    else if (x->in == IN_QUIET && x->depth == 2)
+    else
         ps->l->quiet = x->tlen == 4 && !memcmp(ps->text, "true", 4);
-    if (x->depth == 2 && ps->in_object && !strcmp(n, "Object")) {
-        if (!ps->has_key)
-            return ztd_s3_expat_stop(&ps->x, "an <Object> without a <Key>");
-        ps->l->n++;
-        ps->in_object = false;
-    }
 }
 
 ztd_s3_delete_list *ztd_s3_delete_parse(const char *xml, size_t n, char *why, size_t cap)
 {
     parse ps = {.x = {.root = "Delete",
                       .not_root = "the document is not a <Delete>",
-                      .start = on_start,
-                      .end = on_end,
+                      .item = "Object",
+                      .fields = fields,
+                      .item_open = object_open,
+                      .item_close = object_close,
+                      .field = field,
                       .text = ps.text,
                       .cap = KEY_MAX,
                       .too_long = "a key longer than 1024 bytes"}};

@@ -34,27 +34,43 @@ static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *s
     ztd_s3_expat_stop(ud, "a DOCTYPE is not accepted");
 }
 
-void ztd_s3_expat_collect(ztd_s3_expat *x, int which)
+/* The field named n at x's depth, if any: under the root, or inside an item. */
+static const ztd_s3_field *field_of(const ztd_s3_expat *x, const char *n)
 {
-    x->in = which;
-    x->tlen = 0;
+    for (const ztd_s3_field *f = x->fields; f->name; f++)
+        if (f->depth == x->depth && (f->depth == 2 || x->in_item) && !strcmp(n, f->name))
+            return f;
+    return NULL;
 }
 
 static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
 {
     ztd_s3_expat *x = ud;
-    (void)atts;
     const char *n = ztd_s3_xml_local(name);
+    (void)atts;
     x->depth++;
     if (x->depth == 1 && strcmp(n, x->root))
         return ztd_s3_expat_stop(x, x->not_root);
-    x->start(x, n);
+    const ztd_s3_field *f;
+    if (x->depth == 2 && !strcmp(n, x->item)) {
+        x->item_open(x);
+        x->in_item = !x->error;
+    } else if ((f = field_of(x, n))) {
+        x->in = f->code;
+        x->in_depth = f->depth;
+        x->tlen = 0;
+    }
 }
 
 static void XMLCALL on_end(void *ud, const XML_Char *name)
 {
     ztd_s3_expat *x = ud;
-    x->end(x, ztd_s3_xml_local(name));
+    if (x->in && x->depth == x->in_depth && !x->error) /* the field ends, not a child */
+        x->field(x, x->in);
+    if (x->depth == 2 && x->in_item && !x->error && !strcmp(ztd_s3_xml_local(name), x->item)) {
+        x->item_close(x);
+        x->in_item = false;
+    }
     x->in = 0;
     x->depth--;
 }

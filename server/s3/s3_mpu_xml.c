@@ -15,28 +15,32 @@
 
 enum { IN_NUMBER = 1, IN_ETAG = 2 };
 
+static const ztd_s3_field fields[] = {
+    {"PartNumber", 3, IN_NUMBER}, {"ETag", 3, IN_ETAG}, {NULL, 0, 0}};
+
 typedef struct parse {
     ztd_s3_expat x; /* first: the handlers get it */
     ztd_s3_part_ref *parts;
     size_t n;
-    bool in_part, has_num, has_etag;
+    bool has_num, has_etag;
     char text[TEXT_MAX + 1];
 } parse;
 
-static void on_start(ztd_s3_expat *x, const char *n)
+static void part_open(ztd_s3_expat *x)
 {
     parse *ps = (parse *)x;
-    if (x->depth == 2 && !strcmp(n, "Part")) {
-        if (ps->n == ZTD_S3_MAX_PARTS)
-            return ztd_s3_expat_stop(&ps->x, "more than 10000 parts");
-        ps->in_part = true;
-        ps->has_num = ps->has_etag = false;
-        memset(&ps->parts[ps->n], 0, sizeof(ps->parts[0]));
-    } else if (x->depth == 3 && ps->in_part && !strcmp(n, "PartNumber")) {
-        ztd_s3_expat_collect(x, IN_NUMBER);
-    } else if (x->depth == 3 && ps->in_part && !strcmp(n, "ETag")) {
-        ztd_s3_expat_collect(x, IN_ETAG);
-    }
+    if (ps->n == ZTD_S3_MAX_PARTS)
+        return ztd_s3_expat_stop(x, "more than 10000 parts");
+    ps->has_num = ps->has_etag = false;
+    memset(&ps->parts[ps->n], 0, sizeof(ps->parts[0]));
+}
+
+static void part_close(ztd_s3_expat *x)
+{
+    parse *ps = (parse *)x;
+    if (!ps->has_num || !ps->has_etag)
+        return ztd_s3_expat_stop(x, "a <Part> without a <PartNumber> or an <ETag>");
+    ps->n++;
 }
 
 static void take_number(parse *ps)
@@ -71,19 +75,12 @@ static void take_etag(parse *ps)
     ps->has_etag = true;
 }
 
-static void on_end(ztd_s3_expat *x, const char *n)
+static void field(ztd_s3_expat *x, int code)
 {
-    parse *ps = (parse *)x;
-    if (x->in == IN_NUMBER && x->depth == 3)
-        take_number(ps);
-    else if (x->in == IN_ETAG && x->depth == 3)
-        take_etag(ps);
-    if (x->depth == 2 && ps->in_part && !strcmp(n, "Part")) {
-        if (!ps->has_num || !ps->has_etag)
-            return ztd_s3_expat_stop(&ps->x, "a <Part> without a <PartNumber> or an <ETag>");
-        ps->n++;
-        ps->in_part = false;
-    }
+    if (code == IN_NUMBER)
+        take_number((parse *)x);
+    else
+        take_etag((parse *)x);
 }
 
 ztd_s3_part_ref *ztd_s3_complete_parse(const char *xml, size_t len, size_t *n, char *why,
@@ -91,8 +88,11 @@ ztd_s3_part_ref *ztd_s3_complete_parse(const char *xml, size_t len, size_t *n, c
 {
     parse ps = {.x = {.root = "CompleteMultipartUpload",
                       .not_root = "the document is not a <CompleteMultipartUpload>",
-                      .start = on_start,
-                      .end = on_end,
+                      .item = "Part",
+                      .fields = fields,
+                      .item_open = part_open,
+                      .item_close = part_close,
+                      .field = field,
                       .text = ps.text,
                       .cap = TEXT_MAX,
                       .too_long = "a PartNumber or ETag that is too long"}};
