@@ -70,6 +70,7 @@ ztd_s3_delete_list *ztd_s3_delete_parse(const char *xml, size_t n, char *why, si
     parse ps = {.x = {.root = "Delete",
                       .not_root = "the document is not a <Delete>",
                       .item = "Object",
+                      .no_item = "no <Object> to delete",
                       .fields = fields,
                       .item_open = object_open,
                       .item_close = object_close,
@@ -85,10 +86,7 @@ ztd_s3_delete_list *ztd_s3_delete_parse(const char *xml, size_t n, char *why, si
         ztd_s3_delete_list_free(ps.l);
         return NULL;
     }
-    bool ok = ztd_s3_expat_parse(&ps.x, xml, n, why, cap);
-    if (ok && ps.l->n == 0)
-        snprintf(why, cap, "no <Object> to delete");
-    if (!ok || ps.l->n == 0) {
+    if (!ztd_s3_expat_parse(&ps.x, xml, n, why, cap)) {
         ztd_s3_delete_list_free(ps.l);
         return NULL;
     }

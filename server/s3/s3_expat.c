@@ -70,6 +70,7 @@ static void XMLCALL on_end(void *ud, const XML_Char *name)
     if (x->depth == 2 && x->in_item && !x->error && !strcmp(ztd_s3_xml_local(name), x->item)) {
         x->item_close(x);
         x->in_item = false;
+        x->items += !x->error;
     }
     x->in = 0;
     x->depth--;
@@ -105,7 +106,10 @@ bool ztd_s3_expat_parse(ztd_s3_expat *x, const char *xml, size_t len, char *why,
                  (unsigned long)XML_GetCurrentLineNumber(x->p),
                  (unsigned long)XML_GetCurrentColumnNumber(x->p),
                  XML_ErrorString(XML_GetErrorCode(x->p)));
+    bool ok = st == XML_STATUS_OK && !x->error;
+    if (ok && x->items == 0)
+        snprintf(why, cap, "%s", x->no_item);
     XML_ParserFree(x->p);
     x->p = NULL;
-    return st == XML_STATUS_OK && !x->error;
+    return ok && x->items > 0;
 }

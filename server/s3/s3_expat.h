@@ -31,6 +31,7 @@ struct ztd_s3_expat {
     const char *root;           /* the document element's local name */
     const char *not_root;       /* the reason to stop when the root is another */
     const char *item;           /* the repeated element's local name */
+    const char *no_item;        /* the reason to refuse a document without one */
     const ztd_s3_field *fields; /* ended by one with a NULL name */
     /* An item starts (ztd_s3_expat_stop() to refuse it) or ends; a field's
      * text is complete (text[0..tlen)). */
@@ -45,6 +46,7 @@ struct ztd_s3_expat {
     const char *error; /* the first reason a handler stopped for */
     int depth;         /* of the element open now */
     bool in_item;      /* inside an item */
+    size_t items;      /* the items closed without an error */
     int in;            /* the code of the field whose text is collected, 0: none */
     int in_depth;      /* ... and its depth (a child's end stops the collection) */
     size_t tlen;       /* the text collected so far */
@@ -55,8 +57,8 @@ const char *ztd_s3_xml_local(const char *name);
 /* Stop the parse with why (the first reason is kept). */
 void ztd_s3_expat_stop(ztd_s3_expat *x, const char *why);
 /* Parse the whole document xml (len bytes) as x describes. true, or false
- * with why (out of memory, a handler's reason, or expat's error with line
- * and column). */
+ * with why (out of memory, a handler's reason, expat's error with line and
+ * column, or no item). */
 bool ztd_s3_expat_parse(ztd_s3_expat *x, const char *xml, size_t len, char *why, size_t cap);
 
 #endif

@@ -89,6 +89,7 @@ ztd_s3_part_ref *ztd_s3_complete_parse(const char *xml, size_t len, size_t *n, c
     parse ps = {.x = {.root = "CompleteMultipartUpload",
                       .not_root = "the document is not a <CompleteMultipartUpload>",
                       .item = "Part",
+                      .no_item = "no <Part>",
                       .fields = fields,
                       .item_open = part_open,
                       .item_close = part_close,
@@ -100,10 +101,7 @@ ztd_s3_part_ref *ztd_s3_complete_parse(const char *xml, size_t len, size_t *n, c
         snprintf(why, cap, "out of memory");
         return NULL;
     }
-    bool ok = ztd_s3_expat_parse(&ps.x, xml, len, why, cap);
-    if (ok && ps.n == 0)
-        snprintf(why, cap, "no <Part>");
-    if (!ok || ps.n == 0) {
+    if (!ztd_s3_expat_parse(&ps.x, xml, len, why, cap)) {
         free(ps.parts);
         return NULL;
     }
