@@ -506,14 +506,7 @@ uint64_t ztd_cache_room_gen(ztd_cache *c)
 
 bool ztd_cache_wait_room(ztd_cache *c, uint64_t seen, int timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = ztd_deadline(CLOCK_MONOTONIC, timeout_ms);
     int rc = 0;
     pthread_mutex_lock(&c->mu);
     c->room_waiters++;
@@ -654,14 +647,7 @@ ztd_cache_state ztd_cache_check_done(ztd_cache_item *it, bool ok)
 
 ztd_cache_state ztd_cache_wait(ztd_cache_item *it, uint64_t want, int timeout_ms, uint64_t *ready)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    if (timeout_ms > 0) {
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000)
-            until.tv_sec++, until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = ztd_deadline(CLOCK_MONOTONIC, timeout_ms);
     ztd_cache *c = it->c;
     pthread_mutex_lock(&c->mu);
     while (timeout_ms > 0 && it->state == ZTD_CACHE_FILLING && it->ready < want) {
