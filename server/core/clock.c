@@ -1,8 +1,6 @@
 /* The monotonic clock (see clock.h). */
 #include "core/clock.h"
 
-#include <time.h>
-
 uint64_t ztd_now_us(void)
 {
     struct timespec t;
@@ -13,4 +11,19 @@ uint64_t ztd_now_us(void)
 uint64_t ztd_now_ms(void)
 {
     return ztd_now_us() / 1000;
+}
+
+struct timespec ztd_deadline(clockid_t clock, int64_t ms)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    if (ms < 0)
+        ms = 0;
+    t.tv_sec += (time_t)(ms / 1000);
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
 }

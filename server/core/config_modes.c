@@ -1,6 +1,6 @@
 /*
  * Which options do nothing in the mode the others choose (see config_modes.h):
- * one row per option, with the test of that mode and the words that say why.
+ * one row per mode, with its test, the words that say why, and its options.
  */
 #include "core/config_modes.h"
 
@@ -44,35 +44,36 @@ static bool no_uploads(const ztd_config *c)
     return !has_tokens(c) && !c->allow_anonymous_writes && !(c->s3_keys && c->s3_keys[0]);
 }
 
-static const struct {
-    const char *option;
+#define MODE_OPTIONS_MAX 10
+
+/* A mode, the words that say why, and the options that do nothing in it
+ * (NULL after the last one), in the order the docs list them. */
+static const struct mode {
     bool (*idle)(const ztd_config *c);
     const char *why;
-} rules[] = {
-    {"upstream_kind", no_upstream, "without upstream"},
-    {"cache_dir", no_upstream, "without upstream"},
-    {"cache_size", no_upstream, "without upstream"},
-    {"upstream_token_file", no_upstream, "without upstream"},
-    {"upstream_ttl", no_upstream, "without upstream"},
-    {"upstream_connect_timeout", no_upstream, "without upstream"},
-    {"upstream_timeout", no_upstream, "without upstream"},
-    {"upstream_min_rate", no_upstream, "without upstream"},
-    {"upstream_retries", no_upstream, "without upstream"},
-    {"upstream_fills", no_upstream, "without upstream"},
-    {"listen_mode", tcp_listen, "when listen is a TCP address (it is the mode of a unix: socket)"},
-    {"max_connections_per_address", unix_listen,
-     "on a unix socket (its clients have no address to count by)"},
-    {"rescan_debounce", no_watch, "with watch off"},
-    {"access_log_format", no_access_log, "with access_log off"},
-    {"allow_anonymous_writes", has_tokens, "with a tokens_file (a write needs a write token)"},
-    {"max_upload_size", no_uploads, "with uploads off (no tokens_file, no allow_anonymous_writes)"},
-    {"max_uploads", no_uploads, "with uploads off (no tokens_file, no allow_anonymous_writes)"},
-    {"disk_reserve", no_uploads, "with uploads off (no tokens_file, no allow_anonymous_writes)"},
-    {"max_session_components", no_uploads,
-     "with uploads off (no tokens_file, no allow_anonymous_writes)"},
-    {"session_idle_timeout", no_uploads,
-     "with uploads off (no tokens_file, no allow_anonymous_writes)"},
+    const char *options[MODE_OPTIONS_MAX + 1];
+} modes[] = {
+    {no_upstream,
+     "without upstream",
+     {"upstream_kind", "cache_dir", "cache_size", "upstream_token_file", "upstream_ttl",
+      "upstream_connect_timeout", "upstream_timeout", "upstream_min_rate", "upstream_retries",
+      "upstream_fills"}},
+    {tcp_listen,
+     "when listen is a TCP address (it is the mode of a unix: socket)",
+     {"listen_mode"}},
+    {unix_listen,
+     "on a unix socket (its clients have no address to count by)",
+     {"max_connections_per_address"}},
+    {no_watch, "with watch off", {"rescan_debounce"}},
+    {no_access_log, "with access_log off", {"access_log_format"}},
+    {has_tokens, "with a tokens_file (a write needs a write token)", {"allow_anonymous_writes"}},
+    {no_uploads,
+     "with uploads off (no tokens_file, no allow_anonymous_writes)",
+     {"max_upload_size", "max_uploads", "disk_reserve", "max_session_components",
+      "session_idle_timeout"}},
 };
+
+#define N_MODES (sizeof modes / sizeof modes[0])
 
 void ztd_config_modes_markdown(FILE *f)
 {
@@ -82,8 +83,9 @@ void ztd_config_modes_markdown(FILE *f)
                "(`level=warn msg=\"option cache_size is set but does nothing without "
                "upstream; it is ignored\"`). An option left at its default is never "
                "mentioned.\n\n| Option | Does nothing |\n|---|---|\n");
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-        fprintf(f, "| [`%s`](#%s) | %s |\n", rules[i].option, rules[i].option, rules[i].why);
+    for (const struct mode *m = modes; m < modes + N_MODES; m++)
+        for (const char *const *o = m->options; *o; o++)
+            fprintf(f, "| [`%s`](#%s) | %s |\n", *o, *o, m->why);
     fprintf(f, "\nOptions that contradict each other are refused instead (exit status 2, with "
                "a message naming them): `prefetch` without `upstream`; `upstream` without "
                "`cache_dir`; an `upstream` that is this server's own `listen` address (it "
@@ -95,13 +97,17 @@ size_t ztd_config_unused(const ztd_config *c, ztd_config_unused_fn fn, void *ud)
 {
     size_t n = 0;
     char msg[256];
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        if (!rules[i].idle(c) || ztd_config_is_default(c, rules[i].option))
+    for (const struct mode *m = modes; m < modes + N_MODES; m++) {
+        if (!m->idle(c))
             continue;
-        snprintf(msg, sizeof msg, "option %s is set but does nothing %s; it is ignored",
-                 rules[i].option, rules[i].why);
-        fn(ud, msg);
-        n++;
+        for (const char *const *o = m->options; *o; o++) {
+            if (ztd_config_is_default(c, *o))
+                continue;
+            snprintf(msg, sizeof msg, "option %s is set but does nothing %s; it is ignored", *o,
+                     m->why);
+            fn(ud, msg);
+            n++;
+        }
     }
     return n;
 }

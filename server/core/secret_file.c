@@ -72,12 +72,17 @@ char *ztd_secret_file_read(const char *path, const char *what, size_t max, size_
     return buf;
 }
 
+void ztd_secret_wipe(void *p, size_t len)
+{
+    volatile char *v = p; /* volatile: the stores are not optimized away */
+    for (size_t i = 0; i < len; i++)
+        v[i] = 0;
+}
+
 void ztd_secret_file_free(char *buf, size_t len)
 {
     if (!buf)
         return;
-    volatile char *v = buf;
-    for (size_t i = 0; i < len; i++)
-        v[i] = 0;
+    ztd_secret_wipe(buf, len);
     free(buf);
 }

@@ -17,6 +17,8 @@
  */
 char *ztd_secret_file_read(const char *path, const char *what, size_t max, size_t *len, char *err,
                            size_t errlen);
+/* Zero len bytes at p, in a way the compiler does not drop. */
+void ztd_secret_wipe(void *p, size_t len);
 /* Zero and free what ztd_secret_file_read returned (NULL is fine). */
 void ztd_secret_file_free(char *buf, size_t len);
 

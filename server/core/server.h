@@ -10,7 +10,7 @@
 
 struct ztd_config;
 struct ztd_catalog;
-struct ztd_tokens;
+struct ztd_secret_table;
 struct ztd_sessions;
 struct ztd_conns;
 struct ztd_staging;
@@ -26,7 +26,7 @@ struct MHD_Daemon;
 typedef struct ztd_server {
     const struct ztd_config *cfg;
     struct ztd_catalog *catalog;
-    struct ztd_tokens *tokens;       /* NULL without tokens_file */
+    struct ztd_secret_table *tokens; /* http/auth.h's ztd_tokens; NULL without tokens_file */
     struct ztd_staging *staging;     /* NULL: uploads are disabled */
     struct ztd_uploads *uploads;     /* upload slots and limits */
     struct ztd_sessions *sessions;   /* component upload sessions */

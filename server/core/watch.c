@@ -5,6 +5,7 @@
  * lost event (queue overflow) asks for a whole rescan.
  */
 #include "core/watch.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "core/utf8.h"
 
@@ -60,14 +61,8 @@ static void remember(ztd_watch *w, int wd, const char *rel)
         }
         return;
     }
-    if (w->ndirs == w->capdirs) {
-        size_t cap = w->capdirs ? 2 * w->capdirs : 16;
-        watched *nd = realloc(w->dirs, cap * sizeof(*nd));
-        if (!nd)
-            return;
-        w->dirs = nd;
-        w->capdirs = cap;
-    }
+    if (ZTD_GROW_ITEMS(w->dirs, w->capdirs, w->ndirs + 1, 16) != 0)
+        return;
     if ((w->dirs[w->ndirs].rel = strdup(rel)))
         w->dirs[w->ndirs++].wd = wd;
 }

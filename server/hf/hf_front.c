@@ -15,6 +15,7 @@
 #include "hf/hf_paths_body.h"
 #include "hf/hf_repo.h"
 #include "http/auth.h"
+#include "http/request_auth.h"
 #include "http/object_answer.h"
 #include "http/json_body.h"
 #include "http/offload.h"
@@ -115,8 +116,7 @@ static enum MHD_Result hf_shared_error(struct MHD_Connection *c, ztd_req *r, ztd
 static enum MHD_Result hf_begin(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
     r->error_answer = hf_shared_error;
-    switch (ztd_auth_rule(s->tokens, s->cfg->require_read_token, s->cfg->allow_anonymous_writes,
-                          ztd_header(c, "Authorization"), ZTD_SCOPE_READ)) {
+    switch (ztd_request_auth(s, c, ZTD_SCOPE_READ)) {
     case ZTD_AUTH_OK:
         break;
     case ZTD_AUTH_FORBIDDEN:

@@ -1,6 +1,6 @@
 /* The Hugging Face front's JSON documents (see hf_json.h). */
 #include "hf/hf_json.h"
-#include "core/grow.h"
+#include "core/text_buf.h"
 #include "core/hex.h"
 #include "store/validators.h"
 
@@ -81,80 +81,59 @@ static char *dump(json_t *doc, size_t *len)
     return s;
 }
 
-/* A JSON text written by hand: the model info of a 10,000-file repository is
- * 2 MB, which jansson's objects build several times slower. */
-typedef struct jb {
-    char *p;
-    size_t len, cap;
-    bool failed;
-} jb;
-
-static void jb_put(jb *b, const char *s, size_t n)
-{
-    if (b->failed || ztd_grow(&b->p, &b->cap, b->len + n) != 0) {
-        b->failed = true;
-        return;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void jb_lit(jb *b, const char *s)
-{
-    jb_put(b, s, strlen(s));
-}
-
 /* s[0..n) as a JSON string (UTF-8 kept; quotes, backslashes and control
  * characters escaped). */
-static void jb_str(jb *b, const char *s, size_t n)
+/* The JSON texts written by hand (ztd_text): the model info of a 10,000-file
+ * repository is 2 MB, which jansson's objects build several times slower. */
+
+static void jb_str(ztd_text *b, const char *s, size_t n)
 {
-    jb_put(b, "\"", 1);
+    ztd_text_put(b, "\"", 1);
     size_t from = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        jb_put(b, s + from, i - from);
+        ztd_text_put(b, s + from, i - from);
         char esc[8];
         snprintf(esc, sizeof(esc), "\\u%04x", c);
-        jb_put(b, esc, 6);
+        ztd_text_put(b, esc, 6);
         from = i + 1;
     }
-    jb_put(b, s + from, n - from);
-    jb_put(b, "\"", 1);
+    ztd_text_put(b, s + from, n - from);
+    ztd_text_put(b, "\"", 1);
 }
 
-static void jb_u64(jb *b, uint64_t v)
+static void jb_u64(ztd_text *b, uint64_t v)
 {
     char num[24];
-    jb_put(b, num, (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)v));
+    ztd_text_put(b, num, (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)v));
 }
 
 char *ztd_hf_info_json(const ztd_hf_repo *r, const char *repo, size_t *len)
 {
     char date[32];
     ztd_hf_iso_date(r->mtime_max, date);
-    jb b = {0};
+    ztd_text b = {0};
     const char *slash = strchr(repo, '/');
-    jb_lit(&b, "{\"_id\":\"");
-    jb_lit(&b, r->commit);
-    jb_lit(&b, "\",\"id\":");
+    ztd_text_puts(&b, "{\"_id\":\"");
+    ztd_text_puts(&b, r->commit);
+    ztd_text_puts(&b, "\",\"id\":");
     jb_str(&b, repo, strlen(repo));
-    jb_lit(&b, ",\"modelId\":");
+    ztd_text_puts(&b, ",\"modelId\":");
     jb_str(&b, repo, strlen(repo));
     if (slash) {
-        jb_lit(&b, ",\"author\":");
+        ztd_text_puts(&b, ",\"author\":");
         jb_str(&b, repo, (size_t)(slash - repo));
     }
-    jb_lit(&b, ",\"sha\":\"");
-    jb_lit(&b, r->commit);
-    jb_lit(&b, "\",\"lastModified\":\"");
-    jb_lit(&b, date);
-    jb_lit(&b, "\",\"createdAt\":\"");
-    jb_lit(&b, date);
-    jb_lit(&b, "\",\"private\":false,\"gated\":false,\"disabled\":false,\"downloads\":0,"
-               "\"likes\":0,\"tags\":[],\"siblings\":[");
+    ztd_text_puts(&b, ",\"sha\":\"");
+    ztd_text_puts(&b, r->commit);
+    ztd_text_puts(&b, "\",\"lastModified\":\"");
+    ztd_text_puts(&b, date);
+    ztd_text_puts(&b, "\",\"createdAt\":\"");
+    ztd_text_puts(&b, date);
+    ztd_text_puts(&b, "\",\"private\":false,\"gated\":false,\"disabled\":false,\"downloads\":0,"
+                      "\"likes\":0,\"tags\":[],\"siblings\":[");
     for (size_t i = 0; i < r->n; i++) {
         const ztd_hf_file *f = &r->files[i];
         char hex[65], raw[96] = "";
@@ -164,32 +143,28 @@ char *ztd_hf_info_json(const ztd_hf_repo *r, const char *repo, size_t *len)
         if (f->e)
             ztd_raw_etag_listed(f->e, raw);
         const char *re = f->e ? raw : f->raw_etag ? f->raw_etag : "";
-        jb_lit(&b, i ? ",{\"rfilename\":" : "{\"rfilename\":");
+        ztd_text_puts(&b, i ? ",{\"rfilename\":" : "{\"rfilename\":");
         jb_str(&b, f->rel, f->rel_len);
-        jb_lit(&b, ",\"size\":");
+        ztd_text_puts(&b, ",\"size\":");
         jb_u64(&b, f->size);
-        jb_lit(&b, ",\"blobId\":\"");
-        jb_lit(&b, hex);
-        jb_lit(&b, "\",\"rawEtag\":");
+        ztd_text_puts(&b, ",\"blobId\":\"");
+        ztd_text_puts(&b, hex);
+        ztd_text_puts(&b, "\",\"rawEtag\":");
         jb_str(&b, re, strlen(re));
         if (f->sha256) {
-            jb_lit(&b, ",\"lfs\":{\"sha256\":\"");
-            jb_lit(&b, hex);
-            jb_lit(&b, "\",\"size\":");
+            ztd_text_puts(&b, ",\"lfs\":{\"sha256\":\"");
+            ztd_text_puts(&b, hex);
+            ztd_text_puts(&b, "\",\"size\":");
             jb_u64(&b, f->size);
-            jb_lit(&b, ",\"pointerSize\":");
+            ztd_text_puts(&b, ",\"pointerSize\":");
             jb_u64(&b, (uint64_t)pointer_size(f->size));
-            jb_lit(&b, "}");
+            ztd_text_puts(&b, "}");
         }
-        jb_lit(&b, "}");
+        ztd_text_puts(&b, "}");
     }
-    jb_lit(&b, "]}");
-    if (b.failed) {
-        free(b.p);
-        b.p = NULL;
-    }
-    *len = b.p ? b.len : 0;
-    return b.p;
+    ztd_text_puts(&b, "]}");
+    *len = 0;
+    return ztd_text_take(&b, len);
 }
 
 /* The listing's items in order, each given to emit() with its number; stops

@@ -4,7 +4,8 @@
  * which token matched nor how much of one did.
  */
 #include "http/auth.h"
-#include "core/record_lines.h"
+#include "core/secret_file.h"
+#include "core/secret_table.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -22,24 +23,14 @@ typedef struct token {
     unsigned char v[MAX_TOKEN];
 } token;
 
-struct ztd_tokens {
-    token *t;
-    size_t n;
-};
-
 void ztd_tokens_free(ztd_tokens *t)
 {
-    if (!t)
-        return;
-    if (t->t)
-        memset(t->t, 0, t->n * sizeof(*t->t));
-    free(t->t);
-    free(t);
+    ztd_secret_table_free(t);
 }
 
 size_t ztd_tokens_count(const ztd_tokens *t)
 {
-    return t ? t->n : 0;
+    return ztd_secret_table_count(t);
 }
 
 static bool token_char(unsigned char c)
@@ -48,8 +39,11 @@ static bool token_char(unsigned char c)
     return isalnum(c) || (c && strchr("-._~+/=", c)); /* strchr finds the terminator too */
 }
 
-static int parse_record(const ztd_record *rec, token *out, char *err, size_t errlen)
+static int parse_record(const ztd_record *rec, void *item, const ztd_secret_table *t, char *err,
+                        size_t errlen)
 {
+    token *out = item;
+    (void)t; /* a token given twice does no harm */
     unsigned lineno = rec->lineno;
     out->scope = (ztd_scope)ztd_record_scope(rec->f[0], rec->len[0]);
     if (out->scope == ZTD_SCOPE_NONE) {
@@ -79,33 +73,8 @@ static int parse_record(const ztd_record *rec, token *out, char *err, size_t err
 
 ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-    ztd_tokens *t = calloc(1, sizeof(*t));
-    if (!t) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    size_t cap = 0;
-    ztd_records it;
-    ztd_record rec;
-    ztd_records_init(&it, text, len);
-    while (ztd_records_next(&it, &rec)) {
-        if (t->n == cap) {
-            cap = cap ? cap * 2 : 8;
-            token *nt = realloc(t->t, cap * sizeof(*nt));
-            if (!nt) {
-                snprintf(err, errlen, "out of memory");
-                ztd_tokens_free(t);
-                return NULL;
-            }
-            t->t = nt;
-        }
-        if (parse_record(&rec, &t->t[t->n], err, errlen) != 0) {
-            ztd_tokens_free(t);
-            return NULL;
-        }
-        t->n++;
-    }
-    return t;
+    return ztd_secret_table_parse(sizeof(token), SIZE_MAX, "", text, len, parse_record, err,
+                                  errlen);
 }
 
 ztd_tokens *ztd_tokens_load(const char *path, char *err, size_t errlen)
@@ -127,7 +96,7 @@ ztd_tokens *ztd_tokens_load(const char *path, char *err, size_t errlen)
     }
     char sub[256];
     ztd_tokens *t = ztd_tokens_parse(buf, n, sub, sizeof(sub));
-    memset(buf, 0, n);
+    ztd_secret_wipe(buf, n);
     free(buf);
     if (!t)
         snprintf(err, errlen, "tokens file %s: %s", path, sub);
@@ -163,10 +132,11 @@ ztd_auth_result ztd_auth_check(const ztd_tokens *t, const char *authz, ztd_scope
     if (n == 0 || n > MAX_TOKEN)
         return ZTD_AUTH_INVALID;
     ztd_scope found = ZTD_SCOPE_NONE;
-    for (size_t i = 0; t && i < t->n; i++) {
-        bool eq = ct_equal(&t->t[i], (const unsigned char *)v, n);
+    const token *known = t ? t->v : NULL;
+    for (size_t i = 0; i < ztd_secret_table_count(t); i++) {
+        bool eq = ct_equal(&known[i], (const unsigned char *)v, n);
         /* branch-free select keeps the loop's timing independent of the match */
-        found = (ztd_scope)((int)found | (eq ? (int)t->t[i].scope : 0));
+        found = (ztd_scope)((int)found | (eq ? (int)known[i].scope : 0));
     }
     if (found == ZTD_SCOPE_NONE)
         return ZTD_AUTH_INVALID;

@@ -11,7 +11,8 @@
 
 typedef enum ztd_scope { ZTD_SCOPE_NONE = 0, ZTD_SCOPE_READ = 1, ZTD_SCOPE_WRITE = 2 } ztd_scope;
 
-typedef struct ztd_tokens ztd_tokens;
+/* The tokens: a table of secrets (core/secret_table.h). */
+typedef struct ztd_secret_table ztd_tokens;
 
 /* Parse token-file text. NULL and a message naming the line on error. */
 ztd_tokens *ztd_tokens_parse(const char *text, size_t len, char *err, size_t errlen);

@@ -145,12 +145,26 @@ void ztd_conns_free(ztd_conns *r)
 
 /* ---- under the mutex */
 
+/* Put x (in no list) in state st, at the tail of that state's list. */
+static void link_conn(ztd_conns *r, conn *x, conn_state st)
+{
+    x->state = st;
+    if (st == WAITING) {
+        list_add_tail(&r->waiting, x);
+        r->nwaiting++;
+    } else if (st == DRAINING) {
+        list_add_tail(&r->draining, x);
+        r->ndraining++;
+    } else {
+        list_add_tail(&r->busy, x);
+        r->nbusy++;
+    }
+}
+
 static void set_waiting(ztd_conns *r, conn *x, uint64_t now)
 {
-    x->state = WAITING;
+    link_conn(r, x, WAITING);
     x->since_ms = now;
-    list_add_tail(&r->waiting, x);
-    r->nwaiting++;
 }
 
 static void unlink_conn(ztd_conns *r, conn *x)
@@ -245,6 +259,16 @@ static conn *conn_of(struct MHD_Connection *c)
     return ci ? ci->socket_context : NULL;
 }
 
+/* c's record with its registry locked, or NULL (nothing locked) when c has
+ * none. */
+static conn *locked(struct MHD_Connection *c)
+{
+    conn *x = conn_of(c);
+    if (x)
+        pthread_mutex_lock(&x->reg->mu);
+    return x;
+}
+
 static bool open_route(const char *url)
 {
     return !strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/metrics");
@@ -252,18 +276,15 @@ static bool open_route(const char *url)
 
 bool ztd_conns_admit(struct MHD_Connection *c, const char *url)
 {
-    conn *x = conn_of(c);
+    conn *x = locked(c);
     if (!x)
         return true;
     ztd_conns *r = x->reg;
-    pthread_mutex_lock(&r->mu);
     if (x->state == WAITING) {
         unlink_conn(r, x);
-        x->state = RECEIVING;
+        link_conn(r, x, RECEIVING);
         x->since_ms = ztd_now_ms();
         x->body = x->mark = 0;
-        list_add_tail(&r->busy, x);
-        r->nbusy++;
     }
     bool over = r->nbusy > r->mark;
     pthread_mutex_unlock(&r->mu);
@@ -272,26 +293,22 @@ bool ztd_conns_admit(struct MHD_Connection *c, const char *url)
 
 void ztd_conns_draining(struct MHD_Connection *c)
 {
-    conn *x = conn_of(c);
+    conn *x = locked(c);
     if (!x)
         return;
     ztd_conns *r = x->reg;
-    pthread_mutex_lock(&r->mu);
     if (x->state == RECEIVING) {
         unlink_conn(r, x);
-        x->state = DRAINING;
-        list_add_tail(&r->draining, x);
-        r->ndraining++;
+        link_conn(r, x, DRAINING);
     }
     pthread_mutex_unlock(&r->mu);
 }
 
 void ztd_conns_body(struct MHD_Connection *c, size_t n)
 {
-    conn *x = conn_of(c);
+    conn *x = locked(c);
     if (!x)
         return;
-    pthread_mutex_lock(&x->reg->mu);
     if (x->state == RECEIVING || x->state == DRAINING) {
         if (n)
             x->body += n;
@@ -305,21 +322,19 @@ void ztd_conns_body(struct MHD_Connection *c, size_t n)
 
 void ztd_conns_pin(struct MHD_Connection *c, ztd_entry *e)
 {
-    conn *x = conn_of(c);
+    conn *x = locked(c);
     if (!x)
         return;
-    pthread_mutex_lock(&x->reg->mu);
     x->pin = e;
     pthread_mutex_unlock(&x->reg->mu);
 }
 
 void ztd_conns_done(struct MHD_Connection *c)
 {
-    conn *x = conn_of(c);
+    conn *x = locked(c);
     if (!x)
         return;
     ztd_conns *r = x->reg;
-    pthread_mutex_lock(&r->mu);
     x->pin = NULL;
     if (x->state == RECEIVING || x->state == ANSWERING || x->state == DRAINING) {
         unlink_conn(r, x);

@@ -19,6 +19,7 @@
 #include "http/query.h"
 #include "http/body.h"
 #include "http/response.h"
+#include "http/request_auth.h"
 #include "http/routes.h"
 #include "http/tcp_acked.h"
 #include "http/unix_listen.h"
@@ -199,8 +200,7 @@ static int check_framing(struct MHD_Connection *c, ztd_req *r, const char *metho
 static bool authorized(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_scope need,
                        enum MHD_Result *ret)
 {
-    switch (ztd_auth_rule(s->tokens, s->cfg->require_read_token, s->cfg->allow_anonymous_writes,
-                          ztd_header(c, "Authorization"), need)) {
+    switch (ztd_request_auth(s, c, need)) {
     case ZTD_AUTH_OK:
         return true;
     case ZTD_AUTH_WRITES_DISABLED:

@@ -1,20 +1,17 @@
 /* Small JSON request bodies (see json_body.h). */
 #include "http/json_body.h"
-#include "core/grow.h"
+#include "core/text_buf.h"
 #include "http/response.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct json_buf {
-    char *p;
-    size_t len, cap;
-} json_buf;
+typedef ztd_text json_buf;
 
 static void json_buf_free(void *ctx)
 {
     json_buf *b = ctx;
-    free(b->p);
+    ztd_text_discard(b);
     free(b);
 }
 
@@ -31,12 +28,8 @@ enum MHD_Result ztd_json_body_data(ztd_server *s, struct MHD_Connection *c, ztd_
     if (b->len + n > ZTD_JSON_BODY_MAX)
         return ztd_error(c, r, ZTD_ERR_TOO_LARGE, "JSON body larger than %u bytes",
                          ZTD_JSON_BODY_MAX);
-    if (ztd_grow(&b->p, &b->cap, b->len + n) != 0)
-        return ztd_fail(c, r, ZTD_ERR_INTERNAL);
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = 0;
-    return MHD_YES;
+    ztd_text_put(b, data, n);
+    return b->failed ? ztd_fail(c, r, ZTD_ERR_INTERNAL) : MHD_YES;
 }
 
 ztd_json_text ztd_json_body(const ztd_req *r)

@@ -123,13 +123,13 @@ static size_t seg_len(const char *p)
     return slash ? (size_t)(slash - p) : strlen(p);
 }
 
-/* A path with no segment ending in a tensor extension: a plain file's. The
- * whole path (decoded, o bytes in out->file) is the name, unless its last
- * raw segment is literally "raw" or "safetensors" after at least one other:
- * then the name is what precedes it (last_at: where the last segment starts
- * in out->file; last: its raw text). */
-static ztd_route_status route_plain(ztd_route_match *out, const char *method, size_t o,
-                                    size_t last_at, const char *last)
+/* What follows a file's name: nothing (the file itself), /raw or /safetensors. */
+typedef enum file_tail { TAIL_NONE, TAIL_RAW, TAIL_VIEW } file_tail;
+
+/* The file's name is out->file[0..o): checked, then the route of its tail
+ * for method. */
+static ztd_route_status route_named(ztd_route_match *out, const char *method, size_t o,
+                                    file_tail tail)
 {
     static const method_route file_routes[] = {{"GET", ZTD_ROUTE_MANIFEST},
                                                {"HEAD", ZTD_ROUTE_MANIFEST},
@@ -138,19 +138,32 @@ static ztd_route_status route_plain(ztd_route_match *out, const char *method, si
     static const method_route raw_routes[] = GET_ROUTE(ZTD_ROUTE_RAW);
     static const method_route view_routes[] = GET_ROUTE(ZTD_ROUTE_VIEW);
     const char *why;
-    bool raw = last_at > 0 && strcmp(last, "raw") == 0;
-    bool view = last_at > 0 && strcmp(last, "safetensors") == 0;
-    if (raw || view)
-        o = last_at - 1; /* without "/raw" */
-    out->file[o] = '\0';
     out->file_len = o;
     if ((why = ztd_file_path_problem(out->file, o)) != NULL)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
-    if (raw)
+    if (tail == TAIL_RAW)
         return DISPATCH(out, method, ALLOW_GET, raw_routes);
-    if (view)
+    if (tail == TAIL_VIEW)
         return DISPATCH(out, method, ALLOW_GET, view_routes);
     return DISPATCH(out, method, ALLOW_FILE, file_routes);
+}
+
+/* A path with no segment ending in a tensor extension: a plain file's. The
+ * whole path (decoded, o bytes in out->file) is the name, unless its last
+ * raw segment is literally "raw" or "safetensors" after at least one other:
+ * then the name is what precedes it (last_at: where the last segment starts
+ * in out->file; last: its raw text). */
+static ztd_route_status route_plain(ztd_route_match *out, const char *method, size_t o,
+                                    size_t last_at, const char *last)
+{
+    file_tail tail = last_at == 0                       ? TAIL_NONE
+                     : strcmp(last, "raw") == 0         ? TAIL_RAW
+                     : strcmp(last, "safetensors") == 0 ? TAIL_VIEW
+                                                        : TAIL_NONE;
+    if (tail != TAIL_NONE)
+        o = last_at - 1; /* without "/raw" */
+    out->file[o] = '\0';
+    return route_named(out, method, o, tail);
 }
 
 /* A directory's model.safetensors.index.json (store/view_names.h) ends {file} too. */
@@ -162,12 +175,6 @@ static bool is_index_name(const char *s, size_t n)
 
 static ztd_route_status route_file(ztd_route_match *out, const char *method, const char *p)
 {
-    static const method_route file_routes[] = {{"GET", ZTD_ROUTE_MANIFEST},
-                                               {"HEAD", ZTD_ROUTE_MANIFEST},
-                                               {"PUT", ZTD_ROUTE_PUT_FILE},
-                                               {"DELETE", ZTD_ROUTE_DELETE_FILE}};
-    static const method_route raw_routes[] = GET_ROUTE(ZTD_ROUTE_RAW);
-    static const method_route view_routes[] = GET_ROUTE(ZTD_ROUTE_VIEW);
     static const method_route object_routes[] = GET_ROUTE(ZTD_ROUTE_OBJECT);
     static const method_route component_routes[] = GET_ROUTE(ZTD_ROUTE_COMPONENT);
     size_t o = 0, last_at = 0; /* where the last segment's decoded text starts */
@@ -198,16 +205,15 @@ static ztd_route_status route_file(ztd_route_match *out, const char *method, con
             return route_plain(out, method, o, last_at, last);
         p++; /* the '/' */
     }
+    if (*p == '\0')
+        return route_named(out, method, o, TAIL_NONE);
+    if (strcmp(p, "/raw") == 0)
+        return route_named(out, method, o, TAIL_RAW);
+    if (strcmp(p, "/safetensors") == 0)
+        return route_named(out, method, o, TAIL_VIEW);
     out->file_len = o;
     if ((why = ztd_file_path_problem(out->file, o)) != NULL)
         return fail(out, ZTD_ROUTE_BAD_REQUEST, why);
-
-    if (*p == '\0')
-        return DISPATCH(out, method, ALLOW_FILE, file_routes);
-    if (strcmp(p, "/raw") == 0)
-        return DISPATCH(out, method, ALLOW_GET, raw_routes);
-    if (strcmp(p, "/safetensors") == 0)
-        return DISPATCH(out, method, ALLOW_GET, view_routes);
     if (strncmp(p, "/objects/", 9) != 0)
         return fail(out, ZTD_ROUTE_NOT_FOUND, "no such route under the file");
     p += 9;

@@ -18,6 +18,7 @@
  * answered in part.
  */
 #include "http/view_answer.h"
+#include "core/grow.h"
 #include "http/decode_stream.h"
 #include "http/disposition.h"
 #include "http/response.h"
@@ -56,14 +57,8 @@ static bool push(seglist *l, ztd_body_seg g)
         l->v[l->n - 1].len += g.len;
         return true;
     }
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        ztd_body_seg *v = realloc(l->v, cap * sizeof(*v));
-        if (!v)
-            return false;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (ZTD_GROW_ITEMS(l->v, l->cap, l->n + 1, 16) != 0)
+        return false;
     l->v[l->n++] = g;
     return true;
 }

@@ -17,6 +17,7 @@
  */
 #include "core/config.h"
 #include "http/response.h"
+#include "http/request_auth.h"
 #include "s3/s3_error.h"
 #include "s3/s3_internal.h"
 
@@ -113,8 +114,7 @@ static ztd_s3err verify(struct MHD_Connection *c, ztd_req *r, const ztd_s3_keys 
 static bool bearer_rule(ztd_server *s, struct MHD_Connection *c, ztd_req *r, ztd_scope need,
                         enum MHD_Result *ret)
 {
-    switch (ztd_auth_rule(s->tokens, s->cfg->require_read_token, s->cfg->allow_anonymous_writes,
-                          ztd_header(c, "Authorization"), need)) {
+    switch (ztd_request_auth(s, c, need)) {
     case ZTD_AUTH_OK:
         return true;
     case ZTD_AUTH_WRITES_DISABLED:

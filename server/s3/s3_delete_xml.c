@@ -1,7 +1,7 @@
 /*
- * DeleteObjects' documents (s3_delete_xml.h), read with expat: a small
- * state machine over element depth; text is collected only inside
- * Delete/Object/Key and Delete/Quiet.
+ * DeleteObjects' documents (s3_delete_xml.h), read with expat
+ * (s3_expat.h): a small state machine over element depth; text is collected
+ * only inside Delete/Object/Key and Delete/Quiet.
  */
 #include "s3/s3_delete_xml.h"
 #include "s3/s3_expat.h"
@@ -12,91 +12,72 @@
 
 #define KEY_MAX 1024
 
+enum { IN_KEY = 1, IN_QUIET = 2 };
+
+static const ztd_s3_field fields[] = {{"Key", 3, IN_KEY}, {"Quiet", 2, IN_QUIET}, {NULL, 0, 0}};
+
 typedef struct parse {
-    ztd_s3_expat x; /* first: the handlers' user data */
+    ztd_s3_expat x; /* first: the handlers get it */
     ztd_s3_delete_list *l;
-    int depth;
-    int in; /* 0 none, 1 Key, 2 Quiet */
-    bool in_object, has_key;
+    bool has_key;
     char text[KEY_MAX + 1];
-    size_t tlen;
 } parse;
 
-static void stop(parse *ps, const char *why)
+static void object_open(ztd_s3_expat *x)
 {
-    ztd_s3_expat_stop(&ps->x, why);
+    parse *ps = (parse *)x;
+    if (ps->l->n == ZTD_S3_DELETE_MAX)
+        return ztd_s3_expat_stop(x, "more than 1000 objects");
+    ps->has_key = false;
 }
 
-static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
+static void object_close(ztd_s3_expat *x)
 {
-    parse *ps = ud;
-    const char *n = ztd_s3_xml_local(name);
-    (void)atts;
-    ps->depth++;
-    if (ps->depth == 1 && strcmp(n, "Delete"))
-        return stop(ps, "the document is not a <Delete>");
-    if (ps->depth == 2 && !strcmp(n, "Object")) {
-        if (ps->l->n == ZTD_S3_DELETE_MAX)
-            return stop(ps, "more than 1000 objects");
-        ps->in_object = true;
-        ps->has_key = false;
-    } else if (ps->depth == 2 && !strcmp(n, "Quiet")) {
-        ps->in = 2;
-        ps->tlen = 0;
-    } else if (ps->depth == 3 && ps->in_object && !strcmp(n, "Key")) {
-        ps->in = 1;
-        ps->tlen = 0;
-    }
+    parse *ps = (parse *)x;
+    if (!ps->has_key)
+        return ztd_s3_expat_stop(x, "an <Object> without a <Key>");
+    ps->l->n++;
 }
 
 static void take_key(parse *ps)
 {
     ztd_s3_delete_list *l = ps->l;
-    if (ps->tlen == 0 || memchr(ps->text, 0, ps->tlen))
-        return stop(ps, "an empty key, or one holding a NUL");
+    size_t tlen = ps->x.tlen;
+    if (tlen == 0 || memchr(ps->text, 0, tlen))
+        return ztd_s3_expat_stop(&ps->x, "an empty key, or one holding a NUL");
     if (ps->has_key)
-        return stop(ps, "an <Object> with two <Key>s");
+        return ztd_s3_expat_stop(&ps->x, "an <Object> with two <Key>s");
     ztd_s3_delete_item *it = &l->items[l->n];
-    if (!(it->key = malloc(ps->tlen + 1)))
-        return stop(ps, "out of memory");
-    memcpy(it->key, ps->text, ps->tlen);
-    it->key[ps->tlen] = 0;
-    it->key_len = ps->tlen;
+    if (!(it->key = malloc(tlen + 1)))
+        return ztd_s3_expat_stop(&ps->x, "out of memory");
+    memcpy(it->key, ps->text, tlen);
+    it->key[tlen] = 0;
+    it->key_len = tlen;
     ps->has_key = true;
 }
 
-static void XMLCALL on_end(void *ud, const XML_Char *name)
+static void field(ztd_s3_expat *x, int code)
 {
-    parse *ps = ud;
-    const char *n = ztd_s3_xml_local(name);
-    if (ps->in == 1 && ps->depth == 3)
+    parse *ps = (parse *)x;
+    if (code == IN_KEY)
         take_key(ps);
-    else if (ps->in == 2 && ps->depth == 2)
-        ps->l->quiet = ps->tlen == 4 && !memcmp(ps->text, "true", 4);
-    if (ps->depth == 2 && ps->in_object && !strcmp(n, "Object")) {
-        if (!ps->has_key)
-            return stop(ps, "an <Object> without a <Key>");
-        ps->l->n++;
-        ps->in_object = false;
-    }
-    ps->in = 0;
-    ps->depth--;
-}
-
-static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
-{
-    parse *ps = ud;
-    if (!ps->in)
-        return;
-    if (ps->tlen + (size_t)len > KEY_MAX)
-        return stop(ps, "a key longer than 1024 bytes");
-    memcpy(ps->text + ps->tlen, s, (size_t)len);
-    ps->tlen += (size_t)len;
+    else
+        ps->l->quiet = x->tlen == 4 && !memcmp(ps->text, "true", 4);
 }
 
 ztd_s3_delete_list *ztd_s3_delete_parse(const char *xml, size_t n, char *why, size_t cap)
 {
-    parse ps = {0};
+    parse ps = {.x = {.root = "Delete",
+                      .not_root = "the document is not a <Delete>",
+                      .item = "Object",
+                      .no_item = "no <Object> to delete",
+                      .fields = fields,
+                      .item_open = object_open,
+                      .item_close = object_close,
+                      .field = field,
+                      .text = ps.text,
+                      .cap = KEY_MAX,
+                      .too_long = "a key longer than 1024 bytes"}};
     ps.l = calloc(1, sizeof(*ps.l));
     if (ps.l)
         ps.l->items = calloc(ZTD_S3_DELETE_MAX, sizeof(*ps.l->items));
@@ -105,10 +86,7 @@ ztd_s3_delete_list *ztd_s3_delete_parse(const char *xml, size_t n, char *why, si
         ztd_s3_delete_list_free(ps.l);
         return NULL;
     }
-    bool ok = ztd_s3_expat_parse(&ps.x, &ps, xml, n, on_start, on_end, on_text, why, cap);
-    if (ok && ps.l->n == 0)
-        snprintf(why, cap, "no <Object> to delete");
-    if (!ok || ps.l->n == 0) {
+    if (!ztd_s3_expat_parse(&ps.x, xml, n, why, cap)) {
         ztd_s3_delete_list_free(ps.l);
         return NULL;
     }

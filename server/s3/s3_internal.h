@@ -66,7 +66,7 @@ const char *ztd_s3_root(void);
 /* The configured buckets. */
 const ztd_buckets *ztd_s3_buckets(void);
 /* The access keys of --s3-keys, or NULL when none are configured. */
-const struct ztd_s3_keys *ztd_s3_keys_table(void);
+const struct ztd_secret_table *ztd_s3_keys_table(void); /* s3_keys.h's ztd_s3_keys */
 /* Parse r's path and query into q. */
 void ztd_s3_parse(struct MHD_Connection *c, const ztd_req *r, ztd_s3_req *q);
 

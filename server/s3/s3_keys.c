@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/record_lines.h"
 #include "core/secret_file.h"
+#include "core/secret_table.h"
 
 #define MAX_FILE (1u << 20)
 
@@ -20,24 +20,14 @@ typedef struct key {
     char secret[ZTD_S3_MAX_SECRET + 1];
 } key;
 
-struct ztd_s3_keys {
-    key *k;
-    size_t n;
-};
-
 void ztd_s3_keys_free(ztd_s3_keys *k)
 {
-    if (!k)
-        return;
-    if (k->k)
-        ztd_sigv4_wipe(k->k, k->n * sizeof(*k->k));
-    free(k->k);
-    free(k);
+    ztd_secret_table_free(k);
 }
 
 size_t ztd_s3_keys_count(const ztd_s3_keys *k)
 {
-    return k ? k->n : 0;
+    return ztd_secret_table_count(k);
 }
 
 static bool id_char(char c)
@@ -84,63 +74,30 @@ static int parse_record(const ztd_record *r, key *out, char *err, size_t errlen)
     return 0;
 }
 
-static const key *find(const ztd_s3_keys *k, const char *ak)
+static const key *find(const ztd_secret_table *t, const char *ak)
 {
-    for (size_t i = 0; k && i < k->n; i++)
-        if (!strcmp(k->k[i].id, ak))
-            return &k->k[i];
+    const key *v = t->v;
+    for (size_t i = 0; i < t->n; i++)
+        if (!strcmp(v[i].id, ak))
+            return &v[i];
     return NULL;
 }
 
-static int add(ztd_s3_keys *k, size_t *cap, const ztd_record *r, char *err, size_t errlen)
+static int take(const ztd_record *r, void *item, const ztd_secret_table *t, char *err,
+                size_t errlen)
 {
-    unsigned ln = r->lineno;
-    if (k->n == ZTD_S3_KEYS_MAX)
-        return fail(err, errlen, ln, "more than 4096 keys");
-    if (k->n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 8;
-        key *nk = calloc(nc, sizeof(*nk));
-        if (!nk)
-            return fail(err, errlen, ln, "out of memory");
-        if (k->n)
-            memcpy(nk, k->k, k->n * sizeof(*nk));
-        if (k->k)
-            ztd_sigv4_wipe(k->k, k->n * sizeof(*nk));
-        free(k->k);
-        k->k = nk;
-        *cap = nc;
-    }
-    key *e = &k->k[k->n];
-    if (parse_record(r, e, err, errlen) != 0) {
-        ztd_sigv4_wipe(e, sizeof(*e));
+    key *e = item;
+    if (parse_record(r, e, err, errlen) != 0)
         return -1;
-    }
-    if (find(k, e->id)) {
-        ztd_sigv4_wipe(e, sizeof(*e));
-        return fail(err, errlen, ln, "this access key id was given on an earlier line");
-    }
-    k->n++;
+    if (find(t, e->id))
+        return fail(err, errlen, r->lineno, "this access key id was given on an earlier line");
     return 0;
 }
 
 ztd_s3_keys *ztd_s3_keys_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-    ztd_s3_keys *k = calloc(1, sizeof(*k));
-    if (!k) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    size_t cap = 0;
-    ztd_records it;
-    ztd_record r;
-    ztd_records_init(&it, text, len);
-    while (ztd_records_next(&it, &r)) {
-        if (add(k, &cap, &r, err, errlen) != 0) {
-            ztd_s3_keys_free(k);
-            return NULL;
-        }
-    }
-    return k;
+    return ztd_secret_table_parse(sizeof(key), ZTD_S3_KEYS_MAX, "more than 4096 keys", text, len,
+                                  take, err, errlen);
 }
 
 ztd_s3_keys *ztd_s3_keys_load(const char *path, char *err, size_t errlen)
@@ -161,7 +118,7 @@ bool ztd_s3_keys_signing_key(const ztd_s3_keys *k, const char *ak, const char *d
                              const char *region, uint8_t out[ZTD_SIGV4_KEY_LEN],
                              ztd_s3_scope *scope)
 {
-    const key *e = find(k, ak);
+    const key *e = k ? find(k, ak) : NULL;
     *scope = e ? e->scope : ZTD_S3_SCOPE_NONE;
     if (!e) {
         memset(out, 0, ZTD_SIGV4_KEY_LEN);

@@ -25,7 +25,8 @@ typedef enum ztd_s3_scope {
 #define ZTD_S3_MAX_SECRET 128 /* secrets: 8 to 128 printable ASCII characters, no spaces */
 #define ZTD_S3_KEYS_MAX 4096
 
-typedef struct ztd_s3_keys ztd_s3_keys;
+/* The keys: a table of secrets (core/secret_table.h). */
+typedef struct ztd_secret_table ztd_s3_keys;
 
 /* Parse keys-file text (len bytes, NULs included). The result is the caller's (free with
  * ztd_s3_keys_free); NULL and a message naming the line on error ("line 3: ..."), which never

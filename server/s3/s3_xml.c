@@ -3,7 +3,6 @@
  * 1.0 cannot carry, so every document it writes parses.
  */
 #include "s3/s3_xml.h"
-#include "core/grow.h"
 #include "core/utf8.h"
 
 #include <inttypes.h>
@@ -11,47 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void put(ztd_xml *x, const char *s, size_t n)
-{
-    if (x->failed)
-        return;
-    if (ztd_grow(&x->buf, &x->cap, x->len + n) != 0) {
-        x->failed = true;
-        return;
-    }
-    memcpy(x->buf + x->len, s, n);
-    x->len += n;
-    x->buf[x->len] = 0;
-}
-
-static void puts_(ztd_xml *x, const char *s)
-{
-    put(x, s, strlen(s));
-}
-
 void ztd_xml_begin(ztd_xml *x)
 {
     memset(x, 0, sizeof(*x));
-    puts_(x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    ztd_text_puts(x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 }
 
 void ztd_xml_open(ztd_xml *x, const char *name, const char *ns)
 {
-    put(x, "<", 1);
-    puts_(x, name);
+    ztd_text_put(x, "<", 1);
+    ztd_text_puts(x, name);
     if (ns) {
-        puts_(x, " xmlns=\"");
+        ztd_text_puts(x, " xmlns=\"");
         ztd_xml_text(x, ns, strlen(ns));
-        put(x, "\"", 1);
+        ztd_text_put(x, "\"", 1);
     }
-    put(x, ">", 1);
+    ztd_text_put(x, ">", 1);
 }
 
 void ztd_xml_close(ztd_xml *x, const char *name)
 {
-    put(x, "</", 2);
-    puts_(x, name);
-    put(x, ">", 1);
+    ztd_text_put(x, "</", 2);
+    ztd_text_puts(x, name);
+    ztd_text_put(x, ">", 1);
 }
 
 /* The length of the valid UTF-8 sequence at s (of n bytes) that starts
@@ -99,21 +80,21 @@ void ztd_xml_text(ztd_xml *x, const char *text, size_t n)
             break;
         }
         if (esc) {
-            puts_(x, esc);
+            ztd_text_puts(x, esc);
             i++;
         } else if (c < 0x80) {
             if (xml_char_ok(c))
-                put(x, (const char *)&text[i], 1);
+                ztd_text_put(x, (const char *)&text[i], 1);
             else
-                put(x, fffd, 3);
+                ztd_text_put(x, fffd, 3);
             i++;
         } else {
             size_t k = utf8_seq_len(text + i, n - i);
             if (k == 0) {
-                put(x, fffd, 3);
+                ztd_text_put(x, fffd, 3);
                 i++;
             } else {
-                put(x, text + i, k);
+                ztd_text_put(x, text + i, k);
                 i += k;
             }
         }
@@ -141,17 +122,10 @@ void ztd_xml_elem_u64(ztd_xml *x, const char *name, uint64_t v)
 
 char *ztd_xml_finish(ztd_xml *x, size_t *len)
 {
-    char *out = x->failed ? NULL : x->buf;
-    if (!out)
-        free(x->buf);
-    else
-        *len = x->len;
-    memset(x, 0, sizeof(*x));
-    return out;
+    return ztd_text_take(x, len);
 }
 
 void ztd_xml_discard(ztd_xml *x)
 {
-    free(x->buf);
-    memset(x, 0, sizeof(*x));
+    ztd_text_discard(x);
 }

@@ -17,11 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct ztd_xml {
-    char *buf;
-    size_t len, cap;
-    bool failed;
-} ztd_xml;
+#include "core/text_buf.h"
+
+/* The document being written (failed: sticky out of memory). */
+typedef ztd_text ztd_xml;
 
 /* Starts a document with the XML declaration. */
 void ztd_xml_begin(ztd_xml *x);

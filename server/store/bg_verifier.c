@@ -242,14 +242,7 @@ bool ztd_verifier_stop(ztd_verifier *v, unsigned wait_ms)
         return true;
     __atomic_store_n(&v->stop, true, __ATOMIC_RELEASE);
     ztd_catalog_wake(v->c);
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += wait_ms / 1000;
-    t.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
+    struct timespec t = ztd_deadline(CLOCK_REALTIME, wait_ms);
     if (pthread_timedjoin_np(v->thread, NULL, &t) != 0) {
         ztd_log(ZTD_LOG_WARN, "verify: still hashing a component after %u ms; exiting anyway",
                 wait_ms);

@@ -21,6 +21,7 @@
  * once they are done, as before.
  */
 #include "store/catalog.h"
+#include "core/grow.h"
 #include "store/decoders.h"
 #include "core/log.h"
 #include "core/clock.h"
@@ -391,20 +392,28 @@ static void log_not_served(ztd_catalog *c, const ztd_entry *e, const ztd_entry *
             e->retry ? " (retried by each scan)" : "", e->error);
 }
 
+/* e's slot in the open-file budget, from its name and stat (what decides
+ * whether the file on disk is still the one opened); the caller adds what it
+ * holds open. */
+static void slot_init(ztd_entry *e)
+{
+    e->fds = (ztd_fdslot){.name = e->name,
+                          .dev = e->dev,
+                          .ino = e->ino,
+                          .size = e->size,
+                          .mtime_ns = e->mtime_ns,
+                          .stale = &e->stale};
+}
+
 /* A plain file's entry (e has its name and stat): its fd, in the open-file
  * budget. One that cannot be opened now is kept with the reason, and tried
  * again by each scan. */
 static ztd_entry *plain_open(ztd_catalog *c, ztd_entry *e, const char *abs, const ztd_entry *prev)
 {
     e->kind = ZTD_ENTRY_PLAIN;
-    e->fds = (ztd_fdslot){.plain = true,
-                          .plain_fd = -1,
-                          .name = e->name,
-                          .dev = e->dev,
-                          .ino = e->ino,
-                          .size = e->size,
-                          .mtime_ns = e->mtime_ns,
-                          .stale = &e->stale};
+    slot_init(e);
+    e->fds.plain = true;
+    e->fds.plain_fd = -1;
     int fd = open(abs, O_RDONLY | O_CLOEXEC);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE) && ztd_fdcache_shed(c->fdc, 8))
         fd = open(abs, O_RDONLY | O_CLOEXEC);
@@ -472,13 +481,8 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
     e->v2 = ztd_v2_entry_new(e->file, rel, c->root_real);
     if (zt_file_warning(e->file))
         ztd_log(ZTD_LOG_WARN, "catalog: %s: %s", rel, zt_file_warning(e->file));
-    e->fds = (ztd_fdslot){.file = e->file,
-                          .name = e->name,
-                          .dev = e->dev,
-                          .ino = e->ino,
-                          .size = e->size,
-                          .mtime_ns = e->mtime_ns,
-                          .stale = &e->stale};
+    slot_init(e);
+    e->fds.file = e->file;
     ztd_fdcache_add(c->fdc, &e->fds);
     return e;
 }
@@ -487,14 +491,8 @@ static ztd_entry *entry_open(ztd_catalog *c, const char *rel, const char *abs,
 
 int ztd_entry_vec_push(ztd_entry_vec *v, ztd_entry *e)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        ztd_entry **nv = realloc(v->v, cap * sizeof(*nv));
-        if (!nv)
-            return -1;
-        v->v = nv;
-        v->cap = cap;
-    }
+    if (ZTD_GROW_ITEMS(v->v, v->cap, v->n + 1, 64) != 0)
+        return -1;
     v->v[v->n++] = e;
     return 0;
 }
@@ -573,14 +571,8 @@ typedef struct file_vec {
 
 static int files_push(file_vec *v, const char *rel, bool is_link)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        scan_file *nv = realloc(v->v, cap * sizeof(*nv));
-        if (!nv)
-            return -1;
-        v->v = nv;
-        v->cap = cap;
-    }
+    if (ZTD_GROW_ITEMS(v->v, v->cap, v->n + 1, 64) != 0)
+        return -1;
     if (!(v->v[v->n].rel = strdup(rel)))
         return -1;
     v->v[v->n].is_link = is_link;

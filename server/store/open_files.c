@@ -83,11 +83,12 @@ static void slot_detach(ztd_fdslot *s)
     s->plain_fd = -1;
 }
 
-/* Detach least recently used files until within the budget (or none is left
- * unpinned). */
-static void evict(ztd_fdcache *fc)
+/* Detach up to n least recently used files (fewer if fewer are unpinned);
+ * how many were. */
+static size_t shed_locked(ztd_fdcache *fc, size_t n)
 {
-    while (fc->open > fc->max && fc->tail) {
+    size_t done = 0;
+    for (; done < n && fc->tail; done++) {
         ztd_fdslot *s = fc->tail;
         unlink_slot(fc, s);
         slot_detach(s);
@@ -95,6 +96,15 @@ static void evict(ztd_fdcache *fc)
         fc->open--;
         fc->evictions++;
     }
+    return done;
+}
+
+/* Detach least recently used files until within the budget (or none is left
+ * unpinned). */
+static void evict(ztd_fdcache *fc)
+{
+    if (fc->open > fc->max)
+        shed_locked(fc, fc->open - fc->max);
 }
 
 void ztd_fdcache_set_max(ztd_fdcache *fc, size_t max)
@@ -118,20 +128,6 @@ void ztd_fdcache_add(ztd_fdcache *fc, ztd_fdslot *s)
     push_head(fc, s);
     evict(fc);
     pthread_mutex_unlock(&fc->mu);
-}
-
-static size_t shed_locked(ztd_fdcache *fc, size_t n)
-{
-    size_t done = 0;
-    for (; done < n && fc->tail; done++) {
-        ztd_fdslot *s = fc->tail;
-        unlink_slot(fc, s);
-        slot_detach(s);
-        s->open = false;
-        fc->open--;
-        fc->evictions++;
-    }
-    return done;
 }
 
 size_t ztd_fdcache_shed(ztd_fdcache *fc, size_t n)

@@ -3,6 +3,7 @@
  * session's staging file and writer, and the components it holds.
  */
 #include "store/sessions.h"
+#include "core/grow.h"
 #include "core/clock.h"
 #include "core/hex.h"
 #include "core/log.h"
@@ -194,14 +195,8 @@ const ztd_session_key *ztd_session_find_key(const ztd_session *x, const char *ke
 
 int ztd_session_prepare_key(ztd_session *x, const char *key, char **copy)
 {
-    if (x->nkeys == x->capkeys) {
-        size_t cap = x->capkeys ? x->capkeys * 2 : 16;
-        ztd_session_key *nk = realloc(x->keys, cap * sizeof(*nk));
-        if (!nk)
-            return -1;
-        x->keys = nk;
-        x->capkeys = cap;
-    }
+    if (ZTD_GROW_ITEMS(x->keys, x->capkeys, x->nkeys + 1, 16) != 0)
+        return -1;
     return (*copy = strdup(key)) ? 0 : -1;
 }
 

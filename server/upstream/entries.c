@@ -381,14 +381,7 @@ fail:
 /* pthread_cond_timedwait for ms milliseconds (the cv's clock is realtime). */
 static void cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += (time_t)(ms / 1000);
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
+    struct timespec t = ztd_deadline(CLOCK_REALTIME, (int64_t)ms);
     pthread_cond_timedwait(cv, mu, &t);
 }
 

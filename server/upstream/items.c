@@ -10,6 +10,7 @@
  * pick an item a response still holds.
  */
 #include "upstream/items.h"
+#include "core/grow.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "upstream/items_disk.h"
@@ -271,13 +272,8 @@ static void found(void *arg, ztd_cache_tree tree, const uint8_t id[32], uint64_t
     found_list *l = arg;
     ztd_cache_key k = {.kind = tree == ZTD_CACHE_TREE_PARTS ? ZTD_CACHE_PART : ZTD_CACHE_BLOB};
     memcpy(k.id, id, sizeof(k.id));
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        ztd_cache_item **v = realloc(l->v, cap * sizeof(*v));
-        if (!v)
-            return; /* not indexed: a later fill replaces the file */
-        l->v = v, l->cap = cap;
-    }
+    if (ZTD_GROW_ITEMS(l->v, l->cap, l->n + 1, 64) != 0)
+        return; /* not indexed: a later fill replaces the file */
     ztd_cache_item *it = item_new(l->c, &k, size, ZTD_CACHE_COMPLETE);
     if (it) {
         it->stamp = mtime_ns;
@@ -510,14 +506,7 @@ uint64_t ztd_cache_room_gen(ztd_cache *c)
 
 bool ztd_cache_wait_room(ztd_cache *c, uint64_t seen, int timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = ztd_deadline(CLOCK_MONOTONIC, timeout_ms);
     int rc = 0;
     pthread_mutex_lock(&c->mu);
     c->room_waiters++;
@@ -658,14 +647,7 @@ ztd_cache_state ztd_cache_check_done(ztd_cache_item *it, bool ok)
 
 ztd_cache_state ztd_cache_wait(ztd_cache_item *it, uint64_t want, int timeout_ms, uint64_t *ready)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    if (timeout_ms > 0) {
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000)
-            until.tv_sec++, until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = ztd_deadline(CLOCK_MONOTONIC, timeout_ms);
     ztd_cache *c = it->c;
     pthread_mutex_lock(&c->mu);
     while (timeout_ms > 0 && it->state == ZTD_CACHE_FILLING && it->ready < want) {

@@ -1,5 +1,6 @@
 /* Prefetch jobs (see prefetch.h). */
 #include "upstream/prefetch.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "core/workq.h"
 #include "store/names.h"
@@ -134,14 +135,8 @@ static int push(strvec *s, const char *name)
 {
     if (s->n == MAX_FILES)
         return -1;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        char **v = realloc(s->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (ZTD_GROW_ITEMS(s->v, s->cap, s->n + 1, 16) != 0)
+        return -1;
     if (!(s->v[s->n] = strdup(name)))
         return -1;
     s->n++;

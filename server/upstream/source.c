@@ -11,6 +11,7 @@
  * fill lands them (http/seg_stream.h), holding no thread.
  */
 #include "core/clock.h"
+#include "core/grow.h"
 #include "store/source.h"
 #include "upstream/internal.h"
 
@@ -64,14 +65,8 @@ static up_q *up_q_of(ztd_source_req *q, ztd_entry *e)
 
 static bool hold(up_q *x, ztd_cache_item *it)
 {
-    if (x->nitems == x->capitems) {
-        size_t cap = x->capitems ? 2 * x->capitems : 4;
-        ztd_cache_item **v = realloc(x->items, cap * sizeof(*v));
-        if (!v)
-            return false;
-        x->items = v;
-        x->capitems = cap;
-    }
+    if (ZTD_GROW_ITEMS(x->items, x->capitems, x->nitems + 1, 4) != 0)
+        return false;
     x->items[x->nitems++] = it;
     return true;
 }

@@ -64,6 +64,14 @@ static void test_refused(void **state)
     refused("<Delete><Object><Key>a</Key>", "line");
     refused("<Other><Object><Key>a</Key></Object></Other>", "not a <Delete>");
     refused("<Delete><Object></Object></Delete>", "without a <Key>");
+    /* An element inside <Key> ends its text: the key is not taken. */
+    refused("<Delete><Object><Key>a<b/>c</Key></Object></Delete>", "without a <Key>");
+    /* <Key> counts only inside an <Object>, <Quiet> only under the root. */
+    refused("<Delete><Key>a</Key></Delete>", "no <Object>");
+    ztd_s3_delete_list *q =
+        parse_ok("<Delete><Object><Key>a</Key><Quiet>true</Quiet></Object></Delete>");
+    assert_false(q->quiet);
+    ztd_s3_delete_list_free(q);
     refused("<Delete><Object><Key></Key></Object></Delete>", "empty key");
     refused("<Delete><Object><Key>a</Key><Key>b</Key></Object></Delete>", "two <Key>s");
     refused("<Delete></Delete>", "no <Object>");
@@ -117,6 +125,12 @@ static void test_complete_doc(void **state)
         {"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber></Part>"
          "</CompleteMultipartUpload>",
          "without"},
+        {"<CompleteMultipartUpload><Part><PartNumber>1<x/></PartNumber><ETag>a</ETag></Part>"
+         "</CompleteMultipartUpload>",
+         "without"},
+        {"<CompleteMultipartUpload><PartNumber>1</PartNumber><ETag>a</ETag>"
+         "</CompleteMultipartUpload>",
+         "no <Part>"},
         {"<CompleteMultipartUpload></CompleteMultipartUpload>", "no <Part>"},
         {"<Delete/>", "not a <CompleteMultipartUpload>"},
         {"<CompleteMultipartUpload><Part>", "line"},

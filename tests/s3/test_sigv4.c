@@ -435,6 +435,39 @@ static void keys_file(void **state)
     }
 }
 
+/* The table grows through several doublings and keeps every key; the
+ * 4097th is refused on its own line. */
+static void keys_file_many(void **state)
+{
+    (void)state;
+    size_t cap = (ZTD_S3_KEYS_MAX + 1) * 32;
+    char *text = malloc(cap), err[256];
+    assert_non_null(text);
+    size_t o = 0;
+    for (int i = 0; i < ZTD_S3_KEYS_MAX; i++)
+        o += (size_t)snprintf(text + o, cap - o, "%s AK%05d secret%05d\n", i % 2 ? "read" : "write",
+                              i, i);
+    ztd_s3_keys *k = parse(text, err);
+    assert_non_null(k);
+    assert_int_equal(ztd_s3_keys_count(k), ZTD_S3_KEYS_MAX);
+    uint8_t got[32], want[32];
+    ztd_s3_scope sc;
+    for (int i = 0; i < ZTD_S3_KEYS_MAX; i += 97) {
+        char id[16], secret[16];
+        snprintf(id, sizeof(id), "AK%05d", i);
+        snprintf(secret, sizeof(secret), "secret%05d", i);
+        assert_true(ztd_s3_keys_signing_key(k, id, "20130524", "us-east-1", got, &sc));
+        assert_int_equal(sc, i % 2 ? ZTD_S3_SCOPE_READ : ZTD_S3_SCOPE_WRITE);
+        ztd_sigv4_signing_key(secret, strlen(secret), "20130524", "us-east-1", want);
+        assert_memory_equal(got, want, 32);
+    }
+    ztd_s3_keys_free(k);
+    snprintf(text + o, cap - o, "read AK99999 secret99999\n");
+    assert_null(parse(text, err));
+    assert_string_equal(err, "line 4097: more than 4096 keys");
+    free(text);
+}
+
 static void keys_file_mode(void **state)
 {
     (void)state;
@@ -476,6 +509,7 @@ int main(void)
         cmocka_unit_test(malformed),
         cmocka_unit_test(read_scope),
         cmocka_unit_test(keys_file),
+        cmocka_unit_test(keys_file_many),
         cmocka_unit_test(keys_file_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
