@@ -206,13 +206,13 @@ if want 4; then
     chmod 600 "$work/tls.key"
     "$ztd" --root "$work/up-root" --listen 127.0.0.1:0 --access-log off --allow-anonymous-writes \
       --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" >/dev/null 2>"$work/ztd.log" &
-    zpid=$! zscheme=https zca=$work/tls.crt zport=
-    for _ in $(seq 600); do
+    zpid=$! zscheme=https zca=$work/tls.crt zport= ready=
+    for _ in $(seq 600); do # up to 60 s
       zport=$(grep -o 'listening on https://[^ ]*' "$work/ztd.log" 2>/dev/null | sed 's/.*://') || true
-      [ -n "$zport" ] && curl -sf --cacert "$zca" "https://127.0.0.1:$zport/readyz" >/dev/null && break
+      [ -n "$zport" ] && curl -sf --cacert "$zca" "https://127.0.0.1:$zport/readyz" >/dev/null && ready=1 && break
       sleep 0.1
     done
-    [ -n "$zport" ] || { echo "ztensord with TLS did not start"; cat "$work/ztd.log"; exit 1; }
+    [ -n "$ready" ] || { echo "ztensord with TLS did not start"; cat "$work/ztd.log"; exit 1; }
     rm -f "$work"/up.* "$work"/upcpu.* "$work"/upr.*
     for _ in $(seq "${ROUNDS:-3}"); do
       timed boto put_boto; timed put put_whole
