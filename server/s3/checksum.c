@@ -7,9 +7,9 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "core/lex.h"
+#include "s3/crc32_fast.h"
 
 static uint32_t t32c[256];
 static uint64_t t64[256];
@@ -108,11 +108,7 @@ void ztd_s3_ck_update(ztd_s3_ck *c, const void *p, size_t n)
 {
     switch (c->alg) {
     case ZTD_S3_CK_CRC32:
-        for (size_t done = 0; done < n;) { /* zlib takes uInt lengths */
-            size_t k = n - done > (1u << 30) ? (1u << 30) : n - done;
-            c->crc = crc32((uLong)c->crc, (const Bytef *)p + done, (uInt)k);
-            done += k;
-        }
+        c->crc = ztd_crc32((uint32_t)c->crc, p, n);
         break;
     case ZTD_S3_CK_CRC32C:
         c->crc = ztd_crc32c((uint32_t)c->crc, p, n);

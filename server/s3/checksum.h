@@ -1,7 +1,7 @@
 /*
  * The checksums S3 clients send with a body (x-amz-checksum-crc32, -crc32c,
  * -crc64nvme, -sha1, -sha256, and Content-MD5), computed incrementally, and
- * their base64 text. CRC32 is zlib's; CRC32C (Castagnoli, reflected
+ * their base64 text. CRC32 is crc32_fast.h (folding, zlib as fallback); CRC32C (Castagnoli, reflected
  * 0x82F63B78) and CRC64NVME (reflected 0x9A6C9329AC4BC9B5, init and xorout
  * all ones) are table-driven here. Values are big-endian bytes, as S3 sends
  * them in base64.

@@ -380,10 +380,12 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
     bool md5 = !ztd_s3_sums_any(&w->sums) && !ztd_header(c, "x-amz-trailer");
     if (!(w->buf = malloc(WBUF)) || !ztd_s3_sums_start(&w->sums, md5, true))
         return ztd_s3_fail(c, r, ZTD_S3_INTERNAL);
-    /* the part's length, when it is known before its body */
-    uint64_t known = ztd_header(c, "Transfer-Encoding") ? 0
-                     : w->dec                           ? (decoded >= 0 ? (uint64_t)decoded : 0)
-                                                        : declared;
+    /* the part's length, when it is known before its body: an aws-chunked
+     * part's from x-amz-decoded-content-length (the decoder holds the part
+     * to it), also inside HTTP chunked as boto3 sends over https */
+    uint64_t known = w->dec                               ? (decoded >= 0 ? (uint64_t)decoded : 0)
+                     : ztd_header(c, "Transfer-Encoding") ? 0
+                                                          : declared;
     pthread_mutex_lock(&g_mu);
     if ((m = find_locked(id, q)) && !m->completing)
         slot_take_locked(s, m, w, known);

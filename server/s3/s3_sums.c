@@ -3,6 +3,7 @@
  */
 #include "s3/s3_sums.h"
 #include "http/response.h"
+#include "s3/crc32_fast.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -43,7 +44,6 @@ const char *ztd_s3_sums_take(struct MHD_Connection *c, ztd_s3_sums *k)
 {
     const char *v;
     memset(k, 0, sizeof(*k));
-    k->crc = crc32(0L, Z_NULL, 0);
     if ((v = ztd_header(c, "Content-MD5")) && !(k->want_md5 = b64_exact(v, k->md5_want, 16)))
         return "Content-MD5 is not the base64 of 16 bytes";
     if ((v = ztd_header(c, "x-amz-checksum-sha256")) &&
@@ -98,15 +98,8 @@ void ztd_s3_sums_update(ztd_s3_sums *k, const void *p, size_t n)
         EVP_DigestUpdate(k->mctx, p, n);
     if (k->sctx)
         EVP_DigestUpdate(k->sctx, p, n);
-    if (k->want_crc) {
-        const Bytef *b = p;
-        while (n) {
-            uInt m = n > (1u << 30) ? (1u << 30) : (uInt)n;
-            k->crc = crc32(k->crc, b, m);
-            b += m;
-            n -= m;
-        }
-    }
+    if (k->want_crc)
+        k->crc = ztd_crc32(k->crc, p, n);
 }
 
 bool ztd_s3_sums_hold(ztd_s3_sums *k, const uint8_t *sha, ztd_s3_err *err, const char **msg)

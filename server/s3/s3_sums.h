@@ -14,13 +14,12 @@
 #include <microhttpd.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <zlib.h>
 
 #include "s3/s3_error.h"
 
 typedef struct ztd_s3_sums {
     void *mctx, *sctx; /* EVP_MD_CTX: the MD5 and sha256 computed here */
-    uLong crc;
+    uint32_t crc;
     bool want_md5, want_sha, want_csha, want_crc;
     uint8_t md5_want[16], sha_want[32], csha_want[32], crc_want[4];
     uint8_t md5[16]; /* after ztd_s3_sums_hold, when has_md5 */

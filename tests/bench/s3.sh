@@ -18,7 +18,9 @@
 #      which the server checks), and curl (16 MiB parts, 4 in flight, then Complete).
 #      Rounds alternate each client with a PUT; medians of the seconds from the first byte
 #      sent to the answer, each pair's ratio, and the server's CPU seconds per GiB; all
-#      verify every digest, fsync and publish. Each answer and file checked.
+#      verify every digest, fsync and publish. Each answer and file checked. Then (unless
+#      HTTPS=0) boto3 against a whole-file PUT both over https (a self-signed certificate made
+#      here): boto3 then sends each part UNSIGNED-PAYLOAD, aws-chunked with a CRC32 trailer.
 #   5. GetObject of the 1 GiB .zt of figure 4 (one curl stream) from a warm node-local S3
 #      sidecar (ztensord --upstream s3://models/m/ in front of moto_server, its cache filled
 #      by one read first) against ztensord serving the same file from its root, through the
@@ -124,7 +126,8 @@ put_whole() {
   rm -f up-root/w.zt
   local t0 t1 code
   t0=$(date +%s.%N)
-  code=$(curl -s -o /dev/null -w '%{http_code}' -T src/1g.zt "http://127.0.0.1:$zport/v1/files/w.zt")
+  code=$(curl -s ${zca:+--cacert "$zca"} -o /dev/null -w '%{http_code}' -T src/1g.zt \
+    "${zscheme:-http}://127.0.0.1:$zport/v1/files/w.zt")
   t1=$(date +%s.%N)
   [ "$code" = 201 ] && [ "$(stat -c %s up-root/w.zt)" = "$zsize" ] || { echo "PUT: HTTP $code" >&2; exit 1; }
   secs "$t0" "$t1"
@@ -153,9 +156,9 @@ put_multipart() {
 put_curl() { put_multipart; }
 put_boto() {
   rm -f up-root/b.zt
-  python3 - "$zport" "$work/src/1g.zt" <<'PY'
+  python3 - "${zscheme:-http}://127.0.0.1:$zport" "$work/src/1g.zt" "${zca:-}" <<'PY'
 import boto3, sys
-c = boto3.client("s3", endpoint_url="http://127.0.0.1:%s" % sys.argv[1], region_name="us-east-1",
+c = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", verify=sys.argv[3] or None,
                  aws_access_key_id="bench", aws_secret_access_key="bench")
 c.upload_file(sys.argv[2], "models", "b.zt")
 PY
@@ -195,6 +198,32 @@ if want 4; then
       "$name" "$(col "$work/up.$k" | median)" "$(col "$work/upcpu.$k" | median)" \
       "$(col "$work/upr.$k" | median)" "$(col "$work/upr.$k")"
   done
+  # the same over https (HTTPS=0 skips it): boto3 then sends UNSIGNED-PAYLOAD, aws-chunked
+  # with a CRC32 trailer, against a whole-file PUT over https
+  if [ "${HTTPS:-1}" = 1 ]; then
+    stop_ztd
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+      -addext "subjectAltName=IP:127.0.0.1" -keyout "$work/tls.key" -out "$work/tls.crt" >/dev/null 2>&1
+    chmod 600 "$work/tls.key"
+    "$ztd" --root "$work/up-root" --listen 127.0.0.1:0 --access-log off --allow-anonymous-writes \
+      --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" >/dev/null 2>"$work/ztd.log" &
+    zpid=$! zscheme=https zca=$work/tls.crt zport= ready=
+    for _ in $(seq 600); do # up to 60 s
+      zport=$(grep -o 'listening on https://[^ ]*' "$work/ztd.log" 2>/dev/null | sed 's/.*://') || true
+      [ -n "$zport" ] && curl -sf --cacert "$zca" "https://127.0.0.1:$zport/readyz" >/dev/null && ready=1 && break
+      sleep 0.1
+    done
+    [ -n "$ready" ] || { echo "ztensord with TLS did not start"; cat "$work/ztd.log"; exit 1; }
+    rm -f "$work"/up.* "$work"/upcpu.* "$work"/upr.*
+    for _ in $(seq "${ROUNDS:-3}"); do
+      timed boto put_boto; timed put put_whole
+      ratio "$(last "$work/up.put")" "$(last "$work/up.boto")" >>"$work/upr.boto"; echo >>"$work/upr.boto"
+    done
+    printf '   over https: whole-file PUT %s s, server CPU %s s/GiB; boto3 upload_file %s s, server CPU %s s/GiB, speed ratio to the https PUT %s (rounds: %s) (%s)\n' \
+      "$(col "$work/up.put" | median)" "$(col "$work/upcpu.put" | median)" "$(col "$work/up.boto" | median)" \
+      "$(col "$work/upcpu.boto" | median)" "$(col "$work/upr.boto" | median)" "$(col "$work/upr.boto")" "$(load)"
+    zscheme= zca=
+  fi
 fi
 stop_ztd
 

@@ -25,6 +25,30 @@ check_eq "Completes that wrote the parts in place (out of order; after a refusal
     "$(grep -E 'CompleteMultipartUpload published ip/(backwards|subset|refused)' "$D_ERR" | grep -c 'written in place')" 2
 check_eq "Completes that copied (a part sent again, parts of two sizes)" \
     "$(grep -E 'CompleteMultipartUpload published ip/(refused|sizes)' "$D_ERR" | grep -c 'copied')" 2
+# boto3 over https sends each part aws-chunked inside HTTP/1.1 chunked (no
+# Content-Length; the part's length in x-amz-decoded-content-length, which the
+# decoder holds it to): parts of one size go in place all the same
+P=$URL/models/ip/tchunked.safetensors
+http "$T/r" -X POST "$P?uploads"
+uid=$(sed -n 's/.*<UploadId>\([0-9a-f]*\)<.*/\1/p' "$T/r.body")
+split -b $((5 << 20)) -d -a 1 "$T/big.safetensors" "$T/tc."
+doc= codes=
+for n in 1 2 3; do # 5 MiB, 5 MiB, the rest
+    f=$T/tc.$((n - 1))
+    c=$($PY -c 'import base64, sys, zlib; print(base64.b64encode(zlib.crc32(open(sys.argv[1], "rb").read()).to_bytes(4, "big")).decode())' "$f")
+    { printf '%x\r\n' "$(stat -c %s "$f")"; cat "$f"; printf '\r\n0\r\nx-amz-checksum-crc32:%s\r\n\r\n' "$c"; } >"$f.awsc"
+    http "$T/r" -X PUT -T "$f.awsc" -H 'Transfer-Encoding: chunked' -H 'Content-Encoding: aws-chunked' \
+        -H 'x-amz-content-sha256: STREAMING-UNSIGNED-PAYLOAD-TRAILER' -H 'x-amz-trailer: x-amz-checksum-crc32' \
+        -H "x-amz-decoded-content-length: $(stat -c %s "$f")" "$P?partNumber=$n&uploadId=$uid"
+    codes="$codes$CODE "
+    doc="$doc<Part><PartNumber>$n</PartNumber><ETag>$(hdr "$T/r.hdr" ETag)</ETag></Part>"
+done
+check_eq "aws-chunked parts in HTTP chunked (boto3 over https): UploadPart" "$codes" "200 200 200 "
+http "$T/r" -X POST --data-binary "<CompleteMultipartUpload>$doc</CompleteMultipartUpload>" "$P?uploadId=$uid"
+check_eq "aws-chunked parts in HTTP chunked: Complete, the bytes" \
+    "$CODE $(cmp -s "$ROOT/ip/tchunked.safetensors" "$T/big.safetensors" && echo same)" "200 same"
+check_eq "aws-chunked parts in HTTP chunked: written in place (Complete copies nothing)" \
+    "$(grep 'CompleteMultipartUpload published ip/tchunked.safetensors' "$D_ERR" | grep -c 'written in place')" 1
 http "$T/r" -X PUT --data-binary x "$URL/models/mp/x.safetensors?partNumber=10001&uploadId=00000000000000000000000000000000"
 check_match "UploadPart number 10001: InvalidArgument" "$CODE $(tr -d '\n' <"$T/r.body")" '^400 .*<Code>InvalidArgument</Code>'
 
