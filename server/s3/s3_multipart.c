@@ -5,6 +5,7 @@
 #include "s3/s3_multipart.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/partition.h"
 #include "http/headers.h"
 #include "http/offload.h"
 #include "http/response.h"
@@ -98,17 +99,22 @@ static mpu *find_id_locked(const char *id)
     return NULL;
 }
 
+typedef struct {
+    const mpu *m;
+    int number;
+} part_key;
+
+static bool part_below(const void *ctx, size_t i)
+{
+    const part_key *k = ctx;
+    return k->m->parts[i].number < k->number;
+}
+
 /* Locked: part number k of m, or NULL. */
 static part *find_part_locked(mpu *m, int k)
 {
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->parts[mid].number < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    part_key key = {m, k};
+    size_t lo = ztd_partition_point(0, m->n, part_below, &key);
     return lo < m->n && m->parts[lo].number == k ? &m->parts[lo] : NULL;
 }
 
