@@ -277,7 +277,7 @@ static void w_free(void *p)
 
 static mpw *w_of(ztd_req *r)
 {
-    return r->ctx_free == w_free ? r->ctx : NULL;
+    return ztd_req_ctx_of(r, w_free);
 }
 
 /* Locked: part w->number, of len bytes, goes to its place in m's assembly
