@@ -6,6 +6,7 @@
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/partition.h"
+#include "core/wbuf.h"
 #include "http/headers.h"
 #include "http/offload.h"
 #include "http/response.h"
@@ -404,15 +405,8 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
 
 static int flush_part(mpw *w)
 {
-    size_t off = 0;
-    while (off < w->blen) {
-        ssize_t k = pwrite(w->fd, w->buf + off, w->blen - off, (off_t)(w->off + w->flushed + off));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        off += (size_t)k;
-    }
+    if (ztd_pwrite_all(w->fd, w->buf, w->blen, w->off + w->flushed) != 0)
+        return -1;
     if (w->blen) /* write-back now: Complete's fsync then waits for little */
         sync_file_range(w->fd, (off_t)(w->off + w->flushed), (off_t)w->blen, SYNC_FILE_RANGE_WRITE);
     w->flushed += w->blen;
@@ -440,12 +434,7 @@ static int stage_part(mpw *w, const uint8_t *data, size_t n)
     ztd_metrics_upload_bytes(n);
     ztd_s3_sums_update(&w->sums, data, n);
     while (n) {
-        size_t k = WBUF - w->blen < n ? WBUF - w->blen : n;
-        memcpy(w->buf + w->blen, data, k);
-        w->blen += k;
-        data += k;
-        n -= k;
-        if (w->blen == WBUF && flush_part(w) != 0) {
+        if (ztd_wbuf_fill(w->buf, &w->blen, WBUF, &data, &n) && flush_part(w) != 0) {
             w->fail.failed = true;
             w->fail.err = ZTD_S3_INTERNAL;
             snprintf(w->fail.msg, sizeof(w->fail.msg), "writing a part: %s", strerror(errno));
