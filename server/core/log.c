@@ -14,6 +14,7 @@
 #include "core/dates.h"
 #include "core/decimal.h"
 #include "core/hex.h"
+#include "core/wbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -203,15 +204,7 @@ static void sb_clf_time(sb *b, const struct timespec *ts)
 
 static void write_line(int fd, const char *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return; /* nowhere left to report it */
-        p += w;
-        n -= (size_t)w;
-    }
+    (void)ztd_write_all(fd, p, n); /* failed: nowhere left to report it */
 }
 
 static int open_log_file(const char *path)

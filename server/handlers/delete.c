@@ -46,8 +46,9 @@ static enum MHD_Result deleted(struct MHD_Connection *c, ztd_req *r, delete_job 
 
 enum MHD_Result ztd_delete_file(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
-    if (r->ctx_free == delete_job_free) /* called again: the unlink has run */
-        return deleted(c, r, r->ctx);
+    delete_job *done = ztd_req_ctx_of(r, delete_job_free);
+    if (done) /* called again: the unlink has run */
+        return deleted(c, r, done);
     delete_job *j = calloc(1, sizeof(*j));
     if (!j)
         return ztd_fail(c, r, ZTD_ERR_INTERNAL);

@@ -536,8 +536,9 @@ static ztd_session *commit_session(ztd_server *s, struct MHD_Connection *c, ztd_
 
 enum MHD_Result ztd_session_commit(ztd_server *s, struct MHD_Connection *c, ztd_req *r)
 {
-    if (r->ctx_free == commit_job_free) /* called again: the publication has run */
-        return committed(c, r, r->ctx);
+    commit_job *done = ztd_req_ctx_of(r, commit_job_free);
+    if (done) /* called again: the publication has run */
+        return committed(c, r, done);
     ztd_commit cm;
     enum MHD_Result ret;
     ztd_session *x = commit_session(s, c, r, &cm, &ret);

@@ -1,28 +1,26 @@
 /* A repository in one catalog snapshot (see hf_repo.h). */
 #include "hf/hf_repo.h"
 #include "core/hex.h"
+#include "core/partition.h"
 #include "hf/hf_digests.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* First entry whose name is >= key (entries are sorted by name, strcmp). */
-static size_t lower_bound(const ztd_snapshot *s, const char *key, size_t len)
+/* Is byte string a (al bytes) below b (bl bytes) in name order? */
+static bool name_below(const char *a, size_t al, const char *b, size_t bl)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const ztd_entry *e = s->entries[mid];
-        size_t m = e->name_len < len ? e->name_len : len;
-        int c = memcmp(e->name, key, m);
-        if (c < 0 || (c == 0 && e->name_len < len))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c < 0 || (c == 0 && al < bl);
 }
+
+/* A path to look for in a repository's files (sorted by name). */
+typedef struct {
+    const ztd_hf_file *files;
+    const char *s;
+    size_t len;
+} name_key;
 
 int ztd_hf_repo_open(ztd_catalog *c, const char *repo, ztd_hf_repo *out)
 {
@@ -37,7 +35,7 @@ int ztd_hf_repo_open(ztd_catalog *c, const char *repo, ztd_hf_repo *out)
     if (!(out->snap = ztd_catalog_acquire(c)))
         return -1;
     const ztd_snapshot *s = out->snap;
-    size_t lo = lower_bound(s, prefix, pl), hi = lo;
+    size_t lo = ztd_snapshot_lower_bound(s, prefix, pl), hi = lo;
     while (hi < s->n && s->entries[hi]->name_len > pl &&
            memcmp(s->entries[hi]->name, prefix, pl) == 0)
         hi++;
@@ -118,45 +116,41 @@ bool ztd_hf_repo_seal(ztd_hf_repo *r)
     return true;
 }
 
+static bool file_below(const void *ctx, size_t i)
+{
+    const name_key *k = ctx;
+    const ztd_hf_file *f = &k->files[i];
+    return name_below(f->rel, f->rel_len, k->s, k->len);
+}
+
 const ztd_hf_file *ztd_hf_repo_find(const ztd_hf_repo *r, const char *path, size_t len)
 {
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const ztd_hf_file *f = &r->files[mid];
-        size_t m = f->rel_len < len ? f->rel_len : len;
-        int c = memcmp(f->rel, path, m);
-        if (c == 0)
-            c = f->rel_len < len ? -1 : f->rel_len > len;
-        if (c == 0)
-            return f;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    name_key k = {r->files, path, len};
+    size_t i = ztd_partition_point(0, r->n, file_below, &k);
+    if (i == r->n)
+        return NULL;
+    const ztd_hf_file *f = &r->files[i];
+    return f->rel_len == len && memcmp(f->rel, path, len) == 0 ? f : NULL;
+}
+
+/* Is file i below "path/" (k->s, k->len bytes, then '/')? */
+static bool file_below_dir(const void *ctx, size_t i)
+{
+    const name_key *k = ctx;
+    const ztd_hf_file *f = &k->files[i];
+    size_t m = f->rel_len < k->len ? f->rel_len : k->len;
+    int c = memcmp(f->rel, k->s, m);
+    if (c == 0 && f->rel_len > k->len) /* byte len of the key is '/' */
+        c = (unsigned char)f->rel[k->len] - '/';
+    return c < 0 || (c == 0 && f->rel_len <= k->len);
 }
 
 bool ztd_hf_repo_is_dir(const ztd_hf_repo *r, const char *path, size_t len)
 {
     /* The files under "path/" are contiguous in name order: the first one at
      * or after that key starts with it, or there is none. */
-    size_t lo = 0, hi = r->n, kl = len + 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const ztd_hf_file *f = &r->files[mid];
-        size_t m = f->rel_len < kl ? f->rel_len : kl;
-        int c = memcmp(f->rel, path, m < len ? m : len);
-        if (c == 0 && m > len) /* byte len of the key is '/' */
-            c = (unsigned char)f->rel[len] - '/';
-        if (c == 0)
-            c = f->rel_len < kl ? -1 : 0;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    name_key k = {r->files, path, len};
+    size_t lo = ztd_partition_point(0, r->n, file_below_dir, &k);
     if (lo == r->n)
         return false;
     const ztd_hf_file *f = &r->files[lo];

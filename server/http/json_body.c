@@ -34,6 +34,6 @@ enum MHD_Result ztd_json_body_data(ztd_server *s, struct MHD_Connection *c, ztd_
 
 ztd_json_text ztd_json_body(const ztd_req *r)
 {
-    const json_buf *b = r->ctx_free == json_buf_free ? r->ctx : NULL;
+    const json_buf *b = ztd_req_ctx_of(r, json_buf_free);
     return b ? (ztd_json_text){b->p, b->len} : (ztd_json_text){NULL, 0};
 }

@@ -4,6 +4,7 @@
  */
 #include "http/listing_query.h"
 #include "core/hex.h"
+#include "core/partition.h"
 #include "http/router.h"
 
 #include <string.h>
@@ -71,21 +72,27 @@ int ztd_listing_arg(ztd_listing_query *q, const char *key, const char *value, co
     return 0;
 }
 
+typedef struct {
+    const void *entries;
+    ztd_listing_name_fn name;
+    const char *key;
+    bool past;
+} name_key;
+
+static bool below(const void *ctx, size_t i)
+{
+    const name_key *k = ctx;
+    int c = strcmp(k->name(k->entries, i), k->key);
+    return c < 0 || (k->past && c == 0);
+}
+
 /* The first index whose name is not below key (key_len bytes; `past`: the
  * first whose name is above it). */
 static size_t lower_bound(const void *entries, size_t n, ztd_listing_name_fn name, const char *key,
                           bool past)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(name(entries, mid), key);
-        if (c < 0 || (past && c == 0))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    name_key k = {entries, name, key, past};
+    return ztd_partition_point(0, n, below, &k);
 }
 
 static bool has_prefix(const char *s, const ztd_listing_query *q)

@@ -8,3 +8,8 @@ void ztd_req_set_ctx(ztd_req *r, void *ctx, void (*ctx_free)(void *ctx))
     r->ctx = ctx;
     r->ctx_free = ctx_free;
 }
+
+void *ztd_req_ctx_of(const ztd_req *r, void (*ctx_free)(void *ctx))
+{
+    return r->ctx_free == ctx_free ? r->ctx : NULL;
+}

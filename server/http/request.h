@@ -72,4 +72,8 @@ typedef struct ztd_req {
  * it held before is freed now. */
 void ztd_req_set_ctx(ztd_req *r, void *ctx, void (*ctx_free)(void *ctx));
 
+/* The request's state if a handler set it with this ctx_free (the state's
+ * kind), else NULL: a handler called again finds what it left. */
+void *ztd_req_ctx_of(const ztd_req *r, void (*ctx_free)(void *ctx));
+
 #endif

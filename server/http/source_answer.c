@@ -41,7 +41,7 @@ static void state_free(void *p)
 
 ztd_answer_state *ztd_answer_state_of(ztd_req *r)
 {
-    return r->ctx_free == state_free ? r->ctx : NULL;
+    return ztd_req_ctx_of(r, state_free);
 }
 
 ztd_answer_state *ztd_answer_state_for(ztd_server *s, ztd_req *r, ztd_entry *e, ztd_source_req *q)

@@ -44,7 +44,7 @@ json_t *ztd_answer_upstream_files(ztd_server *s, struct MHD_Connection *c, ztd_r
 {
     *wait = false;
     *err = ZTD_ERR_NONE;
-    list_job *j = r->ctx_free == list_job_free ? r->ctx : NULL;
+    list_job *j = ztd_req_ctx_of(r, list_job_free);
     if (!j) {
         ztd_uplist *l = ztd_upstream_file_listing(s->upstream);
         json_t *f = l ? ztd_uplist_peek(l) : NULL;

@@ -11,42 +11,45 @@
 #include "core/lex.h"
 #include "s3/crc32_fast.h"
 
-static uint32_t t32c[256];
-static uint64_t t64[256];
+/* Both CRCs are reflected: one byte-at-a-time table loop serves both, the
+ * 32-bit one in the low half of a 64-bit register (its table entries and
+ * running value stay below 2^32). */
+static uint64_t t32c[256], t64[256];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void build_table(uint64_t t[256], uint64_t poly)
+{
+    for (uint64_t i = 0; i < 256; i++) {
+        uint64_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
+        t[i] = c;
+    }
+}
 
 static void build_tables(void)
 {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        uint64_t d = i;
-        for (int k = 0; k < 8; k++) {
-            c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-            d = (d & 1) ? (d >> 1) ^ 0x9A6C9329AC4BC9B5ull : d >> 1;
-        }
-        t32c[i] = c;
-        t64[i] = d;
-    }
+    build_table(t32c, 0x82F63B78u);
+    build_table(t64, 0x9A6C9329AC4BC9B5ull);
+}
+
+static uint64_t table_crc(const uint64_t t[256], uint64_t crc, const void *p, size_t n)
+{
+    pthread_once(&tables_once, build_tables);
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        crc = t[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
+    return crc;
 }
 
 uint32_t ztd_crc32c(uint32_t crc, const void *p, size_t n)
 {
-    pthread_once(&tables_once, build_tables);
-    const uint8_t *b = p;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++)
-        crc = t32c[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
+    return ~(uint32_t)table_crc(t32c, (uint32_t)~crc, p, n);
 }
 
 uint64_t ztd_crc64nvme(uint64_t crc, const void *p, size_t n)
 {
-    pthread_once(&tables_once, build_tables);
-    const uint8_t *b = p;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++)
-        crc = t64[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
+    return ~table_crc(t64, ~crc, p, n);
 }
 
 static const struct {

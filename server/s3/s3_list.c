@@ -4,6 +4,7 @@
  * prefix's run, so a page costs its own length, not the bucket's.
  */
 #include "s3/s3_list.h"
+#include "core/partition.h"
 
 #include <string.h>
 
@@ -27,20 +28,28 @@ static int cmp_at(const finder *f, size_t i, const ztd_s3_list_req *q, const cha
     return sl < kl ? -1 : sl > kl ? 1 : 0;
 }
 
+/* What search() and run_end() look for: base + key (kl bytes). */
+typedef struct {
+    const finder *f;
+    const ztd_s3_list_req *q;
+    const char *key;
+    size_t kl;
+    bool strict; /* search(): past names equal to it too */
+} probe;
+
+static bool name_below(const void *ctx, size_t i)
+{
+    const probe *p = ctx;
+    int c = cmp_at(p->f, i, p->q, p->key, p->kl);
+    return c < 0 || (p->strict && c == 0);
+}
+
 /* First index in [lo, n) whose name is > base+key (or >= when !strict). */
 static size_t search(const finder *f, size_t lo, size_t n, const ztd_s3_list_req *q,
                      const char *key, size_t kl, bool strict)
 {
-    size_t hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = cmp_at(f, mid, q, key, kl);
-        if (c < 0 || (strict && c == 0))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    probe p = {f, q, key, kl, strict};
+    return ztd_partition_point(lo, n, name_below, &p);
 }
 
 /* Does names[i] begin with base + key[0..kl)? */
@@ -52,20 +61,19 @@ static bool has_prefix(const finder *f, size_t i, const ztd_s3_list_req *q, cons
            strnlen(s + q->base_len, kl) == kl;
 }
 
+static bool in_run(const void *ctx, size_t i)
+{
+    const probe *p = ctx;
+    return has_prefix(p->f, i, p->q, p->key, p->kl);
+}
+
 /* First index in [lo, n) past the run of names beginning with base + key
  * (names from lo on are >= base + key). */
 static size_t run_end(const finder *f, size_t lo, size_t n, const ztd_s3_list_req *q,
                       const char *key, size_t kl)
 {
-    size_t hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (has_prefix(f, mid, q, key, kl))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    probe p = {f, q, key, kl, false};
+    return ztd_partition_point(lo, n, in_run, &p);
 }
 
 /* The length of the common prefix of key (kl bytes), or 0 when the key,

@@ -5,6 +5,8 @@
 #include "s3/s3_multipart.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/partition.h"
+#include "core/wbuf.h"
 #include "http/headers.h"
 #include "http/offload.h"
 #include "http/response.h"
@@ -98,17 +100,22 @@ static mpu *find_id_locked(const char *id)
     return NULL;
 }
 
+typedef struct {
+    const mpu *m;
+    int number;
+} part_key;
+
+static bool part_below(const void *ctx, size_t i)
+{
+    const part_key *k = ctx;
+    return k->m->parts[i].number < k->number;
+}
+
 /* Locked: part number k of m, or NULL. */
 static part *find_part_locked(mpu *m, int k)
 {
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->parts[mid].number < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    part_key key = {m, k};
+    size_t lo = ztd_partition_point(0, m->n, part_below, &key);
     return lo < m->n && m->parts[lo].number == k ? &m->parts[lo] : NULL;
 }
 
@@ -271,7 +278,7 @@ static void w_free(void *p)
 
 static mpw *w_of(ztd_req *r)
 {
-    return r->ctx_free == w_free ? r->ctx : NULL;
+    return ztd_req_ctx_of(r, w_free);
 }
 
 /* Locked: part w->number, of len bytes, goes to its place in m's assembly
@@ -398,15 +405,8 @@ enum MHD_Result ztd_s3_part_begin(ztd_server *s, struct MHD_Connection *c, ztd_r
 
 static int flush_part(mpw *w)
 {
-    size_t off = 0;
-    while (off < w->blen) {
-        ssize_t k = pwrite(w->fd, w->buf + off, w->blen - off, (off_t)(w->off + w->flushed + off));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        off += (size_t)k;
-    }
+    if (ztd_pwrite_all(w->fd, w->buf, w->blen, w->off + w->flushed) != 0)
+        return -1;
     if (w->blen) /* write-back now: Complete's fsync then waits for little */
         sync_file_range(w->fd, (off_t)(w->off + w->flushed), (off_t)w->blen, SYNC_FILE_RANGE_WRITE);
     w->flushed += w->blen;
@@ -434,12 +434,7 @@ static int stage_part(mpw *w, const uint8_t *data, size_t n)
     ztd_metrics_upload_bytes(n);
     ztd_s3_sums_update(&w->sums, data, n);
     while (n) {
-        size_t k = WBUF - w->blen < n ? WBUF - w->blen : n;
-        memcpy(w->buf + w->blen, data, k);
-        w->blen += k;
-        data += k;
-        n -= k;
-        if (w->blen == WBUF && flush_part(w) != 0) {
+        if (ztd_wbuf_fill(w->buf, &w->blen, WBUF, &data, &n) && flush_part(w) != 0) {
             w->fail.failed = true;
             w->fail.err = ZTD_S3_INTERNAL;
             snprintf(w->fail.msg, sizeof(w->fail.msg), "writing a part: %s", strerror(errno));

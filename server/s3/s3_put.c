@@ -83,7 +83,7 @@ static void w_free(void *p)
 
 static s3w *w_of(ztd_req *r)
 {
-    return r->ctx_free == w_free ? r->ctx : NULL;
+    return ztd_req_ctx_of(r, w_free);
 }
 
 static s3w *w_new(ztd_server *s, ztd_req *r, w_kind kind, const char *rel)

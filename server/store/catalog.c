@@ -26,6 +26,7 @@
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/hex.h"
+#include "core/partition.h"
 #include "core/json_line.h"
 #include "core/dates.h"
 #include "store/names.h"
@@ -1016,24 +1017,34 @@ char *ztd_snapshot_list_json(ztd_snapshot *s, size_t *len)
     return copy;
 }
 
+/* A name (len bytes) to look for in a snapshot's sorted entries. */
+typedef struct {
+    const ztd_snapshot *s;
+    const char *name;
+    size_t len;
+} name_key;
+
+static bool entry_below(const void *ctx, size_t i)
+{
+    const name_key *k = ctx;
+    const ztd_entry *e = k->s->entries[i];
+    int c = memcmp(e->name, k->name, e->name_len < k->len ? e->name_len : k->len);
+    return c < 0 || (c == 0 && e->name_len < k->len);
+}
+
+size_t ztd_snapshot_lower_bound(const ztd_snapshot *s, const char *name, size_t len)
+{
+    name_key k = {s, name, len};
+    return ztd_partition_point(0, s->n, entry_below, &k);
+}
+
 ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        const ztd_entry *e = s->entries[mid];
-        size_t m = e->name_len < len ? e->name_len : len;
-        int c = memcmp(e->name, name, m);
-        if (!c)
-            c = e->name_len < len ? -1 : e->name_len > len ? 1 : 0;
-        if (!c)
-            return s->entries[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    size_t i = ztd_snapshot_lower_bound(s, name, len);
+    if (i == s->n)
+        return NULL;
+    ztd_entry *e = s->entries[i];
+    return e->name_len == len && memcmp(e->name, name, len) == 0 ? e : NULL;
 }
 
 ztd_snapshot *ztd_catalog_acquire(ztd_catalog *c)
@@ -1266,20 +1277,6 @@ static bool still_current(ztd_catalog *c, const ztd_snapshot *old, const char *r
     return true;
 }
 
-/* Where name is, or would go, in s's sorted entries. */
-static size_t lower_bound(const ztd_snapshot *s, const char *name)
-{
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (strcmp(s->entries[mid]->name, name) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Has a shard of a v2 root changed? Only roots are looked at (most snapshots
  * have none): a shard published after its root must reopen the root. */
 static bool v2_stale(const ztd_snapshot *s)
@@ -1311,7 +1308,7 @@ int ztd_catalog_update(ztd_catalog *c, const char *rel, const struct stat *verif
         pthread_mutex_unlock(&c->scan_mu);
         return ztd_catalog_rescan(c);
     }
-    size_t at = lower_bound(old, rel);
+    size_t at = ztd_snapshot_lower_bound(old, rel, strlen(rel));
     ztd_entry *gone = at < old->n && !strcmp(old->entries[at]->name, rel) ? old->entries[at] : NULL;
     ztd_entry_vec one = {0};
     c->verified_rel = verified ? rel : NULL;

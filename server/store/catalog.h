@@ -275,6 +275,8 @@ void ztd_catalog_file_hash_counts(ztd_catalog *c, size_t out[3]);
 ztd_snapshot *ztd_catalog_acquire(ztd_catalog *c);
 void ztd_snapshot_release(ztd_snapshot *s);
 ztd_entry *ztd_snapshot_find(const ztd_snapshot *s, const char *name, size_t len);
+/* Where name (len bytes) is, or would go, in s's entries (sorted by name). */
+size_t ztd_snapshot_lower_bound(const ztd_snapshot *s, const char *name, size_t len);
 /* The unpaged listing's body (GET /v1/files), made once per snapshot when first
  * asked for, not by every update: with 100,000 files it is megabytes of JSON.
  * Made again when the verifier has found a mismatch since (a file's status

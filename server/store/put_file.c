@@ -6,6 +6,7 @@
  */
 #include "store/put_file.h"
 #include "store/body_hash.h"
+#include "core/wbuf.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -61,15 +62,8 @@ ztd_put_file *ztd_put_file_new(ztd_staging *st, const char *kind, bool want_sha2
 
 static int flush_buf(ztd_put_file *p)
 {
-    size_t off = 0;
-    while (off < p->blen) {
-        ssize_t w = write(p->fd, p->buf + off, p->blen - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        off += (size_t)w;
-    }
+    if (ztd_write_all(p->fd, p->buf, p->blen) != 0)
+        return -1;
     p->written += p->blen;
     if (p->shat && p->blen)
         p->buf = zt_hash_thread_submit(p->shat, p->buf, p->blen);
@@ -86,15 +80,9 @@ int ztd_put_file_write(ztd_put_file *p, const void *data, size_t n)
     p->received += n;
     if (p->sha)
         zt_hasher_update(p->sha, d, n);
-    while (n) {
-        size_t k = WBUF - p->blen < n ? WBUF - p->blen : n;
-        memcpy(p->buf + p->blen, d, k);
-        p->blen += k;
-        d += k;
-        n -= k;
-        if (p->blen == WBUF && flush_buf(p) != 0)
+    while (n)
+        if (ztd_wbuf_fill(p->buf, &p->blen, WBUF, &d, &n) && flush_buf(p) != 0)
             return -1;
-    }
     return 0;
 }
 

@@ -271,18 +271,21 @@ void ztd_staging_free(ztd_staging *st)
     free(st);
 }
 
-int ztd_staging_create(ztd_staging *st, const char *kind, char name[ZTD_STAGING_NAME_MAX])
+/* Make something new in st's own directory under a fresh random name
+ * ("kind-" and 16 hex digits): make(st, name, arg) is >= 0 when it made it,
+ * -1 with errno when not (EEXIST: the name was taken, another is tried). */
+static int make_named(ztd_staging *st, const char *kind, char name[ZTD_STAGING_NAME_MAX],
+                      int (*make)(ztd_staging *st, const char *name, const void *arg),
+                      const void *arg)
 {
     for (int i = 0; i < 8; i++) {
         unsigned long long rnd;
         if (getentropy(&rnd, sizeof(rnd)) != 0)
             break;
         snprintf(name, ZTD_STAGING_NAME_MAX, "%.16s-%016llx", kind, rnd);
-        int fd = openat(st->own, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            fchmod(fd, 0644);
-            return fd;
-        }
+        int r = make(st, name, arg);
+        if (r >= 0)
+            return r;
         if (errno != EEXIST)
             break;
     }
@@ -292,23 +295,29 @@ int ztd_staging_create(ztd_staging *st, const char *kind, char name[ZTD_STAGING_
     return -1;
 }
 
+static int make_file(ztd_staging *st, const char *name, const void *arg)
+{
+    (void)arg;
+    int fd = openat(st->own, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        fchmod(fd, 0644);
+    return fd;
+}
+
+static int make_link(ztd_staging *st, const char *name, const void *from)
+{
+    return linkat(st->own, from, st->own, name, 0) == 0 ? 0 : -1;
+}
+
+int ztd_staging_create(ztd_staging *st, const char *kind, char name[ZTD_STAGING_NAME_MAX])
+{
+    return make_named(st, kind, name, make_file, NULL);
+}
+
 int ztd_staging_link(ztd_staging *st, const char *from, const char *kind,
                      char name[ZTD_STAGING_NAME_MAX])
 {
-    for (int i = 0; i < 8; i++) {
-        unsigned long long rnd;
-        if (getentropy(&rnd, sizeof(rnd)) != 0)
-            break;
-        snprintf(name, ZTD_STAGING_NAME_MAX, "%.16s-%016llx", kind, rnd);
-        if (linkat(st->own, from, st->own, name, 0) == 0)
-            return 0;
-        if (errno != EEXIST)
-            break;
-    }
-    int e = errno;
-    name[0] = 0;
-    errno = e;
-    return -1;
+    return make_named(st, kind, name, make_link, from);
 }
 
 int ztd_staging_open_file(ztd_staging *st, const char *name)

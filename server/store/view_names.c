@@ -7,6 +7,7 @@
 #include "core/dates.h"
 #include "core/hex.h"
 #include "core/log.h"
+#include "core/partition.h"
 #include "store/catalog_v2.h"
 #include "store/st_views.h"
 #include "store/validators.h"
@@ -46,21 +47,23 @@ char *ztd_view_name(const char *name)
     return s;
 }
 
+typedef struct {
+    ztd_entry *const *v;
+    const char *name;
+} name_key;
+
+static bool below(const void *ctx, size_t i)
+{
+    const name_key *k = ctx;
+    return strcmp(k->v[i]->name, k->name) < 0;
+}
+
 /* The entry named name in sorted v, or NULL. */
 static ztd_entry *find(ztd_entry *const *v, size_t n, const char *name)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(v[mid]->name, name);
-        if (!c)
-            return v[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    name_key k = {v, name};
+    size_t i = ztd_partition_point(0, n, below, &k);
+    return i < n && !strcmp(v[i]->name, name) ? v[i] : NULL;
 }
 
 static ztd_entry *find_old(const ztd_snapshot *old, const char *name)

@@ -3,6 +3,7 @@
 #include "upstream/store_listing.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/partition.h"
 
 #include <ztensor/ztensor_remote_experimental.h>
 
@@ -224,22 +225,31 @@ int ztd_upstream_probe(const char *base, const char *token, double connect_timeo
     return kind;
 }
 
+typedef struct {
+    const json_t *files;
+    const char *name;
+} name_key;
+
+static const char *name_at(const json_t *files, size_t i)
+{
+    return json_string_value(json_object_get(json_array_get(files, i), "name"));
+}
+
+static bool name_below(const void *ctx, size_t i)
+{
+    const name_key *k = ctx;
+    const char *n = name_at(k->files, i);
+    return !n || strcmp(n, k->name) < 0;
+}
+
 json_t *ztd_uplist_find(const json_t *files, const char *name)
 {
-    size_t lo = 0, hi = json_array_size(files);
-    while (lo < hi) { /* the array is sorted by name (checked when it was fetched) */
-        size_t mid = lo + (hi - lo) / 2;
-        json_t *f = json_array_get(files, mid);
-        const char *n = json_string_value(json_object_get(f, "name"));
-        int c = n ? strcmp(n, name) : -1;
-        if (!c)
-            return f;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    /* the array is sorted by name (checked when it was fetched) */
+    name_key k = {files, name};
+    size_t n = json_array_size(files);
+    size_t i = ztd_partition_point(0, n, name_below, &k);
+    const char *at = i < n ? name_at(files, i) : NULL;
+    return at && !strcmp(at, name) ? json_array_get(files, i) : NULL;
 }
 
 char *ztd_uplist_view_of(const json_t *files, const char *name)
