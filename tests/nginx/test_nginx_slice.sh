@@ -54,7 +54,7 @@ stop_nginx() {
     wait_exit "$N_PID" 20
     N_PID=
 }
-at_exit '[ -n "$N_PID" ] && kill -KILL "$N_PID" 2>/dev/null'
+at_exit_first '[ -n "$N_PID" ] && stop_nginx'
 start_nginx
 NG=http://127.0.0.1:$NPORT
 note "model: $FSIZE bytes; slices of $SLICE bytes"

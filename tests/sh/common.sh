@@ -40,6 +40,7 @@ URL=
 SCHEME=http
 SAN_RE='ERROR: AddressSanitizer|runtime error:|LeakSanitizer|ERROR: UndefinedBehaviorSanitizer'
 EXIT_HOOKS=()
+FIRST_HOOKS=()
 CURL_TLS=()
 
 . "$SH_DIR/checks.sh"
@@ -321,6 +322,14 @@ bg_kill() {
 
 # at_exit CMD...: run CMD when the script ends (before the work directory is removed).
 at_exit() { EXIT_HOOKS+=("$*"); }
+# at_exit_first CMD: run at exit before the background jobs left are SIGKILLed:
+# for a graceful stop (a SIGKILLed nginx master leaves its workers running).
+at_exit_first() { FIRST_HOOKS+=("$*"); }
+run_first_hooks() {
+    local h
+    for h in "${FIRST_HOOKS[@]+"${FIRST_HOOKS[@]}"}"; do eval "$h"; done
+    FIRST_HOOKS=()
+}
 run_exit_hooks() {
     local h
     for h in "${EXIT_HOOKS[@]+"${EXIT_HOOKS[@]}"}"; do eval "$h"; done
@@ -332,6 +341,7 @@ cleanup() {
         kill -KILL "$D_PID" 2>/dev/null
         wait "$D_PID" 2>/dev/null
     fi
+    run_first_hooks
     local j
     for j in $(jobs -p); do kill -KILL "$j" 2>/dev/null; done
     wait 2>/dev/null
@@ -342,6 +352,7 @@ trap 'bad "interrupted"; exit 1' INT TERM
 
 finish() {
     stop_daemon
+    run_first_hooks
     local j
     for j in $(jobs -p); do kill -KILL "$j" 2>/dev/null; done
     wait 2>/dev/null

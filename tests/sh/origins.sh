@@ -67,7 +67,7 @@ start_nginx() {
     return 1
 }
 stop_nginx() { stop_pid N_PID; }
-at_exit stop_nginx
+at_exit_first stop_nginx # before finish SIGKILLs the jobs left
 
 # start_relay ORIGIN_PORT MODE [ARGS...]: relay.py in front of an origin;
 # sets RPORT and RLOG (its request log).
