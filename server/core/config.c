@@ -188,6 +188,13 @@ static const option options[] = {
     OPT_SIZE("min_body_rate", min_body_rate, "4K", 0, GIB,
              "Bytes per second a request body must arrive at, measured over 10 s windows "
              "from the end of its headers; a slower upload is cut. 0 disables it."),
+    OPT_SIZE("send_lowat", send_lowat, "128K", 0, 64 * MIB,
+             "Most bytes of a response left unsent in a client's TCP socket (TCP_NOTSENT_LOWAT): "
+             "a write stops there and the socket is written again once the kernel has sent most "
+             "of them, so that the rest is sent by this server's thread rather than by the "
+             "kernel's handling of the client's acknowledgements (on the client's core when it "
+             "runs on the same machine). It does not bound the bytes in flight on the network. "
+             "0 leaves the kernel's default (no limit). See docs/PERFORMANCE.md."),
     OPT_UINT("max_connections_per_address", max_connections_per_address, "0", 0, 1048576,
              "Most connections open at once from one client IP address; more are closed "
              "as they are accepted, before a request is read. 0 means no limit: the "

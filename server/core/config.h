@@ -93,6 +93,7 @@ typedef struct ztd_config {
     /* Slow and idle clients (conns.h); 0 disables each. */
     uint64_t header_timeout_ms; /* request headers complete within this */
     uint64_t min_body_rate;     /* request body bytes per second */
+    uint64_t send_lowat;        /* TCP_NOTSENT_LOWAT of client sockets; 0: the kernel's */
     unsigned max_connections_per_address;
     /* Pull-through cache (upstream/upstream.h); upstream "" = none. */
     char *upstream;

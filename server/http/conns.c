@@ -35,6 +35,8 @@
 #include "core/metrics.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +78,7 @@ struct ztd_conns {
     size_t nwaiting, nbusy, ndraining;
     size_t mark; /* more live connections than this: evict; more busy: 503 */
     uint64_t header_timeout_ms, min_body_rate;
+    int send_lowat;
     uint64_t next_file_check;
     uint64_t cuts[ZTD_CUT_REASONS]; /* since the last log line */
     char changed[128];              /* a file that changed under a response, for the log */
@@ -132,6 +135,7 @@ ztd_conns *ztd_conns_new(const ztd_conns_limits *lim)
     r->mark = ztd_conns_mark(lim->connection_limit);
     r->header_timeout_ms = lim->header_timeout_ms;
     r->min_body_rate = lim->min_body_rate;
+    r->send_lowat = lim->send_lowat;
     return r;
 }
 
@@ -208,10 +212,25 @@ static void client_addr(struct MHD_Connection *c, char *buf, size_t cap)
         snprintf(buf, cap, "unix:");
 }
 
+/* At most `lowat` bytes not yet sent wait in the socket: a write then returns
+ * early and epoll reports the socket writable only once the kernel has sent
+ * most of them. Without it, the unsent rest of each 128 KiB sendfile() of
+ * libmicrohttpd waits in a socket buffer of up to 4 MiB and is sent from the
+ * softirq that takes the peer's ACKs, on the peer's core when the peer is on
+ * this machine (docs/PERFORMANCE.md, "TCP_NOTSENT_LOWAT"). A Unix socket
+ * refuses the option (ENOPROTOOPT), which changes nothing. */
+static void set_lowat(int fd, int lowat)
+{
+    if (lowat > 0)
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
+}
+
 static void started(ztd_conns *r, struct MHD_Connection *c, void **socket_context)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci)
+        set_lowat(ci->connect_fd, r->send_lowat);
     conn *x = ci ? calloc(1, sizeof(*x)) : NULL;
     *socket_context = x;
     if (!x)

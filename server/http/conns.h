@@ -36,6 +36,7 @@ typedef struct ztd_conns_limits {
     unsigned connection_limit;  /* libmicrohttpd's MHD_OPTION_CONNECTION_LIMIT */
     uint64_t header_timeout_ms; /* 0: no deadline */
     uint64_t min_body_rate;     /* bytes per second; 0: none */
+    int send_lowat;             /* TCP_NOTSENT_LOWAT of each TCP connection; 0: the kernel's */
 } ztd_conns_limits;
 
 /* NULL when out of memory. */

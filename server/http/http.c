@@ -604,7 +604,8 @@ int ztd_http_start(ztd_server *s)
     }
     ztd_conns_limits lim = {.connection_limit = s->cfg->connection_limit,
                             .header_timeout_ms = s->cfg->header_timeout_ms,
-                            .min_body_rate = s->cfg->min_body_rate};
+                            .min_body_rate = s->cfg->min_body_rate,
+                            .send_lowat = (int)s->cfg->send_lowat};
     if (!(s->conns = ztd_conns_new(&lim))) {
         unlink_unix(s);
         return -1;

@@ -153,6 +153,7 @@ static void assert_defaults(const ztd_config *c)
     assert_int_equal(c->connection_timeout_ms, 60000);
     assert_int_equal(c->header_timeout_ms, 30000);
     assert_int_equal(c->min_body_rate, 4096);
+    assert_int_equal(c->send_lowat, 131072);
     assert_int_equal(c->max_connections_per_address, 0);
     assert_int_equal(c->lingering_max, 64u << 20);
     assert_int_equal(c->lingering_timeout_ms, 30000);
@@ -955,6 +956,7 @@ static const char *const option_names[] = {"config",
                                            "connection_timeout",
                                            "header_timeout",
                                            "min_body_rate",
+                                           "send_lowat",
                                            "max_connections_per_address",
                                            "lingering_max",
                                            "lingering_timeout",

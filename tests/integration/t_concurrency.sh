@@ -1,6 +1,7 @@
 #!/bin/bash
 # Concurrency: 64 simultaneous downloads of a 64 MiB component, all byte-identical;
-# a parallel ranged download (8 x 8 MiB) reassembled; many small requests at once.
+# a parallel ranged download (8 x 8 MiB) reassembled; many small requests at once; what a
+# stalled reader leaves in the server's socket (send_lowat).
 . "$(dirname "$0")/lib.sh" "$@"
 
 R=$T/root
@@ -86,5 +87,16 @@ nconn=$(cat "$T"/c/k*.out | awk '{s += $2} END {print s}')
 check_eq "keep-alive: one connection per client" "$nconn" 32
 
 req "healthz after the load" 200 "$URL/healthz"
+daemon_alive "daemon still running"
+
+# ---- a client that stops reading: the server's socket holds at most send_lowat (128 KiB)
+# not yet acknowledged, plus a segment; without it (--send-lowat 0) the kernel lets the
+# rest of each 128 KiB sendfile pile up to its send buffer (3.8 MB here)
+q=$(python3 "$IT_DIR/stalled_reader.py" "$PORT" "$P")
+check_eq "stalled reader: a number settled" "$(grep -cx '[0-9]*' <<<"$q")" 1
+check_eq "stalled reader: at most 192 KiB unacknowledged (got $q)" "$((q <= 196608))" 1
+start_daemon "$R" --send-lowat 0 || finish
+q0=$(python3 "$IT_DIR/stalled_reader.py" "$PORT" "$P")
+check_eq "stalled reader, --send-lowat 0: more piles up (got $q0)" "$((q0 > 262144))" 1
 daemon_alive "daemon still running"
 finish
