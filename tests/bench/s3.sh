@@ -18,7 +18,9 @@
 #      which the server checks), and curl (16 MiB parts, 4 in flight, then Complete).
 #      Rounds alternate each client with a PUT; medians of the seconds from the first byte
 #      sent to the answer, each pair's ratio, and the server's CPU seconds per GiB; all
-#      verify every digest, fsync and publish. Each answer and file checked. Then (unless
+#      verify every digest, fsync and publish. Each answer and file checked. Then boto3's
+#      upload_file against boto3's put_object of the whole file (one PutObject, the same
+#      checksums: the multipart machinery's own cost, the client's hashing on both). Then (unless
 #      HTTPS=0) boto3 against a whole-file PUT both over https (a self-signed certificate made
 #      here): boto3 then sends each part UNSIGNED-PAYLOAD, aws-chunked with a CRC32 trailer.
 #   5. GetObject of the 1 GiB .zt of figure 4 (one curl stream) from a warm node-local S3
@@ -164,6 +166,17 @@ c.upload_file(sys.argv[2], "models", "b.zt")
 PY
   cmp -s up-root/b.zt src/1g.zt || { echo "boto3 upload_file: not the file" >&2; exit 1; }
 }
+put_botow() { # one PutObject of the whole file, boto3's defaults (the same checksums)
+  rm -f up-root/bw.zt
+  python3 - "http://127.0.0.1:$zport" "$work/src/1g.zt" <<'PY'
+import boto3, sys
+c = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1",
+                 aws_access_key_id="bench", aws_secret_access_key="bench")
+with open(sys.argv[2], "rb") as f:
+    c.put_object(Bucket="models", Key="bw.zt", Body=f)
+PY
+  cmp -s up-root/bw.zt src/1g.zt || { echo "boto3 put_object: not the file" >&2; exit 1; }
+}
 put_cli() {
   rm -f up-root/c.zt
   AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE=/dev/null \
@@ -198,6 +211,16 @@ if want 4; then
       "$name" "$(col "$work/up.$k" | median)" "$(col "$work/upcpu.$k" | median)" \
       "$(col "$work/upr.$k" | median)" "$(col "$work/upr.$k")"
   done
+  # boto3's upload_file against one PutObject of the whole file by boto3: the same client
+  # and checksums (over http: the signed sha256 and the CRC32 of the body, both checked)
+  rm -f "$work"/up.* "$work"/upcpu.* "$work"/upr.*
+  for _ in $(seq "${ROUNDS:-3}"); do
+    timed boto put_boto; timed botow put_botow
+    ratio "$(last "$work/up.botow")" "$(last "$work/up.boto")" >>"$work/upr.boto"; echo >>"$work/upr.boto"
+  done
+  printf '   boto3 upload_file (multipart) %s s, server CPU %s s/GiB, against boto3 put_object (one PutObject) %s s, %s s/GiB: speed ratio %s (rounds: %s) (%s)\n' \
+    "$(col "$work/up.boto" | median)" "$(col "$work/upcpu.boto" | median)" "$(col "$work/up.botow" | median)" \
+    "$(col "$work/upcpu.botow" | median)" "$(col "$work/upr.boto" | median)" "$(col "$work/upr.boto")" "$(load)"
   # the same over https (HTTPS=0 skips it): boto3 then sends UNSIGNED-PAYLOAD, aws-chunked
   # with a CRC32 trailer, against a whole-file PUT over https
   if [ "${HTTPS:-1}" = 1 ]; then
