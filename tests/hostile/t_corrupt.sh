@@ -35,12 +35,6 @@ mark() {
 c=json.load(open(sys.argv[1]))["objects"][sys.argv[2]]["components"]["data"]
 print(c.get("digest_status", "none"))' "$1" "$2"
 }
-# flip FILE OFFSET: one byte inverted in place.
-flip() {
-    local b
-    b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-    printf "\\$(printf '%03o' $((b ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 off_of() { # off_of FILE OBJECT: its data component's offset
     "$ZT" info --json "$1" | $PY -c 'import json,sys
 print(json.load(sys.stdin)["objects"][sys.argv[1]]["components"]["data"]["offset"])' "$2"
@@ -58,8 +52,8 @@ OFF=$(off_of "$T/good.zt" w)
 ZOFF=$(off_of "$T/goodz.zt" z)
 cp "$T/good.zt" "$R/f.zt"
 cp "$T/goodz.zt" "$R/z.zt"
-flip "$R/f.zt" $((OFF + 100))
-flip "$R/z.zt" $((ZOFF + 20))
+flip_byte "$R/f.zt" $((OFF + 100))
+flip_byte "$R/z.zt" $((ZOFF + 20))
 check_ne "the flipped file differs" "$(sha256_hex "$R/f.zt")" "$(sha256_hex "$T/good.zt")"
 
 # ---- the verifier's verdict, then every way of asking

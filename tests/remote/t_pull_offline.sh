@@ -60,7 +60,7 @@ check_eq "another selection, origin down, never pulled complete: exit 3" "$rc" 3
 
 note "a corrupt component, a missing file"
 off=$("$ZT" info --json "$T/o/m.zt" | $PY -c 'import json,sys; print(json.load(sys.stdin)["objects"]["w"]["components"]["data"]["offset"])')
-printf '\x5a' | dd of="$T/o/m.zt" bs=1 seek=$((off + 1000)) conv=notrunc status=none
+flip_byte "$T/o/m.zt" $((off + 1000))
 zpull --offline "$src"
 check_eq "--offline with a corrupt component: exit 1" "$rc" 1
 check_match "it names the file and the object" "$(cat "$T/err")" 'm.zt: corrupt.*"w"'

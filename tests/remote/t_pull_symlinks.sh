@@ -75,7 +75,7 @@ if "$ZT" pull --quiet "$F/m1.zt" -o "$T/elsewhere" 2>"$T/err" &&
     $PY -c 'import os,sys; os.getxattr(sys.argv[1], "user.ztensor.pull")' "$T/elsewhere/m1.zt" 2>/dev/null; then
     # Other bytes, same size and mtime: the mark still matches them.
     touch -r "$T/elsewhere/m1.zt" "$T/mtime.ref"
-    printf 'X' | dd of="$T/elsewhere/m1.zt" bs=1 seek=1000 conv=notrunc status=none
+    flip_byte "$T/elsewhere/m1.zt" 1000
     touch -r "$T/mtime.ref" "$T/elsewhere/m1.zt"
     cp -p "$T/elsewhere/m1.zt" "$T/elsewhere.orig"
     mkdir -p "$T/o4"

@@ -145,6 +145,13 @@ sha256_b64() { openssl dgst -sha256 -binary "$1" | base64 -w0; }
 slice() { tail -c +"$(($2 + 1))" "$1" | head -c "$3"; }
 # rand FILE SIZE / text FILE SIZE (compressible)
 rand() { head -c "$2" /dev/urandom >"$1"; }
+# flip_byte FILE OFFSET: the byte at OFFSET inverted in place (a constant written over random
+# data leaves it unchanged once in 256 runs)
+flip_byte() {
+    local b
+    b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+    printf "\\$(printf '%03o' $((b ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
 text() { head -c $((($2 * 3 + 3) / 4)) /dev/urandom | base64 -w0 | head -c "$2" >"$1"; }
 free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
