@@ -5,6 +5,8 @@
 #include "upstream/origin_listing.h"
 #include "upstream/upstream.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 /* The listing object of the view of store file `name`, or NULL (none: logged). */
@@ -25,28 +27,87 @@ static json_t *view_json(ztd_upstream *u, const char *name)
     return j;
 }
 
-/* A ztd_uplist_more_fn: the views of the objects of files appended to it. */
-static int add_views(void *ctx, json_t *files)
+/* Opens of the store's tensor files at once while a listing is made: each is
+ * a few ranged GETs (footer, manifest), which one after the other made a
+ * listing of N files take N round trips to the store. */
+#define OPENS_AT_ONCE 8
+
+typedef struct views_job {
+    ztd_upstream *u;
+    json_t *files;
+    json_t **views; /* views[i]: file i's view, or NULL (none, or not asked) */
+    bool *wanted;   /* wanted[i]: file i has a view to list */
+    size_t n;
+    size_t next; /* atomic: the next file to take */
+} views_job;
+
+static void *open_some(void *arg)
 {
-    ztd_upstream *u = ctx;
-    json_t *views = json_array();
-    for (size_t i = 0; views && i < json_array_size(files); i++) {
+    views_job *j = arg;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (i >= j->n)
+            return NULL;
+        if (j->wanted[i])
+            j->views[i] = view_json(
+                j->u, json_string_value(json_object_get(json_array_get(j->files, i), "name")));
+    }
+}
+
+/* wanted[i] for each file of files that has a view name the store does not
+ * use itself (a clash is logged). */
+static void mark_wanted(ztd_upstream *u, json_t *files, bool *wanted)
+{
+    for (size_t i = 0; i < json_array_size(files); i++) {
         const char *name = json_string_value(json_object_get(json_array_get(files, i), "name"));
         char *view = name ? ztd_view_name(name) : NULL;
-        json_t *j = NULL;
         if (view && ztd_uplist_find(files, view))
             ztd_log(ZTD_LOG_WARN,
                     "upstream %s: %s is an object of the store: the safetensors view of %s is "
                     "not listed (the object wins the name)",
                     ztd_upstream_url(u), view, name);
         else if (view)
-            j = view_json(u, name);
+            wanted[i] = true;
         free(view);
-        if (j && json_array_append_new(views, j) != 0) {
+    }
+}
+
+/* Every wanted view opened, OPENS_AT_ONCE at a time (the caller takes part;
+ * threads that cannot be started leave their share to it). */
+static void open_all(views_job *j)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < j->n; i++)
+        k += j->wanted[i];
+    pthread_t t[OPENS_AT_ONCE - 1];
+    size_t started = 0;
+    while (started < OPENS_AT_ONCE - 1 && started + 1 < k &&
+           pthread_create(&t[started], NULL, open_some, j) == 0)
+        started++;
+    open_some(j);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+}
+
+/* A ztd_uplist_more_fn: the views of the objects of files appended to it. */
+static int add_views(void *ctx, json_t *files)
+{
+    size_t n = json_array_size(files);
+    views_job j = {ctx, files, calloc(n ? n : 1, sizeof(json_t *)), calloc(n ? n : 1, 1), n, 0};
+    json_t *views = j.views && j.wanted ? json_array() : NULL;
+    if (views) {
+        mark_wanted(j.u, files, j.wanted);
+        open_all(&j);
+    }
+    for (size_t i = 0; views && i < n; i++)
+        if (j.views[i] && json_array_append(views, j.views[i]) != 0) {
             json_decref(views);
             views = NULL;
         }
-    }
+    for (size_t i = 0; j.views && i < n; i++)
+        json_decref(j.views[i]);
+    free(j.views);
+    free(j.wanted);
     int rc = views && json_array_extend(files, views) == 0 ? 0 : -1;
     json_decref(views);
     return rc;

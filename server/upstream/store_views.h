@@ -3,7 +3,7 @@
  * lists the views of its own (store/view_names.h), so that a node-local cache
  * in front of a bucket of .zt files offers a model engines load: each object
  * STEM.zt or STEM.alt is opened through the upstream (its footer and manifest,
- * kept in the upstream's table like any file asked for), and STEM.safetensors
+ * kept in the upstream's table like any file asked for; eight at a time), and STEM.safetensors
  * is listed beside it with the view's size, ETag, "format":
  * "safetensors-view" and "view_of" (ztd_view_entry_new, ztd_entry_json), or
  * with status "error" when safetensors cannot express an object. An object

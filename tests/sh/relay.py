@@ -27,6 +27,10 @@ file makes two):
                               exists, then the rest: a fill that is certainly in
                               progress, with a bad byte already landed, while a
                               test asks the sidecar for it
+    gather N SECONDS          each request waits until N requests are in the relay at
+                              once (or SECONDS have passed), then is forwarded; its
+                              log line ends with "peak P", the most at once so far:
+                              whether a client asks several things at a time
     gate SKIP FILE            the requests after SKIP wait (60 s at most) until FILE
                               exists, then are forwarded: a test changes the origin
                               while a client is certainly mid-transfer
@@ -78,6 +82,8 @@ RNG = random.Random(int(ARGS[0]) if MODE == "chaos" and ARGS else 1)
 LOCK = threading.Lock()
 COUNT = [0]
 FLIPS = [0]
+GATHER = threading.Condition()
+INSIDE = [0, 0]  # requests in the relay now (mode gather), and the most at once
 FORWARD = ["Range", "If-Match", "If-Range", "If-Unmodified-Since", "If-None-Match",
            "Authorization", "Accept-Encoding",
            # an S3 origin's (moto): signed requests, and the checksum asked for
@@ -213,6 +219,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
         return True
 
+    def gather(self, desc):
+        deadline = time.monotonic() + min(float(ARGS[1]), 60)
+        with GATHER:
+            INSIDE[0] += 1
+            INSIDE[1] = max(INSIDE[1], INSIDE[0])
+            GATHER.notify_all()
+            while INSIDE[0] < int(ARGS[0]) and time.monotonic() < deadline:
+                GATHER.wait(max(0.0, deadline - time.monotonic()))
+            peak = INSIDE[1]
+        try:
+            status, hdrs, body = self.fetch(False)
+            log(desc + " -> %d peak %d" % (status, peak))
+            self.send(status, hdrs, body)
+        finally:
+            with GATHER:
+                INSIDE[0] -= 1
+
     def do_GET(self):
         if self.path == "/healthz" and MODE != "hang":
             # ztensord's start-up question to an upstream whose upstream_kind is set: passed
@@ -244,6 +267,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = b'{"error":{"code":"relay","message":"made up by relay.py"}}'
             log(desc + " -> %d (made up)" % code)
             self.send(code, hdrs, body)
+            return
+        if MODE == "gather":
+            self.gather(desc)
             return
         if MODE == "gate" and n > int(ARGS[0]):
             deadline = time.monotonic() + 60

@@ -9,7 +9,8 @@
 # them (aws s3 sync twice), --prefetch expands a prefix with the store's objects, and a relay
 # that flips bytes makes every fill fail its digest check with nothing cached;
 # eight concurrent GetObjects of one object through the sidecar's S3 front
-# cost the store about one copy (a relay counts its bytes).
+# cost the store about one copy (a relay counts its bytes); the store's .zt files are opened
+# several at a time to list their views.
 # Requests are signed with the keys of the environment (AWS_*): the second
 # part runs moto in auth mode, which checks every signature (botocore).
 . "$(dirname "$0")/lib.sh" "$@"
@@ -179,6 +180,22 @@ sent=$(awk '/GET \/models\/big\/big\.zt/ && $NF ~ /^[0-9]+$/ { s += $NF } END { 
 check "the store sent about one copy ($sent bytes for an object of $size, at most 1.1x)" \
     awk -v a="$sent" -v b="$size" 'BEGIN { exit !(a >= b && a <= 1.1 * b) }'
 rm -f "$T"/reader? "$T/big.bin"
+stop_daemon
+stop_relay
+
+# The store's tensor files are opened several at a time while the listing is made: a relay
+# holds each request until 4 are in it at once (2 s at most) and logs the most it saw.
+mkdir -p "$T/manyfiles"
+for i in 1 2 3 4 5 6; do pack "$T/manyfiles/m$i.zt" t=f32:1024:"$T/t.bin" || finish; done
+$FILL "http://127.0.0.1:$MP" put models many/ "$T/manyfiles" || bad "s3fill put many"
+start_relay "$MP" gather 4 2 || finish
+AWS_ENDPOINT_URL=http://127.0.0.1:$RPORT start_sidecar "$T/side" "s3://models/many/" "$T/cache7" || finish
+http "$T/r" "$URL/v1/files"
+check_code "a listing of six .zt objects through the gathering relay" 200
+check_eq "every object's view is listed" "$(grep -o '"m[1-6]\.safetensors"' "$T/r.body" | sort -u | wc -l)" 6
+peak=$(sed -n 's/.* peak \([0-9]*\)$/\1/p' "$RLOG" | sort -n | tail -1)
+check "the opens ran at least 4 at once (most in the relay at once: ${peak:-none})" \
+    test "${peak:-0}" -ge 4
 stop_daemon
 stop_relay
 
