@@ -19,8 +19,9 @@
 #      Rounds alternate each client with a PUT; medians of the seconds from the first byte
 #      sent to the answer, each pair's ratio, and the server's CPU seconds per GiB; all
 #      verify every digest, fsync and publish. Each answer and file checked. Then boto3's
-#      upload_file against boto3's put_object of the whole file (one PutObject, the same
-#      checksums: the multipart machinery's own cost, the client's hashing on both). Then (unless
+#      upload_file and aws s3 cp against the same client's PutObject of the whole file
+#      (boto3's put_object; aws s3 cp with multipart_threshold above the size): the same
+#      checksums, so the multipart machinery's own cost. Then (unless
 #      HTTPS=0) boto3 against a whole-file PUT both over https (a self-signed certificate made
 #      here): boto3 then sends each part UNSIGNED-PAYLOAD, aws-chunked with a CRC32 trailer.
 #   5. GetObject of the 1 GiB .zt of figure 4 (one curl stream) from a warm node-local S3
@@ -177,12 +178,16 @@ with open(sys.argv[2], "rb") as f:
 PY
   cmp -s up-root/bw.zt src/1g.zt || { echo "boto3 put_object: not the file" >&2; exit 1; }
 }
-put_cli() {
+put_cli() { # CONFIG (default none): an AWS config file
   rm -f up-root/c.zt
-  AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE=/dev/null \
+  AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE=${1:-/dev/null} \
     AWS_SHARED_CREDENTIALS_FILE=/dev/null aws --endpoint-url "http://127.0.0.1:$zport" s3 cp src/1g.zt \
     s3://models/c.zt >/dev/null
   cmp -s up-root/c.zt src/1g.zt || { echo "aws s3 cp: not the file" >&2; exit 1; }
+}
+put_cliw() { # aws s3 cp as one PutObject: its multipart threshold above the file's size
+  printf '[default]\ns3 =\n  multipart_threshold = 5GB\n' >"$work/aws-single.cfg"
+  put_cli "$work/aws-single.cfg"
 }
 # timed NAME FN: FN's seconds to $work/up.NAME, the server's CPU s/GiB to $work/upcpu.NAME
 timed() {
@@ -211,16 +216,21 @@ if want 4; then
       "$name" "$(col "$work/up.$k" | median)" "$(col "$work/upcpu.$k" | median)" \
       "$(col "$work/upr.$k" | median)" "$(col "$work/upr.$k")"
   done
-  # boto3's upload_file against one PutObject of the whole file by boto3: the same client
-  # and checksums (over http: the signed sha256 and the CRC32 of the body, both checked)
+  # each S3 client's multipart upload against its own PutObject of the whole file: the same
+  # client and checksums (over http: the signed sha256 and the CRC32 of the body, both checked)
   rm -f "$work"/up.* "$work"/upcpu.* "$work"/upr.*
   for _ in $(seq "${ROUNDS:-3}"); do
-    timed boto put_boto; timed botow put_botow
-    ratio "$(last "$work/up.botow")" "$(last "$work/up.boto")" >>"$work/upr.boto"; echo >>"$work/upr.boto"
+    for k in boto cli; do
+      timed "$k" "put_$k"; timed "${k}w" "put_${k}w"
+      ratio "$(last "$work/up.${k}w")" "$(last "$work/up.$k")" >>"$work/upr.$k"; echo >>"$work/upr.$k"
+    done
   done
-  printf '   boto3 upload_file (multipart) %s s, server CPU %s s/GiB, against boto3 put_object (one PutObject) %s s, %s s/GiB: speed ratio %s (rounds: %s) (%s)\n' \
-    "$(col "$work/up.boto" | median)" "$(col "$work/upcpu.boto" | median)" "$(col "$work/up.botow" | median)" \
-    "$(col "$work/upcpu.botow" | median)" "$(col "$work/upr.boto" | median)" "$(col "$work/upr.boto")" "$(load)"
+  for k in boto cli; do
+    case $k in boto) name='boto3 upload_file' w='boto3 put_object' ;; *) name='aws s3 cp' w='aws s3 cp with multipart_threshold 5GB' ;; esac
+    printf '   %s (multipart) %s s, server CPU %s s/GiB, against %s (one PutObject) %s s, %s s/GiB: speed ratio %s (rounds: %s) (%s)\n' \
+      "$name" "$(col "$work/up.$k" | median)" "$(col "$work/upcpu.$k" | median)" "$w" "$(col "$work/up.${k}w" | median)" \
+      "$(col "$work/upcpu.${k}w" | median)" "$(col "$work/upr.$k" | median)" "$(col "$work/upr.$k")" "$(load)"
+  done
   # the same over https (HTTPS=0 skips it): boto3 then sends UNSIGNED-PAYLOAD, aws-chunked
   # with a CRC32 trailer, against a whole-file PUT over https
   if [ "${HTTPS:-1}" = 1 ]; then
