@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "hf/hf_json.h"
 #include "hf/hf_origin.h"
+#include "hf/hf_store_repo.h"
 #include "hf/hf_path.h"
 #include "hf/hf_paths_body.h"
 #include "hf/hf_repo.h"
@@ -161,8 +162,12 @@ static void origin_job(ztd_offload *o)
     hf_state *st = (hf_state *)o;
     ztd_upstream *u = st->s->upstream;
     st->msg[0] = 0;
-    st->origin_rc = ztd_hf_origin_open(u, st->t.repo, st->t.rev, st->s->cfg->upstream_ttl_ms,
-                                       &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
+    if (ztd_upstream_store_listing(u)) /* an S3 store: the repository from its listing */
+        st->origin_rc =
+            ztd_hf_store_open(u, st->t.repo, &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
+    else
+        st->origin_rc = ztd_hf_origin_open(u, st->t.repo, st->t.rev, st->s->cfg->upstream_ttl_ms,
+                                           &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
     if (st->origin_rc || st->t.op != ZTD_HF_RESOLVE || !revision_ok(st))
         return;
     const ztd_hf_file *f = ztd_hf_repo_find(&st->repo, st->t.path, st->t.path_len);
