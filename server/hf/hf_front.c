@@ -2,8 +2,9 @@
  * The Hugging Face front's requests (see hf.h): the token check with the
  * hub's 401/403 shape, the URL (hf_path.h), the repository in one catalog
  * snapshot (hf_repo.h) with its digests hashed off the workers when some are
- * not known yet, the revision, then metadata (hf_json.h) or the file's bytes
- * through the shared raw answer, dressed with the hub's headers.
+ * not known yet (on an --upstream sidecar whose catalog lacks it: the origin's,
+ * hf_origin.h, or an S3 store's, hf_store_repo.h), the revision, then metadata (hf_json.h) or the
+ * file's bytes through the shared raw answer, dressed with the hub's headers.
  */
 #include "hf/hf.h"
 #include "core/config.h"

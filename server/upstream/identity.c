@@ -52,8 +52,10 @@ ztd_err ztd_upstream_identity(ztd_upstream *u, ztd_entry *e, uint8_t out[32], bo
     if (state == ZTD_UP_ID_UNKNOWN) {
         gap_reader g;
         ztd_err err = ztd_upstream_segments(u, e, &g.segs, &g.n, msg, cap);
+        if (err == ZTD_ERR_UPSTREAM_UNSUPPORTED) /* overlapping parts: no identity either */
+            __atomic_store_n(&up->identity, ZTD_UP_ID_NONE, __ATOMIC_RELEASE);
         if (err)
-            return err;
+            return err == ZTD_ERR_UPSTREAM_UNSUPPORTED ? ZTD_ERR_NONE : err;
         char id[80];
         uint8_t d[32];
         zt_error ze;
