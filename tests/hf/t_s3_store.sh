@@ -131,5 +131,35 @@ check_eq "config.json at main: the new commit with the new bytes" "$got" \
     "$SHA2 $(sha256_hex "$T/config2.json")"
 req "model.zt at the new commit" 200 "$H/org/model/resolve/$SHA2/model.zt"
 check_eq "model.zt: byte-exact" "$(sha256_hex "$LAST.body")" "$(sha256_hex "$E/model.zt")"
+req "tree at the new commit" 200 "$H/api/models/org/model/tree/$SHA2"
+check_eq "model.zt's oid unchanged (its bytes are)" "$(oid_of "$LAST.body" model.zt)" "$LOCAL_ZT"
+
+# model.zt replaced: a new identity, a new view digest, and its view at the new commit
+# made from the new bytes (retried while the sidecar's entry is older than the listing).
+mkdir -p "$T/new"
+pack "$T/new/model.zt" --format v2 a=u8:1000001:"$T/src/a.raw" t=f32:1001:"$T/src/t.raw"
+"$ZT" convert "$T/new/model.zt" -o "$T/model2.safetensors" >/dev/null || bad "zt convert"
+$FILL "http://127.0.0.1:$MP" put models hub/org/model/ "$T/new" || bad "s3fill put model.zt"
+SHA3=$SHA2
+for _ in $(seq 1 150); do
+    http "$T/i" "$H/api/models/org/model/tree/main"
+    [ "$CODE" = 200 ] && SHA3=$(hdr "$T/i.hdr" X-Repo-Commit)
+    [ -n "$SHA3" ] && [ "$SHA3" != "$SHA2" ] && break
+    sleep 0.2
+done
+[ "$SHA3" != "$SHA2" ] && ok "model.zt replaced: a new commit" || bad "model.zt replaced: a new commit" "still $SHA2"
+check "model.zt replaced: a new oid" [ "$(oid_of "$T/i.body" model.zt)" != "$LOCAL_ZT" ]
+check "model.zt replaced: a new view oid" [ "$(oid_of "$T/i.body" model.safetensors)" != "$LOCAL_VIEW" ]
+got=
+for _ in $(seq 1 150); do
+    http "$T/n" "$H/org/model/resolve/$SHA3/model.safetensors"
+    [ "$CODE" = 200 ] && got=$(sha256_hex "$T/n.body") && break
+    [ "$CODE" = 503 ] || break
+    sleep 0.2
+done
+check_eq "the view at the new commit: zt convert of the new model.zt" "$got" \
+    "$(sha256_hex "$T/model2.safetensors")"
+check_eq "the store was never asked for the view's key" \
+    "$(grep -c 'models/hub/org/model/model\.safetensors' "$T/moto-$MP.log")" 0
 stop_daemon
 finish
