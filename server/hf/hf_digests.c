@@ -86,7 +86,7 @@ static bool v2_identity(const ztd_entry *e, uint8_t out[32])
 /* A safetensors view's digest: made from its file's (the view is a function
  * of the file's content), so every replica agrees; not the sha256 of the
  * view's bytes, which are never hashed. */
-static void view_digest(const uint8_t src[32], uint8_t out[32])
+void ztd_hf_view_digest(const uint8_t src[32], uint8_t out[32])
 {
     static const char tag[] = "ztensord safetensors view\n";
     uint8_t buf[sizeof(tag) - 1 + 32];
@@ -96,6 +96,22 @@ static void view_digest(const uint8_t src[32], uint8_t out[32])
     memset(out, 0, 32);
     if (hs) {
         zt_hasher_update(hs, buf, sizeof(buf));
+        zt_hasher_final(hs, out);
+        zt_hasher_free(hs);
+    }
+}
+
+void ztd_hf_store_digest(const char *etag, uint64_t size, uint8_t out[32])
+{
+    static const char tag[] = "ztensord s3 object\n";
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%llu", (unsigned long long)size);
+    zt_hasher *hs = zt_hasher_new(ZT_DIGEST_SHA256);
+    memset(out, 0, 32);
+    if (hs) {
+        zt_hasher_update(hs, tag, sizeof(tag) - 1);
+        zt_hasher_update(hs, etag, strlen(etag) + 1); /* with its NUL: a separator */
+        zt_hasher_update(hs, num, (size_t)n);
         zt_hasher_final(hs, out);
         zt_hasher_free(hs);
     }
@@ -124,7 +140,7 @@ bool ztd_hf_digest_known(const ztd_entry *e, uint8_t out[32], bool *is_sha256)
         bool src_sha;
         if (!ztd_hf_digest_known(e->view_of, src, &src_sha))
             return false;
-        view_digest(src, out);
+        ztd_hf_view_digest(src, out);
         *is_sha256 = false;
         return true;
     }

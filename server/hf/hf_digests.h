@@ -33,6 +33,15 @@ bool ztd_hf_digest_known(const ztd_entry *e, uint8_t out[32], bool *is_sha256);
  * replaced, read error, not a local file). */
 int ztd_hf_digest_compute(const char *root, const ztd_entry *e, char *msg, size_t cap);
 
+/* A safetensors view's digest from its file's (src): the sha256 of
+ * "ztensord safetensors view\n" and those 32 bytes. */
+void ztd_hf_view_digest(const uint8_t src[32], uint8_t out[32]);
+/* The digest of an S3 store's object that has no zTensor identity, from what
+ * the store's listing says of it, without reading its bytes
+ * (hf_store_repo.h): the sha256 of "ztensord s3 object\n", its ETag as the
+ * store gives it (quotes included), a NUL and its size in decimal. */
+void ztd_hf_store_digest(const char *etag, uint64_t size, uint8_t out[32]);
+
 /* Versions in the table, and files hashed since start (for the tests). */
 void ztd_hf_digest_stats(uint64_t *rows, uint64_t *hashed);
 

@@ -2,8 +2,9 @@
  * The Hugging Face front's requests (see hf.h): the token check with the
  * hub's 401/403 shape, the URL (hf_path.h), the repository in one catalog
  * snapshot (hf_repo.h) with its digests hashed off the workers when some are
- * not known yet, the revision, then metadata (hf_json.h) or the file's bytes
- * through the shared raw answer, dressed with the hub's headers.
+ * not known yet (on an --upstream sidecar whose catalog lacks it: the origin's,
+ * hf_origin.h, or an S3 store's, hf_store_repo.h), the revision, then metadata (hf_json.h) or the
+ * file's bytes through the shared raw answer, dressed with the hub's headers.
  */
 #include "hf/hf.h"
 #include "core/config.h"
@@ -11,6 +12,7 @@
 #include "core/log.h"
 #include "hf/hf_json.h"
 #include "hf/hf_origin.h"
+#include "hf/hf_store_repo.h"
 #include "hf/hf_path.h"
 #include "hf/hf_paths_body.h"
 #include "hf/hf_repo.h"
@@ -161,8 +163,12 @@ static void origin_job(ztd_offload *o)
     hf_state *st = (hf_state *)o;
     ztd_upstream *u = st->s->upstream;
     st->msg[0] = 0;
-    st->origin_rc = ztd_hf_origin_open(u, st->t.repo, st->t.rev, st->s->cfg->upstream_ttl_ms,
-                                       &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
+    if (ztd_upstream_store_listing(u)) /* an S3 store: the repository from its listing */
+        st->origin_rc =
+            ztd_hf_store_open(u, st->t.repo, &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
+    else
+        st->origin_rc = ztd_hf_origin_open(u, st->t.repo, st->t.rev, st->s->cfg->upstream_ttl_ms,
+                                           &st->repo, &st->origin_err, st->msg, sizeof(st->msg));
     if (st->origin_rc || st->t.op != ZTD_HF_RESOLVE || !revision_ok(st))
         return;
     const ztd_hf_file *f = ztd_hf_repo_find(&st->repo, st->t.path, st->t.path_len);

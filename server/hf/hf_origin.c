@@ -218,13 +218,18 @@ static ztd_err open_listed(ztd_upstream *u, const char *repo, const ztd_hf_file 
     ztd_err err = ztd_upstream_get(u, name, out, msg, cap);
     if (err)
         return err;
-    char raw[96];
+    char raw[96], pinned[96];
     ztd_raw_etag_listed(*out, raw);
-    /* the validator the info names, or (a file whose digest is its sha256, such
-     * as a model index) the same sha256 as the bytes this tier checked */
+    ztd_raw_etag(*out, pinned);
+    /* the validator the info names (as /raw lists it, or, for a store's file
+     * whose repository was made from the store's ETag (hf_store_repo.h), the
+     * one the entry pinned even when the store also sent a sha256), or (a file
+     * whose digest is its sha256, such as a model index) the same sha256 as
+     * the bytes this tier checked */
     const uint8_t *sha = ztd_entry_plain_sha256_known(*out);
+    bool named = f->raw_etag && f->raw_etag[0];
     bool same = (*out)->size == f->size &&
-                ((f->raw_etag && f->raw_etag[0] && strcmp(raw, f->raw_etag) == 0) ||
+                ((named && (!strcmp(raw, f->raw_etag) || !strcmp(pinned, f->raw_etag))) ||
                  (f->sha256 && sha && memcmp(sha, f->digest, 32) == 0));
     if (!same) {
         keep(repo, NULL); /* the next request asks the origin again */

@@ -295,7 +295,7 @@ static void up_free(struct ztd_upstream_entry *up)
  * (every ztensord's does, so tiers and zt pull pin one validator end to
  * end), else 128 bits of the sha256 of the validator (entries' validators
  * are 32 hex digits, read.c derives JSON validators from them). */
-static void file_etag_of(const char *validator, char out[40])
+void ztd_upstream_file_etag_of(const char *validator, char out[40])
 {
     size_t n = strlen(validator);
     bool hex = n == 34 && validator[0] == '"' && validator[33] == '"';
@@ -340,7 +340,7 @@ static ztd_entry *entry_new(ztd_upstream *u, const char *name, const char *url, 
     e->mode = 0100444;
     const char *etag = zt_remote_file_etag(rf), *lm = zt_remote_file_last_modified(rf);
     snprintf(up->validator, sizeof(up->validator), "%s", etag[0] ? etag : lm);
-    file_etag_of(up->validator, e->file_etag);
+    ztd_upstream_file_etag_of(up->validator, e->file_etag);
     if (e->file && zt_file_get_kind(e->file) == ZT_KIND_ZT_2) {
         if (!(e->v2 = ztd_v2_entry_upstream(e->file, up->validator))) {
             snprintf(msg, cap, "out of memory");

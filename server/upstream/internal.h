@@ -41,6 +41,8 @@ struct ztd_upstream_entry {
     ztd_upstream_seg *segs;
     size_t nsegs;
     uint8_t *gaps; /* the bytes between components */
+    int identity;  /* atomic: ZTD_UP_ID_* (identity.c) */
+    uint8_t id[32];
 };
 
 typedef struct slot {

@@ -171,6 +171,20 @@ bool ztd_upstream_find_blob_in(const ztd_entry *e, const uint8_t sha256[32],
  * room in the cache or the bytes between components. */
 extern const struct ztd_source_ops ztd_source_upstream;
 
+/* The zTensor identity (zt_file_identity) of upstream entry e, made from its
+ * manifest, its footer and the bytes between its components (fetched once, as
+ * its /raw needs them: ztd_upstream_segments), never from its blobs; kept with
+ * the entry. Blocks. ZTD_ERR_NONE with *defined false when e has none (not a
+ * v2 file, an encoded part, a non-zero byte outside the blobs), else with the
+ * identity in out; or the error of fetching those bytes (FILE_CHANGED when
+ * the file changed meanwhile). upstream/identity.c. */
+ztd_err ztd_upstream_identity(ztd_upstream *u, ztd_entry *e, uint8_t out[32], bool *defined,
+                              char *msg, size_t cap);
+/* "\"<32 hex>\"" for an upstream file whose validator (its ETag, else its
+ * Last-Modified) is this: the entry's file_etag, and so the /raw ETag of a
+ * file without a v2 identity (entries.c). */
+void ztd_upstream_file_etag_of(const char *validator, char out[40]);
+
 /* "\"<32 hex>\"": the validator of a span of an upstream entry's file whose
  * bytes have no sha256 to name them (from the file's ETag and the span). */
 void ztd_upstream_span_etag(const ztd_entry *e, uint64_t off, uint64_t len, char out[40]);

@@ -40,12 +40,16 @@ def load(p):
 
 
 def views(d):
-    """The names d/.views lists (lib.sh's expect_dir): safetensors views."""
-    try:
-        with open(os.path.join(d, ".views")) as f:
-            return {line.rstrip("\n") for line in f if line.strip()}
-    except FileNotFoundError:
-        return set()
+    """The names d/.views lists (lib.sh's expect_dir): safetensors views; and those
+    d/.nolfs lists (t_s3_store.sh): other files whose digest is not their sha256."""
+    names = set()
+    for list_ in (".views", ".nolfs"):
+        try:
+            with open(os.path.join(d, list_)) as f:
+                names |= {line.rstrip("\n") for line in f if line.strip()}
+        except FileNotFoundError:
+            pass
+    return names
 
 
 def check_file_item(it, d, name, key):
@@ -59,11 +63,11 @@ def check_file_item(it, d, name, key):
     if not isinstance(oid, str) or len(oid) != 64:
         fail("%s: oid %r is not 64 hex digits" % (name, oid))
     lfs = it.get("lfs")
-    if name in views(d):  # its digest is made from its file's, not its bytes' sha256
+    if name in views(d):  # its digest is made from its file's (or ETag), not its bytes' sha256
         if lfs is not None:
-            fail("%s: a view claims an lfs sha256 %r" % (name, lfs))
+            fail("%s: a view (or a store's file) claims an lfs sha256 %r" % (name, lfs))
         if oid == sha(p):
-            fail("%s: a view's oid is the sha256 of its bytes, which are never hashed" % name)
+            fail("%s: its oid is the sha256 of its bytes, which are never hashed" % name)
     elif lfs is not None:  # only when the digest is the bytes' sha256
         want = sha(p)
         got = lfs.get("sha256" if key == "rfilename" else "oid")

@@ -165,6 +165,18 @@ ZT_API const char *zt_st_view_note(const zt_st_view *v, size_t i);
 ZT_API char *zt_st_index_json(const char *const *view_names, const zt_st_view *const *views,
                               size_t n, zt_error *err);
 
+/* n bytes of a file at off into dst, from wherever the caller keeps them: 0,
+ * or nonzero when they cannot be had. */
+typedef int zt_bytes_at_fn(void *ctx, uint64_t off, size_t n, uint8_t *dst);
+/* zt_file_identity() of a file whose bytes outside the blobs are not all in
+ * hand (a remote file opened by its footer and manifest): read gives those
+ * bytes and the footer (never a blob's) and is called only for them; NULL
+ * reads the file.
+ * The same result, errors and ZT_E_NOT_FOUND as zt_file_identity(); a failed
+ * read is ZT_E_IO. */
+ZT_API zt_status zt_file_identity_with(const zt_file *f, zt_bytes_at_fn *read, void *ctx,
+                                       char out[80], zt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

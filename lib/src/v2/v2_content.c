@@ -104,6 +104,8 @@ typedef struct gaps {
     uint64_t total;
     uint8_t *buf;
     zt_error *err;
+    zt_bytes_at_fn *read; /* the caller's bytes outside the blobs, or NULL: the file's */
+    void *ctx;
 } gaps;
 
 static zt_status zero_gap(void *ud, uint64_t a, uint64_t b)
@@ -113,7 +115,13 @@ static zt_status zero_gap(void *ud, uint64_t a, uint64_t b)
         return ZT_FAIL(g->err, ZT_E_NOT_FOUND, "more than 64 MiB outside the blobs");
     for (uint64_t at = a; at < b;) {
         size_t n = b - at > (1u << 16) ? 1u << 16 : (size_t)(b - at);
-        zt_status st = zt__read_at(g->f, at, n, g->buf, g->err);
+        zt_status st = ZT_OK;
+        if (g->read && g->read(g->ctx, at, n, g->buf) != 0)
+            st = zt__fail(g->err, ZT_E_IO, NULL, NULL, 1, at,
+                          "the bytes outside the blobs "
+                          "could not be had");
+        else if (!g->read)
+            st = zt__read_at(g->f, at, n, g->buf, g->err);
         if (st)
             return st;
         for (size_t i = 0; i < n; i++)
@@ -126,6 +134,12 @@ static zt_status zero_gap(void *ud, uint64_t a, uint64_t b)
 }
 
 zt_status zt_file_identity(const zt_file *f, char out[80], zt_error *err)
+{
+    return zt_file_identity_with(f, NULL, NULL, out, err);
+}
+
+zt_status zt_file_identity_with(const zt_file *f, zt_bytes_at_fn *read, void *ctx, char out[80],
+                                zt_error *err)
 {
     char cd[80];
     out[0] = 0;
@@ -140,11 +154,14 @@ zt_status zt_file_identity(const zt_file *f, char out[80], zt_error *err)
                                 0,
                                 "an encoded part's stored bytes are not named by its "
                                 "digest");
-    gaps g = {f, 0, zt__malloc(1u << 16), err};
+    gaps g = {f, 0, zt__malloc(1u << 16), err, read, ctx};
     uint8_t footer[ZT_V2_FOOTER + 8];
     st = g.buf ? zt__v2_walk_gaps(f, zero_gap, &g, err) : ZT_FAIL(err, ZT_E_NOMEM, "out of memory");
     zt__free(g.buf);
-    if (!st)
+    if (!st && read && read(ctx, f->size - ZT_V2_FOOTER, ZT_V2_FOOTER, footer) != 0)
+        st = zt__fail(err, ZT_E_IO, NULL, NULL, 1, f->size - ZT_V2_FOOTER,
+                      "the footer could not be had");
+    else if (!st && !read)
         st = zt__read_at(f, f->size - ZT_V2_FOOTER, ZT_V2_FOOTER, footer, err);
     if (st)
         return st;
