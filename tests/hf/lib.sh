@@ -91,3 +91,17 @@ hf_err() {
     check_match "$name: X-Error-Message" "$(hdr "$LAST.hdr" X-Error-Message)" '.'
     if ERR=$($HFC errjson "$LAST.body" 2>&1); then ok "$name: {\"error\": ...}"; else bad "$name: JSON body" "$ERR"; fi
 }
+
+# new_commit URL OLD TRIES [PAUSE]: the sha of the model info at URL once it differs from
+# OLD, asked at most TRIES times PAUSE (default 0.1) seconds apart (a rescan or upstream_ttl
+# to wait for); the last one read otherwise (OLD or empty: the caller's check fails).
+new_commit() {
+    local sha=$2 i
+    for i in $(seq 1 "$3"); do
+        http "$T/i" "$1"
+        sha=$($HFC field "$T/i.body" sha 2>/dev/null)
+        [ -n "$sha" ] && [ "$sha" != "$2" ] && break
+        sleep "${4:-0.1}"
+    done
+    echo "$sha"
+}

@@ -30,13 +30,7 @@ held_get old "$PORT" "/hf/org/model/resolve/$C1/big.zt"
 check_eq "held download at C1: 200" "$HELD_STATUS" 200
 cp "$T/big2.zt" "$D/.big.tmp" && mv "$D/.big.tmp" "$D/big.zt"
 kill -HUP "$D_PID"
-C2=$C1
-for _ in $(seq 1 100); do # until the rescan has the new file (bounded)
-    http "$T/i" "$H/api/models/org/model"
-    C2=$($HFC field "$T/i.body" sha 2>/dev/null)
-    [ -n "$C2" ] && [ "$C2" != "$C1" ] && break
-    sleep 0.1
-done
+C2=$(new_commit "$H/api/models/org/model" "$C1" 100) # until the rescan has the new file
 check_match "main moved to a new commit" "$C2" '^[0-9a-f]{40}$'
 [ "$C2" != "$C1" ] && ok "the new commit differs from C1" || bad "the new commit differs from C1" "still $C1"
 held_release old "$HELD_PID"

@@ -106,13 +106,7 @@ check_eq "the store was never asked for the view's key" \
 printf '{"model_type": "test", "hidden_size": 128}' >"$T/config2.json" # s3fill key: no newline
 $FILL "http://127.0.0.1:$MP" key models hub/org/model/config.json "$(cat "$T/config2.json")" ||
     bad "s3fill key"
-SHA2=$SHA
-for _ in $(seq 1 150); do
-    http "$T/i" "$H/api/models/org/model"
-    SHA2=$($HFC field "$T/i.body" sha 2>/dev/null)
-    [ -n "$SHA2" ] && [ "$SHA2" != "$SHA" ] && break
-    sleep 0.2
-done
+SHA2=$(new_commit "$H/api/models/org/model" "$SHA" 150 0.2)
 check_match "main moved to a new commit" "$SHA2" '^[0-9a-f]{40}$'
 [ "$SHA2" != "$SHA" ] && ok "the new commit differs" || bad "the new commit differs" "still $SHA"
 hf_err "the old commit: resolve" 404 RevisionNotFound "$H/org/model/resolve/$SHA/config.json"

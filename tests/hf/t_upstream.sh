@@ -80,13 +80,7 @@ fi
 pack "$T/big2.zt" --format v2 big=u8:$((6 << 20)):"$T/big.raw" b=u8:256:"$T/src/b.raw"
 cp "$T/big2.zt" "$O/org/model/.big.tmp" && mv "$O/org/model/.big.tmp" "$O/org/model/big.zt"
 kill -HUP "$O_PID"
-SHA2=$SHA
-for _ in $(seq 1 100); do
-    http "$T/i" "$H/api/models/org/model"
-    SHA2=$($HFC field "$T/i.body" sha 2>/dev/null)
-    [ -n "$SHA2" ] && [ "$SHA2" != "$SHA" ] && break
-    sleep 0.1
-done
+SHA2=$(new_commit "$H/api/models/org/model" "$SHA" 100)
 [ "$SHA2" != "$SHA" ] && ok "sidecar: main moved to a new commit" || bad "sidecar: main moved" "still $SHA"
 hf_err "sidecar: the old commit" 404 RevisionNotFound "$H/org/model/resolve/$SHA/big.zt"
 # main: the new bytes under the new commit, or 503 while the sidecar's pinned
