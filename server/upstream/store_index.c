@@ -105,24 +105,34 @@ void ztd_store_index_enable(ztd_upstream *u)
 
 /* ---- the listing */
 
-bool ztd_store_index_wants(const json_t *files, size_t i)
+static bool tensor_name(const char *name)
+{
+    return tail_is(name, ".zt") || tail_is(name, ".alt") || tail_is(name, ".safetensors");
+}
+
+/* Has files[i]'s directory another tensor object? */
+static bool beside_tensor(const json_t *files, size_t i)
 {
     const char *name = name_at(files, i);
-    if (!tail_is(name, ".safetensors"))
-        return false;
     size_t dl = dir_len(name), n = json_array_size(files);
     /* the directory's objects lie in the block of names that start with it */
     for (size_t k = i; k-- > 0 && under(name_at(files, k), name, dl);)
-        if (dir_len(name_at(files, k)) == dl &&
-            (tail_is(name_at(files, k), ".zt") || tail_is(name_at(files, k), ".alt") ||
-             tail_is(name_at(files, k), ".safetensors")))
+        if (dir_len(name_at(files, k)) == dl && tensor_name(name_at(files, k)))
             return true;
     for (size_t k = i + 1; k < n && under(name_at(files, k), name, dl); k++)
-        if (dir_len(name_at(files, k)) == dl &&
-            (tail_is(name_at(files, k), ".zt") || tail_is(name_at(files, k), ".alt") ||
-             tail_is(name_at(files, k), ".safetensors")))
+        if (dir_len(name_at(files, k)) == dl && tensor_name(name_at(files, k)))
             return true;
     return false;
+}
+
+bool ztd_store_index_wants(const json_t *files, size_t i)
+{
+    return tail_is(name_at(files, i), ".safetensors") && beside_tensor(files, i);
+}
+
+bool ztd_store_index_keeps(const json_t *files, size_t i, const ztd_entry *e)
+{
+    return (e->v2 && e->v2->nshards > 0) || beside_tensor(files, i);
 }
 
 /* One directory's model: its members, their views (store/view_names.h). */

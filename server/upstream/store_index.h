@@ -31,6 +31,11 @@ void ztd_store_index_enable(struct ztd_upstream *u);
  * .safetensors object that may be a member of its directory's model (another
  * tensor object is beside it), which the listing should then open? */
 bool ztd_store_index_wants(const json_t *files, size_t i);
+/* Can entry e of files[i], opened for the listing, be a member of an index
+ * (another tensor object is beside it, or it is a v2 root with shards)? The
+ * listing holds only those until the indexes are made: they stay in use
+ * (upstream_entries_memory) meanwhile. */
+bool ztd_store_index_keeps(const json_t *files, size_t i, const ztd_entry *e);
 /* The indexes of the first n objects of files (sorted by name), opened[i]
  * the entry of object i (NULL: not opened, or has no view), appended to
  * files and kept to be answered. 0, or -1 when out of memory. */

@@ -57,6 +57,10 @@ static void *open_some(void *arg)
             j->views[i] = view_json(
                 j->u, json_string_value(json_object_get(json_array_get(j->files, i), "name")),
                 &j->opened[i]);
+        if (j->opened[i] && !ztd_store_index_keeps(j->files, i, j->opened[i])) {
+            ztd_entry_unref(j->opened[i]); /* in no index: not held */
+            j->opened[i] = NULL;
+        }
     }
 }
 
