@@ -66,6 +66,8 @@ check_eq "no index where two files hold one tensor name" \
     "$($HELP listing "$T/r.body" dup/model.safetensors.index.json format)" MISSING
 [ -f "$CPX" ] && check_eq "no index for a directory with a refused view" \
     "$($HELP listing "$T/r.body" refused/model.safetensors.index.json format)" MISSING
+[ -f "$CPX" ] && check_match "the refused view is logged as why" "$(cat "$D_ERR")" \
+    "refused/model\.safetensors\.index\.json is not made: refused/cpx\.zt has no safetensors view"
 check_eq "the store's own index object is listed as a file" \
     "$($HELP listing "$T/r.body" taken/model.safetensors.index.json size)" \
     "$(stat -c %s "$F/taken/model.safetensors.index.json")"
@@ -101,6 +103,9 @@ etag=$($HELP listing "$T/local.json" "$I" etag)
 http "$T/r" -I "$URL/models/$I"
 check_code "HeadObject of the index" 200
 check_eq "HeadObject: its length" "$(hdr "$T/r.hdr" Content-Length)" "$(stat -c %s "$T/shard.index.json")"
+http "$T/r" -I "$URL/v1/files/$I/raw"
+check_code "HEAD of /raw" 200
+check_eq "HEAD of /raw: its ETag" "$(hdr "$T/r.hdr" ETag)" "$etag"
 http "$T/r" -r 10-29 "$URL/models/$I"
 check_code "GetObject with a Range" 206
 check_eq "the range's bytes" "$(cat "$T/r.body")" "$(head -c 30 "$T/shard.index.json" | tail -c 20)"
