@@ -22,6 +22,7 @@
 #include "core/workq.h"
 #include <ztensor/ztensor_remote_experimental.h>
 #include "upstream/prefetch.h"
+#include "upstream/store_index.h"
 #include "upstream/store_views.h"
 #include "upstream/upstream.h"
 #include "s3/s3_front.h"
@@ -392,6 +393,7 @@ static int setup_store(ztd_server *srv)
                 cfg->cache_dir, (unsigned long long)cfg->cache_size);
         report_upstream(cfg, srv->upstream);
         ztd_store_views_enable(srv->upstream); /* an S3 store's STEM.safetensors */
+        ztd_store_index_enable(srv->upstream); /* and its model.safetensors.index.json */
         /* Waits on the upstream end within upstream_timeout each: enough
          * threads that the ones stuck on a silent upstream leave room. */
         unsigned waiters = 4 * cfg->upstream_fills > 16 ? 4 * cfg->upstream_fills : 16;

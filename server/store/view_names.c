@@ -150,20 +150,29 @@ static bool has_view(const ztd_entry *t)
     return !ztd_entry_virtual(t) && t->file && !zt_file_is_data_shard(t->file);
 }
 
+int ztd_st_index_member(ztd_entry *t, const ztd_st_view **sv)
+{
+    *sv = NULL;
+    if (!has_view(t))
+        return 0;
+    bool zt = ends_with(t->name, ".zt") || ends_with(t->name, ".alt");
+    ztd_st_view *v = zt ? view_of(t) : NULL;
+    if (zt_file_get_kind(t->file) == ZT_KIND_SAFETENSORS || (v && v->own))
+        return 1;
+    *sv = v;
+    return v ? 1 : zt ? -1 : 0;
+}
+
 static void consider(dir_job *j, ztd_entry *t, model *m)
 {
-    if (!has_view(t))
+    const ztd_st_view *sv;
+    int in = ztd_st_index_member(t, &sv);
+    char *name = in > 0 && sv ? ztd_view_name(t->name) : NULL;
+    if (in < 0 || (sv && !name))
+        j->rc = -1; /* out of memory */
+    if (in <= 0 || (sv && !name))
         return;
-    char *name = ztd_view_name(t->name);
-    ztd_st_view *sv = name ? view_of(t) : NULL;
-    bool own = zt_file_get_kind(t->file) == ZT_KIND_SAFETENSORS || (sv && sv->own);
-    if (!own && !sv) {
-        if (name || ends_with(t->name, ".zt") || ends_with(t->name, ".alt"))
-            j->rc = -1; /* out of memory */
-        free(name);
-        return;
-    }
-    if (!own && find(j->all, j->nall, name)) {
+    if (sv && find(j->all, j->nall, name)) {
         ztd_log(ZTD_LOG_WARN,
                 "catalog: %s is a real file: the safetensors view of %s is not listed "
                 "(the real file wins the name)",
@@ -171,14 +180,12 @@ static void consider(dir_job *j, ztd_entry *t, model *m)
         free(name);
         return;
     }
-    if (!own)
+    if (sv)
         add_view(j, t, name, sv);
-    else
-        free(name);
-    if (!own && sv->err && !m->refused)
+    if (sv && sv->err && !m->refused)
         m->refused = t->name;
     m->members[m->n] = t;
-    m->views[m->n++] = own ? NULL : sv;
+    m->views[m->n++] = sv;
     m->sharded |= t->v2 && t->v2->nshards > 0;
 }
 
@@ -197,20 +204,20 @@ static void index_etag(const char *json, size_t len, char out[40])
     memcpy(out + 37, "\"", 2);
 }
 
-/* The index's JSON, or NULL (logged) when the model has none. */
-static char *index_json(const char *dir, const model *m)
+char *ztd_st_index_json_of(const char *dir, ztd_entry *const *members, const ztd_st_view *const *sv,
+                           size_t n)
 {
-    const char **names = calloc(m->n, sizeof(*names));
-    const zt_st_view **views = calloc(m->n, sizeof(*views));
-    zt_st_view **temp = calloc(m->n, sizeof(*temp));
-    char **owned = calloc(m->n, sizeof(*owned));
+    const char **names = calloc(n, sizeof(*names));
+    const zt_st_view **views = calloc(n, sizeof(*views));
+    zt_st_view **temp = calloc(n, sizeof(*temp));
+    char **owned = calloc(n, sizeof(*owned));
     char *json = NULL;
     zt_error err = {0};
     bool ok = names && views && temp && owned;
-    for (size_t i = 0; ok && i < m->n; i++) {
-        ztd_entry *t = m->members[i];
-        if (m->views[i]) {
-            views[i] = m->views[i]->v;
+    for (size_t i = 0; ok && i < n; i++) {
+        ztd_entry *t = members[i];
+        if (sv[i]) {
+            views[i] = sv[i]->v;
             ok = (owned[i] = ztd_view_name(base_of(t->name))) != NULL;
             names[i] = owned[i];
         } else { /* its own view: its tensors, from a view of it made for the index */
@@ -219,11 +226,11 @@ static char *index_json(const char *dir, const model *m)
         }
     }
     if (ok)
-        json = zt_st_index_json(names, views, m->n, &err);
+        json = zt_st_index_json(names, views, n, &err);
     if (!json)
         ztd_log(ZTD_LOG_WARN, "catalog: %s%s" ZTD_ST_INDEX_NAME " is not made: %s", dir,
                 dir[0] ? "/" : "", ok || err.message[0] ? err.message : "out of memory");
-    for (size_t i = 0; i < m->n && temp && owned; i++) {
+    for (size_t i = 0; i < n && temp && owned; i++) {
         zt_st_view_free(temp[i]);
         free(owned[i]);
     }
@@ -244,11 +251,12 @@ static bool same_members(const ztd_entry *o, const model *m)
     return true;
 }
 
-static ztd_entry *index_entry(const model *m, char *name, char *json)
+ztd_entry *ztd_st_index_entry_new(char *name, char *json, ztd_entry *const *members, size_t n,
+                                  bool hold)
 {
     ztd_st_index *x = calloc(1, sizeof(*x));
-    ztd_entry *e = x ? virtual_new(name, m->members[0]) : (free(name), NULL);
-    if (!e || !(x->members = malloc(m->n * sizeof(*x->members)))) {
+    ztd_entry *e = x ? virtual_new(name, members[0]) : (free(name), NULL);
+    if (!e || !(x->members = malloc(n * sizeof(*x->members)))) {
         free(x);
         free(e ? e->name : NULL);
         free(e);
@@ -257,12 +265,14 @@ static ztd_entry *index_entry(const model *m, char *name, char *json)
     }
     x->json = json;
     x->len = strlen(json);
-    x->nmembers = m->n;
-    for (size_t i = 0; i < m->n; i++) {
-        ztd_entry_ref(m->members[i]);
-        x->members[i] = m->members[i];
-        if (m->members[i]->mtime_ns > e->mtime_ns)
-            e->mtime_ns = m->members[i]->mtime_ns;
+    x->nmembers = hold ? n : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (hold) {
+            ztd_entry_ref(members[i]);
+            x->members[i] = members[i];
+        }
+        if (members[i]->mtime_ns > e->mtime_ns)
+            e->mtime_ns = members[i]->mtime_ns;
     }
     ztd_http_date_format(e->mtime_ns / 1000000000, e->last_modified);
     e->st_index = x;
@@ -302,10 +312,10 @@ static void add_index(dir_job *j, const char *dir, const model *m)
         free(name);
         ztd_entry_ref(o);
         e = o;
-    } else if (!(json = index_json(dir, m))) {
+    } else if (!(json = ztd_st_index_json_of(dir, m->members, m->views, m->n))) {
         free(name);
         return;
-    } else if (!(e = index_entry(m, name, json))) {
+    } else if (!(e = ztd_st_index_entry_new(name, json, m->members, m->n, true))) {
         j->rc = -1;
         return;
     }

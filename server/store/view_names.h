@@ -41,4 +41,27 @@ char *ztd_view_name(const char *name);
  * that did not open) or out of memory. */
 ztd_entry *ztd_view_entry_new(ztd_entry *t);
 
+/* ---- a directory's index, step by step (for files listed outside a
+ * snapshot: an S3 store's, upstream/store_index.h) */
+
+struct ztd_st_view;
+/* Is tensor entry t a member of its directory's model? 1 with *sv its view
+ * (built and kept with t; NULL when t is safetensors, its own view), 0 when
+ * it has no view (not opened, a v2 data shard, another kind), -1 out of
+ * memory. A member whose view is refused (*sv)->err leaves the directory
+ * without an index. */
+int ztd_st_index_member(ztd_entry *t, const struct ztd_st_view **sv);
+/* The index JSON of directory dir's model: members[i] (sorted by name) with
+ * view sv[i] as ztd_st_index_member gave it; NULL (logged, naming the
+ * directory) when it has none (two members hold one tensor name) or out of
+ * memory. zt_free() it. */
+char *ztd_st_index_json_of(const char *dir, ztd_entry *const *members,
+                           const struct ztd_st_view *const *sv, size_t n);
+/* The index's virtual entry named name (taken) of bytes json (taken): size,
+ * ETag "idx-<32 hex of the JSON's sha256>", the newest member's time; the
+ * members held when hold (a snapshot's, which a rescan compares), else not
+ * kept. NULL when out of memory (both freed). n >= 1. */
+ztd_entry *ztd_st_index_entry_new(char *name, char *json, ztd_entry *const *members, size_t n,
+                                  bool hold);
+
 #endif

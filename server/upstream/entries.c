@@ -177,6 +177,8 @@ void ztd_upstream_free(ztd_upstream *u)
     ztd_cache_close(u->cache);
     pthread_key_delete(u->open_session);
     pthread_key_delete(u->fill_session);
+    if (u->made_free)
+        u->made_free(u->made_ctx);
     ztd_uplist_free(u->list);
     ztd_uplist_free(u->store_list);
     pthread_mutex_destroy(&u->mu);
@@ -209,6 +211,19 @@ ztd_uplist *ztd_upstream_store_listing(ztd_upstream *u)
 ztd_uplist *ztd_upstream_file_listing(ztd_upstream *u)
 {
     return u->store_list ? u->store_list : ztd_upstream_listing(u);
+}
+
+void ztd_upstream_set_made(ztd_upstream *u, ztd_upstream_made_fn *fn, void *ctx,
+                           void (*ctx_free)(void *))
+{
+    u->made = fn;
+    u->made_ctx = ctx;
+    u->made_free = ctx_free;
+}
+
+void *ztd_upstream_made_ctx(const ztd_upstream *u, ztd_upstream_made_fn *fn)
+{
+    return u->made == fn ? u->made_ctx : NULL;
 }
 
 bool ztd_upstream_kind_known(const ztd_upstream *u)
@@ -550,6 +565,9 @@ static bool stale_ok(const ztd_upstream *u, const slot *s, uint64_t now)
 
 ztd_entry *ztd_upstream_peek(ztd_upstream *u, const char *name)
 {
+    ztd_entry *made = u->made ? u->made(u->made_ctx, name, false) : NULL;
+    if (made)
+        return made;
     uint64_t now = ztd_now_ms();
     pthread_mutex_lock(&u->mu);
     slot *s = ztd_up_find_slot(u, name);
@@ -667,7 +685,8 @@ static void give_back(ztd_upstream *u, uint64_t evictions_before)
 
 ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, char *msg, size_t cap)
 {
-    *out = NULL;
+    if ((*out = u->made ? u->made(u->made_ctx, name, true) : NULL))
+        return ZTD_ERR_NONE;
     uint64_t evictions = __atomic_load_n(&u->st.entry_evictions, __ATOMIC_RELAXED);
     pthread_mutex_lock(&u->mu);
     slot *s;

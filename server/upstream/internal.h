@@ -74,9 +74,12 @@ struct ztd_upstream {
     pthread_key_t open_session; /* opens: one session per thread, no lock held across the network */
     pthread_key_t fill_session;
     ztd_workq *fills;
-    ztd_uplist *list;       /* a ztensord upstream's listing */
-    ztd_uplist *store_list; /* an S3 store's objects (s3:// upstreams), else NULL */
-    pthread_mutex_t mu;     /* the table */
+    ztd_uplist *list;           /* a ztensord upstream's listing */
+    ztd_uplist *store_list;     /* an S3 store's objects (s3:// upstreams), else NULL */
+    ztd_upstream_made_fn *made; /* entries made here (ztd_upstream_set_made), or NULL */
+    void *made_ctx;
+    void (*made_free)(void *);
+    pthread_mutex_t mu; /* the table */
     pthread_cond_t cv;
     slot *slots;
     size_t n;

@@ -3,14 +3,16 @@
 #include "core/log.h"
 #include "store/view_names.h"
 #include "upstream/origin_listing.h"
+#include "upstream/store_index.h"
 #include "upstream/upstream.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-/* The listing object of the view of store file `name`, or NULL (none: logged). */
-static json_t *view_json(ztd_upstream *u, const char *name)
+/* The listing object of the view of store file `name`, or NULL (none: logged);
+ * *opened the file's entry (a reference), NULL when it did not open. */
+static json_t *view_json(ztd_upstream *u, const char *name, ztd_entry **opened)
 {
     ztd_entry *e = NULL;
     char msg[600];
@@ -23,6 +25,8 @@ static json_t *view_json(ztd_upstream *u, const char *name)
     ztd_entry *v = ztd_view_entry_new(e);
     json_t *j = v ? ztd_entry_json(v) : NULL;
     ztd_entry_unref(v);
+    ztd_entry_ref(e); /* for its directory's index (store_index.h) */
+    *opened = e;
     ztd_entry_release(e);
     return j;
 }
@@ -35,8 +39,9 @@ static json_t *view_json(ztd_upstream *u, const char *name)
 typedef struct views_job {
     ztd_upstream *u;
     json_t *files;
-    json_t **views; /* views[i]: file i's view, or NULL (none, or not asked) */
-    bool *wanted;   /* wanted[i]: file i has a view to list */
+    json_t **views;     /* views[i]: file i's view, or NULL (none, or not asked) */
+    ztd_entry **opened; /* opened[i]: file i's entry (held), or NULL */
+    bool *wanted;       /* wanted[i]: file i has a view to list, or may be in an index */
     size_t n;
     size_t next; /* atomic: the next file to take */
 } views_job;
@@ -50,7 +55,12 @@ static void *open_some(void *arg)
             return NULL;
         if (j->wanted[i])
             j->views[i] = view_json(
-                j->u, json_string_value(json_object_get(json_array_get(j->files, i), "name")));
+                j->u, json_string_value(json_object_get(json_array_get(j->files, i), "name")),
+                &j->opened[i]);
+        if (j->opened[i] && !ztd_store_index_keeps(j->files, i, j->opened[i])) {
+            ztd_entry_unref(j->opened[i]); /* in no index: not held */
+            j->opened[i] = NULL;
+        }
     }
 }
 
@@ -66,7 +76,7 @@ static void mark_wanted(ztd_upstream *u, json_t *files, bool *wanted)
                     "upstream %s: %s is an object of the store: the safetensors view of %s is "
                     "not listed (the object wins the name)",
                     ztd_upstream_url(u), view, name);
-        else if (view)
+        else if (view || ztd_store_index_wants(files, i))
             wanted[i] = true;
         free(view);
     }
@@ -93,11 +103,21 @@ static void open_all(views_job *j)
 static int add_views(void *ctx, json_t *files)
 {
     size_t n = json_array_size(files);
-    views_job j = {ctx, files, calloc(n ? n : 1, sizeof(json_t *)), calloc(n ? n : 1, 1), n, 0};
-    json_t *views = j.views && j.wanted ? json_array() : NULL;
+    views_job j = {ctx,
+                   files,
+                   calloc(n ? n : 1, sizeof(json_t *)),
+                   calloc(n ? n : 1, sizeof(ztd_entry *)),
+                   calloc(n ? n : 1, 1),
+                   n,
+                   0};
+    json_t *views = j.views && j.opened && j.wanted ? json_array() : NULL;
     if (views) {
         mark_wanted(j.u, files, j.wanted);
         open_all(&j);
+    }
+    if (views && ztd_store_index_add(j.u, files, j.opened, n) != 0) {
+        json_decref(views);
+        views = NULL;
     }
     for (size_t i = 0; views && i < n; i++)
         if (j.views[i] && json_array_append(views, j.views[i]) != 0) {
@@ -106,7 +126,10 @@ static int add_views(void *ctx, json_t *files)
         }
     for (size_t i = 0; j.views && i < n; i++)
         json_decref(j.views[i]);
+    for (size_t i = 0; j.opened && i < n; i++)
+        ztd_entry_unref(j.opened[i]);
     free(j.views);
+    free(j.opened);
     free(j.wanted);
     int rc = views && json_array_extend(files, views) == 0 ? 0 : -1;
     json_decref(views);

@@ -11,7 +11,9 @@
  * opened (not a tensor file, the store failing, upstream_entries_memory held)
  * has no view listed, as a local file that does not open has none. The view's
  * bytes are then made here from the .zt's (source_answer.c resolves the name
- * through the listing's "view_of"), never asked of the store.
+ * through the listing's "view_of"), never asked of the store. The entries
+ * opened (and, in the same pass, each .safetensors object beside another
+ * tensor object) then make the directories' model indexes (store_index.h).
  */
 #ifndef ZTD_UPSTREAM_STORE_VIEWS_H
 #define ZTD_UPSTREAM_STORE_VIEWS_H

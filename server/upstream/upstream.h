@@ -117,6 +117,18 @@ ztd_err ztd_upstream_get(ztd_upstream *u, const char *name, ztd_entry **out, cha
  * network: a known miss is answered without a wait. */
 ztd_err ztd_upstream_known_missing(ztd_upstream *u, const char *name, char *msg, size_t cap);
 
+/* Entries the upstream's fronts are answered from without asking it (an S3
+ * store's model indexes: upstream/store_index.h): fn(ctx, name, fetch) gives
+ * name's entry (pinned: ztd_entry_release) or NULL (asked of the upstream);
+ * fetch false from what is at hand (never blocks), true after fetching what
+ * it needs (blocks). Set once, before the upstream is used; ctx_free(ctx)
+ * with the upstream. */
+typedef ztd_entry *ztd_upstream_made_fn(void *ctx, const char *name, bool fetch);
+void ztd_upstream_set_made(ztd_upstream *u, ztd_upstream_made_fn *fn, void *ctx,
+                           void (*ctx_free)(void *));
+/* The ctx given to ztd_upstream_set_made with fn, or NULL. */
+void *ztd_upstream_made_ctx(const ztd_upstream *u, ztd_upstream_made_fn *fn);
+
 /* ---- component bytes */
 
 /* The cache item of component c of upstream entry e, with a reference,
