@@ -5,6 +5,7 @@
 #include "hf/hf_digests.h"
 #include "hf/hf_path.h"
 #include "store/names.h"
+#include "store/validators.h"
 #include "upstream/origin_listing.h"
 
 #include <jansson.h>
@@ -80,6 +81,30 @@ static int zt_digest(ztd_upstream *u, const char *name, const char *etag, uint64
     return 0;
 }
 
+/* The model index this sidecar made for a store directory (upstream/
+ * store_index.h) as file f: as a local one, its digest the sha256 of its JSON
+ * (given as lfs), its version the ETag its /raw lists. 0; 1 to leave it out
+ * (no digest); -1 with err and msg (gone since the listing). */
+static int index_file(ztd_upstream *u, const char *name, ztd_hf_file *f, char *raw_out,
+                      ztd_err *err, char *msg, size_t cap)
+{
+    ztd_entry *e = ztd_upstream_peek(u, name);
+    if (!e) {
+        snprintf(msg, cap, "upstream: \"%s\" went away since the store was listed; retry", name);
+        *err = ZTD_ERR_FILE_CHANGED;
+        return -1;
+    }
+    bool sha = false, ok = ztd_hf_digest_known(e, f->digest, &sha);
+    char raw[96];
+    ztd_raw_etag_listed(e, raw);
+    ok = ok && strlen(raw) < ETAG_ROOM;
+    if (ok)
+        memcpy(raw_out, raw, strlen(raw) + 1);
+    f->sha256 = sha;
+    ztd_entry_release(e);
+    return ok ? 0 : 1;
+}
+
 static bool ends_with(const char *s, const char *ext)
 {
     size_t n = strlen(s), k = strlen(ext);
@@ -97,9 +122,10 @@ static int take(ztd_upstream *u, const json_t *o, size_t pl, ztd_hf_file *f, cha
     f->rel_len = strlen(name + pl);
     memcpy(*p, name + pl, f->rel_len + 1);
     *p += f->rel_len + 1;
-    ztd_upstream_file_etag_of(etag, *p);
-    f->raw_etag = *p;
-    *p += strlen(*p) + 1;
+    char *raw = *p; /* ETAG_ROOM bytes: its /raw ETag, written below */
+    ztd_upstream_file_etag_of(etag, raw);
+    f->raw_etag = raw;
+    *p += ETAG_ROOM;
     f->size = (uint64_t)json_integer_value(json_object_get(o, "size"));
     int64_t t = 0;
     if (str(o, "last_modified") && ztd_http_date_parse(str(o, "last_modified"), &t) != 0)
@@ -109,6 +135,8 @@ static int take(ztd_upstream *u, const json_t *o, size_t pl, ztd_hf_file *f, cha
     if (str(o, "view_of"))
         return 0;
     f->known = true;
+    if (str(o, "format") && !strcmp(str(o, "format"), "safetensors-index"))
+        return index_file(u, name, f, raw, err, msg, cap);
     if (ends_with(name, ".zt"))
         return zt_digest(u, name, etag, f->size, f->digest, err, msg, cap);
     ztd_hf_store_digest(etag, f->size, f->digest);

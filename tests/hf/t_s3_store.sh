@@ -45,7 +45,14 @@ start_daemon "$R" || finish
 req "local: tree" 200 "$URL/hf/api/models/org/model/tree/main"
 LOCAL_ZT=$(oid_of "$LAST.body" model.zt)
 LOCAL_VIEW=$(oid_of "$LAST.body" model.safetensors)
+LOCAL_INDEX=$(oid_of "$LAST.body" model.safetensors.index.json)
 check_match "local: the .zt's oid" "$LOCAL_ZT" '^[0-9a-f]{64}$'
+# model.zt and weights.safetensors form one model: its index, made by the server (with an
+# lfs block: its digest is its JSON's sha256)
+req "local: the model index" 200 "$URL/v1/files/org/model/model.safetensors.index.json/raw"
+cp "$LAST.body" "$E/model.safetensors.index.json"
+check_eq "local: the index's oid is its sha256" "$LOCAL_INDEX" "$(sha256_hex "$E/model.safetensors.index.json")"
+FILES=$(printf '%s\n' $FILES model.safetensors.index.json | LC_ALL=C sort)
 stop_daemon
 
 start_moto MP || finish
@@ -72,6 +79,8 @@ check_eq "the .zt's oid: its zTensor identity, as a local ztensord gives it" \
     "$(oid_of "$LAST.body" model.zt)" "$LOCAL_ZT"
 check_eq "the view's oid: made from it, as a local ztensord gives it" \
     "$(oid_of "$LAST.body" model.safetensors)" "$LOCAL_VIEW"
+check_eq "the model index's oid: made on the sidecar, as a local ztensord gives it" \
+    "$(oid_of "$LAST.body" model.safetensors.index.json)" "$LOCAL_INDEX"
 req "sidecar: paths-info" 200 -X POST --data 'paths=model.zt&paths=config.json' \
     "$H/api/models/org/model/paths-info/$SHA"
 check_eq "paths-info" "$($HFC paths "$LAST.body" | tr '\n' ,)" "file model.zt,file config.json,"
