@@ -228,8 +228,8 @@ char *ztd_st_index_json_of(const char *dir, ztd_entry *const *members, const ztd
     if (ok)
         json = zt_st_index_json(names, views, n, &err);
     if (!json)
-        ztd_log(ZTD_LOG_WARN, "catalog: %s%s" ZTD_ST_INDEX_NAME " is not made: %s", dir,
-                dir[0] ? "/" : "", ok || err.message[0] ? err.message : "out of memory");
+        ztd_log(ZTD_LOG_WARN, "%s%s" ZTD_ST_INDEX_NAME " is not made: %s", dir, dir[0] ? "/" : "",
+                ok || err.message[0] ? err.message : "out of memory");
     for (size_t i = 0; i < n && temp && owned; i++) {
         zt_st_view_free(temp[i]);
         free(owned[i]);
