@@ -724,8 +724,8 @@ static void test_s3_buckets(void **state)
     load_ok(&c, N(plain), plain, no_env);
     assert_string_equal(c.s3_buckets, "models");
     ztd_config_free(&c);
-    char *two[] = {"ztensord",    "--root",        "/srv", "--s3-bucket", "llm=models/llm",
-                   "--s3-bucket", "vision.v2", NULL};
+    char *two[] = {"ztensord",       "--root",      "/srv",      "--s3-bucket",
+                   "llm=models/llm", "--s3-bucket", "vision.v2", NULL};
     load_ok(&c, N(two), two, no_env);
     assert_string_equal(c.s3_buckets, "llm=models/llm,vision.v2");
     ztd_config_free(&c);
