@@ -105,3 +105,15 @@ new_commit() {
     done
     echo "$sha"
 }
+
+# wait_hashed [SECONDS]: until the background verifier of the daemon at $URL has hashed every
+# file it hashes whole (ztensord_files_hashed{state="pending"} 0; default at most 60 s):
+# until then a plain file's /raw ETag (an origin's rawEtag) is not its sha256 one yet.
+wait_hashed() {
+    local i
+    for i in $(seq 1 $((${1:-60} * 10))); do
+        curl -s --max-time 5 "$URL/metrics" | grep -qx 'ztensord_files_hashed{state="pending"} 0' && return 0
+        sleep 0.1
+    done
+    bad "files hashed within ${1:-60} s" "$(curl -s --max-time 5 "$URL/metrics" | grep '^ztensord_files_hashed')"
+}

@@ -22,6 +22,9 @@ E=$T/expect # what each listed name downloads as (views: zt convert's output)
 expect_dir "$O/org/model" "$E"
 mkdir -p "$T/side" "$T/cache"
 start_daemon "$O" || finish
+# the sidecar keeps the origin's info for upstream_ttl, compared byte for byte below with the
+# origin's: a plain file's rawEtag there changes when the verifier has hashed it
+wait_hashed
 O_PID=$D_PID O_URL=$URL O_PORT=$PORT
 req "origin: the model's index" 200 "$O_URL/v1/files/org/model/model.safetensors.index.json/raw"
 cp "$LAST.body" "$E/model.safetensors.index.json"
