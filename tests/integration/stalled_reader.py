@@ -1,14 +1,16 @@
 #!/usr/bin/python3
-"""stalled_reader.py PORT PATH: asks for PATH on 127.0.0.1:PORT with a small receive
-buffer, reads the first bytes of the answer, then reads nothing more; prints the bytes the
-server's socket holds not yet acknowledged (tx_queue of /proc/net/tcp: unsent plus in
+"""stalled_reader.py PORT PATH [ABOVE]: asks for PATH on 127.0.0.1:PORT with a small receive
+buffer, reads the first bytes of the answer, then reads nothing more; prints the most bytes
+the server's socket held not yet acknowledged (tx_queue of /proc/net/tcp: unsent plus in
 flight) once that number has stayed the same for 10 reads in a row (a read every 50 ms, at
-most 600 reads), or "unstable N" when it never settled."""
+most 600 reads), or, with ABOVE, as soon as it is above ABOVE (a slow server cannot make a
+pause look settled then; after 600 reads the most seen); "unstable N" when it never settled."""
 import socket
 import sys
 import time
 
 port, path = int(sys.argv[1]), sys.argv[2]
+above = int(sys.argv[3]) if len(sys.argv) > 3 else None
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
 s.connect(("127.0.0.1", port))
@@ -30,15 +32,19 @@ def tx_queue():
     return None
 
 
-last, same = None, 0
+last, same, most = None, 0, 0
 for _ in range(600):
     q = tx_queue()
-    same = same + 1 if q == last and q else 0
+    most = max(most, q or 0)
+    if above is not None and most > above:
+        print(most)
+        break
+    same = same + 1 if q == last and q and above is None else 0
     if same >= 10:
-        print(q)
+        print(most)
         break
     last = q
     time.sleep(0.05)
 else:
-    print(f"unstable {last}")
+    print(most if above is not None else f"unstable {last}")
 s.close()

@@ -96,7 +96,7 @@ q=$(python3 "$IT_DIR/stalled_reader.py" "$PORT" "$P")
 check_eq "stalled reader: a number settled" "$(grep -cx '[0-9]*' <<<"$q")" 1
 check_eq "stalled reader: at most 192 KiB unacknowledged (got $q)" "$((q <= 196608))" 1
 start_daemon "$R" --send-lowat 0 || finish
-q0=$(python3 "$IT_DIR/stalled_reader.py" "$PORT" "$P")
+q0=$(python3 "$IT_DIR/stalled_reader.py" "$PORT" "$P" 262144)
 check_eq "stalled reader, --send-lowat 0: more piles up (got $q0)" "$((q0 > 262144))" 1
 daemon_alive "daemon still running"
 finish
